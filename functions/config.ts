@@ -1,0 +1,55 @@
+/**
+ * Runtime configuration from the environment, with the local stack's defaults. The same
+ * code runs on AWS, on the local stack, and against LocalStack or any other endpoint.
+ */
+import { tables, topics, type TableKey, type TopicKey } from './topology.ts';
+
+const env = (name: string): string | undefined => {
+  const value = process.env[name]?.trim();
+  return value === '' ? undefined : value;
+};
+
+/** Environment variable that overrides each topic's name. */
+export const topicEnv: Record<TopicKey, string> = {
+  commands: 'COMMANDS_TOPIC',
+  events: 'EVENTS_TOPIC',
+  results: 'RESULTS_TOPIC',
+  deadLetter: 'DEAD_LETTER_TOPIC',
+};
+
+/** Environment variable that overrides each table's name. */
+export const tableEnv: Record<TableKey, string> = {
+  aggregates: 'AGGREGATES_TABLE',
+  readModels: 'READ_MODELS_TABLE',
+};
+
+/** The topic's name in this environment. */
+export const topicName = (key: TopicKey): string => env(topicEnv[key]) ?? topics[key].name;
+
+/** The table's name in this environment. */
+export const tableName = (key: TableKey): string => env(tableEnv[key]) ?? tables[key].name;
+
+/** Default DynamoDB emulator endpoint of the local stack. */
+export const LOCAL_DYNAMODB_ENDPOINT = 'http://127.0.0.1:8000';
+/** Default broker of the local stack. */
+export const LOCAL_KAFKA_BROKERS = '127.0.0.1:9092';
+
+/** Kafka bootstrap brokers (`KAFKA_BROKERS`, comma separated). */
+export const kafkaBrokers = (): string[] =>
+  (env('KAFKA_BROKERS') ?? LOCAL_KAFKA_BROKERS).split(',').map((b) => b.trim()).filter((b) => b !== '');
+
+/** True when running inside AWS Lambda. */
+export const onAws = (): boolean => env('AWS_LAMBDA_FUNCTION_NAME') !== undefined;
+
+/**
+ * DynamoDB endpoint: the AWS SDK's own `AWS_ENDPOINT_URL_DYNAMODB`; outside Lambda it
+ * defaults to the local emulator, on AWS it is left to the SDK.
+ */
+export const dynamoEndpoint = (): string | undefined =>
+  env('AWS_ENDPOINT_URL_DYNAMODB') ?? (onAws() ? undefined : LOCAL_DYNAMODB_ENDPOINT);
+
+/** AWS region (`AWS_REGION`), `us-east-1` for local runs. */
+export const awsRegion = (): string => env('AWS_REGION') ?? env('AWS_DEFAULT_REGION') ?? 'us-east-1';
+
+/** Kafka authentication: `iam` for MSK IAM (SASL/OAUTHBEARER over TLS), `none` for plaintext. */
+export const kafkaAuth = (): 'iam' | 'none' => (env('KAFKA_AUTH') === 'iam' ? 'iam' : 'none');

@@ -1,0 +1,115 @@
+/**
+ * The one declaration of the system's topology: topics, tables and which function each
+ * topic triggers. The CDK stack (infra/) and the local runtime (local/) both read it, so
+ * the deployed and the local system cannot drift apart. Names here are defaults; the
+ * environment may override them (see config.ts).
+ */
+
+/** How long Kafka keeps a topic's records; `forever` never deletes (retention.ms = -1). */
+export type Retention = { readonly days: number } | 'forever';
+
+/** A Kafka topic the system owns. */
+export interface TopicSpec {
+  /** Default topic name. */
+  readonly name: string;
+  /** Partition count: the unit of ordering and of parallelism. */
+  readonly partitions: number;
+  readonly retention: Retention;
+  /** What the topic carries, for humans and for documentation. */
+  readonly description: string;
+}
+
+/** A DynamoDB table the system owns, with a string partition key. */
+export interface TableSpec {
+  /** Default table name. */
+  readonly name: string;
+  /** Name of the partition key attribute (type S). */
+  readonly partitionKey: string;
+  /** Name of the sort key attribute (type S), when the table has one. */
+  readonly sortKey?: string;
+  /** Stateful tables hold what cannot be thrown away lightly (deletion protection on AWS). */
+  readonly description: string;
+}
+
+/** How a topic triggers a function: the settings of an MSK event source mapping. */
+export interface TriggerSpec {
+  /** Key into `topics`. */
+  readonly topic: TopicKey;
+  /** Most records per invocation (1–10,000). */
+  readonly batchSize: number;
+  /** How long the trigger gathers records before invoking (0–300 s). */
+  readonly maxBatchingWindowSeconds: number;
+  /** Kafka consumer group id; fixed once the mapping exists. */
+  readonly consumerGroupId: string;
+}
+
+/** A Lambda function of the system. */
+export interface FunctionSpec {
+  /** Source file of the handler, relative to the project root. */
+  readonly entry: string;
+  /** Kafka trigger, absent for functions invoked directly. */
+  readonly trigger?: TriggerSpec;
+  /** Lambda timeout in seconds (a Kafka trigger allows at most 14 minutes). */
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+}
+
+export const topics = {
+  commands: {
+    name: 'commands',
+    partitions: 3,
+    retention: { days: 7 },
+    description: 'Commands to aggregates, key = aggregateId',
+  },
+  events: {
+    name: 'events',
+    partitions: 3,
+    retention: 'forever',
+    description: 'Committed events, key = aggregateId; the log of record',
+  },
+  results: {
+    name: 'results',
+    partitions: 3,
+    retention: { days: 1 },
+    description: 'Outcome of every command, key = aggregateId',
+  },
+  deadLetter: {
+    name: 'dead-letter',
+    partitions: 1,
+    retention: { days: 14 },
+    description: 'Records that could not be handled, with their original bytes and the reason',
+  },
+} as const satisfies Record<string, TopicSpec>;
+
+/** Key of a topic in `topics`. */
+export type TopicKey = keyof typeof topics;
+
+export const tables = {
+  aggregates: {
+    name: 'aggregates',
+    partitionKey: 'pk',
+    description: 'Aggregate heads (state, version, source offsets, recent commands, outbox) and publish watermarks',
+  },
+  readModels: {
+    name: 'read-models',
+    partitionKey: 'pk',
+    sortKey: 'sk',
+    description: 'Projection rows, each with the version it has applied per aggregate',
+  },
+} as const satisfies Record<string, TableSpec>;
+
+/** Key of a table in `tables`. */
+export type TableKey = keyof typeof tables;
+
+export const functions = {
+  commandHandler: {
+    entry: 'functions/command-handler.ts',
+    trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-command-handler' },
+    timeoutSeconds: 60,
+    memoryMb: 512,
+  },
+} as const satisfies Record<string, FunctionSpec>;
+
+/** Retention in milliseconds as Kafka's `retention.ms` wants it. */
+export const retentionMs = (retention: Retention): number =>
+  retention === 'forever' ? -1 : retention.days * 24 * 60 * 60 * 1000;
