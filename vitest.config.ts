@@ -16,7 +16,8 @@ export default defineConfig({
           globalSetup: ['test/integration/global-setup.ts'],
           env,
           // One broker and one emulator: files run one after another so they do not starve each other.
-          fileParallelism: false,
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
