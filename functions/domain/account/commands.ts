@@ -1,0 +1,36 @@
+/**
+ * Commands of the `account` aggregate and the schemas of their `data`. The framework
+ * validates every command's data against these before `decide` sees it, so `decide` can
+ * trust the shapes below; the schemas are strict, so unknown keys are rejected.
+ */
+import { z } from 'zod';
+import type { Message, SchemasOf } from '../../core/aggregate.ts';
+
+/** Longest owner name accepted; keeps head items and events far below size limits. */
+export const MAX_OWNER_LENGTH = 200;
+
+/** A positive whole number of cents that JSON and JavaScript both represent exactly. */
+export const amountSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** A non-empty owner name; surrounding whitespace is trimmed before the length checks. */
+export const ownerSchema = z.string().trim().min(1).max(MAX_OWNER_LENGTH);
+
+/** Opens the account for `owner`. */
+export type OpenAccount = Message<'OpenAccount', { readonly owner: string }>;
+/** Adds `amount` cents to the balance. */
+export type Deposit = Message<'Deposit', { readonly amount: number }>;
+/** Takes `amount` cents from the balance. */
+export type Withdraw = Message<'Withdraw', { readonly amount: number }>;
+/** Closes an account whose balance is zero. */
+export type CloseAccount = Message<'CloseAccount', Readonly<Record<string, never>>>;
+
+/** Every command the `account` aggregate accepts. */
+export type AccountCommand = OpenAccount | Deposit | Withdraw | CloseAccount;
+
+/** Schemas of the commands' data, keyed by command type. */
+export const accountCommands = {
+  OpenAccount: z.strictObject({ owner: ownerSchema }),
+  Deposit: z.strictObject({ amount: amountSchema }),
+  Withdraw: z.strictObject({ amount: amountSchema }),
+  CloseAccount: z.strictObject({}),
+} as const satisfies SchemasOf<AccountCommand>;

@@ -1,0 +1,28 @@
+/**
+ * Events of the `account` aggregate and the schemas of their `data`, used when the
+ * framework reads them back from the events topic. Events are facts: their schemas
+ * accept what `decide` emits and nothing else.
+ */
+import { z } from 'zod';
+import type { Message, SchemasOf } from '../../core/aggregate.ts';
+import { amountSchema, ownerSchema } from './commands.ts';
+
+/** The account was opened for `owner`, with a zero balance. */
+export type AccountOpened = Message<'AccountOpened', { readonly owner: string }>;
+/** `amount` cents were added to the balance. */
+export type MoneyDeposited = Message<'MoneyDeposited', { readonly amount: number }>;
+/** `amount` cents were taken from the balance. */
+export type MoneyWithdrawn = Message<'MoneyWithdrawn', { readonly amount: number }>;
+/** The account was closed; nothing follows this event. */
+export type AccountClosed = Message<'AccountClosed', Readonly<Record<string, never>>>;
+
+/** Every event the `account` aggregate emits. */
+export type AccountEvent = AccountOpened | MoneyDeposited | MoneyWithdrawn | AccountClosed;
+
+/** Schemas of the events' data, keyed by event type. */
+export const accountEvents = {
+  AccountOpened: z.strictObject({ owner: ownerSchema }),
+  MoneyDeposited: z.strictObject({ amount: amountSchema }),
+  MoneyWithdrawn: z.strictObject({ amount: amountSchema }),
+  AccountClosed: z.strictObject({}),
+} as const satisfies SchemasOf<AccountEvent>;

@@ -1,0 +1,10 @@
+/**
+ * The aggregate types this deployment hosts. To add your own, write it under
+ * `functions/domain/<name>/` with `defineAggregate` and append it to this list; the
+ * handlers route commands and events by each definition's `type`, which must be unique.
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import { account } from './account/index.ts';
+
+/** Every aggregate type of the deployment. */
+export const aggregates = [account] as const satisfies readonly AnyAggregate[];

@@ -1,0 +1,111 @@
+/**
+ * Given / when / then for any aggregate definition: fold the given events through
+ * `evolve`, validate the command's data with the aggregate's own schema (as the framework
+ * does), `decide` it with a fixed context, and assert on the outcome.
+ */
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import { expect } from 'vitest';
+import { isRejection, type AggregateDefinition, type DecideContext, type Message } from '../../functions/core/aggregate.ts';
+
+/** The fixed decision time of every `when`, unless the test passes its own. */
+export const FIXED_NOW = new Date('2026-01-01T00:00:00.000Z');
+
+const unchecked = Symbol('unchecked');
+
+/** A command whose data is not type-checked: for tests of the schemas (`thenInvalid`). */
+export interface UncheckedCommand<T extends string = string> {
+  readonly type: T;
+  readonly data: unknown;
+  readonly [unchecked]: true;
+}
+
+/** Wraps data that does not fit the command's type, so a test can show the schema refuses it. */
+export const raw = <T extends string>(type: T, data: unknown): UncheckedCommand<T> => ({ type, data, [unchecked]: true });
+
+/** The outcome assertions of one `given(...).when(...)`. */
+export interface Then<E extends Message> {
+  /** The command is valid and decided into exactly these events. */
+  then(expected: readonly E[]): void;
+  /** The command is valid and rejected with this code (and, if given, a matching message). */
+  thenRejects(code: string, message?: string | RegExp): void;
+  /** The command's data fails the aggregate's schema, so the framework rejects it before `decide`. */
+  thenInvalid(): void;
+}
+
+/** Runs the validation of a synchronous Standard Schema. */
+const validate = <O>(
+  schema: StandardSchemaV1<unknown, O> | undefined,
+  value: unknown,
+): StandardSchemaV1.Result<O> => {
+  if (!schema) return { issues: [{ message: 'no schema for this type' }] };
+  const result = schema['~standard'].validate(value);
+  if (result instanceof Promise) throw new Error('given(): asynchronous schemas are not supported');
+  return result;
+};
+
+/** Describes schema issues for a failure message. */
+const describe = (issues: readonly StandardSchemaV1.Issue[]): string =>
+  issues.map((issue) => `${issue.path?.map(String).join('.') ?? ''}: ${issue.message}`).join('; ');
+
+/**
+ * Starts a test of `aggregate` from the state its `events` lead to. The given events are
+ * checked against the aggregate's event schemas, and the resulting state must survive a
+ * JSON round trip unchanged, as the framework stores it.
+ */
+export const given = <S, C extends Message, E extends Message>(
+  aggregate: AggregateDefinition<S, C, E>,
+  ...events: readonly E[]
+) => {
+  const eventSchemas: Partial<Record<string, StandardSchemaV1<unknown, unknown>>> = aggregate.events;
+  const commandSchemas: Partial<Record<string, StandardSchemaV1<unknown, unknown>>> = aggregate.commands;
+  for (const event of events) {
+    const result = validate(eventSchemas[event.type], event.data);
+    if (result.issues) throw new Error(`given(): invalid ${event.type}: ${describe(result.issues)}`);
+  }
+  const state = events.reduce(aggregate.evolve, aggregate.initialState);
+  expect(JSON.parse(JSON.stringify(state)), 'state survives a JSON round trip').toStrictEqual(state);
+
+  return {
+    /** Decides `command` against that state; `context` overrides the fixed context. */
+    when(command: C | UncheckedCommand, context: Partial<DecideContext> = {}): Then<E> {
+      const validation = validate(commandSchemas[command.type], command.data);
+      const decideValid = () => {
+        if (validation.issues) throw new Error(`when(): invalid ${command.type}: ${describe(validation.issues)}`);
+        // The framework decides on the schema's output (trimmed, say), not on the raw data.
+        const validated = { type: command.type, data: validation.value } as C;
+        return aggregate.decide(validated, state, {
+          aggregateId: 'acc-1',
+          version: events.length,
+          commandId: 'cmd-1',
+          now: FIXED_NOW,
+          ...context,
+        });
+      };
+      return {
+        then(expected) {
+          const decision = decideValid();
+          if (isRejection(decision)) {
+            throw new Error(`expected events, got rejection ${decision.code}: ${decision.message}`);
+          }
+          expect(decision).toStrictEqual(expected);
+          for (const event of decision) {
+            const result = validate(eventSchemas[event.type], event.data);
+            expect(result.issues, `emitted ${event.type} fits its schema`).toBeUndefined();
+          }
+        },
+        thenRejects(code, message) {
+          const decision = decideValid();
+          if (!isRejection(decision)) {
+            throw new Error(`expected rejection ${code}, got events ${JSON.stringify(decision)}`);
+          }
+          expect(decision.code).toBe(code);
+          expect(decision.message).not.toBe('');
+          if (message !== undefined) expect(decision.message).toMatch(message);
+        },
+        thenInvalid() {
+          expect(validation.issues, `${command.type} ${JSON.stringify(command.data)} is refused`).toBeDefined();
+        },
+      };
+    },
+  };
+};
