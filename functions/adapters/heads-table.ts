@@ -1,0 +1,177 @@
+/**
+ * The aggregates table: item layout of aggregate heads and publish watermarks, consistent
+ * batched reads, and the conditional write that orders and deduplicates every commit.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { EventRecord } from '../core/wire.ts';
+import type { Head, PublishWatermark, RecentCommand } from '../command/head.ts';
+
+/** Base class of the errors of this module. */
+export class HeadsTableError extends Error {
+  override readonly name: string = 'HeadsTableError';
+}
+
+/** A head's conditional write lost: another writer committed first. Carries that writer's head. */
+export class VersionConflictError extends HeadsTableError {
+  override readonly name = 'VersionConflictError';
+  constructor(
+    readonly aggregateType: string,
+    readonly aggregateId: string,
+    readonly expectedVersion: number,
+    /** The head as the winning writer left it, from the failed condition's ALL_OLD. */
+    readonly current: Head | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(`${aggregateType} ${aggregateId}: expected version ${expectedVersion}, found ${current?.version ?? 'none'}`, options);
+  }
+}
+
+/** DynamoDB kept returning unprocessed keys (throttling) past the retry budget. */
+export class ReadThrottledError extends HeadsTableError {
+  override readonly name = 'ReadThrottledError';
+}
+
+/** Key of an aggregate's head item. Aggregate type names never contain `#` (checked at registration). */
+export const headKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
+/** Key of a partition's publish watermark item; `~` cannot start an aggregate type name. */
+export const watermarkKey = (tp: string): string => `~published#${tp}`;
+
+type Item = Record<string, unknown>;
+
+const toItem = (head: Head): Item => ({
+  pk: headKey(head.aggregateType, head.aggregateId),
+  aggregateType: head.aggregateType,
+  aggregateId: head.aggregateId,
+  version: head.version,
+  state: JSON.stringify(head.state),
+  offsets: head.offsets,
+  recent: JSON.stringify(head.recent),
+  outbox: JSON.stringify(head.outbox),
+  ...(head.writtenAt === null ? {} : { writtenTp: head.writtenAt.tp, writtenOffset: head.writtenAt.offset }),
+});
+
+/** Parses a head item; our own writes, so the shape is trusted and only converted. */
+export const fromItem = (item: Item): Head => ({
+  aggregateType: item.aggregateType as string,
+  aggregateId: item.aggregateId as string,
+  version: Number(item.version),
+  state: JSON.parse(item.state as string) as unknown,
+  offsets: Object.fromEntries(Object.entries((item.offsets ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
+  recent: JSON.parse((item.recent as string | undefined) ?? '[]') as RecentCommand[],
+  outbox: JSON.parse((item.outbox as string | undefined) ?? '[]') as EventRecord[],
+  writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
+});
+
+const watermarkFromItem = (item: Item): PublishWatermark => ({
+  tp: (item.pk as string).slice('~published#'.length),
+  through: Number(item.through),
+  gaps: JSON.parse((item.gaps as string | undefined) ?? '[]') as [number, number][],
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Heads and watermarks read together, as one batch needs them. */
+export interface HeadsSnapshot {
+  /** By `headKey`; absent for aggregates without events. */
+  readonly heads: ReadonlyMap<string, Head>;
+  /** By `topic-partition`. */
+  readonly watermarks: ReadonlyMap<string, PublishWatermark>;
+}
+
+/** Reads and writes aggregate heads and publish watermarks in one DynamoDB table. */
+export class HeadsTable {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+    private readonly maxReadAttempts = 8,
+  ) {}
+
+  /** Consistent batched read of the given heads and the watermarks of the given partitions. */
+  async read(headKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
+    const heads = new Map<string, Head>();
+    const watermarks = new Map<string, PublishWatermark>();
+    const keys = [...new Set([...headKeys, ...tps.map(watermarkKey)])];
+    for (let i = 0; i < keys.length; i += 100) {
+      let pending: Item[] = keys.slice(i, i + 100).map((pk) => ({ pk }));
+      for (let attempt = 1; pending.length > 0; attempt++) {
+        if (attempt > this.maxReadAttempts)
+          throw new ReadThrottledError(`${pending.length} heads still unprocessed after ${this.maxReadAttempts} BatchGetItem attempts`);
+        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+        const out = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.tableName] ?? []) {
+          if ((item.pk as string).startsWith('~published#')) {
+            const mark = watermarkFromItem(item);
+            watermarks.set(mark.tp, mark);
+          } else {
+            heads.set(item.pk as string, fromItem(item));
+          }
+        }
+        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+      }
+    }
+    return { heads, watermarks };
+  }
+
+  /**
+   * Commits a head on the condition that the stored one is still at `expectedVersion`
+   * (absent when 0). A lost race is a VersionConflictError carrying the winner's head.
+   */
+  async commit(head: Head, expectedVersion: number): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...toItem(head), updatedAt: new Date().toISOString() },
+          ...(expectedVersion === 0
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'version = :expected', ExpressionAttributeValues: { ':expected': expectedVersion } }),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const current = error.Item === undefined ? await this.get(head.aggregateType, head.aggregateId) : fromItem(unmarshall(error.Item));
+      throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, current, { cause: error });
+    }
+  }
+
+  /** One head by consistent read. */
+  async get(aggregateType: string, aggregateId: string): Promise<Head | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: headKey(aggregateType, aggregateId) }, ConsistentRead: true }),
+    );
+    return out.Item === undefined ? undefined : fromItem(out.Item);
+  }
+
+  /**
+   * Stores a partition's watermark, conditional on the one it was derived from, so two
+   * invocations racing on a partition cannot move it backwards. Returns false when it lost.
+   */
+  async putWatermark(next: PublishWatermark, previous: PublishWatermark | undefined): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: watermarkKey(next.tp), through: next.through, gaps: JSON.stringify(next.gaps) },
+          ...(previous === undefined
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'through = :through', ExpressionAttributeValues: { ':through': previous.through } }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** One watermark by consistent read. */
+  async getWatermark(tp: string): Promise<PublishWatermark | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: watermarkKey(tp) }, ConsistentRead: true }));
+    return out.Item === undefined ? undefined : watermarkFromItem(out.Item);
+  }
+}

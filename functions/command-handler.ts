@@ -1,0 +1,42 @@
+/**
+ * Lambda entry for the MSK trigger on the commands topic. Decides each batch against the
+ * aggregate heads in DynamoDB and publishes events and results; throws only on
+ * infrastructure failures, so the trigger retries the batch (idempotently).
+ */
+import middy from '@middy/core';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { tableName, topicName } from './config.ts';
+import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
+import { HeadsTable } from './adapters/heads-table.ts';
+import { createKafka, createProducer } from './adapters/kafka.ts';
+import { KafkaPublisher } from './adapters/publisher.ts';
+import { createCommandProcessor } from './command/process-batch.ts';
+import type { MskEvent } from './core/msk-event.ts';
+import { aggregates } from './domain/index.ts';
+
+const logger = new Logger({ serviceName: 'command-handler' });
+const metrics = new Metrics({ namespace: 'KafkaAggregates', serviceName: 'command-handler' });
+const publisher = new KafkaPublisher(createProducer(createKafka('command-handler')), {
+  events: topicName('events'),
+  results: topicName('results'),
+  deadLetter: topicName('deadLetter'),
+});
+const processBatch = createCommandProcessor({
+  aggregates,
+  heads: new HeadsTable(createDocumentClient(createDynamoClient()), tableName('aggregates')),
+  publisher,
+});
+
+/** Handles one trigger invocation; exported bare for tests and the local runtime. */
+export const handleCommands = async (event: MskEvent): Promise<void> => {
+  const summary = await processBatch(event);
+  logger.info('batch done', { ...summary });
+  for (const name of ['accepted', 'rejected', 'duplicates', 'deadLettered', 'eventsPublished', 'conflicts'] as const)
+    metrics.addMetric(name, MetricUnit.Count, summary[name]);
+};
+
+/** The Lambda handler, with structured logs and metrics. */
+export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(logMetrics(metrics));

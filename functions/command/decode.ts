@@ -1,0 +1,95 @@
+/**
+ * Turns a raw commands-topic record into a command the aggregate can decide, or into a
+ * precise rejection. Every fault is a value: nothing here throws for bad input.
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import { decodeUtf8, type RawRecord } from '../core/msk-event.ts';
+import { commandEnvelopeSchema, MAX_COMMAND_BYTES, type CommandEnvelope, type Reason } from '../core/wire.ts';
+
+/** A well-formed command addressed to a known aggregate type, its data validated. */
+export interface IncomingCommand {
+  readonly record: RawRecord;
+  readonly envelope: CommandEnvelope;
+  readonly aggregate: AnyAggregate;
+  /** The command as the aggregate's `decide` receives it. */
+  readonly command: { readonly type: string; readonly data: unknown };
+}
+
+/** A record that cannot be decided, with whatever identity could be recovered from it. */
+export interface BadCommand {
+  readonly record: RawRecord;
+  readonly reason: Reason;
+  readonly commandId: string | null;
+  readonly aggregateType: string | null;
+  readonly aggregateId: string | null;
+}
+
+/** Outcome of decoding one record. */
+export type Decoded = { readonly ok: IncomingCommand } | { readonly bad: BadCommand };
+
+const stringField = (value: unknown, field: string): string | null => {
+  if (typeof value !== 'object' || value === null) return null;
+  const v = (value as Record<string, unknown>)[field];
+  return typeof v === 'string' && v !== '' ? v : null;
+};
+
+const describeIssues = (issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined }>): string =>
+  issues
+    .slice(0, 5)
+    .map((i) => {
+      const path = (i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
+      return path === '' ? i.message : `${path}: ${i.message}`;
+    })
+    .join('; ');
+
+/** Decodes and validates one command record against the deployment's aggregates. */
+export const decodeCommand = async (
+  record: RawRecord,
+  aggregates: ReadonlyMap<string, AnyAggregate>,
+  maxBytes = MAX_COMMAND_BYTES,
+): Promise<Decoded> => {
+  let parsed: unknown = undefined;
+  const bad = (code: string, message: string): Decoded => ({
+    bad: {
+      record,
+      reason: { code, message },
+      commandId: stringField(parsed, 'commandId'),
+      aggregateType: stringField(parsed, 'aggregateType'),
+      aggregateId: stringField(parsed, 'aggregateId'),
+    },
+  });
+
+  if (record.fault !== undefined) return bad('InvalidCommand', record.fault);
+  if (record.value === undefined) return bad('InvalidCommand', 'record has no value');
+  if (record.value.byteLength > maxBytes)
+    return bad('PayloadTooLarge', `command is ${record.value.byteLength} bytes; the limit is ${maxBytes}`);
+  const text = decodeUtf8(record.value);
+  if (text === undefined) return bad('InvalidCommand', 'record value is not valid UTF-8');
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return bad('InvalidCommand', `record value is not JSON: ${(error as Error).message}`);
+  }
+  const envelope = commandEnvelopeSchema.safeParse(parsed);
+  if (!envelope.success) return bad('InvalidCommand', `invalid command: ${describeIssues(envelope.error.issues)}`);
+  const { aggregateId, aggregateType, type, data } = envelope.data;
+
+  const key = record.key === undefined ? undefined : decodeUtf8(record.key);
+  if (key !== aggregateId)
+    return bad(
+      'KeyMismatch',
+      `record key ${key === undefined ? '(none)' : JSON.stringify(key)} differs from aggregateId ${JSON.stringify(aggregateId)}; ` +
+        'commands must be keyed by aggregateId to keep per-aggregate order',
+    );
+  const aggregate = aggregates.get(aggregateType);
+  if (aggregate === undefined)
+    return bad('UnknownAggregateType', `unknown aggregateType ${JSON.stringify(aggregateType)}; known: ${[...aggregates.keys()].join(', ')}`);
+  const schemas = aggregate.commands as Readonly<Record<string, (typeof aggregate.commands)[string]>>;
+  const schema = Object.hasOwn(schemas, type) ? schemas[type] : undefined;
+  if (schema === undefined)
+    return bad('UnknownCommandType', `${aggregateType} has no command ${JSON.stringify(type)}; known: ${Object.keys(schemas).join(', ')}`);
+  const validated = await schema['~standard'].validate(data);
+  if (validated.issues !== undefined)
+    return bad('InvalidCommand', `invalid ${type} data: ${describeIssues(validated.issues)}`);
+  return { ok: { record, envelope: envelope.data, aggregate, command: { type, data: validated.value } } };
+};

@@ -1,0 +1,88 @@
+/**
+ * The wire contract (DESIGN.md): command, event, result and dead-letter records as JSON.
+ * Pure: schemas, types and builders; no I/O.
+ */
+import { z } from 'zod';
+
+/** Largest command record value accepted, in bytes; larger ones are rejected as `PayloadTooLarge`. */
+export const MAX_COMMAND_BYTES = 256 * 1024;
+
+const identifier = z.string().min(1).max(256);
+
+/** Schema of a command record's value; `data` is checked later against the aggregate's own schema. */
+export const commandEnvelopeSchema = z.strictObject({
+  commandId: identifier,
+  aggregateType: identifier,
+  aggregateId: identifier,
+  type: identifier,
+  data: z.record(z.string(), z.unknown()),
+  expectedVersion: z.number().int().nonnegative().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** A command as it arrives on the commands topic, with `data` not yet validated. */
+export type CommandEnvelope = z.infer<typeof commandEnvelopeSchema>;
+
+/** Where a record came from: the coordinates that make redelivery detectable. */
+export interface SourcePosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** `topic-partition`, as the MSK trigger names a partition. */
+export const topicPartition = (source: Pick<SourcePosition, 'topic' | 'partition'>): string =>
+  `${source.topic}-${source.partition}`;
+
+/** An event as it is published on the events topic. */
+export interface EventRecord {
+  readonly eventId: string;
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly version: number;
+  readonly type: string;
+  readonly data: unknown;
+  readonly commandId: string;
+  readonly occurredAt: string;
+  readonly metadata?: Record<string, unknown>;
+  /** Position of the command that caused the event, so a rebuild can restore dedupe state. */
+  readonly source: SourcePosition;
+}
+
+/** A rejection on the wire. */
+export interface Reason {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The outcome of a command, published on the results topic. */
+export type ResultRecord =
+  | {
+      readonly commandId: string;
+      readonly aggregateType: string;
+      readonly aggregateId: string;
+      readonly status: 'accepted';
+      readonly version: number;
+    }
+  | {
+      readonly commandId: string | null;
+      readonly aggregateType: string | null;
+      readonly aggregateId: string | null;
+      readonly status: 'rejected';
+      readonly reason: Reason;
+    };
+
+/** A record that could not be handled, kept whole on the dead-letter topic. */
+export interface DeadLetterRecord {
+  readonly reason: Reason;
+  readonly source: SourcePosition & { readonly timestamp: number };
+  /** Original key and value, base64, exactly as received (null when absent). */
+  readonly key: string | null;
+  readonly value: string | null;
+  /** Original headers, as the trigger delivered them. */
+  readonly headers: unknown;
+}
+
+/** Deterministic event id: the same event gets the same id however often it is published. */
+export const eventId = (aggregateType: string, aggregateId: string, version: number): string =>
+  `${aggregateType}:${aggregateId}:${version}`;
