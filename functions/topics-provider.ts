@@ -1,0 +1,58 @@
+/**
+ * CloudFormation custom resource (CDK Provider framework `onEvent`) that creates the
+ * topology's topics with the Kafka admin API. Create and Update are idempotent: topics that
+ * exist are checked, not changed. Delete never deletes a topic: the events topic is the log
+ * of record, and a stack update that replaces this resource must not empty it.
+ */
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { createKafka } from './adapters/kafka.ts';
+import { ensureTopics, type NamedTopic } from './adapters/topics.ts';
+
+/** Resource properties, as the stack sets them (CloudFormation passes strings). */
+const propertiesSchema = z.object({
+  Brokers: z.string().min(1),
+  Topics: z.string().min(1),
+  ReplicationFactor: z.coerce.number().int(),
+});
+
+const topicSchema = z.object({
+  name: z.string().min(1),
+  partitions: z.number().int().positive(),
+  retention: z.union([z.literal('forever'), z.object({ days: z.number().positive() })]),
+  description: z.string(),
+});
+
+/** What the Provider framework expects back. */
+export interface TopicsResult {
+  readonly PhysicalResourceId: string;
+  readonly Data: { readonly Created: string; readonly Topics: string };
+}
+
+/** One physical id for the lifetime of the resource: a change of properties never replaces it. */
+const PHYSICAL_ID = 'kafka-aggregates-topics';
+
+/** Parses the resource properties into brokers, topic specs and replication factor. */
+export const parseProperties = (properties: Record<string, unknown>): { brokers: string[]; topics: NamedTopic[]; replicationFactor: number } => {
+  const props = propertiesSchema.parse(properties);
+  const topics = z.array(topicSchema).min(1).parse(JSON.parse(props.Topics));
+  const brokers = props.Brokers.split(',').map((b) => b.trim()).filter((b) => b !== '');
+  return { brokers, topics, replicationFactor: props.ReplicationFactor };
+};
+
+/** Creates missing topics on Create and Update; does nothing on Delete. */
+export const onEvent = async (event: CloudFormationCustomResourceEvent): Promise<TopicsResult> => {
+  const physicalId = event.RequestType === 'Create' ? PHYSICAL_ID : event.PhysicalResourceId;
+  if (event.RequestType === 'Delete') return { PhysicalResourceId: physicalId, Data: { Created: '', Topics: '' } };
+  const { brokers, topics, replicationFactor } = parseProperties(event.ResourceProperties);
+  const admin = createKafka('kafka-aggregates-topics-provider', brokers).admin();
+  await admin.connect();
+  try {
+    const created = await ensureTopics(admin, topics, replicationFactor);
+    return { PhysicalResourceId: physicalId, Data: { Created: created.join(','), Topics: topics.map((t) => t.name).join(',') } };
+  } finally {
+    await admin.disconnect();
+  }
+};
+
+export const handler = onEvent;

@@ -1,0 +1,220 @@
+/**
+ * The topology's functions, deployed generically: each entry of `functions` becomes a
+ * bundled Lambda function, and each `trigger` an MSK event source mapping on its topic.
+ * A function the topology adds later (event handler, snapshot rebuild) is deployed with no
+ * change here; one without a trigger is only invoked directly.
+ */
+import type { aws_dynamodb as dynamodb, aws_ec2 as ec2 } from 'aws-cdk-lib';
+import { Duration, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
+import { KafkaDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import { tableEnv, topicEnv } from '../functions/config.ts';
+import type { FunctionSpec, TableKey, TopicKey } from '../functions/topology.ts';
+import type { KafkaCluster } from './kafka-cluster.ts';
+import { createNodeFunction } from './node-function.ts';
+import { pascal } from './tables.ts';
+
+/**
+ * A topology function with the deployment facts the topology may declare. Every field is
+ * optional so that today's topology fits; the defaults are what the current functions need.
+ */
+export interface DeployableFunctionSpec extends FunctionSpec {
+  /**
+   * Key of another function whose Kafka trigger this one may disable and enable, and
+   * nothing more (`lambda:GetEventSourceMapping` and `lambda:UpdateEventSourceMapping` on
+   * that one mapping). The snapshot rebuild uses it to hold command processing until it has
+   * caught up. The mapping's UUID is given in `CONTROLLED_TRIGGER_UUID`.
+   * @default - controls no trigger
+   */
+  readonly controlsTriggerOf?: string;
+  /**
+   * Topics the function's own code produces to.
+   * @default - every topic except its trigger's (a consumer never writes back to its source)
+   */
+  readonly writes?: readonly TopicKey[];
+  /**
+   * Topics the function's own code consumes, in its own consumer group `KAFKA_CONSUMER_GROUP`.
+   * The trigger's topic needs no entry here.
+   * @default - none for a triggered function; every topic for a directly invoked one (a replay tool)
+   */
+  readonly reads?: readonly TopicKey[];
+  /**
+   * Tables the function reads and writes.
+   * @default - every table
+   */
+  readonly tables?: readonly TableKey[];
+}
+
+/** What a trigger does with a batch that keeps failing (MSK supports these in provisioned mode). */
+export interface TriggerErrorHandling {
+  /**
+   * Retries of a failed batch before its records go to the dead-letter topic. Lambda caps
+   * infinite retries at 10 when an on-failure destination is set.
+   * @default 10
+   */
+  readonly retryAttempts?: number;
+  /**
+   * Split a failing batch in two and retry the halves, to isolate a poison record.
+   * @default true
+   */
+  readonly bisectBatchOnError?: boolean;
+  /**
+   * Let the function report the failed records of a batch (`batchItemFailures`).
+   * @default true
+   */
+  readonly reportBatchItemFailures?: boolean;
+  /**
+   * Provisioned pollers, which these error controls and a Kafka on-failure destination need.
+   * @default 1
+   */
+  readonly minimumPollers?: number;
+  /**
+   * @default - the trigger topic's partition count (one poller per partition at most)
+   */
+  readonly maximumPollers?: number;
+}
+
+/** Properties of {@link Handlers}. */
+export interface HandlersProps {
+  /** The functions to deploy, by key (the topology's `functions`). */
+  readonly functions: Readonly<Record<string, DeployableFunctionSpec>>;
+  /** Partition count of each topic, for the poller default. */
+  readonly partitions: Readonly<Record<TopicKey, number>>;
+  readonly cluster: KafkaCluster;
+  /** Name of each topic on the cluster. */
+  readonly topicNames: Readonly<Record<TopicKey, string>>;
+  /** Topic that receives the records of batches a trigger gave up on. */
+  readonly deadLetterTopic: TopicKey;
+  readonly tables: Readonly<Record<TableKey, dynamodb.ITable>>;
+  readonly vpc: ec2.IVpc;
+  readonly subnets: ec2.SubnetSelection;
+  readonly securityGroup: ec2.ISecurityGroup;
+  /**
+   * Something the triggers must wait for (the topics custom resource).
+   * @default - none
+   */
+  readonly triggersDependOn?: Construct;
+  /**
+   * Error handling of every trigger.
+   * @default - see {@link TriggerErrorHandling}
+   */
+  readonly errorHandling?: TriggerErrorHandling;
+  /**
+   * Environment added to every function; it cannot replace the variables the stack sets.
+   * @default - none
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** @default 'kafka-aggregates' */
+  readonly serviceName?: string;
+  /** @default 'KafkaAggregates' */
+  readonly metricsNamespace?: string;
+}
+
+/** Consumer group of a function's own consumers (not its trigger's). */
+export const ownConsumerGroup = (key: string): string => `kafka-aggregates-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** The deployed functions and their triggers. */
+export class Handlers extends Construct {
+  /** Each function by its topology key. */
+  readonly functions: Readonly<Record<string, NodejsFunction>>;
+  /** Each trigger by the key of the function it invokes. */
+  readonly triggers: Readonly<Record<string, lambda.EventSourceMapping>>;
+
+  constructor(scope: Construct, id: string, props: HandlersProps) {
+    super(scope, id);
+    const allTopics = Object.keys(props.topicNames) as TopicKey[];
+    const allTables = Object.keys(props.tables) as TableKey[];
+    const errors = props.errorHandling ?? {};
+    const functions: Record<string, NodejsFunction> = {};
+    const triggers: Record<string, lambda.EventSourceMapping> = {};
+
+    const stackEnvironment: Record<string, string> = {
+      ...Object.fromEntries(allTables.map((t) => [tableEnv[t], props.tables[t].tableName])),
+      ...Object.fromEntries(allTopics.map((t) => [topicEnv[t], props.topicNames[t]])),
+      KAFKA_BROKERS: props.cluster.bootstrapBrokers,
+      KAFKA_AUTH: props.cluster.auth,
+      POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'kafka-aggregates',
+      POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace ?? 'KafkaAggregates',
+    };
+
+    for (const [key, spec] of Object.entries(props.functions)) {
+      const trigger = spec.trigger;
+      const ownGroup = ownConsumerGroup(key);
+      const fn = createNodeFunction(this, pascal(key), {
+        entry: spec.entry,
+        description: trigger ? `kafka-aggregates ${key}, triggered by topic ${props.topicNames[trigger.topic]}` : `kafka-aggregates ${key}, invoked directly`,
+        timeout: Duration.seconds(spec.timeoutSeconds),
+        memorySize: spec.memoryMb,
+        vpc: props.vpc,
+        vpcSubnets: props.subnets,
+        securityGroups: [props.securityGroup],
+        // The stack's variables win: a shared extra environment must not redirect a function.
+        environment: { ...props.environment, KAFKA_CONSUMER_GROUP: ownGroup, ...stackEnvironment },
+      });
+      functions[key] = fn;
+
+      for (const table of spec.tables ?? allTables) props.tables[table].grantReadWriteData(fn);
+      props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]));
+      const reads = spec.reads ?? (trigger ? [] : allTopics);
+      props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup]);
+
+      if (trigger) {
+        const topic = props.topicNames[trigger.topic];
+        props.cluster.grantRead(fn, [topic], [trigger.consumerGroupId]);
+        props.cluster.grantTrigger(fn);
+        // The dead-letter topic is written by the trigger's pollers with the function's role.
+        props.cluster.grantWrite(fn, [props.topicNames[props.deadLetterTopic]]);
+        // The pollers place network interfaces in the cluster's subnets; these calls take no resource ARN.
+        fn.addToRolePolicy(
+          new iam.PolicyStatement({ actions: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'], resources: ['*'] }),
+        );
+        const mapping = new lambda.EventSourceMapping(this, `${pascal(key)}Trigger`, {
+          target: fn,
+          eventSourceArn: props.cluster.clusterArn,
+          kafkaTopic: topic,
+          kafkaConsumerGroupId: trigger.consumerGroupId,
+          startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+          batchSize: trigger.batchSize,
+          maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+          onFailure: new KafkaDlq(props.topicNames[props.deadLetterTopic]),
+          retryAttempts: errors.retryAttempts ?? 10,
+          bisectBatchOnError: errors.bisectBatchOnError ?? true,
+          reportBatchItemFailures: errors.reportBatchItemFailures ?? true,
+          provisionedPollerConfig: {
+            minimumPollers: errors.minimumPollers ?? 1,
+            maximumPollers: errors.maximumPollers ?? Math.max(errors.minimumPollers ?? 1, props.partitions[trigger.topic]),
+          },
+          ...(props.cluster.scramSecret
+            ? { sourceAccessConfigurations: [{ type: lambda.SourceAccessConfigurationType.SASL_SCRAM_512_AUTH, uri: props.cluster.scramSecret.secretArn }] }
+            : {}),
+        });
+        // Create the mapping once the role's policy (a dependency of the function) and the topics exist.
+        mapping.node.addDependency(fn);
+        if (props.triggersDependOn) mapping.node.addDependency(props.triggersDependOn);
+        triggers[key] = mapping;
+      }
+    }
+
+    for (const [key, spec] of Object.entries(props.functions)) {
+      if (spec.controlsTriggerOf === undefined) continue;
+      const mapping = triggers[spec.controlsTriggerOf];
+      const fn = functions[key];
+      if (mapping === undefined || fn === undefined) {
+        throw new Error(`Function ${key} controls the trigger of ${spec.controlsTriggerOf}, which has no trigger`);
+      }
+      grantTriggerControl(fn, mapping);
+      fn.addEnvironment('CONTROLLED_TRIGGER_UUID', mapping.eventSourceMappingId);
+    }
+    this.functions = functions;
+    this.triggers = triggers;
+  }
+}
+
+/** Lets `grantee` read and disable/enable one event source mapping, and no other. */
+export const grantTriggerControl = (grantee: iam.IGrantable, mapping: lambda.IEventSourceMapping): iam.Grant =>
+  iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping'],
+    resourceArns: [mapping.eventSourceMappingArn],
+  });

@@ -1,0 +1,64 @@
+/**
+ * cdk-nag v3: the AWS Solutions rules run as a CDK policy-validation plugin on every synth
+ * (a synth with an open finding fails), and the findings this design accepts are
+ * acknowledged here, each on the narrowest construct and finding id, with its reason.
+ */
+import { Stack, Validations, type App } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import type { KafkaAggregatesStack } from './stack.ts';
+
+/** Registers the AWS Solutions rule pack on the app. */
+export const addNagChecks = (app: App): AwsSolutionsChecks => {
+  const pack = new AwsSolutionsChecks(app, { verbose: true });
+  Validations.of(app).addPlugins(pack);
+  return pack;
+};
+
+/** An acknowledged finding: rule id (with the finding in brackets for granular rules) and why. */
+export interface Acknowledgement {
+  readonly id: string;
+  readonly reason: string;
+}
+
+const acknowledge = (scope: IConstruct, ...acks: Acknowledgement[]): void => {
+  for (const ack of acks) Validations.of(scope).acknowledge(ack);
+};
+
+const MANAGED_POLICY = (name: string): string => `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${name}]`;
+
+/** Acknowledges the findings the stack accepts by design. */
+export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
+  // Every Lambda role of the stack, ours and the CDK custom-resource providers', has these.
+  acknowledge(
+    Stack.of(stack),
+    {
+      id: MANAGED_POLICY('AWSLambdaBasicExecutionRole'),
+      reason: 'Lambda execution roles need CreateLogStream/PutLogEvents on their own log group; the AWS managed policy is the standard, reviewed grant for exactly that.',
+    },
+    {
+      id: MANAGED_POLICY('AWSLambdaVPCAccessExecutionRole'),
+      reason: 'Functions in a VPC need to create, describe and delete their ENIs; these EC2 calls take no resource ARN, so a customer policy would be the same statement on "*".',
+    },
+  );
+
+  const functions = [...Object.values(stack.handlers.functions), stack.topics.providerFunction];
+  for (const fn of functions) {
+    acknowledge(fn, {
+      id: 'AwsSolutions-L1',
+      reason: 'Node.js 22 is the runtime the project targets and tests (engines, esbuild target node22); moving to a newer runtime is a deliberate upgrade, not drift.',
+    });
+  }
+  for (const key of Object.keys(stack.handlers.triggers)) {
+    const fn = stack.handlers.functions[key];
+    if (fn === undefined) continue;
+    acknowledge(fn, {
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'The MSK trigger needs ec2:DescribeVpcs, DescribeSubnets and DescribeSecurityGroups to place its pollers in the cluster subnets; these actions support no resource-level permissions.',
+    });
+  }
+  acknowledge(stack.topics.provider, {
+    id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.topics.providerFunction.node.defaultChild as never)}.Arn>:*]`,
+    reason: 'The CDK Provider framework may invoke any version of the topic provider function ("<arn>:*"); the grant is scoped to that one function.',
+  });
+};

@@ -1,0 +1,89 @@
+/**
+ * The network the functions and the MSK cluster live in: private subnets without NAT, a
+ * DynamoDB gateway endpoint, and the interface endpoints an MSK trigger needs to reach
+ * Lambda and STS (and Secrets Manager for SCRAM) from inside the cluster's VPC.
+ */
+import { aws_ec2 as ec2 } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+
+/** Properties of {@link Network}. */
+export interface NetworkProps {
+  /**
+   * Existing VPC to look up instead of creating one.
+   * @default - a new VPC
+   */
+  readonly vpcId?: string;
+  /**
+   * Availability zones of a new VPC (MSK Serverless wants subnets in at least two).
+   * @default 2
+   */
+  readonly maxAzs?: number;
+  /**
+   * Create the Lambda and STS interface endpoints (needed without NAT).
+   * @default true
+   */
+  readonly interfaceEndpoints?: boolean;
+  /**
+   * Also create a Secrets Manager endpoint (SCRAM authentication).
+   * @default false
+   */
+  readonly secretsManagerEndpoint?: boolean;
+}
+
+/** A VPC, the private subnets to place functions in, and the functions' security group. */
+export class Network extends Construct {
+  /** The VPC. */
+  readonly vpc: ec2.IVpc;
+  /** Private subnets for the functions and the cluster. */
+  readonly subnets: ec2.SubnetSelection;
+  /** Security group of every function of the stack. */
+  readonly functionSecurityGroup: ec2.SecurityGroup;
+  /** The interface endpoints, by service. */
+  readonly interfaceEndpoints: Readonly<Record<string, ec2.InterfaceVpcEndpoint>>;
+
+  constructor(scope: Construct, id: string, props: NetworkProps = {}) {
+    super(scope, id);
+    if (props.vpcId !== undefined) {
+      this.vpc = ec2.Vpc.fromLookup(this, 'Vpc', { vpcId: props.vpcId });
+      this.vpc.addGatewayEndpoint('DynamoDb', { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB });
+    } else {
+      this.vpc = new ec2.Vpc(this, 'Vpc', {
+        maxAzs: props.maxAzs ?? 2,
+        natGateways: 0,
+        subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 22 }],
+        gatewayEndpoints: { DynamoDb: { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB } },
+        // Rejected traffic only: enough to debug security groups, cheap to keep.
+        flowLogs: { rejected: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+      });
+    }
+    // An imported VPC may have private subnets with NAT; a new one has isolated subnets only.
+    this.subnets =
+      this.vpc.privateSubnets.length > 0 ? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } : { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+
+    this.functionSecurityGroup = new ec2.SecurityGroup(this, 'FunctionSecurityGroup', {
+      vpc: this.vpc,
+      description: 'Functions of kafka-aggregates: out to MSK, DynamoDB and the VPC endpoints',
+      allowAllOutbound: true,
+    });
+
+    const endpoints: Record<string, ec2.InterfaceVpcEndpoint> = {};
+    if (props.interfaceEndpoints ?? true) {
+      const services: Record<string, ec2.InterfaceVpcEndpointAwsService> = {
+        Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA,
+        Sts: ec2.InterfaceVpcEndpointAwsService.STS,
+        ...(props.secretsManagerEndpoint ? { SecretsManager: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER } : {}),
+      };
+      for (const [name, service] of Object.entries(services)) {
+        // Closed by default: only the security groups given to allowEndpointsFrom get in.
+        endpoints[name] = this.vpc.addInterfaceEndpoint(name, { service, subnets: this.subnets, privateDnsEnabled: true, open: false });
+      }
+    }
+    this.interfaceEndpoints = endpoints;
+    this.allowEndpointsFrom(this.functionSecurityGroup);
+  }
+
+  /** Lets `peer` reach the interface endpoints on HTTPS (the MSK pollers use the cluster's group). */
+  allowEndpointsFrom(peer: ec2.IConnectable): void {
+    for (const endpoint of Object.values(this.interfaceEndpoints)) endpoint.connections.allowDefaultPortFrom(peer, 'HTTPS to the endpoint');
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The whole system on AWS, derived from functions/topology.ts: network, Kafka cluster and
+ * topics, tables, functions with their MSK triggers, alarms and dashboard.
+ */
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { functions as topologyFunctions, tables as topologyTables, topics as topologyTopics, type TopicKey } from '../functions/topology.ts';
+import { Handlers, type DeployableFunctionSpec, type TriggerErrorHandling } from './handlers.ts';
+import { KafkaCluster } from './kafka-cluster.ts';
+import { Monitoring } from './monitoring.ts';
+import { Network } from './network.ts';
+import type { StackSettings } from './settings.ts';
+import { Tables } from './tables.ts';
+import { KafkaTopics } from './topics.ts';
+
+/** Properties of {@link KafkaAggregatesStack}. */
+export interface KafkaAggregatesStackProps extends StackProps {
+  /** Deployment settings (see settings.ts for each default). */
+  readonly settings: StackSettings;
+  /**
+   * Functions to deploy.
+   * @default - `functions` of functions/topology.ts
+   */
+  readonly functions?: Readonly<Record<string, DeployableFunctionSpec>>;
+  /**
+   * Error handling of the triggers.
+   * @default - see {@link TriggerErrorHandling}
+   */
+  readonly triggerErrorHandling?: TriggerErrorHandling;
+}
+
+/** The kafka-aggregates stack. */
+export class KafkaAggregatesStack extends Stack {
+  readonly network: Network;
+  readonly cluster: KafkaCluster;
+  readonly topics: KafkaTopics;
+  readonly tables: Tables;
+  readonly handlers: Handlers;
+  readonly monitoring: Monitoring;
+
+  constructor(scope: Construct, id: string, props: KafkaAggregatesStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+
+    this.network = new Network(this, 'Network', {
+      ...(settings.vpcId !== undefined ? { vpcId: settings.vpcId } : {}),
+      interfaceEndpoints: settings.vpcEndpoints,
+      secretsManagerEndpoint: settings.mskAuth === 'scram',
+    });
+    this.cluster = new KafkaCluster(this, 'Kafka', {
+      vpc: this.network.vpc,
+      subnets: this.network.subnets,
+      clientSecurityGroup: this.network.functionSecurityGroup,
+      auth: settings.mskAuth,
+      ...(settings.mskClusterArn !== undefined ? { existingClusterArn: settings.mskClusterArn } : {}),
+      ...(settings.mskScramSecretArn !== undefined ? { scramSecretArn: settings.mskScramSecretArn } : {}),
+      ...(settings.mskSecurityGroupId !== undefined ? { existingSecurityGroupId: settings.mskSecurityGroupId } : {}),
+    });
+    // The trigger's pollers run in the cluster's subnets with its security group and call Lambda and STS.
+    if (this.cluster.securityGroup !== undefined) this.network.allowEndpointsFrom(this.cluster.securityGroup);
+    this.topics = new KafkaTopics(this, 'Topics', {
+      cluster: this.cluster,
+      topics: topologyTopics,
+      vpc: this.network.vpc,
+      subnets: this.network.subnets,
+      securityGroup: this.network.functionSecurityGroup,
+      replicationFactor: settings.topicReplicationFactor,
+    });
+    this.tables = new Tables(this, 'Tables', { tables: topologyTables, encryption: settings.tableEncryption });
+
+    const functions = props.functions ?? topologyFunctions;
+    this.handlers = new Handlers(this, 'Functions', {
+      functions,
+      partitions: Object.fromEntries(Object.entries(topologyTopics).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
+      cluster: this.cluster,
+      topicNames: this.topics.names,
+      deadLetterTopic: 'deadLetter',
+      tables: this.tables.tables,
+      vpc: this.network.vpc,
+      subnets: this.network.subnets,
+      securityGroup: this.network.functionSecurityGroup,
+      triggersDependOn: this.topics.resource,
+      ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
+    });
+
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      functions: this.handlers.functions,
+      triggered: Object.keys(this.handlers.triggers),
+      tables: this.tables.tables,
+      clusterName: this.cluster.clusterName,
+      deadLetterTopic: this.topics.names.deadLetter,
+      offsetLagThreshold: settings.offsetLagThreshold,
+      ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
+      ...(settings.alarmEmail !== undefined ? { alarmEmail: settings.alarmEmail } : {}),
+    });
+
+    new CfnOutput(this, 'ClusterArn', { value: this.cluster.clusterArn });
+    new CfnOutput(this, 'BootstrapBrokers', { value: this.cluster.bootstrapBrokers });
+    for (const [key, table] of Object.entries(this.tables.tables)) new CfnOutput(this, `${key}TableName`, { value: table.tableName });
+    for (const [key, fn] of Object.entries(this.handlers.functions)) new CfnOutput(this, `${key}FunctionName`, { value: fn.functionName });
+  }
+}

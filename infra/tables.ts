@@ -1,0 +1,57 @@
+/**
+ * The topology's DynamoDB tables: on demand, point-in-time recovery, encrypted, deletion
+ * protection and RETAIN. Both tables are stateful: the aggregates table holds the heads
+ * commands are decided against, the read models what clients read.
+ */
+import { RemovalPolicy, aws_dynamodb as dynamodb, aws_kms as kms } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import type { TableKey, TableSpec } from '../functions/topology.ts';
+import type { TableEncryptionMode } from './settings.ts';
+
+/** Properties of {@link Tables}. */
+export interface TablesProps {
+  /** The topology's tables. */
+  readonly tables: Readonly<Record<TableKey, TableSpec>>;
+  /**
+   * Encryption at rest.
+   * @default 'aws-managed'
+   */
+  readonly encryption?: TableEncryptionMode;
+}
+
+/** A table per topology entry. */
+export class Tables extends Construct {
+  /** Each table by its topology key. */
+  readonly tables: Readonly<Record<TableKey, dynamodb.Table>>;
+  /** The key of customer-managed encryption. */
+  readonly key?: kms.Key;
+
+  constructor(scope: Construct, id: string, props: TablesProps) {
+    super(scope, id);
+    if (props.encryption === 'customer-managed') {
+      this.key = new kms.Key(this, 'Key', {
+        description: 'Encryption of the kafka-aggregates tables',
+        enableKeyRotation: true,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+    }
+    const entries = Object.entries(props.tables).map(([key, spec]) => {
+      const table = new dynamodb.Table(this, pascal(key), {
+        partitionKey: { name: spec.partitionKey, type: dynamodb.AttributeType.STRING },
+        ...(spec.sortKey !== undefined ? { sortKey: { name: spec.sortKey, type: dynamodb.AttributeType.STRING } } : {}),
+        billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        ...(this.key !== undefined
+          ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: this.key }
+          : { encryption: dynamodb.TableEncryption.AWS_MANAGED }),
+        deletionProtection: true,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      return [key, table] as const;
+    });
+    this.tables = Object.fromEntries(entries) as Record<TableKey, dynamodb.Table>;
+  }
+}
+
+/** `readModels` → `ReadModels`, for construct ids. */
+export const pascal = (key: string): string => key.charAt(0).toUpperCase() + key.slice(1);

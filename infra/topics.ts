@@ -1,0 +1,68 @@
+/**
+ * The topology's Kafka topics, created by a custom resource (functions/topics-provider.ts)
+ * that runs the same `ensureTopics` as the local stack: partitions and `retention.ms` come
+ * from functions/topology.ts. Topics are never deleted by the stack.
+ */
+import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
+import { CustomResource, Duration, custom_resources as cr } from 'aws-cdk-lib';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import type { TopicKey, TopicSpec } from '../functions/topology.ts';
+import type { KafkaCluster } from './kafka-cluster.ts';
+import { createNodeFunction } from './node-function.ts';
+
+/** Properties of {@link KafkaTopics}. */
+export interface KafkaTopicsProps {
+  readonly cluster: KafkaCluster;
+  /** The topology's topics. */
+  readonly topics: Readonly<Record<TopicKey, TopicSpec>>;
+  readonly vpc: ec2.IVpc;
+  readonly subnets: ec2.SubnetSelection;
+  readonly securityGroup: ec2.ISecurityGroup;
+  /**
+   * Replication factor for CreateTopics.
+   * @default -1 (the cluster's default)
+   */
+  readonly replicationFactor?: number;
+}
+
+/** The topics of the topology on the cluster. */
+export class KafkaTopics extends Construct {
+  /** Name of each topic on the cluster. */
+  readonly names: Readonly<Record<TopicKey, string>>;
+  /** The custom resource; depend on it to act once the topics exist. */
+  readonly resource: CustomResource;
+  /** The function that creates the topics. */
+  readonly providerFunction: NodejsFunction;
+  /** The Provider framework that invokes it. */
+  readonly provider: cr.Provider;
+
+  constructor(scope: Construct, id: string, props: KafkaTopicsProps) {
+    super(scope, id);
+    const specs = Object.values(props.topics);
+    this.names = Object.fromEntries(Object.entries(props.topics).map(([key, spec]) => [key, spec.name])) as Record<TopicKey, string>;
+
+    this.providerFunction = createNodeFunction(this, 'ProviderFunction', {
+      entry: 'functions/topics-provider.ts',
+      description: 'Creates the Kafka topics of kafka-aggregates (never deletes them)',
+      timeout: Duration.minutes(2),
+      memorySize: 256,
+      vpc: props.vpc,
+      vpcSubnets: props.subnets,
+      securityGroups: [props.securityGroup],
+      environment: { KAFKA_AUTH: props.cluster.auth === 'iam' ? 'iam' : 'none' },
+    });
+    props.cluster.grantCreateTopics(this.providerFunction, specs.map((s) => s.name));
+
+    this.provider = new cr.Provider(this, 'Provider', { onEventHandler: this.providerFunction });
+    this.resource = new CustomResource(this, 'Topics', {
+      serviceToken: this.provider.serviceToken,
+      resourceType: 'Custom::KafkaTopics',
+      properties: {
+        Brokers: props.cluster.bootstrapBrokers,
+        Topics: JSON.stringify(specs),
+        ReplicationFactor: String(props.replicationFactor ?? -1),
+      },
+    });
+  }
+}
