@@ -1,0 +1,461 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-batch.ts';
+import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
+import { emptyHead, RECENT_COMMANDS, type Head, type PublishWatermark } from '../../../functions/command/head.ts';
+import { registry } from '../../../functions/command/process-batch.ts';
+import { defineAggregate, reject, type Message } from '../../../functions/core/aggregate.ts';
+import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import type { EventRecord, ResultRecord } from '../../../functions/core/wire.ts';
+import { account } from '../../../functions/domain/account/index.ts';
+import { mskEvent } from '../../support/msk.ts';
+
+const NOW = new Date('2026-11-30T10:00:00.000Z');
+const LATER = new Date('2026-12-01T08:30:00.000Z');
+
+/** A test aggregate whose events carry text of any size, and whose decide or evolve can be made to throw. */
+type NoteCommand = Message<'Note', { readonly text: string; readonly copies?: number; readonly fail?: 'decide' | 'evolve' }>;
+type NoteEvent = Message<'Noted', { readonly text: string; readonly fail?: 'evolve' }>;
+const notes = defineAggregate<{ readonly count: number }, NoteCommand, NoteEvent>({
+  type: 'notes',
+  initialState: { count: 0 },
+  evolve: (state, event) => {
+    if (event.data.fail === 'evolve') throw new Error('evolve refused this event');
+    return { count: state.count + 1 };
+  },
+  decide: (command) => {
+    if (command.data.fail === 'decide') throw new Error('decide blew up');
+    if (command.data.text === '') return reject('EmptyNote', 'nothing to note');
+    // An evolve failure shows on the second event, after the first one was applied.
+    return command.data.fail === 'evolve'
+      ? [{ type: 'Noted', data: { text: command.data.text } }, { type: 'Noted', data: { text: command.data.text, fail: 'evolve' } }]
+      : Array.from({ length: command.data.copies ?? 1 }, () => ({ type: 'Noted' as const, data: { text: command.data.text } }));
+  },
+  commands: { Note: z.strictObject({ text: z.string(), copies: z.number().int().nonnegative().optional(), fail: z.enum(['decide', 'evolve']).optional() }) },
+  events: { Noted: z.strictObject({ text: z.string(), fail: z.literal('evolve').optional() }) },
+});
+
+const aggregates = registry([account, notes]);
+
+interface Spec {
+  readonly offset: number;
+  readonly type: string;
+  readonly data?: Record<string, unknown>;
+  readonly commandId?: string;
+  readonly expectedVersion?: number;
+  readonly metadata?: Record<string, unknown>;
+  readonly partition?: number;
+  readonly aggregateId?: string;
+  readonly aggregateType?: string;
+}
+
+/** Builds MSK records for the specs and decodes them as the command handler does. */
+const incoming = async (...specs: readonly Spec[]): Promise<IncomingCommand[]> => {
+  const records = mskEvent(
+    specs.map((s) => {
+      const aggregateId = s.aggregateId ?? 'acc-1';
+      return {
+        offset: s.offset,
+        partition: s.partition ?? 0,
+        key: aggregateId,
+        value: {
+          commandId: s.commandId ?? `c-${s.partition ?? 0}-${s.offset}`,
+          aggregateType: s.aggregateType ?? 'account',
+          aggregateId,
+          type: s.type,
+          data: s.data ?? {},
+          ...(s.expectedVersion === undefined ? {} : { expectedVersion: s.expectedVersion }),
+          ...(s.metadata === undefined ? {} : { metadata: s.metadata }),
+        },
+      };
+    }),
+  );
+  // Keep the specs' order (mskEvent groups by partition).
+  const byPosition = new Map(decodeMskEvent(records).flat().map((r): [string, RawRecord] => [`${r.partition}@${r.offset}`, r]));
+  return Promise.all(
+    specs.map(async (s) => {
+      const record = byPosition.get(`${s.partition ?? 0}@${s.offset}`) as RawRecord;
+      const decoded = await decodeCommand(record, aggregates);
+      if (!('ok' in decoded)) throw new Error(`test command did not decode: ${decoded.bad.reason.message}`);
+      return decoded.ok;
+    }),
+  );
+};
+
+const open = (offset: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'OpenAccount', data: { owner: 'Ada' }, ...extra });
+const deposit = (offset: number, amount: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'Deposit', data: { amount }, ...extra });
+const withdraw = (offset: number, amount: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'Withdraw', data: { amount }, ...extra });
+const close = (offset: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'CloseAccount', ...extra });
+
+const accountHead = (): Head => emptyHead('account', 'acc-1', account.initialState);
+const noWatermarks: ReadonlyMap<string, PublishWatermark> = new Map();
+const confirmedThrough = (through: number, tp = 'commands-0'): ReadonlyMap<string, PublishWatermark> =>
+  new Map([[tp, { tp, through, gaps: [] }]]);
+
+const decide = async (base: Head, specs: readonly Spec[], watermarks = noWatermarks, now = NOW, maxHeadBytes?: number) =>
+  decideAggregate(base, await incoming(...specs), watermarks, now, maxHeadBytes);
+
+/** The head a successful batch committed. */
+const committed = (outcome: AggregateOutcome): Head => {
+  if (outcome.next === null) throw new Error('expected the batch to write a head');
+  return outcome.next;
+};
+
+const summary = (results: readonly ResultRecord[]): string[] =>
+  results.map((r) => `${r.commandId ?? '?'} ${r.status === 'accepted' ? `v${r.version}` : r.reason.code}`);
+
+describe('decideAggregate: folding a batch', () => {
+  it('rejects a Deposit after CloseAccount in the same batch, with no event for it', async () => {
+    const outcome = await decide(accountHead(), [open(1), close(2), deposit(3, 50)]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 v2', 'c-0-3 AccountClosed']);
+    expect(outcome.toPublish.map((e) => e.type)).toStrictEqual(['AccountOpened', 'AccountClosed']);
+    expect(committed(outcome).state).toStrictEqual({ status: 'closed', owner: 'Ada' });
+    expect(outcome.counts).toStrictEqual({ accepted: 2, rejected: 1, duplicates: 0 });
+    expect(outcome.deadLetters).toStrictEqual([]);
+  });
+
+  it('decides each command against the state the previous ones left', async () => {
+    const outcome = await decide(accountHead(), [open(1), withdraw(2, 10), deposit(3, 100), withdraw(4, 60), withdraw(5, 60)]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 InsufficientFunds', 'c-0-3 v2', 'c-0-4 v3', 'c-0-5 InsufficientFunds']);
+    expect(committed(outcome).state).toStrictEqual({ status: 'open', owner: 'Ada', balance: 40 });
+  });
+
+  it('numbers events one by one from the head version, and results carry the version reached', async () => {
+    const first = committed(await decide(accountHead(), [open(1), deposit(2, 100)]));
+    expect(first.version).toBe(2);
+    const outcome = await decide(first, [deposit(3, 5), withdraw(4, 1000), withdraw(5, 20)]);
+    expect(outcome.toPublish.filter((e) => e.version > 2).map((e) => [e.version, e.eventId])).toStrictEqual([
+      [3, 'account:acc-1:3'],
+      [4, 'account:acc-1:4'],
+    ]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-3 v3', 'c-0-4 InsufficientFunds', 'c-0-5 v4']);
+    expect(committed(outcome).version).toBe(4);
+  });
+
+  it('writes no head when nothing was accepted, but still answers every command', async () => {
+    const outcome = await decide(accountHead(), [deposit(1, 5), close(2)]);
+    expect(outcome.next).toBeNull();
+    expect(outcome.toPublish).toStrictEqual([]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 AccountNotOpen', 'c-0-2 AccountNotOpen']);
+  });
+
+  it('records the highest offset per topic-partition and where the head was written', async () => {
+    const next = committed(await decide(accountHead(), [open(5), deposit(6, 1, { partition: 2 }), deposit(9, 1)]));
+    expect(next.offsets).toStrictEqual({ 'commands-0': 9, 'commands-2': 6 });
+    expect(next.writtenAt).toStrictEqual({ tp: 'commands-0', offset: 9 });
+  });
+});
+
+describe('decideAggregate: optimistic concurrency from the client', () => {
+  it('rejects a stale expectedVersion with VersionMismatch and accepts the current one', async () => {
+    const head = committed(await decide(accountHead(), [open(1), deposit(2, 100)]));
+    const outcome = await decide(head, [deposit(3, 1, { expectedVersion: 1 }), deposit(4, 1, { expectedVersion: 2 }), deposit(5, 1, { expectedVersion: 2 })]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-3 VersionMismatch', 'c-0-4 v3', 'c-0-5 VersionMismatch']);
+    const mismatch = outcome.results[0];
+    expect(mismatch?.status === 'rejected' && mismatch.reason.message).toMatch(/expected version 1.*version 2/);
+  });
+
+  it('rejects an expectedVersion ahead of the aggregate, and expectedVersion 0 once it exists', async () => {
+    const outcome = await decide(accountHead(), [open(1, { expectedVersion: 0 }), deposit(2, 1, { expectedVersion: 5 }), open(3, { expectedVersion: 0 })]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 VersionMismatch', 'c-0-3 VersionMismatch']);
+  });
+});
+
+describe('decideAggregate: redelivered records', () => {
+  it('answers a record at or below the stored offset with its stored result, and writes nothing', async () => {
+    const first = await decide(accountHead(), [open(10), withdraw(11, 5), deposit(12, 100)]);
+    const head = committed(first);
+    const again = await decide(head, [open(10), withdraw(11, 5), deposit(12, 100)], confirmedThrough(12));
+    expect(again.results).toStrictEqual(first.results);
+    expect(again.next).toBeNull();
+    expect(again.toPublish).toStrictEqual([]);
+    expect(again.counts).toStrictEqual({ accepted: 0, rejected: 0, duplicates: 3 });
+  });
+
+  it('takes the record at exactly the stored offset for a redelivery, even a rejected one', async () => {
+    // The last record was rejected, so only its offset (not an accepted commandId) marks it as seen.
+    const batch = [open(10), deposit(11, 100), withdraw(12, 500)];
+    const first = await decide(accountHead(), batch);
+    expect(committed(first).offsets).toStrictEqual({ 'commands-0': 12 });
+    const again = await decide(committed(first), [...batch, deposit(13, 1)], confirmedThrough(12));
+    expect(summary(again.results)).toStrictEqual(['c-0-10 v1', 'c-0-11 v2', 'c-0-12 InsufficientFunds', 'c-0-13 v3']);
+    expect(again.counts).toStrictEqual({ accepted: 1, rejected: 0, duplicates: 3 });
+    expect(committed(again).recent.map((r) => r.offset)).toStrictEqual([10, 11, 12, 13]);
+  });
+
+  it('re-emits the stored result even when the record would now be decided differently', async () => {
+    // Deposit 100 again would be accepted at version 3; the redelivery must say version 2.
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    const again = await decide(head, [deposit(11, 100)], confirmedThrough(11));
+    expect(summary(again.results)).toStrictEqual(['c-0-11 v2']);
+    expect(again.next).toBeNull();
+  });
+
+  it('decides only the new records of a batch that overlaps one already handled', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    const outcome = await decide(head, [open(10), deposit(11, 100), withdraw(12, 30)], confirmedThrough(11));
+    expect(summary(outcome.results)).toStrictEqual(['c-0-10 v1', 'c-0-11 v2', 'c-0-12 v3']);
+    expect(outcome.toPublish.map((e) => [e.version, e.type])).toStrictEqual([[3, 'MoneyWithdrawn']]);
+    expect(committed(outcome).state).toStrictEqual({ status: 'open', owner: 'Ada', balance: 70 });
+    expect(outcome.counts).toStrictEqual({ accepted: 1, rejected: 0, duplicates: 2 });
+  });
+
+  it('does not take an offset of another partition for a redelivery', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    const outcome = await decide(head, [deposit(3, 7, { partition: 1 })], confirmedThrough(11));
+    expect(summary(outcome.results)).toStrictEqual(['c-1-3 v3']);
+    expect(committed(outcome).offsets).toStrictEqual({ 'commands-0': 11, 'commands-1': 3 });
+  });
+});
+
+describe('decideAggregate: re-sent commands', () => {
+  it('answers a re-sent accepted commandId at a new offset with the original result and no event', async () => {
+    const head = committed(await decide(accountHead(), [open(10, { commandId: 'open' }), deposit(11, 100, { commandId: 'dep' })]));
+    const resent = await decide(head, [deposit(12, 100, { commandId: 'dep' })], confirmedThrough(11));
+    expect(summary(resent.results)).toStrictEqual(['dep v2']);
+    expect(resent.toPublish).toStrictEqual([]);
+    expect(resent.next).toBeNull();
+    expect(resent.counts).toStrictEqual({ accepted: 0, rejected: 0, duplicates: 1 });
+  });
+
+  it('treats the commandId as the identity, whatever the re-sent data says', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100, { commandId: 'dep' })]));
+    const resent = await decide(head, [deposit(12, 999, { commandId: 'dep' })], confirmedThrough(11));
+    expect(summary(resent.results)).toStrictEqual(['dep v2']);
+    expect(resent.next).toBeNull();
+  });
+
+  it('answers a re-send within the same batch with the first result', async () => {
+    const outcome = await decide(accountHead(), [open(1), deposit(2, 100, { commandId: 'dep' }), deposit(3, 100, { commandId: 'dep' })]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'dep v2', 'dep v2']);
+    expect(committed(outcome).state).toStrictEqual({ status: 'open', owner: 'Ada', balance: 100 });
+  });
+
+  it('gives a redelivery of the re-sending record the same original result', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100, { commandId: 'dep' })]));
+    // The re-send lands in a batch with new work, so its record is remembered in the head.
+    const batch = [deposit(12, 100, { commandId: 'dep' }), withdraw(13, 40)];
+    const first = await decide(head, batch, confirmedThrough(11));
+    expect(summary(first.results)).toStrictEqual(['dep v2', 'c-0-13 v3']);
+    const redelivered = await decide(committed(first), batch, confirmedThrough(13));
+    expect(redelivered.results).toStrictEqual(first.results);
+    expect(redelivered.next).toBeNull();
+    // And when the re-send was alone (no head written), its redelivery is a re-send again: same answer.
+    const alone = await decide(head, [deposit(12, 100, { commandId: 'dep' })], confirmedThrough(11));
+    const aloneAgain = await decide(head, [deposit(12, 100, { commandId: 'dep' })], confirmedThrough(11));
+    expect(aloneAgain.results).toStrictEqual(alone.results);
+    expect(summary(aloneAgain.results)).toStrictEqual(['dep v2']);
+  });
+
+  it('decides a re-sent commandId again when it was rejected the first time', async () => {
+    const head = committed(await decide(accountHead(), [open(10), withdraw(11, 50, { commandId: 'w' }), deposit(12, 100)]));
+    expect(head.recent.find((r) => r.commandId === 'w')?.result.status).toBe('rejected');
+    const outcome = await decide(head, [withdraw(13, 50, { commandId: 'w' })], confirmedThrough(12));
+    expect(summary(outcome.results)).toStrictEqual(['w v3']);
+    expect(outcome.toPublish.map((e) => [e.type, e.commandId])).toStrictEqual([['MoneyWithdrawn', 'w']]);
+    expect(committed(outcome).state).toStrictEqual({ status: 'open', owner: 'Ada', balance: 50 });
+  });
+});
+
+describe('decideAggregate: outbox', () => {
+  it('publishes an unconfirmed outbox before the new events and keeps it in the next head', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    expect(head.outbox.map((e) => e.version)).toStrictEqual([1, 2]);
+    const outcome = await decide(head, [withdraw(12, 30)], noWatermarks);
+    expect(outcome.toPublish.map((e) => e.version)).toStrictEqual([1, 2, 3]);
+    expect(outcome.toPublish.slice(0, 2)).toStrictEqual(head.outbox);
+    expect(committed(outcome).outbox).toStrictEqual(outcome.toPublish);
+    expect(committed(outcome).writtenAt).toStrictEqual({ tp: 'commands-0', offset: 12 });
+  });
+
+  it('drops an outbox the watermark confirmed', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    const outcome = await decide(head, [withdraw(12, 30)], confirmedThrough(11));
+    expect(outcome.toPublish.map((e) => e.version)).toStrictEqual([3]);
+    expect(committed(outcome).outbox.map((e) => e.version)).toStrictEqual([3]);
+  });
+
+  it('keeps the outbox unconfirmed when the head was written inside a gap', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    const gap = new Map([['commands-0', { tp: 'commands-0', through: 40, gaps: [[5, 20]] as const }]]);
+    const outcome = await decide(head, [withdraw(41, 30)], gap);
+    expect(outcome.toPublish.map((e) => e.version)).toStrictEqual([1, 2, 3]);
+  });
+
+  it('re-publishes an unconfirmed outbox even when the batch has nothing new, without a write', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
+    const outcome = await decide(head, [deposit(11, 100)], noWatermarks);
+    expect(outcome.next).toBeNull();
+    expect(outcome.toPublish).toStrictEqual(head.outbox);
+  });
+});
+
+describe('decideAggregate: event records follow the wire contract', () => {
+  it('builds each event from the command, the injected time and the source position', async () => {
+    const outcome = await decide(
+      accountHead(),
+      [open(10, { commandId: 'c-open', metadata: { correlationId: 'x', user: { id: 7 } } }), deposit(11, 50, { commandId: 'c-dep' })],
+      noWatermarks,
+      LATER,
+    );
+    const expected: EventRecord[] = [
+      {
+        eventId: 'account:acc-1:1',
+        aggregateType: 'account',
+        aggregateId: 'acc-1',
+        version: 1,
+        type: 'AccountOpened',
+        data: { owner: 'Ada' },
+        commandId: 'c-open',
+        occurredAt: '2026-12-01T08:30:00.000Z',
+        metadata: { correlationId: 'x', user: { id: 7 } },
+        source: { topic: 'commands', partition: 0, offset: 10 },
+      },
+      {
+        eventId: 'account:acc-1:2',
+        aggregateType: 'account',
+        aggregateId: 'acc-1',
+        version: 2,
+        type: 'MoneyDeposited',
+        data: { amount: 50 },
+        commandId: 'c-dep',
+        occurredAt: '2026-12-01T08:30:00.000Z',
+        source: { topic: 'commands', partition: 0, offset: 11 },
+      },
+    ];
+    expect(outcome.toPublish).toStrictEqual(expected);
+    expect(outcome.results).toStrictEqual([
+      { commandId: 'c-open', aggregateType: 'account', aggregateId: 'acc-1', status: 'accepted', version: 1 },
+      { commandId: 'c-dep', aggregateType: 'account', aggregateId: 'acc-1', status: 'accepted', version: 2 },
+    ]);
+  });
+
+  it('records the validated data (owner trimmed), not the raw data', async () => {
+    const outcome = await decide(accountHead(), [open(1, { data: { owner: '  Ada  ' } })]);
+    expect(outcome.toPublish[0]?.data).toStrictEqual({ owner: 'Ada' });
+    expect(committed(outcome).state).toStrictEqual({ status: 'open', owner: 'Ada', balance: 0 });
+  });
+
+  it('builds a rejected result with the code, message and identity of the command', async () => {
+    const outcome = await decide(accountHead(), [deposit(1, 5, { commandId: 'c-x' })]);
+    expect(outcome.results).toStrictEqual([
+      {
+        commandId: 'c-x',
+        aggregateType: 'account',
+        aggregateId: 'acc-1',
+        status: 'rejected',
+        reason: { code: 'AccountNotOpen', message: 'Cannot deposit to an account that has not been opened' },
+      },
+    ]);
+  });
+
+  it('produces a head that survives a JSON round trip unchanged', async () => {
+    const next = committed(await decide(accountHead(), [open(1, { metadata: { a: [1, 'b'] } }), deposit(2, 10), withdraw(3, 100)]));
+    expect(JSON.parse(JSON.stringify(next))).toStrictEqual(next);
+  });
+});
+
+describe('decideAggregate: commands that break the aggregate', () => {
+  const notesHead = (): Head => emptyHead('notes', 'n-1', notes.initialState);
+  const note = (offset: number, text: string, fail?: 'decide' | 'evolve', copies?: number): Spec => ({
+    offset,
+    aggregateType: 'notes',
+    aggregateId: 'n-1',
+    type: 'Note',
+    data: { text, ...(fail === undefined ? {} : { fail }), ...(copies === undefined ? {} : { copies }) },
+  });
+
+  it('numbers the several events of one command consecutively, and the result carries the last version', async () => {
+    const outcome = await decide(notesHead(), [note(1, 'a', undefined, 3), note(2, 'b', undefined, 0), note(3, 'c')]);
+    expect(outcome.toPublish.map((e) => [e.version, e.eventId, e.commandId])).toStrictEqual([
+      [1, 'notes:n-1:1', 'c-0-1'],
+      [2, 'notes:n-1:2', 'c-0-1'],
+      [3, 'notes:n-1:3', 'c-0-1'],
+      [4, 'notes:n-1:4', 'c-0-3'],
+    ]);
+    // A command accepted with no events leaves the version where it was.
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v3', 'c-0-2 v3', 'c-0-3 v4']);
+    expect(committed(outcome)).toMatchObject({ version: 4, state: { count: 4 } });
+  });
+
+  it('rejects a command whose decide throws as DecideFailed, dead-letters it, and decides the rest', async () => {
+    const commands = await incoming(note(1, 'a'), note(2, 'b', 'decide'), note(3, 'c'));
+    const outcome = decideAggregate(notesHead(), commands, noWatermarks, NOW);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 DecideFailed', 'c-0-3 v2']);
+    expect(outcome.deadLetters).toHaveLength(1);
+    expect(outcome.deadLetters[0]?.record).toBe(commands[1]?.record);
+    expect(outcome.deadLetters[0]?.reason.code).toBe('DecideFailed');
+    expect(outcome.deadLetters[0]?.reason.message).toContain('decide blew up');
+    expect(committed(outcome).state).toStrictEqual({ count: 2 });
+  });
+
+  it('keeps none of the events of a command whose evolve throws part way', async () => {
+    const outcome = await decide(notesHead(), [note(1, 'a'), note(2, 'b', 'evolve'), note(3, 'c')]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 DecideFailed', 'c-0-3 v2']);
+    expect(outcome.toPublish.map((e) => [e.version, e.data])).toStrictEqual([
+      [1, { text: 'a' }],
+      [2, { text: 'c' }],
+    ]);
+    expect(committed(outcome).state).toStrictEqual({ count: 2 });
+  });
+
+  it('rejects with AggregateTooLarge, and dead-letters, a command that would overflow the head', async () => {
+    // Each 1,000-character note fits alone; the third one does not fit on top of the first two.
+    const commands = await incoming(note(1, 'x'.repeat(1000)), note(2, 'y'.repeat(1000)), note(3, 'z'.repeat(1000)), note(4, 'small'));
+    const outcome = decideAggregate(notesHead(), commands, noWatermarks, NOW, 4500);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 v2', 'c-0-3 AggregateTooLarge', 'c-0-4 v3']);
+    expect(outcome.deadLetters.map((d) => [d.record, d.reason.code])).toStrictEqual([[commands[2]?.record, 'AggregateTooLarge']]);
+    const next = committed(outcome);
+    expect(next.outbox.map((e) => e.data)).toStrictEqual([{ text: 'x'.repeat(1000) }, { text: 'y'.repeat(1000) }, { text: 'small' }]);
+    expect(JSON.stringify(next).length).toBeLessThanOrEqual(4500);
+    expect(outcome.counts).toStrictEqual({ accepted: 3, rejected: 1, duplicates: 0 });
+  });
+
+  it('counts multi-byte characters as the bytes they take', async () => {
+    // 1,000 characters of 'é' are 2,000 bytes: over a 1,800-byte limit, though 1,000 ASCII characters fit.
+    const ascii = decideAggregate(notesHead(), await incoming(note(1, 'e'.repeat(1000))), noWatermarks, NOW, 1800);
+    expect(summary(ascii.results)).toStrictEqual(['c-0-1 v1']);
+    const accented = decideAggregate(notesHead(), await incoming(note(1, 'é'.repeat(1000))), noWatermarks, NOW, 1800);
+    expect(summary(accented.results)).toStrictEqual(['c-0-1 AggregateTooLarge']);
+  });
+
+  it('treats a business rejection of the test aggregate as a result, not a dead letter', async () => {
+    const outcome = await decide(notesHead(), [note(1, '')]);
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 EmptyNote']);
+    expect(outcome.deadLetters).toStrictEqual([]);
+  });
+});
+
+describe('decideAggregate: recent commands', () => {
+  it('keeps RECENT_COMMANDS entries, newest last, once a head has more', async () => {
+    // Offsets 0..120 in the head, then 500 and 501: the newest RECENT_COMMANDS of those 123 stay.
+    const last = RECENT_COMMANDS + 20;
+    const many = [open(0), ...Array.from({ length: last }, (_, i) => deposit(i + 1, 1))];
+    const head = committed(await decide(accountHead(), many));
+    const next = committed(await decide(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last)));
+    const kept = Array.from({ length: RECENT_COMMANDS - 2 }, (_, i) => last - (RECENT_COMMANDS - 2) + 1 + i);
+    expect(next.recent.map((r) => r.offset)).toStrictEqual([...kept, 500, 501]);
+  });
+
+  it('keeps every command of a batch larger than RECENT_COMMANDS, so a retry re-emits every result', async () => {
+    const size = RECENT_COMMANDS + 50;
+    const batch = [open(0), ...Array.from({ length: size - 1 }, (_, i) => (i % 10 === 9 ? withdraw(i + 1, 10_000) : deposit(i + 1, 3)))];
+    const first = await decide(accountHead(), batch);
+    const head = committed(first);
+    expect(head.recent).toHaveLength(size);
+    expect(head.recent[0]).toMatchObject({ commandId: 'c-0-0', tp: 'commands-0', offset: 0 });
+    const retry = await decide(head, batch, confirmedThrough(size - 1));
+    expect(retry.results).toStrictEqual(first.results);
+    expect(retry.results).toHaveLength(size);
+    expect(retry.next).toBeNull();
+    expect(retry.counts.duplicates).toBe(size);
+  });
+
+  it('remembers rejected commands too, with their tp and offset', async () => {
+    const head = committed(await decide(accountHead(), [open(4), withdraw(5, 1)]));
+    expect(head.recent.map((r) => [r.commandId, r.tp, r.offset, r.result.status])).toStrictEqual([
+      ['c-0-4', 'commands-0', 4, 'accepted'],
+      ['c-0-5', 'commands-0', 5, 'rejected'],
+    ]);
+  });
+});
