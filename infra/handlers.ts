@@ -4,7 +4,7 @@
  * A function the topology adds later (event handler, snapshot rebuild) is deployed with no
  * change here; one without a trigger is only invoked directly.
  */
-import type { aws_dynamodb as dynamodb, aws_ec2 as ec2 } from 'aws-cdk-lib';
+import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { Duration, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
 import { KafkaDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -13,7 +13,7 @@ import { tableEnv, topicEnv } from '../functions/config.ts';
 import type { FunctionSpec, TableKey, TopicKey } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
-import { pascal } from './tables.ts';
+import { pascal, type Tables } from './tables.ts';
 
 /**
  * A topology function with the deployment facts the topology may declare. Every field is
@@ -86,7 +86,7 @@ export interface HandlersProps {
   readonly topicNames: Readonly<Record<TopicKey, string>>;
   /** Topic that receives the records of batches a trigger gave up on. */
   readonly deadLetterTopic: TopicKey;
-  readonly tables: Readonly<Record<TableKey, dynamodb.ITable>>;
+  readonly tables: Tables;
   readonly vpc: ec2.IVpc;
   readonly subnets: ec2.SubnetSelection;
   readonly securityGroup: ec2.ISecurityGroup;
@@ -124,13 +124,13 @@ export class Handlers extends Construct {
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
     const allTopics = Object.keys(props.topicNames) as TopicKey[];
-    const allTables = Object.keys(props.tables) as TableKey[];
+    const allTables = Object.keys(props.tables.tables) as TableKey[];
     const errors = props.errorHandling ?? {};
     const functions: Record<string, NodejsFunction> = {};
     const triggers: Record<string, lambda.EventSourceMapping> = {};
 
     const stackEnvironment: Record<string, string> = {
-      ...Object.fromEntries(allTables.map((t) => [tableEnv[t], props.tables[t].tableName])),
+      ...Object.fromEntries(allTables.map((t) => [tableEnv[t], props.tables.tables[t].tableName])),
       ...Object.fromEntries(allTopics.map((t) => [topicEnv[t], props.topicNames[t]])),
       KAFKA_BROKERS: props.cluster.bootstrapBrokers,
       KAFKA_AUTH: props.cluster.auth,
@@ -154,7 +154,7 @@ export class Handlers extends Construct {
       });
       functions[key] = fn;
 
-      for (const table of spec.tables ?? allTables) props.tables[table].grantReadWriteData(fn);
+      for (const table of spec.tables ?? allTables) props.tables.grantReadWrite(fn, table);
       props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]));
       const reads = spec.reads ?? (trigger ? [] : allTopics);
       props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup]);

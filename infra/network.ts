@@ -19,7 +19,8 @@ export interface NetworkProps {
    */
   readonly maxAzs?: number;
   /**
-   * Create the Lambda and STS interface endpoints (needed without NAT).
+   * Create the Lambda and STS interface endpoints the MSK trigger needs without NAT, and
+   * (for an existing VPC) the DynamoDB gateway endpoint; a new VPC always gets the latter.
    * @default true
    */
   readonly interfaceEndpoints?: boolean;
@@ -45,7 +46,8 @@ export class Network extends Construct {
     super(scope, id);
     if (props.vpcId !== undefined) {
       this.vpc = ec2.Vpc.fromLookup(this, 'Vpc', { vpcId: props.vpcId });
-      this.vpc.addGatewayEndpoint('DynamoDb', { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB });
+      // An existing VPC may have its endpoints already; `vpcEndpoints=false` leaves it as it is.
+      if (props.interfaceEndpoints ?? true) this.vpc.addGatewayEndpoint('DynamoDb', { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB });
     } else {
       this.vpc = new ec2.Vpc(this, 'Vpc', {
         maxAzs: props.maxAzs ?? 2,

@@ -27,6 +27,11 @@ export interface KafkaAggregatesStackProps extends StackProps {
    * @default - see {@link TriggerErrorHandling}
    */
   readonly triggerErrorHandling?: TriggerErrorHandling;
+  /**
+   * Environment added to every function; the stack's own variables take precedence.
+   * @default - none
+   */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /** The kafka-aggregates stack. */
@@ -75,12 +80,13 @@ export class KafkaAggregatesStack extends Stack {
       cluster: this.cluster,
       topicNames: this.topics.names,
       deadLetterTopic: 'deadLetter',
-      tables: this.tables.tables,
+      tables: this.tables,
       vpc: this.network.vpc,
       subnets: this.network.subnets,
       securityGroup: this.network.functionSecurityGroup,
       triggersDependOn: this.topics.resource,
       ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
+      ...(props.environment !== undefined ? { environment: props.environment } : {}),
     });
 
     this.monitoring = new Monitoring(this, 'Monitoring', {

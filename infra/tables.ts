@@ -3,7 +3,7 @@
  * protection and RETAIN. Both tables are stateful: the aggregates table holds the heads
  * commands are decided against, the read models what clients read.
  */
-import { RemovalPolicy, aws_dynamodb as dynamodb, aws_kms as kms } from 'aws-cdk-lib';
+import { RemovalPolicy, aws_dynamodb as dynamodb, aws_iam as iam, aws_kms as kms } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { TableKey, TableSpec } from '../functions/topology.ts';
 import type { TableEncryptionMode } from './settings.ts';
@@ -33,6 +33,17 @@ export class Tables extends Construct {
         description: 'Encryption of the kafka-aggregates tables',
         enableKeyRotation: true,
         removalPolicy: RemovalPolicy.RETAIN,
+        // The default key policy grants the account "kms:*"; this names what it allows instead.
+        policy: new iam.PolicyDocument({
+          statements: [
+            new iam.PolicyStatement({
+              sid: 'AccountAdministersAndDelegatesUse',
+              principals: [new iam.AccountRootPrincipal()],
+              actions: [...KEY_ADMIN_ACTIONS, ...KEY_USE_ACTIONS],
+              resources: ['*'],
+            }),
+          ],
+        }),
       });
     }
     const entries = Object.entries(props.tables).map(([key, spec]) => {
@@ -51,7 +62,67 @@ export class Tables extends Construct {
     });
     this.tables = Object.fromEntries(entries) as Record<TableKey, dynamodb.Table>;
   }
+
+  /**
+   * Lets `grantee` read and write the table `key`, and use its key when customer-managed,
+   * with named actions only (the CDK's `grantReadWriteData` adds `kms:*` wildcards).
+   */
+  grantReadWrite(grantee: iam.IGrantable, key: TableKey): void {
+    this.tables[key].grant(grantee, ...TABLE_READ_WRITE_ACTIONS);
+    this.key?.grant(grantee, ...KEY_USE_ACTIONS);
+  }
 }
+
+/** DynamoDB item access of the functions (no streams, no table management). */
+export const TABLE_READ_WRITE_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:DescribeTable',
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:UpdateItem',
+] as const;
+
+/** What a principal needs of the table key to read and write an encrypted table. */
+const KEY_USE_ACTIONS = [
+  'kms:Decrypt',
+  'kms:DescribeKey',
+  'kms:Encrypt',
+  'kms:GenerateDataKey',
+  'kms:GenerateDataKeyWithoutPlaintext',
+  'kms:ReEncryptFrom',
+  'kms:ReEncryptTo',
+];
+
+/** Key administration, for the account (and the IAM policies it writes). */
+const KEY_ADMIN_ACTIONS = [
+  'kms:CancelKeyDeletion',
+  'kms:CreateAlias',
+  'kms:CreateGrant',
+  'kms:DeleteAlias',
+  'kms:DisableKey',
+  'kms:DisableKeyRotation',
+  'kms:EnableKey',
+  'kms:EnableKeyRotation',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListAliases',
+  'kms:ListGrants',
+  'kms:ListKeyPolicies',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:RetireGrant',
+  'kms:RevokeGrant',
+  'kms:ScheduleKeyDeletion',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:UpdateAlias',
+  'kms:UpdateKeyDescription',
+];
 
 /** `readModels` → `ReadModels`, for construct ids. */
 export const pascal = (key: string): string => key.charAt(0).toUpperCase() + key.slice(1);

@@ -111,10 +111,13 @@ const brokerAnswers = async (brokers: string[], timeoutMs: number): Promise<bool
     const cluster = await admin.describeCluster();
     return cluster.brokers.length > 0;
   })();
-  const timeout = sleep(timeoutMs).then(() => false);
+  const timer = new AbortController();
+  const timeout = sleep(timeoutMs, false, { signal: timer.signal }).catch(() => false);
   try {
     return await Promise.race([attempt.catch(() => false), timeout]);
   } finally {
+    // A pending timer would keep the caller's process (the CLI, vitest) alive.
+    timer.abort();
     attempt.catch(() => undefined);
     await admin.disconnect().catch(() => undefined);
   }

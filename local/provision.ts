@@ -1,0 +1,86 @@
+/**
+ * The local provisioner: creates every topic and table of the topology (functions/topology.ts)
+ * under the names they have in this environment, idempotently. The CDK stack does the same on AWS.
+ * Run it alone with `tsx local/provision.ts`.
+ */
+import {
+  CreateTableCommand,
+  ResourceInUseException,
+  waitUntilTableExists,
+  type AttributeDefinition,
+  type DynamoDBClient,
+  type KeySchemaElement,
+} from '@aws-sdk/client-dynamodb';
+import { pathToFileURL } from 'node:url';
+import { createDynamoClient } from '../functions/adapters/dynamodb.ts';
+import { createKafka } from '../functions/adapters/kafka.ts';
+import { ensureTopics, type NamedTopic } from '../functions/adapters/topics.ts';
+import { tableName, topicName } from '../functions/config.ts';
+import { tables, topics, type TableKey, type TableSpec, type TopicKey } from '../functions/topology.ts';
+
+/** What a provisioning run created; empty lists when everything existed already. */
+export interface ProvisionResult {
+  readonly createdTopics: string[];
+  readonly createdTables: string[];
+}
+
+/** The topology's topics under their names in this environment. */
+export const namedTopics = (): NamedTopic[] =>
+  (Object.keys(topics) as TopicKey[]).map((key) => ({ ...topics[key], name: topicName(key) }));
+
+/** The topology's tables under their names in this environment. */
+export const namedTables = (): (TableSpec & { readonly name: string })[] =>
+  (Object.keys(tables) as TableKey[]).map((key) => ({ ...tables[key], name: tableName(key) }));
+
+/** Creates a table unless it exists, then waits until it is ACTIVE; true when it created it. */
+const ensureTable = async (client: DynamoDBClient, spec: TableSpec): Promise<boolean> => {
+  const keys: [string, KeySchemaElement['KeyType']][] = [[spec.partitionKey, 'HASH']];
+  if (spec.sortKey !== undefined) keys.push([spec.sortKey, 'RANGE']);
+  const attributes: AttributeDefinition[] = keys.map(([name]) => ({ AttributeName: name, AttributeType: 'S' }));
+  let created = true;
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: spec.name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: attributes,
+        KeySchema: keys.map(([name, type]) => ({ AttributeName: name, KeyType: type })),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+    created = false;
+  }
+  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: spec.name });
+  return created;
+};
+
+/** Creates the topology's topics and tables that do not exist yet. */
+export const provision = async (): Promise<ProvisionResult> => {
+  const admin = createKafka('kafka-aggregates-provision').admin();
+  const dynamo = createDynamoClient();
+  try {
+    await admin.connect();
+    const [createdTopics, tablesCreated] = await Promise.all([
+      ensureTopics(admin, namedTopics()),
+      Promise.all(namedTables().map(async (spec) => ((await ensureTable(dynamo, spec)) ? [spec.name] : []))),
+    ]);
+    return { createdTopics, createdTables: tablesCreated.flat() };
+  } finally {
+    await admin.disconnect();
+    dynamo.destroy();
+  }
+};
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  provision().then(
+    ({ createdTopics, createdTables }) => {
+      console.log(`Topics created: ${createdTopics.join(', ') || 'none (all existed)'}`);
+      console.log(`Tables created: ${createdTables.join(', ') || 'none (all existed)'}`);
+    },
+    (error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * cfn-lint from the project's Python venv (`.cache/venv`, local/requirements.txt). Creates
+ * the venv when the local stack has not yet done so, and marks it installed the same way.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../infra/node-function.ts';
+
+const venv = join(PROJECT_ROOT, '.cache', 'venv');
+const requirements = join(PROJECT_ROOT, 'local', 'requirements.txt');
+/** The cfn-lint executable. */
+export const cfnLintBin = join(venv, 'bin', 'cfn-lint');
+
+/** Makes sure cfn-lint is installed; slow (pip) only the first time. */
+export const ensureCfnLint = (): string => {
+  if (existsSync(cfnLintBin)) return cfnLintBin;
+  if (!existsSync(join(venv, 'bin', 'python'))) execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+  execFileSync(join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '-r', requirements], { stdio: 'inherit' });
+  writeFileSync(join(venv, 'requirements.sha256'), createHash('sha256').update(readFileSync(requirements)).digest('hex') + '\n');
+  return cfnLintBin;
+};
+
+/** Result of linting templates: exit code and output (cfn-lint exits 0 with no findings). */
+export const cfnLint = (templates: string[]): { code: number; output: string } => {
+  const result = spawnSync(ensureCfnLint(), ['--format', 'parseable', ...templates], { encoding: 'utf8' });
+  return { code: result.status ?? -1, output: `${result.stdout}${result.stderr}` };
+};

@@ -1,0 +1,107 @@
+/**
+ * The AWS Solutions rules (cdk-nag v3) find nothing unacknowledged, on the default stack
+ * and on the variant that uses an existing VPC and an existing SCRAM cluster; and the CDK
+ * itself reports no error or warning annotation.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { aws_iam as iam } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineApp } from '../../infra/define-app.ts';
+import { resourcesOf, synthesize, type Synthesized } from './synth.ts';
+
+const ACCOUNT = '123456789012';
+const REGION = 'eu-west-1';
+const VPC_ID = 'vpc-0123456789abcdef0';
+const CLUSTER_ARN = `arn:aws:kafka:${REGION}:${ACCOUNT}:cluster/existing/0a1b2c3d-1111-2222-3333-444455556666-2`;
+const SECRET_ARN = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:AmazonMSK_kafka-aggregates-AbCdEf`;
+
+/** What `Vpc.fromLookup` would have cached in cdk.context.json for the existing VPC. */
+const vpcLookup = {
+  [`vpc-provider:account=${ACCOUNT}:filter.vpc-id=${VPC_ID}:region=${REGION}:returnAsymmetricSubnets=true`]: {
+    vpcId: VPC_ID,
+    vpcCidrBlock: '10.1.0.0/16',
+    ownerAccountId: ACCOUNT,
+    availabilityZones: [],
+    subnetGroups: [
+      {
+        name: 'Private',
+        type: 'Private',
+        subnets: [
+          { subnetId: 'subnet-00000000000000001', cidr: '10.1.0.0/20', availabilityZone: `${REGION}a`, routeTableId: 'rtb-00000000000000001' },
+          { subnetId: 'subnet-00000000000000002', cidr: '10.1.16.0/20', availabilityZone: `${REGION}b`, routeTableId: 'rtb-00000000000000002' },
+        ],
+      },
+    ],
+  },
+};
+
+const unacknowledged = (synth: Synthesized) =>
+  new AwsSolutionsChecks().validateScope(synth.app).violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+
+describe('default stack', () => {
+  let synth: Synthesized;
+  beforeAll(() => {
+    synth = synthesize({ skipBundling: true });
+  }, 120_000);
+
+  it('has no unacknowledged AwsSolutions error or warning', () => {
+    expect(unacknowledged(synth)).toEqual([]);
+  });
+
+  it('has no error or warning annotation', () => {
+    const annotations = Annotations.fromStack(synth.stack);
+    expect(annotations.findError('*', Match.anyValue())).toEqual([]);
+    expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('fails the synth on a finding nobody acknowledged', () => {
+    const { app, stack } = defineApp({ outdir: mkdtempSync(join(tmpdir(), 'kafka-aggregates-cdk-')), context: { 'aws:cdk:bundling-stacks': [] } });
+    const probe = new iam.Role(stack, 'Probe', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    probe.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::bucket/*'] }));
+    expect(() => app.synth()).toThrow(/AwsSolutions-IAM5\[Resource::arn:aws:s3:::bucket\/\*\]/);
+  });
+});
+
+describe('existing VPC and SCRAM cluster', () => {
+  let synth: Synthesized;
+  const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  beforeAll(() => {
+    process.env.CDK_DEFAULT_ACCOUNT = ACCOUNT;
+    process.env.CDK_DEFAULT_REGION = REGION;
+    synth = synthesize({
+      skipBundling: true,
+      context: {
+        vpcId: VPC_ID,
+        mskClusterArn: CLUSTER_ARN,
+        mskAuth: 'scram',
+        mskScramSecretArn: SECRET_ARN,
+        mskSecurityGroupId: 'sg-00000000000000001',
+        ...vpcLookup,
+      },
+    });
+  }, 120_000);
+  afterAll(() => {
+    process.env.CDK_DEFAULT_ACCOUNT = saved.account;
+    process.env.CDK_DEFAULT_REGION = saved.region;
+  });
+
+  it('has no unacknowledged AwsSolutions error or warning', () => {
+    expect(unacknowledged(synth)).toEqual([]);
+  });
+
+  it('creates no cluster and no VPC, and triggers with the SCRAM secret from the existing cluster', () => {
+    synth.template.resourceCountIs('AWS::MSK::ServerlessCluster', 0);
+    synth.template.resourceCountIs('AWS::EC2::VPC', 0);
+    for (const mapping of Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'))) {
+      expect(mapping.Properties).toMatchObject({
+        EventSourceArn: CLUSTER_ARN,
+        SourceAccessConfigurations: [{ Type: 'SASL_SCRAM_512_AUTH', URI: SECRET_ARN }],
+      });
+    }
+    synth.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', { GroupId: 'sg-00000000000000001', FromPort: 9096, ToPort: 9096 });
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Builds the CDK app exactly as `cdk synth` does (infra/define-app.ts), into a temporary
+ * directory, for the infra tests. Each test file synthesizes once.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { defineApp } from '../../infra/define-app.ts';
+import type { KafkaAggregatesStack, KafkaAggregatesStackProps } from '../../infra/stack.ts';
+
+/** A synthesized app, its stack, the stack's template and where it was written. */
+export interface Synthesized {
+  readonly app: App;
+  readonly stack: KafkaAggregatesStack;
+  readonly template: Template;
+  readonly outdir: string;
+}
+
+/** Options of {@link synthesize}. */
+export interface SynthesizeOptions {
+  /** Context, as `-c key=value` would give it. */
+  readonly context?: Record<string, unknown>;
+  /** Stack properties to replace. */
+  readonly overrides?: Partial<Omit<KafkaAggregatesStackProps, 'settings'>>;
+  /** Skip esbuild (the CDK's own switch): for variants whose code assets do not matter. */
+  readonly skipBundling?: boolean;
+}
+
+/** Synthesizes the app; the AWS Solutions checks run as part of it and throw on a finding. */
+export const synthesize = ({ context = {}, overrides = {}, skipBundling = false }: SynthesizeOptions = {}): Synthesized => {
+  const outdir = mkdtempSync(join(tmpdir(), 'kafka-aggregates-cdk-'));
+  const { app, stack } = defineApp({ outdir, context: { ...context, ...(skipBundling ? { 'aws:cdk:bundling-stacks': [] } : {}) } }, overrides);
+  app.synth();
+  return { app, stack, template: Template.fromStack(stack), outdir };
+};
+
+/** A CloudFormation resource as the template holds it. */
+export interface CfnResource {
+  readonly Type: string;
+  readonly Properties?: Record<string, unknown>;
+  readonly DependsOn?: string | string[];
+  readonly DeletionPolicy?: string;
+  readonly UpdateReplacePolicy?: string;
+}
+
+/** Resources of `type`, by logical id. */
+export const resourcesOf = (template: Template, type: string): Record<string, CfnResource> =>
+  template.findResources(type) as Record<string, CfnResource>;
+
+/** Every IAM policy statement of the template: identity policies and role inline policies. */
+export const policyStatements = (template: Template): { Effect: string; Action: string | string[]; Resource?: unknown; owner: string }[] => {
+  const statements: { Effect: string; Action: string | string[]; Resource?: unknown; owner: string }[] = [];
+  const collect = (owner: string, document: unknown): void => {
+    const list = (document as { Statement?: unknown[] } | undefined)?.Statement ?? [];
+    for (const s of list) statements.push({ ...(s as { Effect: string; Action: string | string[]; Resource?: unknown }), owner });
+  };
+  for (const [id, r] of Object.entries(resourcesOf(template, 'AWS::IAM::Policy'))) collect(id, r.Properties?.PolicyDocument);
+  for (const [id, r] of Object.entries(resourcesOf(template, 'AWS::IAM::ManagedPolicy'))) collect(id, r.Properties?.PolicyDocument);
+  for (const [id, r] of Object.entries(resourcesOf(template, 'AWS::IAM::Role'))) {
+    for (const p of (r.Properties?.Policies as { PolicyDocument: unknown }[] | undefined) ?? []) collect(id, p.PolicyDocument);
+  }
+  for (const [id, r] of Object.entries(resourcesOf(template, 'AWS::KMS::Key'))) collect(id, r.Properties?.KeyPolicy);
+  for (const [id, r] of Object.entries(resourcesOf(template, 'AWS::SNS::TopicPolicy'))) collect(id, r.Properties?.PolicyDocument);
+  return statements;
+};
+
+/** The actions of a statement as a list. */
+export const actionsOf = (statement: { Action: string | string[] }): string[] =>
+  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+
+/** The statements of the policies attached to the role of the function with logical id prefix `fn`. */
+export const statementsOfFunction = (template: Template, functionLogicalId: string): { Action: string | string[]; Resource?: unknown }[] => {
+  const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionLogicalId];
+  const roleRef = (fn?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
+  if (roleRef === undefined) throw new Error(`no role for ${functionLogicalId}`);
+  return Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+    .filter((p) => (p.Properties?.Roles as { Ref: string }[] | undefined)?.some((r) => r.Ref === roleRef))
+    .flatMap((p) => (p.Properties?.PolicyDocument as { Statement: { Action: string | string[]; Resource?: unknown }[] }).Statement);
+};
