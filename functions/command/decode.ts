@@ -27,6 +27,10 @@ export interface BadCommand {
 /** Outcome of decoding one record. */
 export type Decoded = { readonly ok: IncomingCommand } | { readonly bad: BadCommand };
 
+const utf8 = new TextEncoder();
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);
+
 const stringField = (value: unknown, field: string): string | null => {
   if (typeof value !== 'object' || value === null) return null;
   const v = (value as Record<string, unknown>)[field];
@@ -74,8 +78,10 @@ export const decodeCommand = async (
   if (!envelope.success) return bad('InvalidCommand', `invalid command: ${describeIssues(envelope.error.issues)}`);
   const { aggregateId, aggregateType, type, data } = envelope.data;
 
+  // Kafka partitions by the key's bytes, so compare bytes: text equality would let a key with a
+  // byte-order mark (stripped by decoding) pass while it hashes to another partition.
   const key = record.key === undefined ? undefined : decodeUtf8(record.key);
-  if (key !== aggregateId)
+  if (record.key === undefined || !sameBytes(record.key, utf8.encode(aggregateId)))
     return bad(
       'KeyMismatch',
       `record key ${key === undefined ? '(none)' : JSON.stringify(key)} differs from aggregateId ${JSON.stringify(aggregateId)}; ` +

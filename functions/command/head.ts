@@ -66,7 +66,27 @@ export const outboxConfirmed = (head: Head, watermarks: ReadonlyMap<string, Publ
 export const advanceWatermark = (previous: PublishWatermark | undefined, tp: string, from: number, to: number): PublishWatermark => {
   if (previous === undefined) return { tp, through: to, gaps: [] };
   const gaps = from > previous.through + 1 ? [...previous.gaps, [previous.through + 1, from - 1] as const] : previous.gaps;
-  return { tp, through: Math.max(previous.through, to), gaps };
+  return { tp, through: Math.max(previous.through, to), gaps: boundGaps(gaps) };
+};
+
+/** Most gaps a watermark keeps; beyond it the two closest are merged. */
+export const MAX_GAPS = 32;
+
+/**
+ * Offsets also skip where a partition holds transaction markers, so gaps can accumulate.
+ * Merging the two closest gaps keeps the item small and stays safe: a wider gap only marks
+ * more outboxes unconfirmed, and an unconfirmed outbox is re-published, never lost.
+ */
+const boundGaps = (gaps: readonly (readonly [number, number])[]): (readonly [number, number])[] => {
+  const merged = [...gaps];
+  while (merged.length > MAX_GAPS) {
+    let closest = 0;
+    for (let i = 1; i < merged.length - 1; i++) {
+      if ((merged[i + 1]![0] - merged[i]![1]) < (merged[closest + 1]![0] - merged[closest]![1])) closest = i;
+    }
+    merged.splice(closest, 2, [merged[closest]![0], merged[closest + 1]![1]]);
+  }
+  return merged;
 };
 
 /** How many recent commands a head keeps beyond those of the batch that writes it. */

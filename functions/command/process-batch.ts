@@ -25,6 +25,8 @@ export interface CommandSideDeps {
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
   readonly writeConcurrency?: number;
+  /** Size limit of a head item in bytes (default MAX_HEAD_BYTES, below DynamoDB's 400 KB). */
+  readonly maxHeadBytes?: number;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -138,7 +140,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       let base: Head =
         snapshot.heads.get(key) ?? emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
       for (let attempt = 0; ; attempt++) {
-        const outcome = decideAggregate(base, commands, snapshot.watermarks, now);
+        const outcome = decideAggregate(base, commands, snapshot.watermarks, now, deps.maxHeadBytes);
         if (outcome.next === null) {
           outcomes.set(key, outcome);
           return;

@@ -250,3 +250,15 @@ describe('decodeCommand: the bad-records fixture', () => {
     ]);
   });
 });
+
+describe('decodeCommand: keys are compared as bytes', () => {
+  it('rejects a key that differs from aggregateId only by a leading byte-order mark as KeyMismatch', async () => {
+    // Kafka partitions by the key's bytes: EF BB BF "acc-1" hashes apart from "acc-1", so the
+    // record could land on another partition than the other commands of acc-1.
+    const key = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('acc-1')]);
+    const value = { commandId: 'c-1', aggregateType: 'account', aggregateId: 'acc-1', type: 'Deposit', data: { amount: 5 } };
+    const [[record]] = decodeMskEvent(mskEvent([{ offset: 1, key, value }])) as [[RawRecord]];
+    const decoded = await decodeCommand(record, registry([account]));
+    expect('bad' in decoded && decoded.bad.reason.code).toBe('KeyMismatch');
+  });
+});

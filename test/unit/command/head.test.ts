@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../../functions/core/wire.ts';
-import { advanceWatermark, emptyHead, outboxConfirmed, type Head, type PublishWatermark } from '../../../functions/command/head.ts';
+import { advanceWatermark, emptyHead, MAX_GAPS, outboxConfirmed, type Head, type PublishWatermark } from '../../../functions/command/head.ts';
 
 const event: EventRecord = {
   eventId: 'account:acc-1:1',
@@ -86,5 +86,18 @@ describe('advanceWatermark', () => {
 
   it('records a one-offset gap', () => {
     expect(advanceWatermark({ tp: 'commands-0', through: 9, gaps: [] }, 'commands-0', 11, 12).gaps).toStrictEqual([[10, 10]]);
+  });
+
+  it('keeps at most MAX_GAPS gaps by merging the closest ones, so a skipped offset is never confirmed', () => {
+    let mark: PublishWatermark | undefined = undefined;
+    // Every batch skips one offset, as transaction markers do: 0..8, 10..18, 20..28, ...
+    for (let from = 0; from < 1000; from += 10) mark = advanceWatermark(mark, 'commands-0', from, from + 8);
+    const final = mark as PublishWatermark;
+    expect(final.gaps.length).toBeLessThanOrEqual(MAX_GAPS);
+    expect(final.through).toBe(998);
+    for (let skipped = 9; skipped < 990; skipped += 10) {
+      const head: Head = { ...emptyHead('account', 'a', {}), outbox: [event], writtenAt: { tp: 'commands-0', offset: skipped } };
+      expect(outboxConfirmed(head, marks(final))).toBe(false);
+    }
   });
 });

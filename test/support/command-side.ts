@@ -1,0 +1,96 @@
+/**
+ * A command side wired to real parts for integration tests: its own aggregates table in the
+ * emulator and its own events/results/dead-letter topics on the broker, so test files do not
+ * see each other's records.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Kafka, Producer } from 'kafkajs';
+import type { AnyAggregate } from '../../functions/core/aggregate.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { createProducer } from '../../functions/adapters/kafka.ts';
+import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
+import { createCommandProcessor, type CommandSideDeps } from '../../functions/command/process-batch.ts';
+import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
+import { aggregates } from '../../functions/domain/index.ts';
+import { countRequests, createAggregatesTable } from './dynamo.ts';
+import { createTopics, readJson, testKafka, unique } from './kafka.ts';
+
+/** Real table, real topics, one producer; `processor()` builds a batch processor over them. */
+export interface CommandSide {
+  readonly kafka: Kafka;
+  readonly dynamo: DynamoDBClient;
+  readonly requests: ReturnType<typeof countRequests>;
+  readonly heads: HeadsTable;
+  readonly publisher: KafkaPublisher;
+  readonly topics: { readonly events: string; readonly results: string; readonly deadLetter: string };
+  processor(overrides?: Partial<CommandSideDeps>): ReturnType<typeof createCommandProcessor>;
+  events(): Promise<EventRecord[]>;
+  results(): Promise<ResultRecord[]>;
+  deadLetters(): Promise<ReturnType<typeof JSON.parse>[]>;
+  close(): Promise<void>;
+}
+
+export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] = []): Promise<CommandSide> => {
+  const kafka = testKafka();
+  const dynamo = createDynamoClient();
+  const requests = countRequests(dynamo);
+  const table = unique('aggregates');
+  await createAggregatesTable(dynamo, table);
+  const topics = { events: unique('events'), results: unique('results'), deadLetter: unique('dead-letter') };
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, { [topics.events]: 3, [topics.results]: 3, [topics.deadLetter]: 1 });
+  await admin.disconnect();
+  const producer: Producer = createProducer(kafka);
+  const publisher = new KafkaPublisher(producer, topics);
+  const heads = new HeadsTable(createDocumentClient(dynamo), table);
+  return {
+    kafka,
+    dynamo,
+    requests,
+    heads,
+    publisher,
+    topics,
+    processor: (overrides = {}) =>
+      createCommandProcessor({ aggregates: [...aggregates, ...extraAggregates], heads, publisher, ...overrides }),
+    events: () => readJson<EventRecord>(kafka, topics.events),
+    results: () => readJson<ResultRecord>(kafka, topics.results),
+    deadLetters: () => readJson(kafka, topics.deadLetter),
+    close: async () => {
+      await publisher.close();
+      dynamo.destroy();
+    },
+  };
+};
+
+/** A publisher that fails its first `failures` calls: a crash after the commit, before publishing. */
+export const crashingPublisher = (inner: { publish(o: BatchOutput): Promise<void> }, failures = 1) => {
+  let left = failures;
+  return {
+    publish: async (output: BatchOutput) => {
+      if (left-- > 0) throw new Error('injected crash: after DynamoDB commit, before publishing');
+      await inner.publish(output);
+    },
+  };
+};
+
+/** Events grouped per aggregate, after dedupe by (aggregateId, version); throws if a repeat differs. */
+export const dedupeEvents = (events: readonly EventRecord[]): Map<string, EventRecord[]> => {
+  const seen = new Map<string, string>();
+  const byAggregate = new Map<string, EventRecord[]>();
+  for (const event of events) {
+    const id = `${event.aggregateType}:${event.aggregateId}:${event.version}`;
+    const json = JSON.stringify(event);
+    const previous = seen.get(id);
+    if (previous !== undefined) {
+      if (previous !== json) throw new Error(`conflicting events for ${id}:\n${previous}\n${json}`);
+      continue;
+    }
+    seen.set(id, json);
+    const list = byAggregate.get(event.aggregateId) ?? [];
+    list.push(event);
+    byAggregate.set(event.aggregateId, list);
+  }
+  return byAggregate;
+};

@@ -1,0 +1,73 @@
+/** Kafka helpers for integration tests, against the real broker. */
+import type { Admin, Kafka } from 'kafkajs';
+import { createKafka } from '../../functions/adapters/kafka.ts';
+
+/** A record read back from a topic. */
+export interface ReadRecord {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  readonly value: string | null;
+  readonly headers: Record<string, string>;
+}
+
+export const testKafka = (): Kafka => createKafka('kafka-aggregates-tests');
+
+/** A name unique to this run, for topics, tables and aggregate ids. */
+export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+/** Creates topics with the given partition counts. */
+export const createTopics = async (admin: Admin, topics: Record<string, number>): Promise<void> => {
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: Object.entries(topics).map(([topic, numPartitions]) => ({ topic, numPartitions, replicationFactor: 1 })),
+  });
+};
+
+/**
+ * Every record of a topic from the start up to its end offsets at the time of the call,
+ * read with a plain consumer (no group, no commits) so tests see exactly what is there.
+ */
+export const readTopic = async (kafka: Kafka, topic: string): Promise<ReadRecord[]> => {
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const remaining = new Map(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => [e.partition, Number(e.high)]));
+  const records: ReadRecord[] = [];
+  if (remaining.size === 0) return records;
+  const consumer = kafka.consumer({ groupId: `reader-${Math.random().toString(36).slice(2)}`, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out reading ${topic}`)), 30_000);
+    consumer
+      .run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          const end = remaining.get(partition);
+          if (end === undefined) return;
+          records.push({
+            partition,
+            offset: Number(message.offset),
+            key: message.key?.toString('utf8') ?? null,
+            value: message.value?.toString('utf8') ?? null,
+            headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])),
+          });
+          if (Number(message.offset) + 1 >= end) remaining.delete(partition);
+          if (remaining.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+          await Promise.resolve();
+        },
+      })
+      .catch(reject);
+  });
+  await consumer.disconnect();
+  return records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+};
+
+/** The JSON values of a topic's records. */
+export const readJson = async <T>(kafka: Kafka, topic: string): Promise<T[]> =>
+  (await readTopic(kafka, topic)).map((r) => JSON.parse(r.value ?? 'null') as T);
