@@ -63,7 +63,7 @@ export const decodeCommand = async (
     },
   });
 
-  if (record.fault !== undefined) return bad('InvalidCommand', record.fault);
+  if (record.valueFault !== undefined) return bad('InvalidCommand', record.valueFault);
   if (record.value === undefined) return bad('InvalidCommand', 'record has no value');
   if (record.value.byteLength > maxBytes)
     return bad('PayloadTooLarge', `command is ${record.value.byteLength} bytes; the limit is ${maxBytes}`);
@@ -74,6 +74,7 @@ export const decodeCommand = async (
   } catch (error) {
     return bad('InvalidCommand', `record value is not JSON: ${(error as Error).message}`);
   }
+  if (record.keyFault !== undefined) return bad('InvalidCommand', record.keyFault);
   const envelope = commandEnvelopeSchema.safeParse(parsed);
   if (!envelope.success) return bad('InvalidCommand', `invalid command: ${describeIssues(envelope.error.issues)}`);
   const { aggregateId, aggregateType, type, data } = envelope.data;

@@ -34,8 +34,10 @@ export interface RawRecord {
   readonly original: MskRecord;
   readonly key: Uint8Array | undefined;
   readonly value: Uint8Array | undefined;
-  /** Why the key or value could not be decoded, if so. */
-  readonly fault?: string;
+  /** Why the key could not be decoded, if so. */
+  readonly keyFault?: string;
+  /** Why the value could not be decoded, if so. */
+  readonly valueFault?: string;
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -65,13 +67,13 @@ const decodeRecord = (record: MskRecord): RawRecord => {
   };
   const key = record.key == null ? undefined : decodeBase64(record.key);
   const value = record.value == null ? undefined : decodeBase64(record.value);
-  const fault =
-    record.key != null && key === undefined
-      ? 'record key is not valid base64'
-      : record.value != null && value === undefined
-        ? 'record value is not valid base64'
-        : undefined;
-  return { ...base, key, value, ...(fault === undefined ? {} : { fault }) };
+  return {
+    ...base,
+    key,
+    value,
+    ...(record.key != null && key === undefined ? { keyFault: 'record key is not valid base64' } : {}),
+    ...(record.value != null && value === undefined ? { valueFault: 'record value is not valid base64' } : {}),
+  };
 };
 
 /**

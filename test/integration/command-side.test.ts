@@ -151,8 +151,10 @@ describe('command side on the real broker and emulator', () => {
 
     expect(ra.conflicts + rb.conflicts).toBe(1);
     expect(ra.accepted + rb.accepted).toBe(2);
-    const events = (await side.events()).filter((e) => e.aggregateId === id);
-    expect(events.map((e) => e.version).sort()).toEqual([1, 2, 3]);
+    // Redelivered copies are allowed (the loser re-publishes the winner's unconfirmed outbox);
+    // a version with two different contents is not, and dedupeEvents throws on one.
+    const events = dedupeEvents((await side.events()).filter((e) => e.aggregateId === id)).get(id) ?? [];
+    expect(events.map((e) => e.version)).toEqual([1, 2, 3]);
     expect(new Set(events.map((e) => e.commandId)).size).toBe(3);
     const head = await side.heads.get('account', id);
     expect(head?.version).toBe(3);

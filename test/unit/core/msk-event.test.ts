@@ -23,7 +23,7 @@ describe('decodeMskEvent: key and value', () => {
     const record = decodeOne({ key: btoa('acc-1'), value: btoa('{"a":1}') });
     expect(record.key).toStrictEqual(bytes('acc-1'));
     expect(record.value).toStrictEqual(bytes('{"a":1}'));
-    expect(record.fault).toBeUndefined();
+    expect([record.keyFault, record.valueFault]).toEqual([undefined, undefined]);
   });
 
   it('decodes bytes that are not text, byte for byte', () => {
@@ -40,25 +40,25 @@ describe('decodeMskEvent: key and value', () => {
   it('gives key undefined, and no fault, when the key is absent', () => {
     const record = decodeOne({ value: btoa('x') });
     expect(record.key).toBeUndefined();
-    expect(record.fault).toBeUndefined();
+    expect([record.keyFault, record.valueFault]).toEqual([undefined, undefined]);
   });
 
   it('gives key undefined, and no fault, when the key is null', () => {
     const record = decodeOne({ key: null, value: btoa('x') });
     expect(record.key).toBeUndefined();
-    expect(record.fault).toBeUndefined();
+    expect([record.keyFault, record.valueFault]).toEqual([undefined, undefined]);
   });
 
   it('gives value undefined, and no fault, when the value is null (a tombstone)', () => {
     const record = decodeOne({ key: btoa('acc-1'), value: null });
     expect(record.value).toBeUndefined();
-    expect(record.fault).toBeUndefined();
+    expect([record.keyFault, record.valueFault]).toEqual([undefined, undefined]);
   });
 
   it('decodes an empty base64 string to zero bytes, not to undefined', () => {
     const record = decodeOne({ value: '' });
     expect(record.value).toStrictEqual(new Uint8Array());
-    expect(record.fault).toBeUndefined();
+    expect([record.keyFault, record.valueFault]).toEqual([undefined, undefined]);
   });
 
   it('keeps the record exactly as delivered, with its coordinates', () => {
@@ -84,14 +84,14 @@ describe('decodeMskEvent: invalid base64 is a fault, never an exception', () => 
   it.each(invalid)('reports a value with %s as a fault', (_, value) => {
     let record: RawRecord | undefined;
     expect(() => (record = decodeOne({ key: btoa('acc-1'), value }))).not.toThrow();
-    expect(record?.fault).toBe('record value is not valid base64');
+    expect(record?.valueFault).toBe('record value is not valid base64');
     expect(record?.value).toBeUndefined();
     expect(record?.key).toStrictEqual(bytes('acc-1'));
   });
 
   it.each(invalid)('reports a key with %s as a fault', (_, key) => {
     const record = decodeOne({ key, value: btoa('{}') });
-    expect(record.fault).toBe('record key is not valid base64');
+    expect(record.keyFault).toBe('record key is not valid base64');
     expect(record.key).toBeUndefined();
   });
 
@@ -102,7 +102,7 @@ describe('decodeMskEvent: invalid base64 is a fault, never an exception', () => 
       { offset: 3, key: 'acc-1', value: { n: 3 } },
     ]);
     const [partition] = decodeMskEvent(event) as [RawRecord[]];
-    expect(partition.map((r) => [r.offset, r.fault])).toStrictEqual([
+    expect(partition.map((r) => [r.offset, r.valueFault ?? r.keyFault])).toStrictEqual([
       [1, undefined],
       [2, 'record value is not valid base64'],
       [3, undefined],
@@ -151,7 +151,7 @@ describe('MSK fixtures', () => {
     for (const partition of partitions) {
       expect(partition.length).toBeGreaterThan(1);
       for (const record of partition) {
-        expect(record.fault).toBeUndefined();
+        expect([record.keyFault, record.valueFault]).toEqual([undefined, undefined]);
         expect(record.original.timestampType).toBe('CREATE_TIME');
         const value = JSON.parse(decodeUtf8(record.value ?? new Uint8Array()) ?? '') as { aggregateId: string; type: string };
         expect(decodeUtf8(record.key ?? new Uint8Array())).toBe(value.aggregateId);
@@ -172,7 +172,7 @@ describe('MSK fixtures', () => {
     const partitions = decodeMskEvent(fixture('msk-commands-bad-records.json'));
     expect(partitions).toHaveLength(1);
     const [partition] = partitions as [RawRecord[]];
-    expect(partition.map((r) => ({ offset: r.offset, fault: r.fault, hasKey: r.key !== undefined }))).toStrictEqual([
+    expect(partition.map((r) => ({ offset: r.offset, fault: r.valueFault ?? r.keyFault, hasKey: r.key !== undefined }))).toStrictEqual([
       { offset: 20, fault: undefined, hasKey: true },
       { offset: 21, fault: 'record value is not valid base64', hasKey: true },
       { offset: 22, fault: undefined, hasKey: false },
