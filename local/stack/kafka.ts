@@ -73,7 +73,7 @@ const install = async (): Promise<void> => {
   if (installed()) return;
   const version = kafkaVersion();
   const libs = libsDir();
-  const partial = `${libs}.partial`;
+  const partial = `${libs}.partial`; // one installer at a time: startStack holds a lock
   rmSync(partial, { recursive: true, force: true });
   rmSync(libs, { recursive: true, force: true });
   console.log(`[kafka] Fetching Apache Kafka ${version} from Maven Central into ${libs} (first run only)`);

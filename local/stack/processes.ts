@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { StackError } from './errors.ts';
 import { logFile, pidFile, stackDir } from './paths.ts';
 
@@ -199,3 +199,48 @@ export const logTail = (path: string, lines = 15): string => {
 
 /** Creates the parent folder of a file. */
 export const ensureParent = (path: string): void => void mkdirSync(dirname(path), { recursive: true });
+
+/** True when a process with this pid exists (whatever it runs). */
+const exists = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+};
+
+/**
+ * Runs `fn` while holding `.cache/stack/<name>.lock`, so that two processes starting the
+ * stack at once (a test run and `npm start`, two test runs) do not both install and launch
+ * it. A lock whose holder has died is taken over.
+ */
+export const withLock = async <T>(name: string, fn: () => Promise<T>, onWait: (holder: number) => void, timeoutMs = 600_000): Promise<T> => {
+  mkdirSync(stackDir, { recursive: true });
+  const path = join(stackDir, `${name}.lock`);
+  const deadline = Date.now() + timeoutMs;
+  let waited = false;
+  for (;;) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number(readFileSync(path, 'utf8').trim());
+    // An empty file is a lock being written right now: wait for it like any other.
+    if (holder > 0 && !exists(holder)) {
+      rmSync(path, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new StackError(`Another process (pid ${holder}) has held ${path} for ${timeoutMs / 1000} s`);
+    if (!waited) onWait(holder);
+    waited = true;
+    await sleep(500);
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(path, { force: true });
+  }
+};

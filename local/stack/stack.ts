@@ -6,6 +6,7 @@
 import type { Component } from './component.ts';
 import { dynamodb } from './dynamodb.ts';
 import { kafka } from './kafka.ts';
+import { withLock } from './processes.ts';
 
 /** Every component, in start order. */
 export const components: readonly Component[] = [kafka, dynamodb];
@@ -39,6 +40,10 @@ const endpoints = (): StackHandle['endpoints'] => ({
  */
 export const startStack = async (options: StartOptions = {}): Promise<StackHandle> => {
   const say = options.log ?? ((line: string) => console.log(line));
+  return withLock('start', () => start(say), (holder) => say(`Waiting for another start of the local stack (pid ${holder}) to finish`));
+};
+
+const start = async (say: (line: string) => void): Promise<StackHandle> => {
   const toStart: Component[] = [];
   for (const c of components) {
     if (c.external()) say(`${c.title}: not started, using ${c.name === 'kafka' ? 'KAFKA_BROKERS' : 'AWS_ENDPOINT_URL_DYNAMODB'}=${c.name === 'kafka' ? endpoints().kafka : endpoints().dynamodb}`);
