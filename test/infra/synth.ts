@@ -1,13 +1,14 @@
 /**
- * Builds the CDK app exactly as `cdk synth` does (infra/define-app.ts), into a temporary
- * directory, for the infra tests. Each test file synthesizes once.
+ * Builds the CDK app exactly as `cdk synth` does (infra/define-app.ts with the context of
+ * cdk.json), into a temporary directory, for the infra tests. Each test file synthesizes once.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { defineApp } from '../../infra/define-app.ts';
+import { PROJECT_ROOT } from '../../infra/node-function.ts';
 import type { KafkaAggregatesStack, KafkaAggregatesStackProps } from '../../infra/stack.ts';
 
 /** A synthesized app, its stack, the stack's template and where it was written. */
@@ -17,6 +18,12 @@ export interface Synthesized {
   readonly template: Template;
   readonly outdir: string;
 }
+
+/** The context of cdk.json (defaults and feature flags), which the CLI gives the app. */
+const cdkJsonContext = (): Record<string, unknown> => {
+  const { context } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  return Object.fromEntries(Object.entries(context).filter(([key]) => key !== '//'));
+};
 
 /** Options of {@link synthesize}. */
 export interface SynthesizeOptions {
@@ -31,7 +38,10 @@ export interface SynthesizeOptions {
 /** Synthesizes the app; the AWS Solutions checks run as part of it and throw on a finding. */
 export const synthesize = ({ context = {}, overrides = {}, skipBundling = false }: SynthesizeOptions = {}): Synthesized => {
   const outdir = mkdtempSync(join(tmpdir(), 'kafka-aggregates-cdk-'));
-  const { app, stack } = defineApp({ outdir, context: { ...context, ...(skipBundling ? { 'aws:cdk:bundling-stacks': [] } : {}) } }, overrides);
+  const { app, stack } = defineApp(
+    { outdir, context: { ...cdkJsonContext(), ...context, ...(skipBundling ? { 'aws:cdk:bundling-stacks': [] } : {}) } },
+    overrides,
+  );
   app.synth();
   return { app, stack, template: Template.fromStack(stack), outdir };
 };
