@@ -40,3 +40,6 @@ export const handleCommands = async (event: MskEvent): Promise<void> => {
 
 /** The Lambda handler, with structured logs and metrics. */
 export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+
+/** Disconnects the Kafka producer: for the local runtime and tests (Lambda keeps it between invocations). */
+export const shutdown = (): Promise<void> => publisher.close();

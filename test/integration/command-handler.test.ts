@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import type { Context } from 'aws-lambda';
+import { afterAll, describe, expect, it } from 'vitest';
+import { handler, shutdown } from '../../functions/command-handler.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { tableName, topicName } from '../../functions/config.ts';
+import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
+import type { ResultRecord } from '../../functions/core/wire.ts';
+import { readJson, testKafka, unique } from '../support/kafka.ts';
+
+const fixture = JSON.parse(readFileSync(new URL('../fixtures/msk-commands-event.json', import.meta.url), 'utf8')) as MskEvent;
+
+/** The fixture with its aggregate and command ids made unique to this run, keys re-encoded to match. */
+const freshFixture = (suffix: string): MskEvent => {
+  const rewrite = (record: MskRecord): MskRecord => {
+    const value = JSON.parse(Buffer.from(record.value ?? '', 'base64').toString('utf8')) as Record<string, string>;
+    const aggregateId = `${value.aggregateId}-${suffix}`;
+    const next = { ...value, aggregateId, commandId: `${value.commandId}-${suffix}` };
+    return { ...record, key: Buffer.from(aggregateId).toString('base64'), value: Buffer.from(JSON.stringify(next)).toString('base64') };
+  };
+  return { ...fixture, records: Object.fromEntries(Object.entries(fixture.records).map(([tp, rs]) => [tp, rs.map(rewrite)])) };
+};
+
+const context = { functionName: 'command-handler', awsRequestId: 'test-request', invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:command-handler' } as Context;
+
+afterAll(async () => {
+  await shutdown();
+});
+
+describe('the command handler Lambda entry', () => {
+  it('handles an MSK trigger event in the documented format and publishes a result for every command', async () => {
+    const suffix = unique('run');
+    const event = freshFixture(suffix);
+    await handler(event, context);
+
+    const commandIds = Object.values(event.records)
+      .flat()
+      .map((r) => (JSON.parse(Buffer.from(r.value ?? '', 'base64').toString('utf8')) as { commandId: string }).commandId);
+    const results = (await readJson<ResultRecord>(testKafka(), topicName('results'))).filter((r) => r.commandId !== null && commandIds.includes(r.commandId));
+    expect(results.map((r) => r.commandId).sort()).toEqual([...commandIds].sort());
+    expect(results.every((r) => r.status === 'accepted')).toBe(true);
+
+    const heads = new HeadsTable(createDocumentClient(createDynamoClient()), tableName('aggregates'));
+    const head = await heads.get('account', `acc-1-${suffix}`);
+    expect(head?.version).toBeGreaterThanOrEqual(2);
+  });
+});
