@@ -67,16 +67,15 @@ export const decideAggregate = (
   for (const incoming of commands) {
     const { record, envelope, aggregate } = incoming;
     const tp = topicPartition(record);
+    // Redelivered record: answer as before, change nothing. Records older than the recent
+    // window are known handled by the stored offset, but their answer is no longer kept.
+    const original = recent.find((r) => r.tp === tp && r.offset === record.offset);
     const seen = offsets[tp];
-    if (seen !== undefined && record.offset <= seen) {
-      // Redelivered record: answer as before, change nothing.
-      const original = recent.find((r) => r.tp === tp && r.offset === record.offset);
+    if (original !== undefined || (seen !== undefined && record.offset <= seen)) {
       if (original !== undefined) results.push(original.result);
       counts.duplicates++;
       continue;
     }
-    offsets[tp] = record.offset;
-    last = { tp, offset: record.offset };
     const resent = recent.find((r) => r.commandId === envelope.commandId && r.result.status === 'accepted');
     if (resent !== undefined) {
       // Same commandId at a new offset: at most one effect per command. Remember this offset
@@ -140,6 +139,13 @@ export const decideAggregate = (
         } else {
           events.push(...decided.events);
           eventBytes += added;
+          // Only commands with events move the stored offset, so that a head rebuilt from the
+          // events topic alone has the same offsets. A rejection redelivered past it is decided
+          // again against the same state, which gives the same answer.
+          if (decided.events.length > 0) {
+            offsets[tp] = record.offset;
+            last = { tp, offset: record.offset };
+          }
           state = decided.state;
           version += decided.events.length;
           result = { commandId: envelope.commandId, aggregateType, aggregateId, status: 'accepted', version };

@@ -173,10 +173,11 @@ describe('decideAggregate: redelivered records', () => {
   });
 
   it('takes the record at exactly the stored offset for a redelivery, even a rejected one', async () => {
-    // The last record was rejected, so only its offset (not an accepted commandId) marks it as seen.
+    // The last record was rejected: it does not move the stored offset (only commands with
+    // events do, so a rebuilt head has the same offsets), but its answer is in the recent window.
     const batch = [open(10), deposit(11, 100), withdraw(12, 500)];
     const first = await decide(accountHead(), batch);
-    expect(committed(first).offsets).toStrictEqual({ 'commands-0': 12 });
+    expect(committed(first).offsets).toStrictEqual({ 'commands-0': 11 });
     const again = await decide(committed(first), [...batch, deposit(13, 1)], confirmedThrough(12));
     expect(summary(again.results)).toStrictEqual(['c-0-10 v1', 'c-0-11 v2', 'c-0-12 InsufficientFunds', 'c-0-13 v3']);
     expect(again.counts).toStrictEqual({ accepted: 1, rejected: 0, duplicates: 3 });
