@@ -5,8 +5,9 @@
  * infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { decodeMskEvent, type MskEvent, type RawRecord } from '../core/msk-event.ts';
-import { topicPartition, type DeadLetterRecord, type Reason } from '../core/wire.ts';
+import { deadLetter } from '../core/dead-letter.ts';
+import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
+import { topicPartition } from '../core/wire.ts';
 import { headKey, VersionConflictError, type HeadsTable } from '../adapters/heads-table.ts';
 import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/publisher.ts';
 import { decideAggregate, type AggregateOutcome } from './decide-batch.ts';
@@ -69,18 +70,6 @@ const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T
     while (next < items.length) await fn(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-};
-
-const deadLetter = (record: RawRecord, reason: Reason): KeyedDeadLetter => {
-  const { original } = record;
-  const value: DeadLetterRecord = {
-    reason,
-    source: { topic: record.topic, partition: record.partition, offset: record.offset, timestamp: record.timestamp },
-    key: original.key ?? null,
-    value: original.value ?? null,
-    headers: original.headers ?? [],
-  };
-  return { key: record.key, record: value };
 };
 
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
