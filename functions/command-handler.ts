@@ -11,6 +11,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { tableName, topicName } from './config.ts';
 import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
 import { HeadsTable } from './adapters/heads-table.ts';
+import { EventLog } from './adapters/event-log.ts';
 import { createKafka, createProducer } from './adapters/kafka.ts';
 import { KafkaPublisher } from './adapters/publisher.ts';
 import { createCommandProcessor } from './command/process-batch.ts';
@@ -19,7 +20,9 @@ import { aggregates } from './domain/index.ts';
 
 const logger = new Logger({ serviceName: 'command-handler' });
 const metrics = new Metrics({ namespace: 'KafkaAggregates', serviceName: 'command-handler' });
-const publisher = new KafkaPublisher(createProducer(createKafka('command-handler')), {
+const kafka = createKafka('command-handler');
+const eventLog = new EventLog(kafka, topicName('events'));
+const publisher = new KafkaPublisher(createProducer(kafka), {
   events: topicName('events'),
   results: topicName('results'),
   deadLetter: topicName('deadLetter'),
@@ -28,6 +31,7 @@ const processBatch = createCommandProcessor({
   aggregates,
   heads: new HeadsTable(createDocumentClient(createDynamoClient()), tableName('aggregates')),
   publisher,
+  eventLog,
 });
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
@@ -42,4 +46,6 @@ export const handleCommands = async (event: MskEvent): Promise<void> => {
 export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(logMetrics(metrics));
 
 /** Disconnects the Kafka producer: for the local runtime and tests (Lambda keeps it between invocations). */
-export const shutdown = (): Promise<void> => publisher.close();
+export const shutdown = async (): Promise<void> => {
+  await Promise.all([publisher.close(), eventLog.close()]);
+};

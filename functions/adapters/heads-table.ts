@@ -3,7 +3,7 @@
  * batched reads, and the conditional write that orders and deduplicates every commit.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventRecord } from '../core/wire.ts';
 import type { Head, PublishWatermark, RecentCommand } from '../command/head.ts';
@@ -37,6 +37,27 @@ export class ReadThrottledError extends HeadsTableError {
 export const headKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
 /** Key of a partition's publish watermark item; `~` cannot start an aggregate type name. */
 export const watermarkKey = (tp: string): string => `~published#${tp}`;
+/** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
+export const CONTROL_KEY = '~control';
+
+/** Where a rebuild stands, kept in the control item so that it can resume. */
+export interface RebuildProgress {
+  /** End offset (exclusive) of every events partition, captured when the rebuild started. */
+  readonly endOffsets: Readonly<Record<string, number>>;
+  /** Next offset to read per events partition. */
+  readonly checkpoint: Readonly<Record<string, number>>;
+  readonly eventsRead: number;
+  readonly startedAt: string;
+}
+
+/**
+ * The control item. Absent: the table has never been checked against the events topic.
+ * `ready`: heads are in step with the topic. `rebuilding`: a rebuild holds the lock for
+ * `epoch`, and no command may be decided.
+ */
+export type ControlRecord =
+  | { readonly status: 'ready'; readonly epoch: number }
+  | { readonly status: 'rebuilding'; readonly epoch: number; readonly progress: RebuildProgress | null };
 
 type Item = Record<string, unknown>;
 
@@ -72,13 +93,19 @@ const watermarkFromItem = (item: Item): PublishWatermark => ({
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Heads and watermarks read together, as one batch needs them. */
+/** Heads, watermarks and the control item read together, as one batch needs them. */
 export interface HeadsSnapshot {
   /** By `headKey`; absent for aggregates without events. */
   readonly heads: ReadonlyMap<string, Head>;
   /** By `topic-partition`. */
   readonly watermarks: ReadonlyMap<string, PublishWatermark>;
+  readonly control: ControlRecord | undefined;
 }
+
+const controlFromItem = (item: Item): ControlRecord =>
+  item.status === 'rebuilding'
+    ? { status: 'rebuilding', epoch: Number(item.epoch), progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress) }
+    : { status: 'ready', epoch: Number(item.epoch) };
 
 /** Reads and writes aggregate heads and publish watermarks in one DynamoDB table. */
 export class HeadsTable {
@@ -88,31 +115,126 @@ export class HeadsTable {
     private readonly maxReadAttempts = 8,
   ) {}
 
-  /** Consistent batched read of the given heads and the watermarks of the given partitions. */
+  /** Consistent batched read of the given heads, the watermarks of the given partitions and the control item. */
   async read(headKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
     const heads = new Map<string, Head>();
     const watermarks = new Map<string, PublishWatermark>();
-    const keys = [...new Set([...headKeys, ...tps.map(watermarkKey)])];
+    let control: ControlRecord | undefined;
+    for (const item of await this.batchGetItems([CONTROL_KEY, ...headKeys, ...tps.map(watermarkKey)])) {
+      const pk = item.pk as string;
+      if (pk === CONTROL_KEY) control = controlFromItem(item);
+      else if (pk.startsWith('~published#')) {
+        const mark = watermarkFromItem(item);
+        watermarks.set(mark.tp, mark);
+      } else heads.set(pk, fromItem(item));
+    }
+    return { heads, watermarks, control };
+  }
+
+  /** BatchGetItem over any number of keys: 100 per request, unprocessed keys retried with backoff. */
+  private async batchGetItems(pks: readonly string[]): Promise<Item[]> {
+    const items: Item[] = [];
+    const keys = [...new Set(pks)];
     for (let i = 0; i < keys.length; i += 100) {
       let pending: Item[] = keys.slice(i, i + 100).map((pk) => ({ pk }));
       for (let attempt = 1; pending.length > 0; attempt++) {
         if (attempt > this.maxReadAttempts)
-          throw new ReadThrottledError(`${pending.length} heads still unprocessed after ${this.maxReadAttempts} BatchGetItem attempts`);
+          throw new ReadThrottledError(`${pending.length} items still unprocessed after ${this.maxReadAttempts} BatchGetItem attempts`);
         if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
         const out = await this.doc.send(
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
         );
-        for (const item of out.Responses?.[this.tableName] ?? []) {
-          if ((item.pk as string).startsWith('~published#')) {
-            const mark = watermarkFromItem(item);
-            watermarks.set(mark.tp, mark);
-          } else {
-            heads.set(item.pk as string, fromItem(item));
-          }
-        }
+        items.push(...(out.Responses?.[this.tableName] ?? []));
         pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
       }
     }
+    return items;
+  }
+
+  /** The control item by consistent read. */
+  async getControl(): Promise<ControlRecord | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: CONTROL_KEY }, ConsistentRead: true }));
+    return out.Item === undefined ? undefined : controlFromItem(out.Item);
+  }
+
+  /**
+   * Replaces the control item if it is still as `expected` (absent when undefined), so two
+   * rebuilds cannot both take the lock. Returns false when it had changed.
+   */
+  async putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: CONTROL_KEY,
+            status: next.status,
+            epoch: next.epoch,
+            ...(next.status === 'rebuilding' && next.progress !== null ? { progress: JSON.stringify(next.progress) } : {}),
+            updatedAt: new Date().toISOString(),
+          },
+          ...(expected === undefined
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : {
+                ConditionExpression: '#status = :status AND epoch = :epoch',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':status': expected.status, ':epoch': expected.epoch },
+              }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Writes a head rebuilt from the events topic, fenced by the rebuild's epoch: a head written
+   * by a newer rebuild is never overwritten by an older one. Returns false when fenced off.
+   */
+  async putRebuilt(head: Head, epoch: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
+          ConditionExpression: 'attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch',
+          ExpressionAttributeValues: { ':epoch': epoch },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
+  async readRebuilt(headKeys: readonly string[], epoch: number): Promise<Map<string, Head>> {
+    const out = new Map<string, Head>();
+    if (headKeys.length === 0) return out;
+    const items = await this.batchGetItems(headKeys);
+    for (const item of items) if (Number(item.rebuildEpoch) === epoch) out.set(item.pk as string, fromItem(item));
+    return out;
+  }
+
+  /** Every head and watermark in the table (a full scan: for rebuilds and checks, never the hot path). */
+  async scanAll(): Promise<{ heads: Head[]; watermarks: Map<string, PublishWatermark> }> {
+    const heads: Head[] = [];
+    const watermarks = new Map<string, PublishWatermark>();
+    let start: Item | undefined;
+    do {
+      const out = await this.doc.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+      for (const item of out.Items ?? []) {
+        const pk = item.pk as string;
+        if (pk.startsWith('~published#')) {
+          const mark = watermarkFromItem(item);
+          watermarks.set(mark.tp, mark);
+        } else if (!pk.startsWith('~')) heads.push(fromItem(item));
+      }
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
     return { heads, watermarks };
   }
 

@@ -18,8 +18,10 @@ import { advanceWatermark, emptyHead, type Head, type PublishWatermark } from '.
 export interface CommandSideDeps {
   /** The deployment's aggregate types. */
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: Pick<HeadsTable, 'read' | 'commit' | 'putWatermark' | 'getWatermark'>;
+  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putWatermark' | 'getWatermark' | 'putControl'>;
   readonly publisher: { publish(output: BatchOutput): Promise<void> };
+  /** Asked once per table lifetime: may an unmarked table start empty, or must it be rebuilt first? */
+  readonly eventLog: { isEmpty(): Promise<boolean> };
   /** Wall clock, injectable for tests. */
   readonly clock?: () => Date;
   /** Re-decisions allowed per aggregate after lost version races, before the batch fails. */
@@ -47,6 +49,25 @@ export class ConflictRetriesExhaustedError extends Error {
   override readonly name = 'ConflictRetriesExhaustedError';
   constructor(readonly aggregateType: string, readonly aggregateId: string, attempts: number, options?: ErrorOptions) {
     super(`${aggregateType} ${aggregateId}: still conflicting after ${attempts} re-decisions`, options);
+  }
+}
+
+/** A rebuild holds the lock: nothing may be decided until it has caught up. Retryable. */
+export class RebuildInProgressError extends Error {
+  override readonly name = 'RebuildInProgressError';
+  constructor(readonly epoch: number) {
+    super(`a snapshot rebuild (epoch ${epoch}) is in progress; commands wait until it has caught up`);
+  }
+}
+
+/**
+ * The aggregates table has never been checked against the events topic, and the topic holds
+ * events: deciding now would decide against empty heads the log says exist. Run the rebuild.
+ */
+export class TableBehindLogError extends Error {
+  override readonly name = 'TableBehindLogError';
+  constructor(readonly tableName: string) {
+    super(`table ${tableName} is behind the events topic (no control item, but the topic holds events): run the snapshot rebuild before commands are decided`);
   }
 }
 
@@ -110,6 +131,12 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     }
 
     const snapshot = await deps.heads.read([...byAggregate.keys()], [...ranges.keys()]);
+    if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);
+    if (snapshot.control === undefined) {
+      // A new table, or one that lost its items: it may start empty only if the log is empty too.
+      if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
+      await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
+    }
     const now = clock();
     const summary: BatchSummary = {
       records: records.length,

@@ -7,6 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka, Producer } from 'kafkajs';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { EventLog } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createProducer } from '../../functions/adapters/kafka.ts';
 import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
@@ -22,6 +23,7 @@ export interface CommandSide {
   readonly dynamo: DynamoDBClient;
   readonly requests: ReturnType<typeof countRequests>;
   readonly heads: HeadsTable;
+  readonly eventLog: EventLog;
   readonly publisher: KafkaPublisher;
   readonly topics: { readonly events: string; readonly results: string; readonly deadLetter: string };
   processor(overrides?: Partial<CommandSideDeps>): ReturnType<typeof createCommandProcessor>;
@@ -45,20 +47,23 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
   const producer: Producer = createProducer(kafka);
   const publisher = new KafkaPublisher(producer, topics);
   const heads = new HeadsTable(createDocumentClient(dynamo), table);
+  const eventLog = new EventLog(kafka, topics.events);
   return {
     kafka,
     dynamo,
     requests,
     heads,
+    eventLog,
     publisher,
     topics,
     processor: (overrides = {}) =>
-      createCommandProcessor({ aggregates: [...aggregates, ...extraAggregates], heads, publisher, ...overrides }),
+      createCommandProcessor({ aggregates: [...aggregates, ...extraAggregates], heads, publisher, eventLog, ...overrides }),
     events: () => readJson<EventRecord>(kafka, topics.events),
     results: () => readJson<ResultRecord>(kafka, topics.results),
     deadLetters: () => readJson(kafka, topics.deadLetter),
     close: async () => {
       await publisher.close();
+      await eventLog.close();
       dynamo.destroy();
     },
   };

@@ -1,0 +1,114 @@
+/**
+ * The events topic as the log of record: its end offsets, whether it is empty, and reading a
+ * range of it partition by partition (for rebuilds and checks).
+ */
+import type { Admin, Kafka } from 'kafkajs';
+
+/** Offsets per partition number. */
+export type PartitionOffsets = Record<number, number>;
+
+/** A raw record of the events topic. */
+export interface LogRecord {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+/** Reads the events topic. */
+export class EventLog {
+  private admin: Admin | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    readonly topic: string,
+  ) {}
+
+  private async connectedAdmin(): Promise<Admin> {
+    if (this.admin === undefined) {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    return this.admin;
+  }
+
+  /** Start (earliest) and end (next to be written) offset of every partition. */
+  async offsets(): Promise<{ start: PartitionOffsets; end: PartitionOffsets }> {
+    const offsets = await (await this.connectedAdmin()).fetchTopicOffsets(this.topic);
+    return {
+      start: Object.fromEntries(offsets.map((o) => [o.partition, Number(o.low)])),
+      end: Object.fromEntries(offsets.map((o) => [o.partition, Number(o.high)])),
+    };
+  }
+
+  /** True when no event has ever been written (retention is forever, so nothing was deleted). */
+  async isEmpty(): Promise<boolean> {
+    const { end } = await this.offsets();
+    return Object.values(end).every((offset) => offset === 0);
+  }
+
+  /**
+   * Reads every partition from `from` up to `to` (exclusive), handing over records in chunks
+   * of one partition's fetch. Resolves when every partition has reached its end offset, or
+   * early when `onChunk` returns 'stop'. Uses a throwaway consumer group and commits nothing.
+   */
+  async read(
+    from: PartitionOffsets,
+    to: PartitionOffsets,
+    onChunk: (records: LogRecord[]) => Promise<'continue' | 'stop'>,
+  ): Promise<void> {
+    const remaining = new Set(Object.keys(to).map(Number).filter((p) => (from[p] ?? 0) < (to[p] ?? 0)));
+    if (remaining.size === 0) return;
+    const groupId = `kafka-aggregates-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, maxBytesPerPartition: 4 * 1024 * 1024 });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        let done = false;
+        const finish = () => {
+          if (!done) {
+            done = true;
+            resolve();
+          }
+        };
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+              const end = to[batch.partition] ?? 0;
+              if (done || !remaining.has(batch.partition)) return;
+              const records = batch.messages
+                .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < end)
+                .map((m) => ({ partition: batch.partition, offset: Number(m.offset), key: m.key, value: m.value }));
+              const last = batch.messages.at(-1);
+              if (records.length > 0 && (await onChunk(records)) === 'stop') return finish();
+              if (last !== undefined) resolveOffset(last.offset);
+              await heartbeat();
+              // Control records (transaction markers) occupy offsets too: reaching end - 1 is not required.
+              if (last !== undefined && Number(last.offset) + 1 >= end) {
+                remaining.delete(batch.partition);
+                consumer.pause([{ topic: this.topic, partitions: [batch.partition] }]);
+              }
+              if (remaining.size === 0) finish();
+            },
+          })
+          .then(() => {
+            for (const partition of remaining) consumer.seek({ topic: this.topic, partition, offset: String(from[partition] ?? 0) });
+          })
+          .catch(reject);
+      });
+    } finally {
+      await consumer.disconnect();
+      await (await this.connectedAdmin()).deleteGroups([groupId]).catch(() => undefined);
+    }
+  }
+
+  /** Disconnects the admin client. */
+  async close(): Promise<void> {
+    await this.admin?.disconnect();
+    this.admin = undefined;
+  }
+}
