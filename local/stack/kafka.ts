@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { logLevel } from 'kafkajs';
+import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
 import { kafkaBrokers, LOCAL_KAFKA_BROKERS } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { MissingToolError, StackError, StartTimeoutError } from './errors.ts';
@@ -140,6 +141,26 @@ const waitReady = async (): Promise<void> => {
   }
 };
 
+/**
+ * A fresh broker answers metadata seconds before its group and transaction coordinators have
+ * loaded their internal topics; until then every client's first join or idempotent producer
+ * logs retriable errors. Waiting for both here keeps that noise out of the tests.
+ */
+const warmUp = async (): Promise<void> => {
+  const client = createKafka('kafka-aggregates-stack-warmup', [LOCAL_KAFKA_BROKERS]);
+  client.logger().setLogLevel(logLevel.NOTHING);
+  const admin = client.admin();
+  const producer = createProducer(client);
+  try {
+    await admin.connect();
+    await admin.describeGroups(['kafka-aggregates-stack-warmup']);
+    await producer.connect();
+  } finally {
+    await producer.disconnect();
+    await admin.disconnect();
+  }
+};
+
 const launch = async (): Promise<void> => {
   await prepare();
   startDetached(
@@ -149,6 +170,7 @@ const launch = async (): Promise<void> => {
     projectRoot,
   );
   await waitReady();
+  await warmUp();
 };
 
 /** Deletes every topic but Kafka's internal ones, and waits until they are gone. */
