@@ -77,7 +77,8 @@ export class EventLog {
           .run({
             autoCommit: false,
             eachBatchAutoResolve: false,
-            eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+            eachBatch: async (payload) => {
+              const { batch } = payload;
               const end = to[batch.partition] ?? 0;
               if (done || !remaining.has(batch.partition)) return;
               const records = batch.messages
@@ -85,8 +86,8 @@ export class EventLog {
                 .map((m) => ({ partition: batch.partition, offset: Number(m.offset), key: m.key, value: m.value }));
               const last = batch.messages.at(-1);
               if (records.length > 0 && (await onChunk(records)) === 'stop') return finish();
-              if (last !== undefined) resolveOffset(last.offset);
-              await heartbeat();
+              if (last !== undefined) payload.resolveOffset(last.offset);
+              await payload.heartbeat();
               // Control records (transaction markers) occupy offsets too: reaching end - 1 is not required.
               if (last !== undefined && Number(last.offset) + 1 >= end) {
                 remaining.delete(batch.partition);
