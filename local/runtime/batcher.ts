@@ -1,0 +1,117 @@
+/**
+ * The gathering side of the emulated trigger, without I/O: records wait per partition until
+ * a batch is full or the batching window has passed, a partition is in at most one batch at
+ * a time (as on AWS), and records already committed are never handed out again.
+ */
+import type { MskRecord } from '../../functions/core/msk-event.ts';
+import { topicPartition } from '../../functions/core/wire.ts';
+
+interface Waiting {
+  readonly record: MskRecord;
+  /** When the record reached the buffer (ms), for the batching window. */
+  readonly arrivedAt: number;
+}
+
+/** A batch taken from the buffer: records by `topic-partition`, each list in offset order. */
+export type Batch = ReadonlyMap<string, readonly MskRecord[]>;
+
+/** Records waiting for an invocation, partition by partition. */
+export class PartitionBuffer {
+  private readonly queues = new Map<string, Waiting[]>();
+  /** Partitions held by a running batch. */
+  private readonly busy = new Set<string>();
+  /** Per partition, the first offset not yet committed: anything below is done. */
+  private readonly floors = new Map<string, number>();
+  private count = 0;
+
+  /** Records waiting, in all partitions. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds a record in offset order; drops it (false) when it is committed already or queued. */
+  add(record: MskRecord, now: number): boolean {
+    const tp = topicPartition(record);
+    const queue = this.queues.get(tp) ?? [];
+    const last = queue.at(-1)?.record.offset ?? -1;
+    if (record.offset < (this.floors.get(tp) ?? 0) || record.offset <= last) return false;
+    queue.push({ record, arrivedAt: now });
+    this.queues.set(tp, queue);
+    this.count++;
+    return true;
+  }
+
+  /** Records not in a busy partition: what the next batch could hold. */
+  private available(): { tp: string; queue: Waiting[] }[] {
+    return [...this.queues]
+      .filter(([tp, queue]) => queue.length > 0 && !this.busy.has(tp))
+      .map(([tp, queue]) => ({ tp, queue }))
+      .sort((a, b) => (a.queue[0]?.arrivedAt ?? 0) - (b.queue[0]?.arrivedAt ?? 0));
+  }
+
+  /** True when a batch should go now: `batchSize` records are available or the oldest has waited `windowMs`. */
+  ready(now: number, batchSize: number, windowMs: number): boolean {
+    const available = this.available();
+    const total = available.reduce((n, a) => n + a.queue.length, 0);
+    if (total === 0) return false;
+    return total >= batchSize || now - (available[0]?.queue[0]?.arrivedAt ?? now) >= windowMs;
+  }
+
+  /** Milliseconds until the window of the oldest available record ends; undefined when none waits. */
+  wakeIn(now: number, windowMs: number): number | undefined {
+    const oldest = this.available()[0]?.queue[0];
+    return oldest === undefined ? undefined : Math.max(0, oldest.arrivedAt + windowMs - now);
+  }
+
+  /** Takes up to `batchSize` records, oldest partitions first, and marks their partitions busy. */
+  take(batchSize: number): Batch {
+    const batch = new Map<string, MskRecord[]>();
+    let room = batchSize;
+    for (const { tp, queue } of this.available()) {
+      if (room === 0) break;
+      const taken = queue.splice(0, room).map((w) => w.record);
+      room -= taken.length;
+      this.count -= taken.length;
+      this.busy.add(tp);
+      batch.set(tp, taken);
+    }
+    return batch;
+  }
+
+  /**
+   * Returns records of an unfinished batch to the front of their partition's queue (those
+   * not committed meanwhile), so they go again in the next batch.
+   */
+  putBack(batch: Batch, now: number): void {
+    for (const [tp, records] of batch) {
+      const queue = this.queues.get(tp) ?? [];
+      const first = queue[0]?.record.offset ?? Infinity;
+      const floor = this.floors.get(tp) ?? 0;
+      const back = records.filter((r) => r.offset >= floor && r.offset < first).map((record) => ({ record, arrivedAt: now }));
+      this.queues.set(tp, [...back, ...queue]);
+      this.count += back.length;
+    }
+  }
+
+  /** The batch holding `tp` has ended. */
+  release(tp: string): void {
+    this.busy.delete(tp);
+  }
+
+  /** Everything below `nextOffset` of `tp` is committed: drop what waits below it. */
+  advance(tp: string, nextOffset: number): void {
+    if (nextOffset <= (this.floors.get(tp) ?? 0)) return;
+    this.floors.set(tp, nextOffset);
+    const queue = this.queues.get(tp);
+    if (queue === undefined) return;
+    const keep = queue.filter((w) => w.record.offset >= nextOffset);
+    this.count -= queue.length - keep.length;
+    this.queues.set(tp, keep);
+  }
+
+  /** Drops every waiting record (busy marks stay): after a rebalance the consumer reads again from the committed offsets. */
+  clear(): void {
+    this.queues.clear();
+    this.count = 0;
+  }
+}

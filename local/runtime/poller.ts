@@ -1,0 +1,308 @@
+/**
+ * One emulated MSK event source mapping: a kafkajs consumer in the mapping's group feeds a
+ * buffer; batches go to the handler when full or when the batching window ends; offsets are
+ * committed only after success; failures are retried with exponential backoff until the
+ * retry limit, then the batch goes to the on-failure destination and its offsets are
+ * committed. A partition is in at most one invocation at a time.
+ */
+import type { Consumer, EachBatchPayload, Kafka, Message } from 'kafkajs';
+import { PartitionBuffer, type Batch } from './batcher.ts';
+import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
+import { lambdaContext, type FunctionModule } from './lambda.ts';
+import type { TriggerMapping } from './mappings.ts';
+import { mskEvent, toMskRecord, type EventSource } from './msk-payload.ts';
+import { backoffMs, deadLetterMessages, failedFrom, recordCount, splitBatch, type Backoff } from './outcome.ts';
+
+/** What happened to a batch, reported once per invocation and once per dead-lettering. */
+export interface InvocationReport {
+  readonly functionName: string;
+  /** Sequence number of the batch within this mapping; retries keep it. */
+  readonly batch: number;
+  /** 1 for the first invocation of the batch. */
+  readonly attempt: number;
+  /**
+   * `ok`: committed. `partial`: the handler reported failed records (the others committed).
+   * `failed`: it threw or timed out. `dead-lettered`: retries spent, records sent to the
+   * on-failure destination and committed.
+   */
+  readonly outcome: 'ok' | 'partial' | 'failed' | 'dead-lettered';
+  /** Offsets of the records, by `topic-partition`. */
+  readonly offsets: Readonly<Record<string, readonly number[]>>;
+  readonly records: number;
+  readonly durationMs: number;
+  readonly error?: string;
+  /** Wait before the next attempt, when there is one. */
+  readonly retryInMs?: number;
+}
+
+/** What a poller needs from the runtime around it. */
+export interface PollerDeps {
+  readonly kafka: Kafka;
+  readonly fn: FunctionModule;
+  readonly source: EventSource;
+  readonly region: string;
+  /** Retries after the first failure; -1 retries for ever. */
+  readonly retryAttempts: number;
+  readonly backoff: Backoff;
+  /** Sends records to the on-failure destination. */
+  readonly deadLetter: (messages: Message[]) => Promise<void>;
+  readonly report: (report: InvocationReport) => void;
+  readonly log: (line: string) => void;
+  readonly paused: boolean;
+}
+
+type Called = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+
+const offsetsOf = (batch: Batch): Record<string, number[]> =>
+  Object.fromEntries([...batch].map(([tp, records]) => [tp, records.map((r) => r.offset)]));
+
+/** Runs one mapping. */
+export class Poller {
+  private readonly buffer = new PartitionBuffer();
+  private consumer: Consumer | undefined;
+  private paused: boolean;
+  private stopping = false;
+  /** Partitions the group gave this member, once it has joined. */
+  private assigned: ReadonlySet<string> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private sequence = 0;
+  /** Handler calls in progress. */
+  private invoking = 0;
+  private readonly batches = new Set<Promise<void>>();
+  private readonly idleWaiters = new Set<() => void>();
+  private readonly resumeWaiters = new Set<() => void>();
+  private readonly roomWaiters = new Set<() => void>();
+  private readonly sleepers = new Set<() => void>();
+  /** Buffered records above which the consumer stops taking more (it keeps heartbeating). */
+  private readonly highWater: number;
+
+  constructor(
+    readonly mapping: TriggerMapping,
+    private readonly deps: PollerDeps,
+  ) {
+    this.paused = deps.paused;
+    this.highWater = Math.max(2 * mapping.batchSize, 1000);
+  }
+
+  /** Joins the group (starting at the earliest offset when it has no committed ones) and starts consuming. */
+  async start(): Promise<void> {
+    const consumer = this.deps.kafka.consumer({ groupId: this.mapping.consumerGroupId, maxWaitTimeInMs: 250, allowAutoTopicCreation: false });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)));
+      // The consumer reads again from the committed offsets: what waited would come twice.
+      this.buffer.clear();
+      this.notify(this.roomWaiters);
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) =>
+      this.deps.log(`${this.mapping.functionName}: consumer crashed (${message(payload.error)})${payload.restart ? ', restarting' : ''}`),
+    );
+    await consumer.connect();
+    await consumer.subscribe({ topics: [this.mapping.topic], fromBeginning: true });
+    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.onBatch(payload) });
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Starts no new invocation; resolves once the running ones have ended. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    clearTimeout(this.timer);
+    if (this.invoking > 0) await new Promise<void>((resolve) => this.idleWaiters.add(resolve));
+  }
+
+  /** Invokes again, from where it was. */
+  resume(): void {
+    this.paused = false;
+    this.notify(this.resumeWaiters);
+    this.pump();
+  }
+
+  /** Lets running invocations end (committing what succeeds), then leaves the group. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    for (const waiters of [this.resumeWaiters, this.roomWaiters, this.sleepers]) this.notify(waiters);
+    await Promise.allSettled([...this.batches]);
+    await this.consumer?.disconnect();
+  }
+
+  private notify(waiters: Set<() => void>): void {
+    for (const wake of [...waiters]) wake();
+    waiters.clear();
+  }
+
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const live = (): boolean => payload.isRunning() && !payload.isStale() && !this.stopping;
+    if (!live()) return;
+    const now = Date.now();
+    for (const m of batch.messages) if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
+    // Moves the fetch position only; offsets are committed after the handler succeeds.
+    payload.resolveOffset(batch.lastOffset());
+    this.pump();
+    while (this.buffer.size >= this.highWater && live()) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 3000);
+        this.roomWaiters.add(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await payload.heartbeat();
+    }
+  }
+
+  /** Starts every batch that is due, and wakes up when the next window ends. */
+  private pump(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.paused || this.stopping) return;
+    const now = Date.now();
+    const windowMs = this.mapping.maxBatchingWindowSeconds * 1000;
+    let took = false;
+    while (this.buffer.ready(now, this.mapping.batchSize, windowMs)) {
+      const running = this.runBatch(this.buffer.take(this.mapping.batchSize));
+      this.batches.add(running);
+      void running.finally(() => this.batches.delete(running));
+      took = true;
+    }
+    if (took) this.notify(this.roomWaiters);
+    const wait = this.buffer.wakeIn(now, windowMs);
+    if (wait !== undefined) this.timer = setTimeout(() => this.pump(), wait);
+  }
+
+  private async runBatch(initial: Batch): Promise<void> {
+    const id = ++this.sequence;
+    let batch = initial;
+    let attempt = 0;
+    try {
+      while (batch.size > 0) {
+        while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
+        if (this.stopping) return;
+        batch = this.ownedOnly(batch);
+        if (batch.size === 0) return;
+        attempt++;
+        const started = Date.now();
+        const called = await this.invoke(batch);
+        const durationMs = Date.now() - started;
+        const base = { functionName: this.mapping.functionName, batch: id, attempt, offsets: offsetsOf(batch), records: recordCount(batch), durationMs };
+        const failed = called.ok ? failedFrom(called.value, batch) : 'all';
+        if (failed !== 'all' && failed.size === 0) {
+          await this.commit(batch);
+          this.deps.report({ ...base, outcome: 'ok' });
+          return;
+        }
+        const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
+        await this.commit(done);
+        batch = retry;
+        const error = called.ok
+          ? failed === 'all'
+            ? 'BatchItemFailuresError: batchItemFailures names a record the batch does not hold'
+            : message(new BatchItemFailuresError(`${recordCount(retry)} record(s) reported failed`))
+          : message(called.error);
+        if (this.deps.retryAttempts >= 0 && attempt > this.deps.retryAttempts) {
+          this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error });
+          await this.sendToDeadLetter(batch, error, attempt);
+          if (this.stopping) return;
+          await this.commit(batch);
+          this.deps.report({ ...base, outcome: 'dead-lettered', offsets: offsetsOf(batch), records: recordCount(batch), error });
+          return;
+        }
+        const retryInMs = backoffMs(attempt, this.deps.backoff);
+        this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs });
+        await this.sleep(retryInMs);
+      }
+    } catch (error) {
+      // Not the handler's failure (that is handled above) but the trigger's own: go again.
+      this.deps.log(`${this.mapping.functionName}: batch ${id} ${message(error)}; its records go again`);
+      this.buffer.putBack(batch, Date.now());
+    } finally {
+      for (const tp of initial.keys()) this.buffer.release(tp);
+      this.pump();
+    }
+  }
+
+  /** The partitions of the batch that this member still owns; a revoked one belongs to its new owner. */
+  private ownedOnly(batch: Batch): Batch {
+    const assigned = this.assigned;
+    if (assigned === undefined || [...batch.keys()].every((tp) => assigned.has(tp))) return batch;
+    const revoked = [...batch.keys()].filter((tp) => !assigned.has(tp));
+    this.deps.log(`${this.mapping.functionName}: ${revoked.join(', ')} revoked; left to the new owner`);
+    return new Map([...batch].filter(([tp]) => assigned.has(tp)));
+  }
+
+  /** Calls the handler with the batch's event; a handler still running at its timeout is waited for, so the partition stays single-flight. */
+  private async invoke(batch: Batch): Promise<Called> {
+    const event = mskEvent([...batch.values()].flat(), this.deps.source);
+    const timeoutMs = this.mapping.timeoutSeconds * 1000;
+    const context = lambdaContext(this.mapping, this.deps.region, Date.now() + timeoutMs);
+    this.invoking++;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const call: Promise<Called> = Promise.resolve()
+        .then(() => this.deps.fn.handler(event, context))
+        .then(
+          (value) => ({ ok: true, value }),
+          (error: unknown) => ({ ok: false, error }),
+        );
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      const first = await Promise.race([call, timedOut]);
+      if (first !== 'timeout') return first;
+      const error = new InvocationTimeoutError(this.mapping.functionName, this.mapping.timeoutSeconds);
+      this.deps.log(`${error.message}; waiting for the call to end before retrying (a process cannot be killed like a Lambda sandbox)`);
+      await call;
+      return { ok: false, error };
+    } finally {
+      clearTimeout(timer);
+      if (--this.invoking === 0) this.notify(this.idleWaiters);
+    }
+  }
+
+  /** Commits the offset after each partition's last record; a failed commit (lost partition) means a later redelivery. */
+  private async commit(batch: Batch): Promise<void> {
+    const offsets = [...batch.values()].flatMap((records) => {
+      const last = records.at(-1);
+      return last === undefined ? [] : [{ topic: last.topic, partition: last.partition, offset: String(last.offset + 1) }];
+    });
+    if (offsets.length === 0) return;
+    try {
+      await this.consumer?.commitOffsets(offsets);
+    } catch (error) {
+      this.deps.log(`${this.mapping.functionName}: commit of ${offsets.map((o) => `${o.topic}-${o.partition}@${o.offset}`).join(' ')} failed (${message(error)}); the records will be delivered again`);
+    }
+    for (const o of offsets) this.buffer.advance(`${o.topic}-${o.partition}`, Number(o.offset));
+  }
+
+  /** Sends the batch to the on-failure destination, retrying until it is acknowledged or the poller stops. */
+  private async sendToDeadLetter(batch: Batch, error: string, attempts: number): Promise<void> {
+    const messages = deadLetterMessages(batch, this.mapping.functionName, error, attempts);
+    for (let retry = 1; !this.stopping; retry++) {
+      try {
+        await this.deps.deadLetter(messages);
+        return;
+      } catch (sendError) {
+        const wait = backoffMs(retry, this.deps.backoff);
+        this.deps.log(`${this.mapping.functionName}: on-failure destination refused the batch (${message(sendError)}); again in ${wait} ms`);
+        await this.sleep(wait);
+      }
+    }
+  }
+
+  /** Waits, waking early when the poller stops. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleepers.add(wake);
+    });
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The emulated MSK trigger against the real broker: the event it builds, commits after
+ * success only, retries and the on-failure destination, pause and resume, batch size and
+ * batching window, one invocation per partition at a time. The handler is a test double of
+ * user code (test/support/trigger-handler.ts) loaded through the trigger's dynamic import.
+ */
+import type { Admin, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeMskEvent } from '../../functions/core/msk-event.ts';
+import type { DeadLetterRecord } from '../../functions/core/wire.ts';
+import type { InvocationReport, TriggerMapping, Triggers } from '../../local/runtime/trigger.ts';
+import { startTriggers } from '../../local/runtime/trigger.ts';
+import { createTopics, readJson, readTopic, testKafka, unique } from '../support/kafka.ts';
+import { invocationsOf, script } from '../support/trigger-handler.ts';
+
+const kafka = testKafka();
+let admin: Admin;
+let producer: Producer;
+const running: Triggers[] = [];
+
+beforeAll(async () => {
+  admin = kafka.admin();
+  producer = kafka.producer();
+  await Promise.all([admin.connect(), producer.connect()]);
+});
+
+afterAll(async () => {
+  await Promise.allSettled(running.map((t) => t.stop()));
+  await Promise.all([admin.disconnect(), producer.disconnect()]);
+});
+
+/** A mapping of the test handler on `topic`, under a function name and group id unique to the test. */
+const mapping = (topic: string, extra: Partial<TriggerMapping> = {}): TriggerMapping => ({
+  functionName: unique('fn'),
+  entry: 'test/support/trigger-handler.ts',
+  topic,
+  batchSize: 100,
+  maxBatchingWindowSeconds: 0,
+  consumerGroupId: unique('trigger-test'),
+  timeoutSeconds: 30,
+  memoryMb: 128,
+  ...extra,
+});
+
+interface Started {
+  readonly triggers: Triggers;
+  readonly reports: InvocationReport[];
+}
+
+const start = async (m: TriggerMapping, options: { retryAttempts?: number; deadLetterTopic?: string; backoffMs?: number } = {}): Promise<Started> => {
+  const reports: InvocationReport[] = [];
+  const triggers = await startTriggers({
+    mappings: [m],
+    retryAttempts: options.retryAttempts ?? 10,
+    backoff: { initialMs: options.backoffMs ?? 50, maxMs: 500 },
+    deadLetterTopic: options.deadLetterTopic ?? unique('unused-dead-letter'),
+    onInvocation: (r) => reports.push(r),
+    log: () => undefined,
+  });
+  running.push(triggers);
+  return { triggers, reports };
+};
+
+const stop = async (triggers: Triggers): Promise<void> => {
+  running.splice(running.indexOf(triggers), 1);
+  await triggers.stop();
+};
+
+const waitFor = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> => {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+};
+
+const newTopic = async (partitions = 1): Promise<string> => {
+  const topic = unique('trigger-topic');
+  await createTopics(admin, { [topic]: partitions });
+  return topic;
+};
+
+const produce = async (topic: string, values: string[], partition?: number): Promise<void> => {
+  await producer.send({ topic, messages: values.map((value) => ({ value, key: value, ...(partition === undefined ? {} : { partition }) })) });
+};
+
+/** The group's committed offset of partition 0, -1 when it has none. */
+const committed = async (groupId: string, topic: string, partition = 0): Promise<number> => {
+  const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return Number(entry?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
+};
+
+const offsetsSeen = (functionName: string): number[] => invocationsOf(functionName).flatMap((i) => Object.values(i.offsets).flat());
+
+describe('the emulated MSK trigger', () => {
+  it('builds the event as the MSK trigger does: aws:kafka, topic-partition groups, base64 key and value, byte-array headers', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    const before = Date.now();
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'acc-1', value: '{"a":1}', headers: { 'x-trace': 'abc' } },
+        { key: null, value: 'second' },
+      ],
+    });
+    await start(m);
+    await waitFor('an invocation', () => offsetsSeen(m.functionName).length === 2);
+
+    const [invocation] = invocationsOf(m.functionName);
+    const event = invocation?.event;
+    expect(event?.eventSource).toBe('aws:kafka');
+    expect(event?.eventSourceArn).toMatch(/^arn:aws:kafka:[a-z0-9-]+:\d{12}:cluster\//);
+    expect(event?.bootstrapServers).toMatch(/:\d+/);
+    expect(Object.keys(event?.records ?? {})).toEqual([`${topic}-0`]);
+    const [first, second] = event?.records[`${topic}-0`] ?? [];
+    expect(first).toMatchObject({
+      topic,
+      partition: 0,
+      offset: 0,
+      timestampType: 'CREATE_TIME',
+      key: Buffer.from('acc-1').toString('base64'),
+      value: Buffer.from('{"a":1}').toString('base64'),
+      headers: [{ 'x-trace': [...Buffer.from('abc')] }],
+    });
+    expect(first?.timestamp).toBeGreaterThanOrEqual(before - 1000);
+    expect(second).not.toHaveProperty('key');
+    expect(second?.offset).toBe(1);
+    const decoded = decodeMskEvent(event!);
+    expect(decoded[0]?.map((r) => Buffer.from(r.value ?? []).toString())).toEqual(['{"a":1}', 'second']);
+    expect(invocation?.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(invocation?.remainingMs).toBeGreaterThan(29_000);
+  });
+
+  it('commits offsets only after the handler succeeds: a failed batch comes again, whole, then the committed offset moves past it', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    script(m.functionName, { failTimes: 1 });
+    await produce(topic, ['r0', 'r1', 'r2']);
+    const { triggers, reports } = await start(m, { backoffMs: 1500 });
+
+    await waitFor('the first failure', () => reports.some((r) => r.outcome === 'failed'));
+    expect(await committed(m.consumerGroupId, topic)).toBe(-1);
+
+    await waitFor('the retry to succeed', () => reports.some((r) => r.outcome === 'ok'));
+    const calls = invocationsOf(m.functionName);
+    expect(calls.map((c) => c.offsets[`${topic}-0`])).toEqual([
+      [0, 1, 2],
+      [0, 1, 2],
+    ]);
+    expect(calls.map((c) => c.failed === true)).toEqual([true, false]);
+    await waitFor('the commit', async () => (await committed(m.consumerGroupId, topic)) === 3);
+
+    // A restart in the same group starts after the committed records.
+    await stop(triggers);
+    await produce(topic, ['r3']);
+    await start(m);
+    await waitFor('the new record', () => offsetsSeen(m.functionName).includes(3));
+    expect(offsetsSeen(m.functionName)).toEqual([0, 1, 2, 0, 1, 2, 3]);
+  });
+
+  it('sends a batch that keeps failing to the on-failure destination after the retry limit, commits it, and moves the partition on', async () => {
+    const topic = await newTopic();
+    const deadLetterTopic = await newTopic();
+    const m = mapping(topic);
+    script(m.functionName, { alwaysFail: true });
+    await produce(topic, ['poison-0', 'poison-1']);
+    const { reports } = await start(m, { retryAttempts: 2, deadLetterTopic, backoffMs: 20 });
+
+    await waitFor('dead-lettering', () => reports.some((r) => r.outcome === 'dead-lettered'));
+    expect(reports.map((r) => `${r.outcome}#${r.attempt}`)).toEqual(['failed#1', 'failed#2', 'failed#3', 'dead-lettered#3']);
+    await waitFor('the commit', async () => (await committed(m.consumerGroupId, topic)) === 2);
+
+    const dead = await readJson<DeadLetterRecord>(kafka, deadLetterTopic);
+    expect(dead.map((d) => Buffer.from(d.value ?? '', 'base64').toString())).toEqual(['poison-0', 'poison-1']);
+    expect(dead.map((d) => d.source)).toMatchObject([
+      { topic, partition: 0, offset: 0 },
+      { topic, partition: 0, offset: 1 },
+    ]);
+    expect(dead[0]?.reason.code).toBe('RetryAttemptsExhausted');
+    expect(dead[0]?.reason.message).toContain('scripted failure');
+    const raw = await readTopic(kafka, deadLetterTopic);
+    expect(raw.map((r) => r.key)).toEqual(['poison-0', 'poison-1']);
+
+    script(m.functionName, {});
+    await produce(topic, ['healthy-2']);
+    await waitFor('the next record', () => reports.some((r) => r.outcome === 'ok'));
+    expect(reports.find((r) => r.outcome === 'ok')?.offsets).toEqual({ [`${topic}-0`]: [2] });
+  });
+
+  it('pauses (waiting for the running invocation to end) and resumes from where it was', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    script(m.functionName, { delayMs: 400 });
+    const { triggers } = await start(m);
+    await produce(topic, ['a']);
+    await waitFor('the first invocation to start', () => invocationsOf(m.functionName).length === 1);
+
+    await triggers.pause(m.functionName);
+    expect(invocationsOf(m.functionName)[0]?.endedAt).toBeDefined();
+    expect(triggers.isPaused(m.functionName)).toBe(true);
+
+    script(m.functionName, {});
+    await produce(topic, ['b', 'c']);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(invocationsOf(m.functionName)).toHaveLength(1);
+
+    triggers.resume(m.functionName);
+    await waitFor('the records produced while paused', () => offsetsSeen(m.functionName).length === 3);
+    expect(offsetsSeen(m.functionName)).toEqual([0, 1, 2]);
+    await waitFor('the commit', async () => (await committed(m.consumerGroupId, topic)) === 3);
+  });
+
+  it('never puts more than batchSize records in an invocation, nor one partition in two invocations at once', async () => {
+    const topic = await newTopic(3);
+    const m = mapping(topic, { batchSize: 5, maxBatchingWindowSeconds: 0.2 });
+    script(m.functionName, { delayMs: 30 });
+    const values = Array.from({ length: 60 }, (_, i) => `v${i}`);
+    await Promise.all([0, 1, 2].map((p) => produce(topic, values.slice(p * 20, p * 20 + 20), p)));
+    await start(m);
+    await waitFor('every record', () => offsetsSeen(m.functionName).length >= 60);
+
+    const calls = invocationsOf(m.functionName);
+    expect(Math.max(...calls.map((c) => c.records))).toBeLessThanOrEqual(5);
+    for (const p of [0, 1, 2]) {
+      const tp = `${topic}-${p}`;
+      expect(calls.flatMap((c) => c.offsets[tp] ?? [])).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      const spans = calls.filter((c) => c.offsets[tp] !== undefined).map((c) => [c.startedAt, c.endedAt ?? Infinity] as const);
+      for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+    }
+  });
+
+  it('gathers records for the batching window before invoking with fewer than batchSize', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic, { batchSize: 100, maxBatchingWindowSeconds: 1 });
+    await start(m);
+    const sent = Date.now();
+    await produce(topic, ['w0']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await produce(topic, ['w1']);
+    await waitFor('the invocation', () => invocationsOf(m.functionName).length > 0);
+
+    const [call] = invocationsOf(m.functionName);
+    expect(call?.offsets[`${topic}-0`]).toEqual([0, 1]);
+    expect(call!.startedAt - sent).toBeGreaterThanOrEqual(900);
+  });
+});

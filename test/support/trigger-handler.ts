@@ -1,0 +1,75 @@
+/**
+ * A test double of *user code* for the trigger semantics tests: a real function module that
+ * the emulated trigger loads through the same dynamic import as the real handlers. It records
+ * every invocation and fails or lingers as a test scripts it. The journal lives on
+ * `globalThis`, so the test sees it whichever way the module was loaded.
+ */
+import type { Context } from 'aws-lambda';
+import type { MskEvent } from '../../functions/core/msk-event.ts';
+
+/** What the handler saw in one invocation. */
+export interface Invocation {
+  readonly functionName: string;
+  readonly requestId: string;
+  readonly event: MskEvent;
+  /** Offsets by `topic-partition`. */
+  readonly offsets: Record<string, number[]>;
+  readonly records: number;
+  readonly remainingMs: number;
+  readonly startedAt: number;
+  endedAt?: number;
+  failed?: boolean;
+}
+
+/** How the handler behaves for one function name. */
+export interface Script {
+  /** Throw in this many invocations, then succeed. */
+  failTimes?: number;
+  /** Throw in every invocation. */
+  alwaysFail?: boolean;
+  /** Take this long before answering. */
+  delayMs?: number;
+}
+
+interface Journal {
+  readonly invocations: Invocation[];
+  readonly scripts: Map<string, Script>;
+}
+
+const KEY = Symbol.for('kafka-aggregates.test.trigger-handler');
+const store = globalThis as { [KEY]?: Journal };
+const journal: Journal = (store[KEY] ??= { invocations: [], scripts: new Map() });
+
+/** Sets how the handler behaves when invoked as `functionName`. */
+export const script = (functionName: string, behaviour: Script): void => {
+  journal.scripts.set(functionName, behaviour);
+};
+
+/** Every invocation of `functionName` so far, oldest first. */
+export const invocationsOf = (functionName: string): Invocation[] => journal.invocations.filter((i) => i.functionName === functionName);
+
+/** The Lambda handler. */
+export const handler = async (event: MskEvent, context: Context): Promise<void> => {
+  const offsets = Object.fromEntries(Object.entries(event.records).map(([tp, records]) => [tp, records.map((r) => r.offset)]));
+  const invocation: Invocation = {
+    functionName: context.functionName,
+    requestId: context.awsRequestId,
+    event,
+    offsets,
+    records: Object.values(offsets).flat().length,
+    remainingMs: context.getRemainingTimeInMillis(),
+    startedAt: Date.now(),
+  };
+  journal.invocations.push(invocation);
+  const behaviour = journal.scripts.get(context.functionName) ?? {};
+  try {
+    if (behaviour.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+    if (behaviour.alwaysFail === true || (behaviour.failTimes ?? 0) > 0) {
+      if (behaviour.failTimes !== undefined) behaviour.failTimes--;
+      invocation.failed = true;
+      throw new Error(`scripted failure of ${context.functionName}`);
+    }
+  } finally {
+    invocation.endedAt = Date.now();
+  }
+};
