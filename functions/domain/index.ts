@@ -5,6 +5,7 @@
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { account } from './account/index.ts';
+import { alert } from './alert/index.ts';
 
 /** Every aggregate type of the deployment. */
-export const aggregates = [account] as const satisfies readonly AnyAggregate[];
+export const aggregates = [account, alert] as const satisfies readonly AnyAggregate[];
