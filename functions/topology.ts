@@ -52,6 +52,17 @@ export interface FunctionSpec {
   /** Lambda timeout in seconds (a Kafka trigger allows at most 14 minutes). */
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /**
+   * Key of another function whose trigger this one may disable and enable, and nothing more.
+   * The snapshot rebuild uses it to hold command processing until it has caught up.
+   */
+  readonly controlsTriggerOf?: string;
+  /** Topics the function's own code produces to (default: every topic but its trigger's). */
+  readonly writes?: readonly TopicKey[];
+  /** Topics the function's own code consumes (default: none when triggered, every topic when invoked directly). */
+  readonly reads?: readonly TopicKey[];
+  /** Tables the function reads and writes (default: every table). */
+  readonly tables?: readonly TableKey[];
 }
 
 export const topics = {
@@ -107,6 +118,25 @@ export const functions = {
     trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-command-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
+  },
+  eventHandler: {
+    entry: 'functions/event-handler.ts',
+    trigger: { topic: 'events', batchSize: 1000, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-event-handler' },
+    timeoutSeconds: 60,
+    memoryMb: 512,
+    // Reactions send commands; malformed events go to the dead-letter topic.
+    writes: ['commands', 'deadLetter'],
+    tables: ['readModels'],
+  },
+  snapshotRebuild: {
+    entry: 'functions/snapshot-rebuild.ts',
+    // Invoked directly; resumable, so the time limit bounds one run, not the rebuild.
+    timeoutSeconds: 900,
+    memoryMb: 1769,
+    controlsTriggerOf: 'commandHandler',
+    reads: ['events'],
+    writes: ['events'],
+    tables: ['aggregates'],
   },
 } as const satisfies Record<string, FunctionSpec>;
 

@@ -15,36 +15,8 @@ import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 import { pascal, type Tables } from './tables.ts';
 
-/**
- * A topology function with the deployment facts the topology may declare. Every field is
- * optional so that today's topology fits; the defaults are what the current functions need.
- */
-export interface DeployableFunctionSpec extends FunctionSpec {
-  /**
-   * Key of another function whose Kafka trigger this one may disable and enable, and
-   * nothing more (`lambda:GetEventSourceMapping` and `lambda:UpdateEventSourceMapping` on
-   * that one mapping). The snapshot rebuild uses it to hold command processing until it has
-   * caught up. The mapping's UUID is given in `CONTROLLED_TRIGGER_UUID`.
-   * @default - controls no trigger
-   */
-  readonly controlsTriggerOf?: string;
-  /**
-   * Topics the function's own code produces to.
-   * @default - every topic except its trigger's (a consumer never writes back to its source)
-   */
-  readonly writes?: readonly TopicKey[];
-  /**
-   * Topics the function's own code consumes, in its own consumer group `KAFKA_CONSUMER_GROUP`.
-   * The trigger's topic needs no entry here.
-   * @default - none for a triggered function; every topic for a directly invoked one (a replay tool)
-   */
-  readonly reads?: readonly TopicKey[];
-  /**
-   * Tables the function reads and writes.
-   * @default - every table
-   */
-  readonly tables?: readonly TableKey[];
-}
+/** A topology function as the stack deploys it (the deployment facts live in the topology). */
+export type DeployableFunctionSpec = FunctionSpec;
 
 /** What a trigger does with a batch that keeps failing (MSK supports these in provisioned mode). */
 export interface TriggerErrorHandling {
@@ -205,6 +177,8 @@ export class Handlers extends Construct {
       }
       grantTriggerControl(fn, mapping);
       fn.addEnvironment('CONTROLLED_TRIGGER_UUID', mapping.eventSourceMappingId);
+      // After disabling the trigger, wait out a batch already in flight before reading the log.
+      fn.addEnvironment('COMMAND_DRAIN_SECONDS', String(props.functions[spec.controlsTriggerOf]?.timeoutSeconds ?? 0));
     }
     this.functions = functions;
     this.triggers = triggers;

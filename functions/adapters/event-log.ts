@@ -22,6 +22,8 @@ export class EventLog {
   constructor(
     private readonly kafka: Kafka,
     readonly topic: string,
+    /** Consumer group for reads; on MSK with IAM it must be the one the function may use. Default: a throwaway group per read. */
+    private readonly groupId?: string,
   ) {}
 
   private async connectedAdmin(): Promise<Admin> {
@@ -60,7 +62,7 @@ export class EventLog {
   ): Promise<void> {
     const remaining = new Set(Object.keys(to).map(Number).filter((p) => (from[p] ?? 0) < (to[p] ?? 0)));
     if (remaining.size === 0) return;
-    const groupId = `kafka-aggregates-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const groupId = this.groupId ?? `kafka-aggregates-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, maxBytesPerPartition: 4 * 1024 * 1024 });
     await consumer.connect();
     try {
@@ -103,7 +105,7 @@ export class EventLog {
       });
     } finally {
       await consumer.disconnect();
-      await (await this.connectedAdmin()).deleteGroups([groupId]).catch(() => undefined);
+      if (this.groupId === undefined) await (await this.connectedAdmin()).deleteGroups([groupId]).catch(() => undefined);
     }
   }
 

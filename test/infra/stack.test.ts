@@ -6,7 +6,7 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { functions, retentionMs, tables, topics } from '../../functions/topology.ts';
+import { functions, retentionMs, tables, topics, type FunctionSpec } from '../../functions/topology.ts';
 import { actionsOf, policyStatements, resourcesOf, synthesize, type Synthesized } from './synth.ts';
 
 let synth: Synthesized;
@@ -157,17 +157,17 @@ describe('functions', () => {
 });
 
 describe('triggers', () => {
-  const triggered = Object.entries(functions).filter(([, spec]) => 'trigger' in spec);
+  const triggered = Object.values(functions as Record<string, FunctionSpec>).flatMap((spec) => (spec.trigger === undefined ? [] : [spec.trigger]));
 
   it('maps each trigger to its topic, batch size, window and consumer group, from the oldest record', () => {
     synth.template.resourceCountIs('AWS::Lambda::EventSourceMapping', triggered.length);
-    for (const [, spec] of triggered) {
+    for (const trigger of triggered) {
       synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
         EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^KafkaCluster'), 'Arn'] },
-        Topics: [topics[spec.trigger.topic].name],
-        BatchSize: spec.trigger.batchSize,
-        MaximumBatchingWindowInSeconds: spec.trigger.maxBatchingWindowSeconds,
-        AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: spec.trigger.consumerGroupId },
+        Topics: [topics[trigger.topic].name],
+        BatchSize: trigger.batchSize,
+        MaximumBatchingWindowInSeconds: trigger.maxBatchingWindowSeconds,
+        AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: trigger.consumerGroupId },
         StartingPosition: 'TRIM_HORIZON',
       });
     }

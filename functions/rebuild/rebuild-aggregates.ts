@@ -1,0 +1,252 @@
+/**
+ * The snapshot rebuild of the aggregates table: takes the rebuild lock (an epoch in the
+ * control item), holds commands, publishes any unconfirmed outbox so the events topic is
+ * complete, captures the topic's end offsets, folds it from the earliest offset up to them,
+ * writes heads in batches fenced by the epoch, checkpoints so that it can resume, and only
+ * then releases the lock and lets commands through. Also a verify mode that writes nothing.
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
+import { headKey, type ControlRecord, type HeadsTable, type RebuildProgress } from '../adapters/heads-table.ts';
+import type { BatchOutput } from '../adapters/publisher.ts';
+import { outboxConfirmed, type Head } from '../command/head.ts';
+import { registry } from '../command/process-batch.ts';
+import { canonicalHead, LogFold, type Gap, type UnusableRecord } from './fold.ts';
+
+/** Holds and releases command processing (the commands trigger). */
+export interface CommandGate {
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+}
+
+/** Progress of a rebuild or verify, reported as it goes. */
+export interface Progress {
+  readonly phase: 'publishing outbox' | 'reading' | 'writing heads' | 'done';
+  readonly eventsRead: number;
+  readonly eventsTotal: number;
+}
+
+/** What the rebuild needs. */
+export interface RebuildDeps {
+  readonly aggregates: readonly AnyAggregate[];
+  readonly heads: HeadsTable;
+  readonly eventLog: Pick<EventLog, 'offsets' | 'read'>;
+  readonly publisher: { publish(output: BatchOutput): Promise<void> };
+  readonly gate: CommandGate;
+  /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */
+  readonly drainMs?: number;
+  /** Events between checkpoints (heads written, offsets saved). */
+  readonly checkpointEvery?: number;
+  readonly writeConcurrency?: number;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+/** The outcome of a rebuild. */
+export interface RebuildReport {
+  /** `incomplete`: stopped at a checkpoint before its deadline; invoke again to resume. */
+  readonly status: 'complete' | 'incomplete';
+  readonly epoch: number;
+  readonly resumed: boolean;
+  readonly eventsRead: number;
+  readonly eventsTotal: number;
+  readonly applied: number;
+  readonly duplicates: number;
+  readonly gaps: readonly Gap[];
+  readonly unusable: readonly UnusableRecord[];
+  readonly headsWritten: number;
+  /** Heads not written because a newer rebuild had written them. */
+  readonly fencedOff: number;
+  readonly outboxRepublished: number;
+}
+
+/** Another rebuild holds or took the lock. */
+export class RebuildLockError extends Error {
+  override readonly name = 'RebuildLockError';
+  constructor(readonly epoch: number, message: string) {
+    super(message);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+};
+
+const byString = (offsets: PartitionOffsets): Record<string, number> =>
+  Object.fromEntries(Object.entries(offsets).map(([p, o]) => [String(p), o]));
+const byNumber = (offsets: Readonly<Record<string, number>>): PartitionOffsets =>
+  Object.fromEntries(Object.entries(offsets).map(([p, o]) => [Number(p), o]));
+const remainingEvents = (from: Readonly<Record<string, number>>, to: Readonly<Record<string, number>>): number =>
+  Object.entries(to).reduce((n, [p, end]) => n + Math.max(0, end - (from[p] ?? 0)), 0);
+
+/** Head keys of the events in a chunk, read without applying them (to resume). */
+const keysOf = (records: readonly LogRecord[]): string[] => {
+  const keys = new Set<string>();
+  for (const r of records) {
+    try {
+      const e = JSON.parse(r.value?.toString('utf8') ?? 'null') as { aggregateType?: unknown; aggregateId?: unknown } | null;
+      if (typeof e?.aggregateType === 'string' && typeof e.aggregateId === 'string') keys.add(headKey(e.aggregateType, e.aggregateId));
+    } catch {
+      // Unusable records are reported when they are applied.
+    }
+  }
+  return [...keys];
+};
+
+/** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
+export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
+  const { heads, eventLog, gate } = deps;
+  const checkpointEvery = deps.checkpointEvery ?? 10_000;
+  const writeConcurrency = deps.writeConcurrency ?? 16;
+  const report = (progress: Progress) => deps.onProgress?.(progress);
+
+  // 1. The lock: a new epoch, or the epoch of a rebuild that stopped midway.
+  const found = await heads.getControl();
+  const resumed = found?.status === 'rebuilding' && found.progress !== null;
+  const epoch = found?.status === 'rebuilding' ? found.epoch : (found?.epoch ?? 0) + 1;
+  let control: ControlRecord = found?.status === 'rebuilding' ? found : { status: 'rebuilding', epoch, progress: null };
+  if (found?.status !== 'rebuilding' && !(await heads.putControl(control, found)))
+    throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
+  await gate.pause();
+
+  // 2. A complete topic: publish what was committed but not confirmed published, then capture its end.
+  let outboxRepublished = 0;
+  if (control.status === 'rebuilding' && control.progress === null) {
+    if (deps.drainMs !== undefined && deps.drainMs > 0) await sleep(deps.drainMs);
+    report({ phase: 'publishing outbox', eventsRead: 0, eventsTotal: 0 });
+    const { heads: all, watermarks } = await heads.scanAll();
+    const unconfirmed = all.filter((h) => !outboxConfirmed(h, watermarks)).flatMap((h) => h.outbox);
+    if (unconfirmed.length > 0) await deps.publisher.publish({ events: unconfirmed, results: [], deadLetters: [] });
+    outboxRepublished = unconfirmed.length;
+    const { start, end } = await eventLog.offsets();
+    const progress: RebuildProgress = { endOffsets: byString(end), checkpoint: byString(start), eventsRead: 0, startedAt: new Date().toISOString() };
+    const next: ControlRecord = { status: 'rebuilding', epoch, progress };
+    if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock changed hands while starting');
+    control = next;
+  }
+  if (control.status !== 'rebuilding' || control.progress === null) throw new RebuildLockError(epoch, 'the rebuild lost its progress record');
+  const started: RebuildProgress = control.progress;
+  const eventsTotal = started.eventsRead + remainingEvents(started.checkpoint, started.endOffsets);
+
+  // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
+  const fold = new LogFold(registry(deps.aggregates));
+  const position: Record<string, number> = { ...started.checkpoint };
+  let eventsRead = started.eventsRead;
+  let sinceCheckpoint = 0;
+  let headsWritten = 0;
+  let fencedOff = 0;
+  let stoppedEarly = false;
+
+  const checkpoint = async () => {
+    const dirty = fold.takeDirty();
+    report({ phase: 'writing heads', eventsRead, eventsTotal });
+    await mapConcurrent(dirty, writeConcurrency, async (head: Head) => {
+      if (await heads.putRebuilt(head, epoch)) headsWritten++;
+      else fencedOff++;
+    });
+    const progress: RebuildProgress = { ...started, checkpoint: { ...position }, eventsRead };
+    const next: ControlRecord = { status: 'rebuilding', epoch, progress };
+    if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
+    control = next;
+    sinceCheckpoint = 0;
+  };
+
+  await eventLog.read(byNumber(started.checkpoint), byNumber(started.endOffsets), async (records) => {
+    if (resumed) {
+      const unseen = keysOf(records).filter((k) => !fold.has(k));
+      for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
+    }
+    for (const r of records) {
+      fold.applyRecord(r.partition, r.offset, r.value?.toString('utf8') ?? null);
+      position[String(r.partition)] = r.offset + 1;
+    }
+    eventsRead += records.length;
+    sinceCheckpoint += records.length;
+    report({ phase: 'reading', eventsRead, eventsTotal });
+    if (sinceCheckpoint >= checkpointEvery) await checkpoint();
+    if (options.deadline !== undefined && Date.now() >= options.deadline) {
+      stoppedEarly = true;
+      return 'stop';
+    }
+    return 'continue';
+  });
+  await checkpoint();
+
+  // 4. Caught up: release the lock and let commands through.
+  if (!stoppedEarly) {
+    if (!(await heads.putControl({ status: 'ready', epoch }, control)))
+      throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild before release');
+    await gate.resume();
+  }
+  report({ phase: 'done', eventsRead, eventsTotal });
+  return {
+    status: stoppedEarly ? 'incomplete' : 'complete',
+    epoch,
+    resumed,
+    eventsRead,
+    eventsTotal,
+    applied: fold.applied,
+    duplicates: fold.duplicates,
+    gaps: fold.gaps,
+    unusable: fold.unusable,
+    headsWritten,
+    fencedOff,
+    outboxRepublished,
+  };
+};
+
+/** An aggregate whose head in the table is not what the events topic folds to. */
+export interface Difference {
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly table: number | null;
+  readonly log: number | null;
+  readonly kind: 'missing in table' | 'missing in log' | 'differs';
+}
+
+/** The outcome of a verify run. */
+export interface VerifyReport {
+  readonly eventsRead: number;
+  readonly aggregates: number;
+  readonly differences: readonly Difference[];
+  readonly gaps: readonly Gap[];
+  readonly unusable: readonly UnusableRecord[];
+  readonly duplicates: number;
+}
+
+/**
+ * Folds the whole topic in memory and compares it with the table, writing nothing. Commands
+ * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
+ */
+export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publisher'>): Promise<VerifyReport> => {
+  const fold = new LogFold(registry(deps.aggregates));
+  const { start, end } = await deps.eventLog.offsets();
+  const eventsTotal = remainingEvents(byString(start), byString(end));
+  let eventsRead = 0;
+  await deps.eventLog.read(start, end, async (records) => {
+    for (const r of records) fold.applyRecord(r.partition, r.offset, r.value?.toString('utf8') ?? null);
+    eventsRead += records.length;
+    deps.onProgress?.({ phase: 'reading', eventsRead, eventsTotal });
+    return Promise.resolve('continue' as const);
+  });
+  const { heads: stored } = await deps.heads.scanAll();
+  const table = new Map(stored.map((h) => [headKey(h.aggregateType, h.aggregateId), h]));
+  const differences: Difference[] = [];
+  for (const head of fold.all()) {
+    const k = headKey(head.aggregateType, head.aggregateId);
+    const inTable = table.get(k);
+    table.delete(k);
+    if (inTable === undefined) differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: null, log: head.version, kind: 'missing in table' });
+    else if (canonicalHead(inTable) !== canonicalHead(head))
+      differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: inTable.version, log: head.version, kind: 'differs' });
+  }
+  for (const head of table.values())
+    differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: head.version, log: null, kind: 'missing in log' });
+  deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
+  return { eventsRead, aggregates: fold.size, differences, gaps: fold.gaps, unusable: fold.unusable, duplicates: fold.duplicates };
+};
