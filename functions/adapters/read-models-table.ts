@@ -1,0 +1,199 @@
+/**
+ * The read-models table: the item layout of projection rows and reaction checkpoints,
+ * consistent batched reads, and the conditional write that makes each batch's update of an
+ * item all-or-nothing and race-free.
+ *
+ * Layout (pk and sk both strings):
+ * - projection row: pk = projection name, sk = row id; `data` is the row as a native map,
+ *   so it can be read and filtered like any item.
+ * - reaction checkpoint: pk = `~reaction#<name>` (`~` cannot start a projection name),
+ *   sk = `<aggregateType>#<aggregateId>`; `data` is the reaction's state for that aggregate.
+ * Both carry `versions` (per aggregate, the version applied), `revision` (bumped by every
+ * write; the optimistic-concurrency token), and `gaps` / `gapCount` once a gap was flagged.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { aggregateKey, type FlaggedGap } from '../core/projection.ts';
+
+/** Base class of the errors of this module. */
+export class ReadModelsTableError extends Error {
+  override readonly name: string = 'ReadModelsTableError';
+}
+
+/** An item's conditional write lost: another writer changed it first. Carries what that writer left. */
+export class RevisionConflictError extends ReadModelsTableError {
+  override readonly name = 'RevisionConflictError';
+  constructor(
+    readonly key: ItemKey,
+    readonly expectedRevision: number,
+    /** The item as the winning writer left it (undefined when it is gone). */
+    readonly current: StoredItem | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(`read model ${key.pk} / ${key.sk}: expected revision ${expectedRevision}, found ${current?.revision ?? 'none'}`, options);
+  }
+}
+
+/** DynamoDB kept returning unprocessed keys (throttling) past the retry budget. */
+export class RowsReadThrottledError extends ReadModelsTableError {
+  override readonly name = 'RowsReadThrottledError';
+}
+
+/** Primary key of an item. */
+export interface ItemKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+/** A projection row or a reaction checkpoint, as stored. */
+export interface StoredItem {
+  /** The projection's row, or the reaction's state for one aggregate. */
+  readonly data: unknown;
+  /** Per `aggregateKey`, the version applied. */
+  readonly versions: Readonly<Record<string, number>>;
+  /** The most recent flagged gaps (skip-and-flag), oldest first. */
+  readonly gaps: readonly FlaggedGap[];
+  /** Every gap ever flagged on the item. */
+  readonly gapCount: number;
+  /** Writes so far; 0 for an item that does not exist. */
+  readonly revision: number;
+}
+
+/** Key of a projection's row. */
+export const projectionRowKey = (projection: string, rowId: string): ItemKey => ({ pk: projection, sk: rowId });
+
+/** Partition key of a reaction's checkpoints. */
+export const reactionCheckpointPk = (reaction: string): string => `~reaction#${reaction}`;
+
+/** Key of a reaction's checkpoint for one source aggregate. */
+export const reactionCheckpointKey = (reaction: string, aggregateType: string, aggregateId: string): ItemKey => ({
+  pk: reactionCheckpointPk(reaction),
+  sk: aggregateKey(aggregateType, aggregateId),
+});
+
+/** One string per key, for maps. */
+export const itemId = (key: ItemKey): string => JSON.stringify([key.pk, key.sk]);
+
+type Item = Record<string, unknown>;
+
+const fromItem = (item: Item): StoredItem => ({
+  data: item.data,
+  versions: Object.fromEntries(Object.entries((item.versions ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
+  gaps: (item.gaps ?? []) as FlaggedGap[],
+  gapCount: Number(item.gapCount ?? 0),
+  revision: Number(item.revision ?? 0),
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Reads and writes projection rows and reaction checkpoints in one DynamoDB table. */
+export class ReadModelsTable {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+    private readonly maxReadAttempts = 8,
+  ) {}
+
+  /** Consistent batched read (100 keys per request), by `itemId`; absent items are left out. */
+  async read(keys: readonly ItemKey[]): Promise<Map<string, StoredItem>> {
+    const found = new Map<string, StoredItem>();
+    const unique = [...new Map(keys.map((k) => [itemId(k), { pk: k.pk, sk: k.sk }])).values()];
+    for (let i = 0; i < unique.length; i += 100) {
+      let pending: Item[] = unique.slice(i, i + 100);
+      for (let attempt = 1; pending.length > 0; attempt++) {
+        if (attempt > this.maxReadAttempts)
+          throw new RowsReadThrottledError(`${pending.length} read-model items still unprocessed after ${this.maxReadAttempts} BatchGetItem attempts`);
+        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+        const out = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.tableName] ?? []) {
+          found.set(itemId({ pk: item.pk as string, sk: item.sk as string }), fromItem(item));
+        }
+        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Writes an item on the condition that it is still at `expectedRevision` (absent when 0);
+   * the stored revision becomes `expectedRevision + 1`. A lost race is a RevisionConflictError
+   * carrying the winner's item.
+   */
+  async write(key: ItemKey, item: Omit<StoredItem, 'revision'>, expectedRevision: number): Promise<void> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: key.pk,
+            sk: key.sk,
+            data: item.data,
+            versions: item.versions,
+            ...(item.gapCount > 0 ? { gaps: item.gaps, gapCount: item.gapCount } : {}),
+            revision: expectedRevision + 1,
+            updatedAt: new Date().toISOString(),
+          },
+          ...(expectedRevision === 0
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'revision = :expected', ExpressionAttributeValues: { ':expected': expectedRevision } }),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const current = error.Item === undefined ? await this.get(key) : fromItem(unmarshall(error.Item));
+      throw new RevisionConflictError(key, expectedRevision, current, { cause: error });
+    }
+  }
+
+  /** One item by consistent read. */
+  async get(key: ItemKey): Promise<StoredItem | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: key.pk, sk: key.sk }, ConsistentRead: true }));
+    return out.Item === undefined ? undefined : fromItem(out.Item);
+  }
+
+  /** Every item under `pk` (all rows of a projection), in sort-key order, by consistent reads. */
+  async query(pk: string): Promise<{ readonly key: ItemKey; readonly item: StoredItem }[]> {
+    const items: { key: ItemKey; item: StoredItem }[] = [];
+    let start: Item | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ConsistentRead: true,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const item of out.Items ?? []) items.push({ key: { pk, sk: item.sk as string }, item: fromItem(item) });
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
+    return items;
+  }
+
+  /** Deletes every item under `pk`: wipes a projection (or a reaction's checkpoints) before a replay. */
+  async wipe(pk: string): Promise<number> {
+    const keys = (await this.query(pk)).map(({ key }) => key);
+    for (let i = 0; i < keys.length; i += 25) {
+      let pending: Item[] = keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } }));
+      for (let attempt = 1; pending.length > 0; attempt++) {
+        if (attempt > this.maxReadAttempts) throw new ReadModelsTableError(`${pending.length} deletes still unprocessed under ${pk}`);
+        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+        const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+        pending = out.UnprocessedItems?.[this.tableName] ?? [];
+      }
+    }
+    return keys.length;
+  }
+}

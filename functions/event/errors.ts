@@ -1,0 +1,69 @@
+/**
+ * The errors of the event side. Each fails the batch, so the trigger retries it; the retry
+ * is idempotent. Expected outcomes (a duplicate skipped, a gap flagged, a malformed record
+ * dead-lettered) are values, not errors.
+ */
+import type { SourcePosition } from '../core/wire.ts';
+
+/** Base class of the event side's errors. */
+export class EventSideError extends Error {
+  override readonly name: string = 'EventSideError';
+}
+
+/** Which projection or reaction an error is about. */
+export interface ConsumerRef {
+  readonly kind: 'projection' | 'reaction';
+  readonly name: string;
+}
+
+/** An event's version is more than one past the version applied for its aggregate, under the `halt` policy. */
+export class EventGapError extends EventSideError {
+  override readonly name = 'EventGapError';
+  constructor(
+    readonly consumer: ConsumerRef,
+    /** Row id of the projection row, or the aggregate of the reaction checkpoint. */
+    readonly item: string,
+    readonly aggregateType: string,
+    readonly aggregateId: string,
+    /** Version applied for the aggregate (0 when none). */
+    readonly appliedVersion: number,
+    /** Version of the event that arrived instead of `appliedVersion + 1`. */
+    readonly eventVersion: number,
+    /** Where that event is: nothing from here on in its partition was applied. */
+    readonly position: SourcePosition,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `${consumer.kind} ${consumer.name}, item ${item}: ${aggregateType} ${aggregateId} has version ${appliedVersion} applied, ` +
+        `but the next event has version ${eventVersion} (versions ${appliedVersion + 1}..${eventVersion - 1} missing), ` +
+        `at ${position.topic}-${position.partition} offset ${position.offset}; that partition halts there`,
+      options,
+    );
+  }
+}
+
+/** A projection's `rowId` or `evolve`, or a reaction's `react`, threw or returned something unusable. */
+export class ConsumerFailedError extends EventSideError {
+  override readonly name = 'ConsumerFailedError';
+  constructor(
+    readonly consumer: ConsumerRef,
+    readonly eventId: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${consumer.kind} ${consumer.name} failed on event ${eventId}: ${message}`, options);
+  }
+}
+
+/** Too many lost races on one read-model item. */
+export class ItemConflictRetriesExhaustedError extends EventSideError {
+  override readonly name = 'ItemConflictRetriesExhaustedError';
+  constructor(readonly pk: string, readonly sk: string, attempts: number, options?: ErrorOptions) {
+    super(`read model ${pk} / ${sk}: still conflicting after ${attempts} re-applications`, options);
+  }
+}
+
+/** The registered projections or reactions cannot run together (bad or duplicate names, unknown types). */
+export class InvalidDefinitionError extends EventSideError {
+  override readonly name = 'InvalidDefinitionError';
+}

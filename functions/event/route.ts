@@ -1,0 +1,92 @@
+/**
+ * Routes a batch's events to the read-model items they touch: for each projection that
+ * applies the event, the row its `rowId` names; for each reaction that follows the event's
+ * aggregate type, that aggregate's checkpoint. Each item gets its events in partition order.
+ */
+import type { AnyProjection, DomainEvent } from '../core/projection.ts';
+import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
+import { itemId, projectionRowKey, reactionCheckpointKey } from '../adapters/read-models-table.ts';
+import type { IncomingEvent } from './decode.ts';
+import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
+import type { ItemFolder } from './fold.ts';
+import type { EventRegistry } from './registry.ts';
+
+/** One item and the events of the batch that reach it. */
+export interface Route {
+  readonly folder: ItemFolder;
+  readonly events: IncomingEvent[];
+}
+
+/** DynamoDB's limit on a sort key. */
+const MAX_ROW_ID_BYTES = 1024;
+
+const encoder = new TextEncoder();
+
+const guard = <T>(consumer: ConsumerRef, event: DomainEvent, run: () => T): T => {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof ConsumerFailedError) throw error;
+    throw new ConsumerFailedError(consumer, event.eventId, `it threw: ${(error as Error).message}`, { cause: error });
+  }
+};
+
+const projectionFolder = (projection: AnyProjection, rowId: string): ItemFolder => {
+  const consumer: ConsumerRef = { kind: 'projection', name: projection.name };
+  return {
+    consumer,
+    key: projectionRowKey(projection.name, rowId),
+    policy: projection.onGap ?? 'halt',
+    initial: undefined,
+    apply: (row, event) =>
+      guard(consumer, event, () => {
+        const data: unknown = projection.evolve(row, event);
+        if (data === undefined || data === null) throw new ConsumerFailedError(consumer, event.eventId, 'evolve returned no row');
+        return { data, commands: [] };
+      }),
+  };
+};
+
+const reactionFolder = (reaction: AnyReaction, event: DomainEvent): ItemFolder => {
+  const consumer: ConsumerRef = { kind: 'reaction', name: reaction.name };
+  const listed = reaction.consumes as Readonly<Record<string, readonly string[]>>;
+  return {
+    consumer,
+    key: reactionCheckpointKey(reaction.name, event.aggregateType, event.aggregateId),
+    policy: reaction.onGap ?? 'halt',
+    initial: reaction.initialState,
+    apply: (state, e) =>
+      listed[e.aggregateType]?.includes(e.type)
+        ? guard(consumer, e, () => {
+            const reacted: Reacted<unknown> = reaction.react(state, e);
+            return { data: reacted.state, commands: reacted.commands.map((c, n) => reactionCommandEnvelope(reaction.name, e, c, n)) };
+          })
+        : undefined,
+  };
+};
+
+const rowIdOf = (projection: AnyProjection, event: DomainEvent): string => {
+  const consumer: ConsumerRef = { kind: 'projection', name: projection.name };
+  const rowId: unknown = guard(consumer, event, () => projection.rowId(event));
+  if (typeof rowId !== 'string' || rowId === '' || encoder.encode(rowId).length > MAX_ROW_ID_BYTES)
+    throw new ConsumerFailedError(consumer, event.eventId, `rowId must be a non-empty string of at most ${MAX_ROW_ID_BYTES} bytes, got ${JSON.stringify(rowId)}`);
+  return rowId;
+};
+
+/** The items the events touch, by `itemId`, each with its events in the order given. */
+export const routeEvents = (events: readonly IncomingEvent[], registry: EventRegistry): Map<string, Route> => {
+  const routes = new Map<string, Route>();
+  const add = (folder: ItemFolder, incoming: IncomingEvent) => {
+    const id = itemId(folder.key);
+    const route = routes.get(id);
+    if (route === undefined) routes.set(id, { folder, events: [incoming] });
+    else route.events.push(incoming);
+  };
+  for (const incoming of events) {
+    const { event } = incoming;
+    for (const projection of registry.projectionsFor(event.aggregateType, event.type))
+      add(projectionFolder(projection, rowIdOf(projection, event)), incoming);
+    for (const reaction of registry.reactionsFor(event.aggregateType)) add(reactionFolder(reaction, event), incoming);
+  }
+  return routes;
+};
