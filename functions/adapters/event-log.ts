@@ -87,7 +87,18 @@ export class EventLog {
                 .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < end)
                 .map((m) => ({ partition: batch.partition, offset: Number(m.offset), key: m.key, value: m.value }));
               const last = batch.messages.at(-1);
-              if (records.length > 0 && (await onChunk(records)) === 'stop') return finish();
+              if (records.length > 0) {
+                // kafkajs would log and retry a batch whose handler throws; the reader's caller decides instead.
+                let next: 'continue' | 'stop';
+                try {
+                  next = await onChunk(records);
+                } catch (error) {
+                  done = true;
+                  reject(error instanceof Error ? error : new Error(String(error)));
+                  return;
+                }
+                if (next === 'stop') return finish();
+              }
               if (last !== undefined) payload.resolveOffset(last.offset);
               await payload.heartbeat();
               // Control records (transaction markers) occupy offsets too: reaching end - 1 is not required.

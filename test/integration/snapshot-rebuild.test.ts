@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalHead } from '../../functions/rebuild/fold.ts';
+import { rebuildAggregates, verifyAggregates, type CommandGate, type RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { RebuildInProgressError, TableBehindLogError } from '../../functions/command/process-batch.ts';
+import { aggregates } from '../../functions/domain/index.ts';
+import { createAggregatesTable } from '../support/dynamo.ts';
+import { unique } from '../support/kafka.ts';
+import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
+import { startCommandSide, type CommandSide } from '../support/command-side.ts';
+
+let side: CommandSide;
+const commandsTopic = 'rebuild-commands';
+let nextOffset = 0;
+
+/** A canonical hash of every head in the table: what a rebuild must reproduce byte for byte. */
+const digest = async (): Promise<{ hash: string; count: number }> => {
+  const { heads } = await side.heads.scanAll();
+  const lines = heads.map(canonicalHead).sort();
+  return { hash: createHash('sha256').update(lines.join('\n')).digest('hex'), count: lines.length };
+};
+
+const wipeTable = async () => {
+  await side.dynamo.send(new DeleteTableCommand({ TableName: side.heads.tableName }));
+  await waitUntilTableNotExists({ client: side.dynamo, maxWaitTime: 30 }, { TableName: side.heads.tableName });
+  await createAggregatesTable(side.dynamo, side.heads.tableName);
+};
+
+/** Sends a batch of commands through the real command side, on three partitions keyed like Kafka would. */
+const send = async (values: ReturnType<typeof command>[]) => {
+  const records: RecordSpec[] = values.map((value) => ({ topic: commandsTopic, partition: value.aggregateId.length % 3, offset: nextOffset++, key: value.aggregateId, value }));
+  return side.processor()(mskEvent(records));
+};
+
+/** A recorded gate: what the rebuild held and released. */
+const recordingGate = () => {
+  const calls: string[] = [];
+  const gate: CommandGate = {
+    pause: () => Promise.resolve(void calls.push('pause')),
+    resume: () => Promise.resolve(void calls.push('resume')),
+  };
+  return { gate, calls };
+};
+
+const rebuildDeps = (overrides: Partial<RebuildDeps> = {}): RebuildDeps => ({
+  aggregates,
+  heads: side.heads,
+  eventLog: side.eventLog,
+  publisher: side.publisher,
+  gate: recordingGate().gate,
+  ...overrides,
+});
+
+beforeAll(async () => {
+  side = await startCommandSide();
+  // A history: 40 accounts, opened, with deposits, withdrawals (some refused) and some closed.
+  const ids = Array.from({ length: 40 }, (_, i) => `${unique('acc')}-${'x'.repeat(i % 3)}`);
+  await send(ids.map((id) => command(id, 'OpenAccount', { owner: `Owner ${id}` })));
+  for (let round = 1; round <= 8; round++) {
+    await send(ids.flatMap((id, i) => [command(id, 'Deposit', { amount: 100 * round + i }), command(id, 'Withdraw', { amount: (i * 37 * round) % 900 })]));
+  }
+  await send(ids.filter((_, i) => i % 5 === 0).flatMap((id) => [command(id, 'Withdraw', { amount: 1_000_000 }), command(id, 'CloseAccount')]));
+});
+afterAll(async () => {
+  await side.close();
+});
+
+describe('snapshot rebuild from the events topic', () => {
+  it('rebuilds a wiped aggregates table to exactly the heads it had, and verify then finds no difference', async () => {
+    const before = await digest();
+    expect(before.count).toBe(40);
+    await wipeTable();
+    expect((await digest()).count).toBe(0);
+
+    const { gate, calls } = recordingGate();
+    const report = await rebuildAggregates(rebuildDeps({ gate }));
+
+    expect(report).toMatchObject({ status: 'complete', gaps: [], unusable: [] });
+    expect(report.eventsRead).toBe(report.eventsTotal);
+    expect(await digest()).toEqual(before);
+    expect(calls).toEqual(['pause', 'resume']);
+    expect((await side.heads.getControl())?.status).toBe('ready');
+    const verify = await verifyAggregates(rebuildDeps());
+    expect(verify.differences).toEqual([]);
+    expect(verify.aggregates).toBe(40);
+  });
+
+  it('refuses to decide commands on a wiped table whose events topic holds events, until a rebuild ran', async () => {
+    const before = await digest();
+    await wipeTable();
+    const id = (await side.heads.scanAll()).heads[0]?.aggregateId ?? 'none';
+    await expect(send([command(id, 'Deposit', { amount: 1 })])).rejects.toBeInstanceOf(TableBehindLogError);
+    await rebuildAggregates(rebuildDeps());
+    expect(await digest()).toEqual(before);
+  });
+
+  it('holds commands sent during a rebuild and decides them after it, against the rebuilt state', async () => {
+    const { heads } = await side.heads.scanAll();
+    const open = heads.find((h) => (h.state as { status: string }).status === 'open');
+    if (open === undefined) throw new Error('history has no open account');
+    const balance = (open.state as { balance: number }).balance;
+    await wipeTable();
+
+    const held = [command(open.aggregateId, 'Deposit', { amount: 5 })];
+    let duringRebuild: Promise<unknown> | undefined;
+    const report = await rebuildAggregates(
+      rebuildDeps({
+        checkpointEvery: 50,
+        onProgress: (p) => {
+          if (p.phase === 'reading' && duringRebuild === undefined) duringRebuild = send(held).catch((error: unknown) => error);
+        },
+      }),
+    );
+    expect(report.status).toBe('complete');
+    expect(await duringRebuild).toBeInstanceOf(RebuildInProgressError);
+
+    // The trigger retries the batch once the rebuild has released the lock.
+    const retried = await send(held);
+    expect(retried.accepted).toBe(1);
+    const head = await side.heads.get('account', open.aggregateId);
+    expect(head?.version).toBe(open.version + 1);
+    expect(head?.state).toMatchObject({ status: 'open', balance: balance + 5 });
+  });
+
+  it('resumes a rebuild that was stopped midway and converges to the same heads', async () => {
+    const before = await digest();
+    await wipeTable();
+
+    // First run dies after its second checkpoint (a crash, as a Lambda timeout would be).
+    let checkpoints = 0;
+    await expect(
+      rebuildAggregates(
+        rebuildDeps({
+          checkpointEvery: 100,
+          onProgress: (p) => {
+            if (p.phase === 'writing heads' && ++checkpoints === 3) throw new Error('injected crash mid-rebuild');
+          },
+        }),
+      ),
+    ).rejects.toThrow(/injected crash/);
+    const control = await side.heads.getControl();
+    expect(control?.status).toBe('rebuilding');
+    await expect(send([command('anyone', 'Deposit', { amount: 1 })])).rejects.toBeInstanceOf(RebuildInProgressError);
+
+    // A run with a deadline already passed stops at its first checkpoint and says so.
+    const partial = await rebuildAggregates(rebuildDeps({ checkpointEvery: 100 }), { deadline: Date.now() });
+    expect(partial).toMatchObject({ status: 'incomplete', resumed: true, epoch: control?.epoch });
+
+    const { gate, calls } = recordingGate();
+    const finished = await rebuildAggregates(rebuildDeps({ gate }));
+    expect(finished).toMatchObject({ status: 'complete', resumed: true, epoch: control?.epoch });
+    expect(finished.eventsRead).toBe(finished.eventsTotal);
+    expect(calls).toEqual(['pause', 'resume']);
+    expect(await digest()).toEqual(before);
+  });
+
+  it('applies duplicate events in the topic only once', async () => {
+    const before = await digest();
+    const events = await side.events();
+    // Publish a slice of the history a second time, as an at-least-once producer may.
+    await side.publisher.publish({ events: events.slice(10, 60), results: [], deadLetters: [] });
+    await wipeTable();
+
+    const report = await rebuildAggregates(rebuildDeps());
+    expect(report.duplicates).toBeGreaterThanOrEqual(50);
+    expect((await verifyAggregates(rebuildDeps())).differences).toEqual([]);
+    expect(await digest()).toEqual(before);
+  });
+});
