@@ -1,0 +1,50 @@
+/**
+ * `kafka-aggregates`: the command line of the project (bin/kafka-aggregates.js loads this
+ * through tsx). Dispatches to one file per command under local/cli/.
+ */
+import type { CliCommand } from './cli/common.ts';
+import { CliError } from './cli/common.ts';
+import { send } from './cli/send.ts';
+import { stack } from './cli/stack.ts';
+import { state } from './cli/state.ts';
+import { tail } from './cli/tail.ts';
+
+const commands: readonly CliCommand[] = [send, state, tail, stack];
+
+const help = `Usage: kafka-aggregates <command> [arguments] [--help]
+
+Commands:
+${commands.map((c) => `  ${c.name.padEnd(7)} ${c.summary}`).join('\n')}
+
+Run \`kafka-aggregates <command> --help\` for a command's arguments.
+
+Environment (defaults: the local stack):
+  KAFKA_BROKERS              brokers, comma separated (127.0.0.1:9092)
+  AWS_ENDPOINT_URL_DYNAMODB  DynamoDB endpoint (http://127.0.0.1:8000)
+  COMMANDS_TOPIC, EVENTS_TOPIC, RESULTS_TOPIC, DEAD_LETTER_TOPIC, AGGREGATES_TABLE
+                             names, when not the topology's defaults`;
+
+const main = async (argv: readonly string[]): Promise<number> => {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const target = name === 'help' ? commands.find((c) => c.name === rest[0]) : undefined;
+    console.log(target?.help ?? help);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (command === undefined) throw new CliError(`Unknown command ${name}. Commands: ${commands.map((c) => c.name).join(', ')}; see \`kafka-aggregates --help\`.`);
+  return command.run(rest);
+};
+
+main(process.argv.slice(2)).then(
+  // Clients (the AWS SDK's keep-alive sockets) may hold the event loop; the work is done.
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof CliError) {
+      console.error(`kafka-aggregates: ${error.message}`);
+      process.exit(error.exitCode);
+    }
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,90 @@
+/**
+ * What every CLI command shares: its shape, argument parsing with `node:util` parseArgs,
+ * and errors that say what to do next.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { dynamoEndpoint, kafkaBrokers } from '../../functions/config.ts';
+import { portOpen } from '../stack/processes.ts';
+
+/** A subcommand of `kafka-aggregates`. */
+export interface CliCommand {
+  readonly name: string;
+  /** One line for the command list. */
+  readonly summary: string;
+  /** Full help text, usage first. */
+  readonly help: string;
+  /** Runs with the arguments after the command name; resolves to the exit code. */
+  run(args: readonly string[]): Promise<number>;
+}
+
+/** A failure the user can act on: the message says what happened and what to do next. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    /** 2 for errors (usage, unreachable services, timeouts). */
+    readonly exitCode = 2,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** What to do when the broker does not answer. */
+export const BROKER_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set KAFKA_BROKERS';
+/** What to do when the DynamoDB endpoint does not answer. */
+export const DYNAMODB_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set AWS_ENDPOINT_URL_DYNAMODB';
+/** What to do when a topic or table is missing. */
+export const PROVISION_HINT = 'create the topology with `npm start` (or `npx tsx local/provision.ts`), or point the *_TOPIC / *_TABLE variables at existing ones';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parses a command's arguments strictly; `--help`/`-h` is always accepted. Bad usage is a CliError naming the help. */
+export const parse = <O extends Options>(command: string, args: readonly string[], options: O) => {
+  try {
+    return parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new CliError(`${error instanceof Error ? error.message : String(error)}\nSee \`kafka-aggregates ${command} --help\`.`);
+  }
+};
+
+/** A usage error for `command`. */
+export const usageError = (command: string, message: string): CliError =>
+  new CliError(`${message}\nSee \`kafka-aggregates ${command} --help\`.`);
+
+const hostPort = (address: string): { host: string; port: number } => {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port: Number(address.slice(at + 1)) };
+};
+
+/**
+ * Fails fast, with the next step, when no broker of KAFKA_BROKERS accepts a connection
+ * (kafkajs would retry for half a minute first).
+ */
+export const requireBroker = async (): Promise<void> => {
+  const brokers = kafkaBrokers();
+  for (const broker of brokers) {
+    const { host, port } = hostPort(broker);
+    if (await portOpen(port, host, 2_000)) return;
+  }
+  throw new CliError(`Cannot reach the Kafka broker at ${brokers.join(', ')}: ${BROKER_HINT}.`);
+};
+
+/** A DynamoDB call that got no HTTP answer at all (endpoint down or unknown) becomes a CliError with the next step. */
+export const explainDynamo = (error: unknown): unknown => {
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+  if (!(error instanceof Error) || status !== undefined || error.name === 'ResourceNotFoundException') return explain(error);
+  return new CliError(`Cannot reach DynamoDB at ${dynamoEndpoint() ?? 'the AWS default endpoint'} (${error.message}): ${DYNAMODB_HINT}.`, 2, { cause: error });
+};
+
+/** Turns a failure of the broker or DynamoDB into a CliError with the next step; others pass through. */
+export const explain = (error: unknown): unknown => {
+  if (error instanceof CliError || !(error instanceof Error)) return error;
+  const text = `${error.name} ${error.message} ${String((error as NodeJS.ErrnoException).code ?? '')}`;
+  if (error.name === 'ResourceNotFoundException') return new CliError(`${error.message}: ${PROVISION_HINT}.`, 2, { cause: error });
+  if (/UNKNOWN_TOPIC_OR_PARTITION|does not host this topic-partition|topic.*not.*exist/i.test(text))
+    return new CliError(`${error.message}: ${PROVISION_HINT}.`, 2, { cause: error });
+  if (/KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)/.test(error.name))
+    return new CliError(`Kafka: ${error.message}: ${BROKER_HINT}.`, 2, { cause: error });
+  return error;
+};
