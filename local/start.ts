@@ -52,12 +52,16 @@ const main = async (): Promise<void> => {
       } else say('The local stack was running before npm start (or is external): left running.');
       say('Stopped.');
     })());
+  let firstSignalAt = 0;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
       if (stopping !== undefined) {
-        say('Stopping already; a second signal exits at once.');
+        // tsx relays the terminal's Ctrl-C to this process, which gets it from the terminal too: one press, two signals.
+        if (Date.now() - firstSignalAt < 1000) return;
+        say('A second signal: exiting at once.');
         process.exit(130);
       }
+      firstSignalAt = Date.now();
       // A stuck stop must not hold the terminal.
       setTimeout(() => process.exit(1), 20_000).unref();
       void stop(signal).then(() => process.exit(0));
