@@ -1,0 +1,34 @@
+import type { Context } from 'aws-lambda';
+import { afterAll, describe, expect, it } from 'vitest';
+import { handler, shutdown } from '../../functions/event-handler.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { tableName, topicName } from '../../functions/config.ts';
+import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
+import { mskEvent } from '../support/msk.ts';
+import { unique } from '../support/kafka.ts';
+import { accountEventRecord } from '../support/event-side.ts';
+
+const context = { functionName: 'event-handler', awsRequestId: 'test-request', invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:event-handler' } as Context;
+
+afterAll(async () => {
+  await shutdown();
+});
+
+describe('the event handler Lambda entry', () => {
+  it('applies an MSK trigger event in the documented format to the read-models table of the environment', async () => {
+    const id = unique('acc');
+    // Small deposits only: nothing crosses the low-balance threshold, so no command goes to the shared commands topic.
+    const values = [
+      accountEventRecord(id, 1, 'AccountOpened', { owner: 'Lee' }),
+      accountEventRecord(id, 2, 'MoneyDeposited', { amount: 300 }),
+      accountEventRecord(id, 3, 'MoneyDeposited', { amount: 200 }),
+    ];
+    const event = mskEvent(values.map((value, offset) => ({ offset, key: id, value })), topicName('events'));
+    await handler(event, context);
+    await handler(event, context);
+
+    const table = new ReadModelsTable(createDocumentClient(createDynamoClient()), tableName('readModels'));
+    expect(await getAccountSummary(table, id)).toMatchObject({ accountId: id, owner: 'Lee', balance: 500, status: 'open', version: 3 });
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * An event side wired to real parts for integration tests: its own read-models table in the
+ * emulator and its own commands and dead-letter topics on the broker, so test files do not see
+ * each other's records. Helpers turn records read off a topic back into trigger events.
+ */
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Kafka } from 'kafkajs';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { createProducer } from '../../functions/adapters/kafka.ts';
+import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import type { MskEvent } from '../../functions/core/msk-event.ts';
+import { eventId, type CommandEnvelope, type DeadLetterRecord, type EventRecord } from '../../functions/core/wire.ts';
+import { aggregates } from '../../functions/domain/index.ts';
+import { createEventProcessor, type EventSideDeps } from '../../functions/event/process-batch.ts';
+import { EventSidePublisher } from '../../functions/event/publisher.ts';
+import { projections } from '../../functions/projections/index.ts';
+import { reactions } from '../../functions/reactions/index.ts';
+import { tables } from '../../functions/topology.ts';
+import { countRequests } from './dynamo.ts';
+import { createTopics, readJson, readTopic, testKafka, unique, type ReadRecord } from './kafka.ts';
+import { mskEvent } from './msk.ts';
+
+/** Creates a table with the read-models table's key schema (pk and sk, both strings). */
+export const createReadModelsTable = async (client: DynamoDBClient, name: string): Promise<void> => {
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: tables.readModels.partitionKey, AttributeType: 'S' },
+        { AttributeName: tables.readModels.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: tables.readModels.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tables.readModels.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+};
+
+/** Real table, real topics, one producer; `processor()` builds an event batch processor over them. */
+export interface EventSide {
+  readonly kafka: Kafka;
+  readonly requests: ReturnType<typeof countRequests>;
+  readonly readModels: ReadModelsTable;
+  readonly publisher: EventSidePublisher;
+  readonly topics: { readonly commands: string; readonly deadLetter: string };
+  processor(overrides?: Partial<EventSideDeps>): ReturnType<typeof createEventProcessor>;
+  /** The records on the commands topic, raw (for feeding the command side). */
+  commandRecords(): Promise<ReadRecord[]>;
+  commands(): Promise<CommandEnvelope[]>;
+  deadLetters(): Promise<DeadLetterRecord[]>;
+  close(): Promise<void>;
+}
+
+export const startEventSide = async (): Promise<EventSide> => {
+  const kafka = testKafka();
+  const dynamo = createDynamoClient();
+  const requests = countRequests(dynamo);
+  const table = unique('read-models');
+  await createReadModelsTable(dynamo, table);
+  const topics = { commands: unique('commands'), deadLetter: unique('dead-letter') };
+  const admin = kafka.admin();
+  await admin.connect();
+  await createTopics(admin, { [topics.commands]: 3, [topics.deadLetter]: 1 });
+  await admin.disconnect();
+  const publisher = new EventSidePublisher(createProducer(kafka), topics);
+  const readModels = new ReadModelsTable(createDocumentClient(dynamo), table);
+  return {
+    kafka,
+    requests,
+    readModels,
+    publisher,
+    topics,
+    processor: (overrides = {}) => createEventProcessor({ aggregates, projections, reactions, readModels, publisher, ...overrides }),
+    commandRecords: () => readTopic(kafka, topics.commands),
+    commands: () => readJson<CommandEnvelope>(kafka, topics.commands),
+    deadLetters: () => readJson<DeadLetterRecord>(kafka, topics.deadLetter),
+    close: async () => {
+      await publisher.close();
+      dynamo.destroy();
+    },
+  };
+};
+
+/**
+ * Trigger events for records read off a topic, as the trigger would deliver them: `size`
+ * records at most per invocation, each partition in offset order.
+ */
+export const triggerBatches = (records: readonly ReadRecord[], topic: string, size: number): MskEvent[] => {
+  const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  const batches: MskEvent[] = [];
+  for (let i = 0; i < ordered.length; i += size) {
+    batches.push(
+      mskEvent(
+        ordered.slice(i, i + size).map((r) => ({ topic, partition: r.partition, offset: r.offset, key: r.key, value: r.value })),
+        topic,
+      ),
+    );
+  }
+  return batches;
+};
+
+/** An account event record per the wire contract, as the command side would publish it. */
+export const accountEventRecord = (aggregateId: string, version: number, type: string, data: Record<string, unknown>): EventRecord => ({
+  eventId: eventId('account', aggregateId, version),
+  aggregateType: 'account',
+  aggregateId,
+  version,
+  type,
+  data,
+  commandId: `cmd-${aggregateId}-${version}`,
+  occurredAt: new Date(Date.UTC(2026, 10, 30, 10, 0, version)).toISOString(),
+  source: { topic: 'commands', partition: 0, offset: version },
+});
+
+/** JSON with object keys sorted at every level: equal data, equal text, whatever the stored key order. */
+export const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
