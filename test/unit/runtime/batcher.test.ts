@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import type { MskRecord } from '../../../functions/core/msk-event.ts';
+import { PartitionBuffer } from '../../../local/runtime/batcher.ts';
+
+const record = (partition: number, offset: number): MskRecord => ({ topic: 't', partition, offset, timestamp: 0 });
+
+const fill = (buffer: PartitionBuffer, partition: number, offsets: number[], now = 0): void => {
+  for (const offset of offsets) buffer.add(record(partition, offset), now);
+};
+
+const offsets = (batch: ReadonlyMap<string, readonly MskRecord[]>): Record<string, number[]> =>
+  Object.fromEntries([...batch].map(([tp, rs]) => [tp, rs.map((r) => r.offset)]));
+
+describe('the trigger buffer', () => {
+  it('waits for the batching window unless batchSize records are there', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1], 1000);
+    expect(buffer.ready(1500, 5, 1000)).toBe(false);
+    expect(buffer.wakeIn(1500, 1000)).toBe(500);
+    expect(buffer.ready(2000, 5, 1000)).toBe(true);
+    fill(buffer, 1, [0, 1, 2], 1900);
+    expect(buffer.ready(1901, 5, 1000)).toBe(true);
+  });
+
+  it('takes at most batchSize records, a prefix of each partition in offset order, oldest partition first', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 1, [0, 1, 2], 10);
+    fill(buffer, 0, [5, 6, 7, 8], 20);
+    expect(offsets(buffer.take(5))).toEqual({ 't-1': [0, 1, 2], 't-0': [5, 6] });
+    expect(buffer.size).toBe(2);
+  });
+
+  it('never hands out a partition that a running batch holds, until it is released', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1]);
+    buffer.take(1);
+    expect(buffer.ready(10_000, 1, 0)).toBe(false);
+    expect(buffer.take(10).size).toBe(0);
+    buffer.release('t-0');
+    expect(offsets(buffer.take(10))).toEqual({ 't-0': [1] });
+  });
+
+  it('drops records below the committed offset and records it already holds', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [3, 4, 5]);
+    buffer.advance('t-0', 5);
+    expect(buffer.size).toBe(1);
+    expect(buffer.add(record(0, 4), 0)).toBe(false);
+    expect(buffer.add(record(0, 5), 0)).toBe(false);
+    expect(buffer.add(record(0, 6), 0)).toBe(true);
+  });
+
+  it('puts an unfinished batch back in front of what arrived meanwhile', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1]);
+    const batch = buffer.take(2);
+    fill(buffer, 0, [2]);
+    buffer.putBack(batch, 0);
+    buffer.release('t-0');
+    expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1, 2] });
+  });
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { MskRecord } from '../../../functions/core/msk-event.ts';
+import type { DeadLetterRecord } from '../../../functions/core/wire.ts';
+import { backoffMs, deadLetterMessages, failedFrom, splitBatch } from '../../../local/runtime/outcome.ts';
+
+const record = (partition: number, offset: number): MskRecord => ({
+  topic: 't',
+  partition,
+  offset,
+  timestamp: 1,
+  key: Buffer.from(`k${offset}`).toString('base64'),
+  value: Buffer.from(`v${offset}`).toString('base64'),
+  headers: [{ h: [1, 2] }],
+});
+const batch = new Map([
+  ['t-0', [record(0, 1), record(0, 2), record(0, 3)]],
+  ['t-1', [record(1, 7)]],
+]);
+
+describe('reading a handler response', () => {
+  it('treats no response and an empty batchItemFailures as success', () => {
+    expect(failedFrom(undefined, batch).size).toBe(0);
+    expect((failedFrom({ batchItemFailures: [] }, batch) as Map<string, number>).size).toBe(0);
+  });
+
+  it('retries a partition from its first reported failure and keeps what came before', () => {
+    const failed = failedFrom({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 3 } }, { itemIdentifier: { partition: 't-0', offset: 2 } }] }, batch);
+    expect(failed).toEqual(new Map([['t-0', 2]]));
+    const { done, retry } = splitBatch(batch, failed as Map<string, number>);
+    expect([...done].map(([tp, rs]) => [tp, rs.map((r) => r.offset)])).toEqual([
+      ['t-0', [1]],
+      ['t-1', [7]],
+    ]);
+    expect([...retry].map(([tp, rs]) => [tp, rs.map((r) => r.offset)])).toEqual([['t-0', [2, 3]]]);
+  });
+
+  it('fails the whole batch when an identifier names a record the batch does not hold', () => {
+    expect(failedFrom({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 99 } }] }, batch)).toBe('all');
+    expect(failedFrom({ batchItemFailures: [{ itemIdentifier: null }] }, batch)).toBe('all');
+  });
+});
+
+describe('retries and the on-failure destination', () => {
+  it('doubles the backoff up to its cap', () => {
+    expect([1, 2, 3, 4, 10].map((n) => backoffMs(n, { initialMs: 100, maxMs: 500 }))).toEqual([100, 200, 400, 500, 500]);
+  });
+
+  it('keeps every original record whole, keyed as the original, with the error', () => {
+    const messages = deadLetterMessages(batch, 'fn', 'Error: boom', 11);
+    expect(messages.map((m) => m.key?.toString())).toEqual(['k1', 'k2', 'k3', 'k7']);
+    const first = JSON.parse(String(messages[0]?.value)) as DeadLetterRecord;
+    expect(first).toEqual({
+      reason: { code: 'RetryAttemptsExhausted', message: 'fn failed 11 times; last error: Error: boom' },
+      source: { topic: 't', partition: 0, offset: 1, timestamp: 1 },
+      key: record(0, 1).key,
+      value: record(0, 1).value,
+      headers: [{ h: [1, 2] }],
+    });
+  });
+});
