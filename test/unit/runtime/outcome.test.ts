@@ -19,8 +19,8 @@ const batch = new Map([
 
 describe('reading a handler response', () => {
   it('treats no response and an empty batchItemFailures as success', () => {
-    expect(failedFrom(undefined, batch).size).toBe(0);
-    expect((failedFrom({ batchItemFailures: [] }, batch) as Map<string, number>).size).toBe(0);
+    expect(failedFrom(undefined, batch)).toEqual(new Map());
+    expect(failedFrom({ batchItemFailures: [] }, batch)).toEqual(new Map());
   });
 
   it('retries a partition from its first reported failure and keeps what came before', () => {
