@@ -7,7 +7,7 @@ import { mskEvent, mskHeaders, toMskRecord } from '../../../local/runtime/msk-pa
 const fixture = JSON.parse(readFileSync(new URL('../../fixtures/msk-commands-event.json', import.meta.url), 'utf8')) as MskEvent;
 
 const message = (offset: number, key: string | null, value: string, headers: KafkaMessage['headers'] = {}): KafkaMessage =>
-  ({ offset: String(offset), timestamp: '1764496800000', key: key === null ? null : Buffer.from(key), value: Buffer.from(value), headers, attributes: 0 }) as unknown as KafkaMessage;
+  ({ offset: String(offset), timestamp: '1764496800000', key: key === null ? null : Buffer.from(key), value: Buffer.from(value), headers, attributes: 0 });
 
 describe('the MSK payload built from kafkajs records', () => {
   it('has the shape of the documented fixture', () => {
