@@ -5,21 +5,21 @@
  * of record, and a stack update that replaces this resource must not empty it.
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from './core/schema.ts';
 import { createKafka } from './adapters/kafka.ts';
 import { ensureTopics, type NamedTopic } from './adapters/topics.ts';
 
 /** Resource properties, as the stack sets them (CloudFormation passes strings). */
 const propertiesSchema = z.object({
-  Brokers: z.string().min(1),
-  Topics: z.string().min(1),
-  ReplicationFactor: z.coerce.number().int(),
+  Brokers: z.string().check(z.minLength(1)),
+  Topics: z.string().check(z.minLength(1)),
+  ReplicationFactor: z.coerce.number().check(z.int()),
 });
 
 const topicSchema = z.object({
-  name: z.string().min(1),
-  partitions: z.number().int().positive(),
-  retention: z.union([z.literal('forever'), z.object({ days: z.number().positive() })]),
+  name: z.string().check(z.minLength(1)),
+  partitions: z.int().check(z.positive()),
+  retention: z.union([z.literal('forever'), z.object({ days: z.number().check(z.positive()) })]),
   description: z.string(),
 });
 
@@ -35,7 +35,7 @@ const PHYSICAL_ID = 'kafka-aggregates-topics';
 /** Parses the resource properties into brokers, topic specs and replication factor. */
 export const parseProperties = (properties: Record<string, unknown>): { brokers: string[]; topics: NamedTopic[]; replicationFactor: number } => {
   const props = propertiesSchema.parse(properties);
-  const topics = z.array(topicSchema).min(1).parse(JSON.parse(props.Topics));
+  const topics = z.array(topicSchema).check(z.minLength(1)).parse(JSON.parse(props.Topics));
   const brokers = props.Brokers.split(',').map((b) => b.trim()).filter((b) => b !== '');
   return { brokers, topics, replicationFactor: props.ReplicationFactor };
 };

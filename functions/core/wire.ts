@@ -2,12 +2,12 @@
  * The wire contract (DESIGN.md): command, event, result and dead-letter records as JSON.
  * Pure: schemas, types and builders; no I/O.
  */
-import { z } from 'zod';
+import * as z from './schema.ts';
 
 /** Largest command record value accepted, in bytes; larger ones are rejected as `PayloadTooLarge`. */
 export const MAX_COMMAND_BYTES = 256 * 1024;
 
-const identifier = z.string().min(1).max(256);
+const identifier = z.string().check(z.minLength(1), z.maxLength(256));
 
 /** Schema of a command record's value; `data` is checked later against the aggregate's own schema. */
 export const commandEnvelopeSchema = z.strictObject({
@@ -16,8 +16,8 @@ export const commandEnvelopeSchema = z.strictObject({
   aggregateId: identifier,
   type: identifier,
   data: z.record(z.string(), z.unknown()),
-  expectedVersion: z.number().int().nonnegative().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  expectedVersion: z.optional(z.int().check(z.nonnegative())),
+  metadata: z.optional(z.record(z.string(), z.unknown())),
 });
 
 /** A command as it arrives on the commands topic, with `data` not yet validated. */

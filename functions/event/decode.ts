@@ -3,13 +3,13 @@
  * into the precise reason it cannot be used. Every fault is a value: nothing here throws for
  * bad input, so a malformed record is dead-lettered and its partition keeps moving.
  */
-import { z } from 'zod';
+import * as z from '../core/schema.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { decodeUtf8, type RawRecord } from '../core/msk-event.ts';
 import type { DomainEvent } from '../core/projection.ts';
 import type { Reason, SourcePosition } from '../core/wire.ts';
 
-const identifier = z.string().min(1).max(256);
+const identifier = z.string().check(z.minLength(1), z.maxLength(256));
 
 /**
  * Schema of an event record's value (core/wire.ts `EventRecord`). Not strict: fields added to
@@ -19,12 +19,12 @@ export const eventEnvelopeSchema = z.object({
   eventId: identifier,
   aggregateType: identifier,
   aggregateId: identifier,
-  version: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  version: z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)),
   type: identifier,
   data: z.record(z.string(), z.unknown()),
   commandId: identifier,
-  occurredAt: z.string().min(1),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  occurredAt: z.string().check(z.minLength(1)),
+  metadata: z.optional(z.record(z.string(), z.unknown())),
 });
 
 /** A well-formed event of a known aggregate type, its data validated, with where it was read. */

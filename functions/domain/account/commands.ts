@@ -3,17 +3,17 @@
  * validates every command's data against these before `decide` sees it, so `decide` can
  * trust the shapes below; the schemas are strict, so unknown keys are rejected.
  */
-import { z } from 'zod';
+import * as z from '../../core/schema.ts';
 import type { Message, SchemasOf } from '../../core/aggregate.ts';
 
 /** Longest owner name accepted; keeps head items and events far below size limits. */
 export const MAX_OWNER_LENGTH = 200;
 
 /** A positive whole number of cents that JSON and JavaScript both represent exactly. */
-export const amountSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const amountSchema = z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER));
 
 /** A non-empty owner name; surrounding whitespace is trimmed before the length checks. */
-export const ownerSchema = z.string().trim().min(1).max(MAX_OWNER_LENGTH);
+export const ownerSchema = z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_OWNER_LENGTH));
 
 /** Opens the account for `owner`. */
 export type OpenAccount = Message<'OpenAccount', { readonly owner: string }>;

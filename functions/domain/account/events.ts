@@ -3,7 +3,7 @@
  * framework reads them back from the events topic. Events are facts: their schemas
  * accept what `decide` emits and nothing else.
  */
-import { z } from 'zod';
+import * as z from '../../core/schema.ts';
 import type { Message, SchemasOf } from '../../core/aggregate.ts';
 import { amountSchema, ownerSchema } from './commands.ts';
 

@@ -3,7 +3,7 @@
  * person). Each carries the account version that caused it, so the aggregate can tell an
  * old observation from a new one however the commands are redelivered.
  */
-import { z } from 'zod';
+import * as z from '../../core/schema.ts';
 import type { Message, SchemasOf } from '../../core/aggregate.ts';
 
 /** What a balance observation says: the balance, the threshold, and the account version it was seen at. */
@@ -24,8 +24,12 @@ export type RearmLowBalanceAlert = Message<'RearmLowBalanceAlert', BalanceObserv
 /** Every command the `alert` aggregate accepts. */
 export type AlertCommand = RaiseLowBalanceAlert | RearmLowBalanceAlert;
 
-const cents = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-const observation = z.strictObject({ balance: cents, threshold: cents.positive(), sourceVersion: z.number().int().positive() });
+const cents = z.int().check(z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
+const observation = z.strictObject({
+  balance: cents,
+  threshold: z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)),
+  sourceVersion: z.int().check(z.positive()),
+});
 
 /** Schemas of the commands' data, keyed by command type. */
 export const alertCommands = {
