@@ -100,14 +100,15 @@ export class CommandClient {
     return { command, partition: meta?.partition ?? -1, offset: Number(meta?.baseOffset ?? -1), timestamp };
   }
 
-  /** Writes many command records in one request. */
-  async sendMany(commands: readonly CommandEnvelope[]): Promise<void> {
-    const timestamp = String(Date.now());
+  /** Writes many command records in one request (in order, unlike concurrent sends); resolves to their timestamp. */
+  async sendMany(commands: readonly CommandEnvelope[]): Promise<number> {
+    const timestamp = Date.now();
     await this.producer.send({
       topic: this.topics.commands,
       acks: -1,
-      messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c), timestamp })),
+      messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c), timestamp: String(timestamp) })),
     });
+    return timestamp;
   }
 
   /** The first result of the command (waiting for it), or a ResultTimeoutError. */
