@@ -4,7 +4,7 @@
  * aggregates table from it, verifies the result, and prints rates, their ratio, DynamoDB
  * requests and where the rebuild's time went.
  *
- *   npm run bench:rebuild -- --events 100000 --aggregates 1000 --checkpoint-every 10000
+ *   npm run bench:rebuild -- --events 100000 --aggregates 1000 --checkpoint-every 100000
  *
  * `--checkpoint-every` takes a comma-separated list; each value rebuilds into its own table.
  */
@@ -31,7 +31,7 @@ const { values: args } = parseArgs({
   options: {
     events: { type: 'string', default: '100000' },
     aggregates: { type: 'string', default: '1000' },
-    'checkpoint-every': { type: 'string', default: '10000' },
+    'checkpoint-every': { type: 'string', default: '100000' },
   },
 });
 const positive = (name: string, text: string): number => {

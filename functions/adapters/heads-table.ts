@@ -61,6 +61,28 @@ export type ControlRecord =
 
 type Item = Record<string, unknown>;
 
+/**
+ * A recent command as stored: a tuple, since a head keeps a hundred of them and DynamoDB
+ * bills writes by size. The result's aggregate fields are the head's own.
+ */
+type StoredRecent = [commandId: string, tp: string, offset: number, version: number] | [commandId: string, tp: string, offset: number, code: string, message: string];
+
+const packRecent = (recent: readonly RecentCommand[]): StoredRecent[] =>
+  recent.map(({ commandId, tp, offset, result }) =>
+    result.status === 'accepted' ? [commandId, tp, offset, result.version] : [commandId, tp, offset, result.reason.code, result.reason.message],
+  );
+
+const unpackRecent = (aggregateType: string, aggregateId: string, stored: readonly StoredRecent[]): RecentCommand[] =>
+  stored.map(([commandId, tp, offset, ...outcome]) => ({
+    commandId,
+    tp,
+    offset,
+    result:
+      outcome.length === 1
+        ? { commandId, aggregateType, aggregateId, status: 'accepted', version: outcome[0] }
+        : { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: outcome[0], message: outcome[1] } },
+  }));
+
 const toItem = (head: Head): Item => ({
   pk: headKey(head.aggregateType, head.aggregateId),
   aggregateType: head.aggregateType,
@@ -68,7 +90,7 @@ const toItem = (head: Head): Item => ({
   version: head.version,
   state: JSON.stringify(head.state),
   offsets: head.offsets,
-  recent: JSON.stringify(head.recent),
+  recent: JSON.stringify(packRecent(head.recent)),
   outbox: JSON.stringify(head.outbox),
   ...(head.writtenAt === null ? {} : { writtenTp: head.writtenAt.tp, writtenOffset: head.writtenAt.offset }),
 });
@@ -80,7 +102,7 @@ export const fromItem = (item: Item): Head => ({
   version: Number(item.version),
   state: JSON.parse(item.state as string) as unknown,
   offsets: Object.fromEntries(Object.entries((item.offsets ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
-  recent: JSON.parse((item.recent as string | undefined) ?? '[]') as RecentCommand[],
+  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
   outbox: JSON.parse((item.outbox as string | undefined) ?? '[]') as EventRecord[],
   writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
 });

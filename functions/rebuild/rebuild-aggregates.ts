@@ -35,8 +35,13 @@ export interface RebuildDeps {
   readonly gate: CommandGate;
   /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */
   readonly drainMs?: number;
-  /** Events between checkpoints (heads written, offsets saved). */
+  /** Events between checkpoints (heads written, offsets saved); default 100,000. */
   readonly checkpointEvery?: number;
+  /**
+   * Time between checkpoints, whichever of the two comes first; default 30 s. Each checkpoint
+   * rewrites every head changed since the last, so fewer checkpoints mean fewer writes.
+   */
+  readonly checkpointIntervalMs?: number;
   readonly writeConcurrency?: number;
   readonly onProgress?: (progress: Progress) => void;
 }
@@ -101,7 +106,8 @@ const keysOf = (records: readonly LogRecord[]): string[] => {
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
 export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
   const { heads, eventLog, gate } = deps;
-  const checkpointEvery = deps.checkpointEvery ?? 10_000;
+  const checkpointEvery = deps.checkpointEvery ?? 100_000;
+  const checkpointIntervalMs = deps.checkpointIntervalMs ?? 30_000;
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const report = (progress: Progress) => deps.onProgress?.(progress);
 
@@ -138,6 +144,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   const position: Record<string, number> = { ...started.checkpoint };
   let eventsRead = started.eventsRead;
   let sinceCheckpoint = 0;
+  let lastCheckpoint = Date.now();
   let headsWritten = 0;
   let fencedOff = 0;
   let stoppedEarly = false;
@@ -154,6 +161,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
     control = next;
     sinceCheckpoint = 0;
+    lastCheckpoint = Date.now();
   };
 
   await eventLog.read(byNumber(started.checkpoint), byNumber(started.endOffsets), async (records) => {
@@ -168,7 +176,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     eventsRead += records.length;
     sinceCheckpoint += records.length;
     report({ phase: 'reading', eventsRead, eventsTotal });
-    if (sinceCheckpoint >= checkpointEvery) await checkpoint();
+    if (sinceCheckpoint >= checkpointEvery || Date.now() - lastCheckpoint >= checkpointIntervalMs) await checkpoint();
     if (options.deadline !== undefined && Date.now() >= options.deadline) {
       stoppedEarly = true;
       return 'stop';
