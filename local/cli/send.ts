@@ -42,6 +42,7 @@ const nonNegativeInt = (name: string, text: string | undefined): number | undefi
   return n;
 };
 
+/** The `send` command. */
 export const send: CliCommand = {
   name: 'send',
   summary: 'send a command; with --wait, print its result',

@@ -16,6 +16,7 @@ Options:
 
 \`npm start\` does \`up\` too, and runs the functions; prefer it for development.`;
 
+/** The `stack` command. */
 export const stack: CliCommand = {
   name: 'stack',
   summary: 'start, stop or clear the local Kafka broker and DynamoDB emulator',

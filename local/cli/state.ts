@@ -17,6 +17,7 @@ Exit codes: 0 found, 1 no such aggregate, 2 error.
 Example:
   kafka-aggregates state account acc-1`;
 
+/** The `state` command. */
 export const state: CliCommand = {
   name: 'state',
   summary: "print an aggregate's version and state from the aggregates table",

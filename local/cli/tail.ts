@@ -31,6 +31,7 @@ export const formatRecord = (r: WatchedRecord): string => {
   return `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()} ${text(r.key)} ${text(r.value)}${headers === '' ? '' : ` [${headers}]`}`;
 };
 
+/** The `tail` command. */
 export const tail: CliCommand = {
   name: 'tail',
   summary: 'print the records of a topic as they come',
