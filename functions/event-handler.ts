@@ -17,7 +17,7 @@ import type { MskEvent } from './core/msk-event.ts';
 import { aggregates } from './domain/index.ts';
 import { EventGapError } from './event/errors.ts';
 import { createEventProcessor } from './event/process-batch.ts';
-import { EventSidePublisher } from './event/publisher.ts';
+import { EventSidePublisher } from './adapters/publisher.ts';
 import { projections } from './projections/index.ts';
 import { reactions } from './reactions/index.ts';
 

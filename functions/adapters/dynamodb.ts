@@ -4,7 +4,8 @@
  * SDK's own resolution on AWS).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { sleep } from '../core/async.ts';
 import { awsRegion, dynamoEndpoint } from '../config.ts';
 
 /** Environment variables through which the SDK finds credentials on its own. */
@@ -37,3 +38,39 @@ export const createDynamoClient = (): DynamoDBClient => {
 /** A document client over `client` that drops undefined attributes instead of failing on them. */
 export const createDocumentClient = (client: DynamoDBClient): DynamoDBDocumentClient =>
   DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+
+/** DynamoDB kept returning unprocessed keys (throttling) past the retry budget. */
+export class BatchReadThrottledError extends Error {
+  override readonly name = 'BatchReadThrottledError';
+  constructor(
+    readonly tableName: string,
+    readonly unprocessed: number,
+    attempts: number,
+  ) {
+    super(`${unprocessed} keys of ${tableName} still unprocessed after ${attempts} BatchGetItem attempts`);
+  }
+}
+
+/**
+ * Consistent BatchGetItem over any number of keys: 100 per request, unprocessed keys retried
+ * with jittered exponential backoff. Absent items are simply not returned.
+ */
+export const batchGetAll = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly Record<string, unknown>[],
+  maxAttempts = 8,
+): Promise<Record<string, unknown>[]> => {
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending = keys.slice(i, i + 100);
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > maxAttempts) throw new BatchReadThrottledError(tableName, pending.length, maxAttempts);
+      if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+      const out = await doc.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: [...pending], ConsistentRead: true } } }));
+      items.push(...(out.Responses?.[tableName] ?? []));
+      pending = out.UnprocessedKeys?.[tableName]?.Keys ?? [];
+    }
+  }
+  return items;
+};

@@ -3,9 +3,10 @@
  * batched reads, and the conditional write that orders and deduplicates every commit.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventRecord } from '../core/wire.ts';
+import { batchGetAll } from './dynamodb.ts';
 import type { Head, PublishWatermark, RecentCommand } from '../command/head.ts';
 
 /** Base class of the errors of this module. */
@@ -26,11 +27,6 @@ export class VersionConflictError extends HeadsTableError {
   ) {
     super(`${aggregateType} ${aggregateId}: expected version ${expectedVersion}, found ${current?.version ?? 'none'}`, options);
   }
-}
-
-/** DynamoDB kept returning unprocessed keys (throttling) past the retry budget. */
-export class ReadThrottledError extends HeadsTableError {
-  override readonly name = 'ReadThrottledError';
 }
 
 /** Key of an aggregate's head item. Aggregate type names never contain `#` (checked at registration). */
@@ -113,8 +109,6 @@ const watermarkFromItem = (item: Item): PublishWatermark => ({
   gaps: JSON.parse((item.gaps as string | undefined) ?? '[]') as [number, number][],
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Heads, watermarks and the control item read together, as one batch needs them. */
 export interface HeadsSnapshot {
   /** By `headKey`; absent for aggregates without events. */
@@ -153,24 +147,8 @@ export class HeadsTable {
     return { heads, watermarks, control };
   }
 
-  /** BatchGetItem over any number of keys: 100 per request, unprocessed keys retried with backoff. */
-  private async batchGetItems(pks: readonly string[]): Promise<Item[]> {
-    const items: Item[] = [];
-    const keys = [...new Set(pks)];
-    for (let i = 0; i < keys.length; i += 100) {
-      let pending: Item[] = keys.slice(i, i + 100).map((pk) => ({ pk }));
-      for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts)
-          throw new ReadThrottledError(`${pending.length} items still unprocessed after ${this.maxReadAttempts} BatchGetItem attempts`);
-        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-        const out = await this.doc.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        items.push(...(out.Responses?.[this.tableName] ?? []));
-        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
-      }
-    }
-    return items;
+  private batchGetItems(pks: readonly string[]): Promise<Item[]> {
+    return batchGetAll(this.doc, this.tableName, [...new Set(pks)].map((pk) => ({ pk })), this.maxReadAttempts);
   }
 
   /** The control item by consistent read. */

@@ -33,3 +33,26 @@ export const createProducer = (kafka: Kafka): Producer =>
     maxInFlightRequests: 1,
     createPartitioner: Partitioners.DefaultPartitioner,
   });
+
+/** A producer that connects on first use, reconnects after a failed connect, and can be closed. */
+export class ProducerConnection {
+  private connected: Promise<void> | undefined;
+
+  constructor(private readonly producer: Producer) {}
+
+  /** The producer, connected. */
+  async get(): Promise<Producer> {
+    this.connected ??= this.producer.connect().catch((error: unknown) => {
+      this.connected = undefined;
+      throw error;
+    });
+    await this.connected;
+    return this.producer;
+  }
+
+  /** Disconnects if connected. */
+  async close(): Promise<void> {
+    if (this.connected !== undefined) await this.producer.disconnect();
+    this.connected = undefined;
+  }
+}

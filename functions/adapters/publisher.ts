@@ -1,10 +1,12 @@
 /**
- * Publishes a batch's outcome to Kafka: events first (version order per aggregate), then
- * results and dead letters. Waits for all in-sync replicas; a failure throws, so the batch
+ * Publishes to Kafka. The command side: events first (version order per aggregate), then
+ * results and dead letters. The event side: reactions' commands and dead letters. Waits for all in-sync replicas; a failure throws, so the batch
  * fails and is retried, and consumers dedupe the repeats by (aggregateId, version).
  */
 import type { Message as KafkaMessage, Producer } from 'kafkajs';
-import type { DeadLetterRecord, EventRecord, ResultRecord } from '../core/wire.ts';
+import type { DeadLetter } from '../core/dead-letter.ts';
+import type { CommandEnvelope, EventRecord, ResultRecord } from '../core/wire.ts';
+import { ProducerConnection } from './kafka.ts';
 
 /** A result with the key it is published under. */
 export interface KeyedResult {
@@ -13,10 +15,7 @@ export interface KeyedResult {
 }
 
 /** A dead letter with the original record key, byte for byte. */
-export interface KeyedDeadLetter {
-  readonly key: Uint8Array | undefined;
-  readonly record: DeadLetterRecord;
-}
+export type KeyedDeadLetter = DeadLetter;
 
 /** Everything one batch publishes. */
 export interface BatchOutput {
@@ -32,20 +31,29 @@ export interface OutputTopics {
   readonly deadLetter: string;
 }
 
-/** Publishes batches through one idempotent producer, connecting on first use. */
+/** A dead letter as a Kafka message: original key bytes, the record as JSON, the reason code as a header. */
+export const deadLetterMessage = (d: DeadLetter): KafkaMessage => ({
+  key: d.key === undefined ? null : Buffer.from(d.key),
+  value: JSON.stringify(d.record),
+  headers: { 'x-reason-code': d.record.reason.code },
+});
+
+/** Publishes command batches through one idempotent producer, connecting on first use. */
 export class KafkaPublisher {
-  private connected: Promise<void> | undefined;
+  private readonly connection: ProducerConnection;
 
   constructor(
-    private readonly producer: Producer,
+    producer: Producer,
     private readonly topics: OutputTopics,
-  ) {}
+  ) {
+    this.connection = new ProducerConnection(producer);
+  }
 
   /** Sends the events, then results and dead letters; resolves when all are acknowledged. */
   async publish(output: BatchOutput): Promise<void> {
-    await this.connect();
+    const producer = await this.connection.get();
     if (output.events.length > 0) {
-      await this.producer.send({
+      await producer.send({
         topic: this.topics.events,
         acks: -1,
         messages: output.events.map((e): KafkaMessage => ({ key: e.aggregateId, value: JSON.stringify(e) })),
@@ -53,31 +61,56 @@ export class KafkaPublisher {
     }
     const topicMessages = [
       { topic: this.topics.results, messages: output.results.map((r): KafkaMessage => ({ key: r.key, value: JSON.stringify(r.result) })) },
-      {
-        topic: this.topics.deadLetter,
-        messages: output.deadLetters.map(
-          (d): KafkaMessage => ({
-            key: d.key === undefined ? null : Buffer.from(d.key),
-            value: JSON.stringify(d.record),
-            headers: { 'x-reason-code': d.record.reason.code },
-          }),
-        ),
-      },
+      { topic: this.topics.deadLetter, messages: output.deadLetters.map(deadLetterMessage) },
     ].filter((t) => t.messages.length > 0);
-    if (topicMessages.length > 0) await this.producer.sendBatch({ acks: -1, topicMessages });
-  }
-
-  private async connect(): Promise<void> {
-    this.connected ??= this.producer.connect().catch((error: unknown) => {
-      this.connected = undefined;
-      throw error;
-    });
-    await this.connected;
+    if (topicMessages.length > 0) await producer.sendBatch({ acks: -1, topicMessages });
   }
 
   /** Disconnects the producer (tests and the local runtime; Lambda keeps it for the next invocation). */
-  async close(): Promise<void> {
-    if (this.connected !== undefined) await this.producer.disconnect();
-    this.connected = undefined;
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+}
+
+/** Everything one event batch publishes: the reactions' commands and dead letters. */
+export interface EventSideOutput {
+  readonly commands: readonly CommandEnvelope[];
+  readonly deadLetters: readonly DeadLetter[];
+}
+
+/** Names of the topics the event side writes to. */
+export interface EventSideTopics {
+  readonly commands: string;
+  readonly deadLetter: string;
+}
+
+/**
+ * Publishes event-side output in one request: commands keyed by their target aggregateId (so
+ * the command side sees them in order per aggregate) and dead letters. A failure throws, so
+ * the batch fails before any reaction checkpoint moves, and the retry re-sends the same commandIds.
+ */
+export class EventSidePublisher {
+  private readonly connection: ProducerConnection;
+
+  constructor(
+    producer: Producer,
+    private readonly topics: EventSideTopics,
+  ) {
+    this.connection = new ProducerConnection(producer);
+  }
+
+  /** Sends the commands and dead letters; resolves when all are acknowledged. */
+  async publish(output: EventSideOutput): Promise<void> {
+    const topicMessages = [
+      { topic: this.topics.commands, messages: output.commands.map((c): KafkaMessage => ({ key: c.aggregateId, value: JSON.stringify(c) })) },
+      { topic: this.topics.deadLetter, messages: output.deadLetters.map(deadLetterMessage) },
+    ].filter((t) => t.messages.length > 0);
+    if (topicMessages.length === 0) return;
+    await (await this.connection.get()).sendBatch({ acks: -1, topicMessages });
+  }
+
+  /** Disconnects the producer (tests and the local runtime). */
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }

@@ -13,7 +13,6 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   BatchWriteCommand,
   GetCommand,
   PutCommand,
@@ -22,6 +21,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { aggregateKey, type FlaggedGap } from '../core/projection.ts';
+import { sleep } from '../core/async.ts';
+import { batchGetAll } from './dynamodb.ts';
 
 /** Base class of the errors of this module. */
 export class ReadModelsTableError extends Error {
@@ -40,11 +41,6 @@ export class RevisionConflictError extends ReadModelsTableError {
   ) {
     super(`read model ${key.pk} / ${key.sk}: expected revision ${expectedRevision}, found ${current?.revision ?? 'none'}`, options);
   }
-}
-
-/** DynamoDB kept returning unprocessed keys (throttling) past the retry budget. */
-export class RowsReadThrottledError extends ReadModelsTableError {
-  override readonly name = 'RowsReadThrottledError';
 }
 
 /** Primary key of an item. */
@@ -92,8 +88,6 @@ const fromItem = (item: Item): StoredItem => ({
   revision: Number(item.revision ?? 0),
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Reads and writes projection rows and reaction checkpoints in one DynamoDB table. */
 export class ReadModelsTable {
   constructor(
@@ -106,20 +100,8 @@ export class ReadModelsTable {
   async read(keys: readonly ItemKey[]): Promise<Map<string, StoredItem>> {
     const found = new Map<string, StoredItem>();
     const unique = [...new Map(keys.map((k) => [itemId(k), { pk: k.pk, sk: k.sk }])).values()];
-    for (let i = 0; i < unique.length; i += 100) {
-      let pending: Item[] = unique.slice(i, i + 100);
-      for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts)
-          throw new RowsReadThrottledError(`${pending.length} read-model items still unprocessed after ${this.maxReadAttempts} BatchGetItem attempts`);
-        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-        const out = await this.doc.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        for (const item of out.Responses?.[this.tableName] ?? []) {
-          found.set(itemId({ pk: item.pk as string, sk: item.sk as string }), fromItem(item));
-        }
-        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Item[];
-      }
+    for (const item of await batchGetAll(this.doc, this.tableName, unique, this.maxReadAttempts)) {
+      found.set(itemId({ pk: item.pk as string, sk: item.sk as string }), fromItem(item));
     }
     return found;
   }

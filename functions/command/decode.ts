@@ -3,7 +3,8 @@
  * precise rejection. Every fault is a value: nothing here throws for bad input.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { decodeUtf8, type RawRecord } from '../core/msk-event.ts';
+import { decodeUtf8, keyIs, type RawRecord } from '../core/msk-event.ts';
+import { describeIssues } from '../core/schema.ts';
 import { commandEnvelopeSchema, MAX_COMMAND_BYTES, type CommandEnvelope, type Reason } from '../core/wire.ts';
 
 /** A well-formed command addressed to a known aggregate type, its data validated. */
@@ -27,24 +28,11 @@ export interface BadCommand {
 /** Outcome of decoding one record. */
 export type Decoded = { readonly ok: IncomingCommand } | { readonly bad: BadCommand };
 
-const utf8 = new TextEncoder();
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
 const stringField = (value: unknown, field: string): string | null => {
   if (typeof value !== 'object' || value === null) return null;
   const v = (value as Record<string, unknown>)[field];
   return typeof v === 'string' && v !== '' ? v : null;
 };
-
-const describeIssues = (issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined }>): string =>
-  issues
-    .slice(0, 5)
-    .map((i) => {
-      const path = (i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
-      return path === '' ? i.message : `${path}: ${i.message}`;
-    })
-    .join('; ');
 
 /** Decodes and validates one command record against the deployment's aggregates. */
 export const decodeCommand = async (
@@ -82,7 +70,7 @@ export const decodeCommand = async (
   // Kafka partitions by the key's bytes, so compare bytes: text equality would let a key with a
   // byte-order mark (stripped by decoding) pass while it hashes to another partition.
   const key = record.key === undefined ? undefined : decodeUtf8(record.key);
-  if (record.key === undefined || !sameBytes(record.key, utf8.encode(aggregateId)))
+  if (!keyIs(record.key, aggregateId))
     return bad(
       'KeyMismatch',
       `record key ${key === undefined ? '(none)' : JSON.stringify(key)} differs from aggregateId ${JSON.stringify(aggregateId)}; ` +

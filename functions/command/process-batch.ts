@@ -4,6 +4,7 @@
  * each partition's publish watermark. Bad input becomes results and dead letters; only
  * infrastructure failures throw, and a retry of the same batch is idempotent.
  */
+import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
@@ -83,14 +84,6 @@ export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<strin
     map.set(aggregate.type, aggregate);
   }
   return map;
-};
-
-const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 };
 
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */

@@ -84,3 +84,15 @@ export const decodeMskEvent = (event: MskEvent): RawRecord[][] =>
   Object.values(event.records).map((records) =>
     records.map(decodeRecord).sort((a, b) => a.offset - b.offset),
   );
+
+const encoder = new TextEncoder();
+
+/**
+ * True when a record's key is exactly `id` in UTF-8. Kafka partitions by the key's bytes, so
+ * text equality is not enough: a key with a byte-order mark decodes equal but hashes apart.
+ */
+export const keyIs = (key: Uint8Array | undefined, id: string): boolean => {
+  if (key === undefined) return false;
+  const expected = encoder.encode(id);
+  return key.length === expected.length && key.every((byte, i) => byte === expected[i]);
+};

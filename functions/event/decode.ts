@@ -4,8 +4,9 @@
  * bad input, so a malformed record is dead-lettered and its partition keeps moving.
  */
 import * as z from '../core/schema.ts';
+import { describeIssues } from '../core/schema.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { decodeUtf8, type RawRecord } from '../core/msk-event.ts';
+import { decodeUtf8, keyIs, type RawRecord } from '../core/msk-event.ts';
 import type { DomainEvent } from '../core/projection.ts';
 import type { Reason, SourcePosition } from '../core/wire.ts';
 
@@ -36,21 +37,6 @@ export interface IncomingEvent {
 /** Outcome of decoding one record. */
 export type DecodedEvent = { readonly ok: IncomingEvent } | { readonly bad: { readonly record: RawRecord; readonly reason: Reason } };
 
-const encoder = new TextEncoder();
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
-type Issue = { readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined };
-
-const describeIssues = (issues: readonly Issue[]): string =>
-  issues
-    .slice(0, 5)
-    .map((i) => {
-      const path = (i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.');
-      return path === '' ? i.message : `${path}: ${i.message}`;
-    })
-    .join('; ');
-
 /** Decodes and validates one event record against the deployment's aggregates. */
 export const decodeEvent = async (record: RawRecord, aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedEvent> => {
   const bad = (code: string, message: string): DecodedEvent => ({ bad: { record, reason: { code, message } } });
@@ -71,7 +57,7 @@ export const decodeEvent = async (record: RawRecord, aggregates: ReadonlyMap<str
   const { aggregateType, aggregateId, type, data } = envelope.data;
 
   // Per-aggregate order holds only if every event of an aggregate is on its key's partition.
-  if (record.key === undefined || !sameBytes(record.key, encoder.encode(aggregateId))) {
+  if (!keyIs(record.key, aggregateId)) {
     const key = record.key === undefined ? '(none)' : JSON.stringify(decodeUtf8(record.key) ?? '(not UTF-8)');
     return bad('KeyMismatch', `record key ${key} differs from aggregateId ${JSON.stringify(aggregateId)}`);
   }

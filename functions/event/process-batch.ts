@@ -6,6 +6,7 @@
  * on the revision read. Malformed records are dead-lettered; only infrastructure failures,
  * failing user code and halting gaps throw, and a retry of the same batch is idempotent.
  */
+import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
@@ -16,7 +17,7 @@ import { RevisionConflictError, type ReadModelsTable, type StoredItem } from '..
 import { decodeEvent, type IncomingEvent } from './decode.ts';
 import { EventGapError, ItemConflictRetriesExhaustedError } from './errors.ts';
 import { foldItem, type GapFound, type ItemPlan } from './fold.ts';
-import type { EventSideOutput } from './publisher.ts';
+import type { EventSideOutput } from '../adapters/publisher.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
 
@@ -52,14 +53,6 @@ export interface EventBatchSummary {
   /** Gaps passed over under `skip-and-flag`, with where they are. */
   gapsFlagged: GapFound[];
 }
-
-const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-};
 
 const gapError = (gap: GapFound): EventGapError =>
   new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);

@@ -5,6 +5,7 @@
  * writes heads in batches fenced by the epoch, checkpoints so that it can resume, and only
  * then releases the lock and lets commands through. Also a verify mode that writes nothing.
  */
+import { mapConcurrent, sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
 import { headKey, type ControlRecord, type HeadsTable, type RebuildProgress } from '../adapters/heads-table.ts';
@@ -71,16 +72,6 @@ export class RebuildLockError extends Error {
     super(message);
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-};
 
 const byString = (offsets: PartitionOffsets): Record<string, number> =>
   Object.fromEntries(Object.entries(offsets).map(([p, o]) => [String(p), o]));

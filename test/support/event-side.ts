@@ -12,7 +12,7 @@ import type { MskEvent } from '../../functions/core/msk-event.ts';
 import { eventId, type CommandEnvelope, type DeadLetterRecord, type EventRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { createEventProcessor, type EventSideDeps } from '../../functions/event/process-batch.ts';
-import { EventSidePublisher } from '../../functions/event/publisher.ts';
+import { EventSidePublisher } from '../../functions/adapters/publisher.ts';
 import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { tables } from '../../functions/topology.ts';

@@ -1,0 +1,13 @@
+/** Small async helpers shared by the batch processors and adapters. */
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; rejects on the first failure. */
+export const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+};
