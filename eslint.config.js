@@ -31,5 +31,5 @@ export default tseslint.config(
       ],
     },
   },
-  { files: ['*.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['*.js', 'bin/*.js'], ...tseslint.configs.disableTypeChecked },
 );
