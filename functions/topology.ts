@@ -115,7 +115,8 @@ export type TableKey = keyof typeof tables;
 export const functions = {
   commandHandler: {
     entry: 'functions/command-handler.ts',
-    trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-command-handler' },
+    // No batching window: a client waits for its result. Under load batches fill by themselves.
+    trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 0, consumerGroupId: 'kafka-aggregates-command-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
   },
@@ -136,7 +137,7 @@ export const functions = {
     controlsTriggerOf: 'commandHandler',
     reads: ['events'],
     writes: ['events'],
-    tables: ['aggregates'],
+    tables: ['aggregates', 'readModels'],
   },
 } as const satisfies Record<string, FunctionSpec>;
 

@@ -14,6 +14,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -162,6 +163,11 @@ export class ReadModelsTable {
       start = out.LastEvaluatedKey;
     } while (start !== undefined);
     return items;
+  }
+
+  /** Deletes one item. */
+  async delete(key: ItemKey): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: key.pk, sk: key.sk } }));
   }
 
   /** Deletes every item under `pk`: wipes a projection (or a reaction's checkpoints) before a replay. */

@@ -9,6 +9,10 @@ import { createAggregatesTable } from '../support/dynamo.ts';
 import { unique } from '../support/kafka.ts';
 import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { canonicalJson, startEventSide, triggerBatches } from '../support/event-side.ts';
+import { readTopic } from '../support/kafka.ts';
+import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
 
 let side: CommandSide;
 const commandsTopic = 'rebuild-commands';
@@ -166,5 +170,28 @@ describe('snapshot rebuild from the events topic', () => {
     expect(report.duplicates).toBeGreaterThanOrEqual(50);
     expect((await verifyAggregates(rebuildDeps())).differences).toEqual([]);
     expect(await digest()).toEqual(before);
+  });
+
+  it('rebuilds a projection from the topic to the rows the event handler built, and resumes a stopped rebuild', async () => {
+    const events = await startEventSide();
+    try {
+      const records = await readTopic(side.kafka, side.topics.events);
+      const project = events.processor({ reactions: [] });
+      for (const batch of triggerBatches(records, side.topics.events, 100)) await project(batch);
+      const rows = async () => canonicalJson((await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })));
+      const before = await rows();
+      expect(JSON.parse(before)).toHaveLength(40);
+
+      const deps = { aggregates, projection: accountSummary, readModels: events.readModels, eventLog: side.eventLog };
+      const partial = await rebuildProjection(deps, { deadline: Date.now(), checkpointEvery: 50 });
+      expect(partial).toMatchObject({ status: 'incomplete', resumed: false, rowsWiped: 40 });
+      const finished = await rebuildProjection(deps);
+      expect(finished).toMatchObject({ status: 'complete', resumed: true, unusable: 0 });
+      expect(finished.eventsRead).toBe(finished.eventsTotal);
+      expect(await rows()).toBe(before);
+      expect(await events.readModels.query('~rebuild')).toEqual([]);
+    } finally {
+      await events.close();
+    }
   });
 });
