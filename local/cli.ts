@@ -4,12 +4,13 @@
  */
 import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
+import { rebuild } from './cli/rebuild.ts';
 import { send } from './cli/send.ts';
 import { stack } from './cli/stack.ts';
 import { state } from './cli/state.ts';
 import { tail } from './cli/tail.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, stack];
+const commands: readonly CliCommand[] = [send, state, tail, rebuild, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

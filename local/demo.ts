@@ -3,9 +3,14 @@
  * the local system and prints a transcript. Uses the running system (`npm start`) when its
  * command handler group has members; otherwise starts the stack and the triggers itself,
  * under the real topology names, and stops what it started at the end. Exits 0 only if every
- * wired scenario behaved.
+ * scenario behaved.
  */
+import { createHash } from 'node:crypto';
+import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
+import { canonicalHead } from '../functions/rebuild/fold.ts';
+import type { CommandGate } from '../functions/rebuild/rebuild-aggregates.ts';
+import { runRebuild, shutdown as shutdownRebuild } from '../functions/snapshot-rebuild.ts';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
 import { HeadsTable } from '../functions/adapters/heads-table.ts';
 import { createKafka } from '../functions/adapters/kafka.ts';
@@ -37,10 +42,12 @@ interface Demo {
   readonly events: Map<string, EventRecord[]>;
   /** A fresh aggregate id for this run. */
   id(suffix: string): string;
+  /** Holds the command trigger during a rebuild, when the demo runs the triggers itself. */
+  readonly gate?: CommandGate;
 }
 
 /** How a scenario ended. */
-type Verdict = 'passed' | 'failed' | 'not-wired';
+type Verdict = 'passed' | 'failed';
 
 const command = (aggregateId: string, type: string, data: Record<string, unknown> = {}, commandId = newCommandId()): CommandEnvelope => ({
   commandId,
@@ -145,14 +152,58 @@ const redelivery = async (demo: Demo): Promise<Verdict> => {
     : 'failed';
 };
 
+/** A canonical hash of every head in the table: what the rebuild must reproduce byte for byte. */
+const digest = async (heads: HeadsTable): Promise<{ hash: string; count: number }> => {
+  const lines = (await heads.scanAll()).heads.map(canonicalHead).sort();
+  return { hash: createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16), count: lines.length };
+};
+
 /**
- * (c) Problem 3 and 4: wipe the aggregates table, rebuild it from the events topic, and
- * compare with the state before the wipe. Not wired yet: the snapshot rebuild
- * (functions/snapshot-rebuild.ts) is being written; wire it here.
+ * (c) Problems 3 and 4: wipe the aggregates table (as the emulator does when it restarts),
+ * see that commands are held, rebuild it from the events topic, and compare every head with
+ * the state before the wipe.
  */
-const wipeAndRebuild = (_demo: Demo): Promise<Verdict> => {
-  say('(c) Table wipe and rebuild with identical state: not wired yet (the snapshot rebuild is being written).');
-  return Promise.resolve('not-wired');
+const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
+  say('(c) Table wipe and rebuild: the events topic is the log of record');
+  const id = demo.id('c');
+  for (const c of [command(id, 'OpenAccount', { owner: 'Cleo' }), command(id, 'Deposit', { amount: 700 }), command(id, 'Withdraw', { amount: 200 })])
+    await sendAndWait(demo, c);
+  const before = await digest(demo.heads);
+  say(`    before: ${before.count} heads, canonical hash ${before.hash}`);
+  const dynamo = createDynamoClient();
+  try {
+    await dynamo.send(new DeleteTableCommand({ TableName: demo.heads.tableName }));
+    await waitUntilTableNotExists({ client: dynamo, maxWaitTime: 60 }, { TableName: demo.heads.tableName });
+  } finally {
+    dynamo.destroy();
+  }
+  await provision();
+  const wiped = await digest(demo.heads);
+  const readiness = await aggregatesReadiness(demo.kafka);
+  say(`    wiped:  ${wiped.count} heads; the command side now sees the table as '${readiness}' and refuses to decide`);
+  let lastSaid = 0;
+  const report = await runRebuild(
+    {},
+    {
+      ...(demo.gate === undefined ? {} : { gate: demo.gate }),
+      onProgress: (p) => {
+        if (p.phase === 'reading' && Date.now() - lastSaid < 1_000) return;
+        lastSaid = Date.now();
+        say(`    rebuild ${p.phase}: ${p.eventsRead} of ${p.eventsTotal} events`);
+      },
+    },
+  );
+  const after = await digest(demo.heads);
+  say(`    after:  ${after.count} heads, canonical hash ${after.hash}`);
+  const deposit = await sendAndWait(demo, command(id, 'Deposit', { amount: 1 }));
+  return [
+    check('status' in report && report.status === 'complete', 'the rebuild completed and released the lock'),
+    check(wiped.count === 0 && readiness === 'behind', 'the wiped table was recognised as behind the log'),
+    check(after.hash === before.hash && after.count === before.count, 'every head is byte for byte what it was before the wipe'),
+    check(deposit.result.status === 'accepted' && deposit.result.version === 4, 'the next command is decided against the rebuilt state (version 4)'),
+  ].every(Boolean)
+    ? 'passed'
+    : 'failed';
 };
 
 /** Members of the command handler's consumer group: a running `npm start` (or a deployment) has some. */
@@ -181,9 +232,9 @@ const main = async (): Promise<number> => {
     else {
       const readiness = await aggregatesReadiness(kafka);
       if (readiness === 'behind' || readiness === 'rebuilding') {
-        say(`The aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'being rebuilt'}: commands would not be decided. ` +
-          'Run the snapshot rebuild first, or clear the local stack with `kafka-aggregates stack reset`.');
-        return 1;
+        say(`The aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: rebuilding it before any command is decided.`);
+        const report = await runRebuild();
+        say(`Rebuild ${'status' in report ? report.status : 'done'}.`);
       }
       say('No running system found: starting the triggers for this demo (stopped at the end).');
       triggers = await startTriggers({ kafka, log: () => undefined });
@@ -200,7 +251,16 @@ const main = async (): Promise<number> => {
     cleanups.push(() => watcher.stop());
     const client = await CommandClient.connect(kafka);
     cleanups.push(() => client.close());
-    const demo: Demo = { kafka, client, heads: new HeadsTable(createDocumentClient(dynamo), tableName('aggregates')), events, id: (s) => `acc-demo-${run}-${s}` };
+    const own = triggers;
+    const demo: Demo = {
+      kafka,
+      client,
+      heads: new HeadsTable(createDocumentClient(dynamo), tableName('aggregates')),
+      events,
+      id: (s) => `acc-demo-${run}-${s}`,
+      ...(own === undefined ? {} : { gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) } }),
+    };
+    cleanups.push(() => shutdownRebuild());
 
     say(`\nTopics ${client.topics.commands} -> ${topicName('events')}, ${client.topics.results}; table ${tableName('aggregates')}\n`);
     const verdicts: [string, Verdict][] = [];
@@ -230,7 +290,7 @@ const main = async (): Promise<number> => {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`demo failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+    console.error(`demo failed: ${error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error)}`);
     if (error instanceof Error && error.name === 'ResultTimeoutError')
       console.error('Is the command handler running and not paused? Check `npm start`, or stop it and let the demo start its own.');
     process.exit(2);

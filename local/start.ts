@@ -13,6 +13,7 @@ import { aggregatesReadiness } from './runtime/readiness.ts';
 import { startTriggers, type Triggers } from './runtime/trigger.ts';
 import type { Watcher } from './runtime/watch.ts';
 import { startStack, type StackHandle } from './stack/stack.ts';
+import { runRebuild, shutdown as shutdownRebuild } from '../functions/snapshot-rebuild.ts';
 
 // Handlers log through Powertools; the live view says what matters. Set these to see more.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -46,6 +47,7 @@ const main = async (): Promise<void> => {
       say(`\n${signal}: stopping${triggers === undefined ? '' : ' the triggers (letting running invocations end)'}...`);
       await live?.stop().catch(() => undefined);
       await triggers?.stop().catch((error: unknown) => say(`stopping the triggers failed: ${String(error)}`));
+      await shutdownRebuild().catch(() => undefined);
       if (stack !== undefined && stack.started.length > 0) {
         say(`Stopping ${stack.started.join(', ')} (started by npm start)...`);
         await stack.stop();
@@ -77,10 +79,31 @@ const main = async (): Promise<void> => {
 
     const kafka = createKafka('kafka-aggregates-start');
     const readiness = await aggregatesReadiness(kafka);
-    // Until the snapshot rebuild is wired in here, a table behind the log holds commands (they wait in their topic).
-    const hold = readiness === 'behind' ? commandSide() : [];
-    triggers = await startTriggers({ kafka, startPaused: hold, log: (line) => say(`${time()}  [trigger] ${line}`) });
+    // A table behind the log (the emulator lost its tables, the Kafka log kept its events), or a
+    // rebuild that stopped midway: hold the command side, rebuild, then let commands through.
+    const hold = readiness === 'behind' || readiness === 'rebuilding' ? commandSide() : [];
+    const running = await startTriggers({ kafka, startPaused: hold, log: (line) => say(`${time()}  [trigger] ${line}`) });
+    triggers = running;
     if (stopping !== undefined) return;
+    if (hold.length > 0) {
+      say(`[rebuild] the aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: ${hold.join(', ')} held until the snapshot rebuild has caught up`);
+      let lastSaid = 0;
+      const report = await runRebuild(
+        {},
+        {
+          gate: {
+            pause: async () => void (await Promise.all(hold.map((name) => running.pause(name)))),
+            resume: () => Promise.resolve(hold.forEach((name) => running.resume(name))),
+          },
+          onProgress: (p) => {
+            if (p.phase === 'reading' && Date.now() - lastSaid < 2_000) return;
+            lastSaid = Date.now();
+            say(`[rebuild] ${p.phase}: ${p.eventsRead.toLocaleString('en')} of ${p.eventsTotal.toLocaleString('en')} events`);
+          },
+        },
+      );
+      say(`[rebuild] ${'status' in report ? report.status : 'done'}; commands go through`);
+    }
     live = await startLiveView(kafka, { commands: topicName('commands'), results: topicName('results') }, say);
 
     const ours = (name: string) => (stack?.started.includes(name) ? 'started by npm start' : 'already running or external; left running on exit');
@@ -99,16 +122,7 @@ const main = async (): Promise<void> => {
         `    ${cli} state account acc-1`,
         `    ${cli} tail events        (also results, commands, dead-letter)`,
         '  Play the design\'s problems: npm run demo',
-        ...(hold.length > 0
-          ? [
-              '',
-              `  The aggregates table is behind the events topic (the emulator lost its tables, the Kafka log kept its events):`,
-              `  ${hold.join(', ')} ${hold.length > 1 ? 'are' : 'is'} PAUSED so that no command is decided against empty state. Commands wait in their topic.`,
-              '  Run the snapshot rebuild to catch up (not wired into npm start yet), or clear both with `kafka-aggregates stack reset`.',
-            ]
-          : readiness === 'rebuilding'
-            ? ['', '  A snapshot rebuild holds the aggregates table: commands are retried until it has caught up.']
-            : []),
+        `  Rebuild or check:  ${cli} rebuild [--verify] [--projection account-summary]`,
         '',
         'Ctrl-C stops what npm start started. Command outcomes:',
       ].join('\n'),

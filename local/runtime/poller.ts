@@ -13,6 +13,13 @@ import type { TriggerMapping } from './mappings.ts';
 import { mskEvent, toMskRecord, type EventSource } from './msk-payload.ts';
 import { backoffMs, deadLetterMessages, failedFrom, recordCount, splitBatch, type Backoff } from './outcome.ts';
 
+
+/** Wait between attempts while a snapshot rebuild holds the commands. */
+const HELD_RETRY_MS = 1_000;
+
+/** The command handler refused because a snapshot rebuild holds the lock: wait, do not count it as a retry. */
+const heldByRebuild = (error: unknown): boolean => error instanceof Error && error.name === 'RebuildInProgressError';
+
 /** What happened to a batch, reported once per invocation and once per dead-lettering. */
 export interface InvocationReport {
   readonly functionName: string;
@@ -196,6 +203,14 @@ export class Poller {
           await this.commit(batch);
           this.deps.report({ ...base, outcome: 'ok' });
           return;
+        }
+        if (!called.ok && heldByRebuild(called.error)) {
+          // On AWS a rebuild disables this trigger, so such batches never burn retries. Locally the
+          // rebuild may run in another process (the CLI), so the emulation holds the batch instead.
+          attempt--;
+          this.deps.report({ ...base, outcome: 'failed', error: message(called.error), retryInMs: HELD_RETRY_MS });
+          await this.sleep(HELD_RETRY_MS);
+          continue;
         }
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
         await this.commit(done);
