@@ -9,8 +9,9 @@ import { send } from './cli/send.ts';
 import { stack } from './cli/stack.ts';
 import { state } from './cli/state.ts';
 import { tail } from './cli/tail.ts';
+import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, rebuild, stack];
+const commands: readonly CliCommand[] = [send, state, tail, rebuild, verify, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

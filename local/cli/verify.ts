@@ -1,0 +1,100 @@
+/** `kafka-aggregates verify`: the invariant checker over the events and results topics and the tables. */
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { createKafka } from '../../functions/adapters/kafka.ts';
+import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { tableName, topicName } from '../../functions/config.ts';
+import { aggregates } from '../../functions/domain/index.ts';
+import { readHistory } from '../chaos/history.ts';
+import { checkHistory } from '../chaos/invariants.ts';
+import { formatReport } from '../chaos/report.ts';
+import { explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+
+const help = `Usage: kafka-aggregates verify [--limit <n>] [--settle-ms <ms>] [--quiescent] [--json]
+
+Reads the events and results topics to their end offsets and the aggregates and read-models
+tables, and reports every violation of the framework's guarantees with the aggregate and the
+versions concerned:
+  version-conflict        the same (aggregate, version) twice with different content
+                          (identical repeats are allowed: they are counted as duplicates)
+  version-gap, -order     versions not 1..n, or a version first seen after a higher one
+  head-mismatch           a head in the aggregates table is not the fold of the log
+  read-model-mismatch     an account-summary row is not the projection's fold of the log
+  accepted-without-event  an accepted result whose events are not on the events topic
+  result-event-mismatch   an accepted result's version is not its events' last version
+  result-conflict         one commandId accepted at two versions
+  event-without-result    an event whose command has no accepted result (only events older
+                          than --settle-ms are checked: newer results may still be in flight)
+  negative-balance, event-after-close, account-rule
+                          the account's invariants, from the events alone
+  unusable-event          a record of the events topic that is not an event
+
+Heads and rows behind or ahead of the log are counted as in flight, unless --quiescent says
+nothing is (then they are violations, and every event must have its result).
+
+Options:
+  --limit <n>       violations to list (default 20)
+  --settle-ms <ms>  age an event must have before its result is required (default 30000)
+  --quiescent       nothing is in flight: lag is a violation
+  --json            print the whole report as JSON
+  -h, --help        show this help
+
+Names come from the environment (EVENTS_TOPIC, RESULTS_TOPIC, AGGREGATES_TABLE,
+READ_MODELS_TABLE), so it checks the running local system (npm start) or any endpoints.
+Exit codes: 0 no violation, 1 violations, 2 error.`;
+
+const count = (name: string, text: string | undefined, fallback: number): number => {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw usageError('verify', `--${name} must be a whole number, not ${text}`);
+  return value;
+};
+
+/** The `verify` command. */
+export const verify: CliCommand = {
+  name: 'verify',
+  summary: 'check the topics and tables against the invariants; list violations',
+  help,
+  async run(args) {
+    const { values, positionals } = parse('verify', args, {
+      limit: { type: 'string' },
+      'settle-ms': { type: 'string' },
+      quiescent: { type: 'boolean' },
+      json: { type: 'boolean' },
+    });
+    if (values.help === true) {
+      console.log(help);
+      return 0;
+    }
+    if (positionals.length > 0) throw usageError('verify', `verify takes no arguments, got ${positionals.join(' ')}`);
+    const limit = count('limit', values.limit, 20);
+    const settleMs = count('settle-ms', values['settle-ms'], 30_000);
+    await requireBroker();
+    const dynamo = createDynamoClient();
+    try {
+      const doc = createDocumentClient(dynamo);
+      const history = await readHistory({
+        kafka: createKafka('kafka-aggregates-verify'),
+        eventsTopic: topicName('events'),
+        resultsTopic: topicName('results'),
+        heads: new HeadsTable(doc, tableName('aggregates')),
+        readModels: new ReadModelsTable(doc, tableName('readModels')),
+      }).catch((error: unknown) => {
+        throw explainDynamo(explain(error));
+      });
+      const report = checkHistory(history, {
+        aggregates,
+        quiescent: values.quiescent === true,
+        settledBefore: new Date(Date.now() - settleMs).toISOString(),
+      });
+      if (values.json === true) console.log(JSON.stringify(report, null, 2));
+      else {
+        console.log(`verify: ${topicName('events')}, ${topicName('results')}, tables ${tableName('aggregates')}, ${tableName('readModels')}`);
+        for (const line of formatReport(report, limit)) console.log(line);
+      }
+      return report.violations.length === 0 ? 0 : 1;
+    } finally {
+      dynamo.destroy();
+    }
+  },
+};
