@@ -42,13 +42,17 @@ const missingTable = (error: unknown): boolean => error instanceof Error && erro
 /** Reads the topics first, then the tables (a head committed meanwhile is ahead of the log, which the checker allows unless quiescent). */
 export const readHistory = async (sources: HistorySources): Promise<History> => {
   const [events, results] = await Promise.all([readTopicRecords(sources.kafka, sources.eventsTopic), readTopicRecords(sources.kafka, sources.resultsTopic)]);
-  const heads = sources.heads === undefined ? undefined : await sources.heads.scanAll().then((s) => s.heads, (e: unknown) => (missingTable(e) ? undefined : Promise.reject(e)));
+  const absentIfMissing = (error: unknown): undefined => {
+    if (missingTable(error)) return undefined;
+    throw error;
+  };
+  const heads = sources.heads === undefined ? undefined : await sources.heads.scanAll().then((s) => s.heads, absentIfMissing);
   const summaries: SummaryRow[] | undefined =
     sources.readModels === undefined
       ? undefined
       : await sources.readModels.query(accountSummary.name).then(
           (rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })),
-          (e: unknown) => (missingTable(e) ? undefined : Promise.reject(e)),
+          absentIfMissing,
         );
   return {
     events: events.records,
