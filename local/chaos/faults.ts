@@ -1,0 +1,149 @@
+/**
+ * The fault plan of a chaos run: which fault to inject at which named point, seeded so a run
+ * can be replayed, and counted by kind. It lives on `globalThis`, so the chaos handler module
+ * that the emulated trigger imports sees the plan the run installed, however it was loaded.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Random } from './random.ts';
+
+/** Faults injected inside a command handler invocation. */
+export type InvocationFault =
+  /** The DynamoDB commit is done; the publisher throws before sending anything. */
+  | 'crash-after-commit'
+  /** Events are sent, then the publisher throws: results and watermarks are not. */
+  | 'crash-mid-publish'
+  /** The batch is fully handled, then the handler throws: the trigger redelivers it. */
+  | 'crash-before-offset-commit'
+  /** The same batch is handed to the processor twice in a row. */
+  | 'duplicate-delivery'
+  /** The same batch is processed by two processors at once (two invocations on one partition). */
+  | 'racing-invocations';
+
+/** Every kind of fault a chaos run counts. */
+export type FaultKind =
+  | InvocationFault
+  /** A DynamoDB request refused with ProvisionedThroughputExceededException (the SDK retries it). */
+  | 'throttled-request'
+  /** A burst of throttling long enough for the SDK's retries to give up: the batch fails. */
+  | 'throttle-storm'
+  /** The Kafka broker stopped and started mid-run. */
+  | 'broker-restart'
+  /** The DynamoDB emulator restarted: every table lost. */
+  | 'emulator-restart'
+  /** The chaos run's tables deleted and recreated (the emulator restart, for a shared emulator). */
+  | 'table-loss';
+
+/** Kinds in report order. */
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'crash-after-commit',
+  'crash-mid-publish',
+  'crash-before-offset-commit',
+  'duplicate-delivery',
+  'racing-invocations',
+  'throttled-request',
+  'throttle-storm',
+  'broker-restart',
+  'emulator-restart',
+  'table-loss',
+];
+
+/** An injected crash: the handler fails as a Lambda whose sandbox died would. */
+export class InjectedFault extends Error {
+  override readonly name = 'InjectedFault';
+  constructor(readonly kind: FaultKind) {
+    super(`injected fault: ${kind}`);
+  }
+}
+
+/** How often faults happen. */
+export interface FaultRates {
+  /** Share of command handler invocations that get one invocation fault. @default 0.3 */
+  readonly invocation: number;
+  /** Share of DynamoDB requests throttled once. @default 0.02 */
+  readonly throttle: number;
+  /** Share of DynamoDB requests that start a throttling storm of 1–3 s. @default 0.002 */
+  readonly storm: number;
+}
+
+const INVOCATION_FAULTS: Readonly<Record<InvocationFault, number>> = {
+  'crash-after-commit': 1,
+  'crash-mid-publish': 1,
+  'crash-before-offset-commit': 1,
+  'duplicate-delivery': 1,
+  'racing-invocations': 1,
+};
+
+/** Seeded decisions and counts. Separate streams for invocations and requests, so one does not shift the other. */
+export class FaultPlan {
+  readonly counts = new Map<FaultKind, number>();
+  /** False once the run drains: no new fault is injected. */
+  active = true;
+  private readonly invocations: Random;
+  private readonly requests: Random;
+  private stormUntil = 0;
+
+  constructor(
+    readonly seed: number,
+    readonly rates: FaultRates = { invocation: 0.3, throttle: 0.02, storm: 0.002 },
+  ) {
+    const root = new Random(seed);
+    this.invocations = root.fork(1);
+    this.requests = root.fork(2);
+  }
+
+  /** The fault for the next invocation, if any. */
+  nextInvocationFault(): InvocationFault | undefined {
+    if (!this.active || !this.invocations.chance(this.rates.invocation)) return undefined;
+    return this.invocations.weighted(INVOCATION_FAULTS);
+  }
+
+  /** True when the next DynamoDB request is to be throttled. */
+  throttleRequest(now = Date.now()): boolean {
+    if (!this.active) return false;
+    if (now < this.stormUntil) return true;
+    if (this.requests.chance(this.rates.storm)) {
+      this.stormUntil = now + this.requests.int(1000, 3000);
+      this.count('throttle-storm');
+      return true;
+    }
+    return this.requests.chance(this.rates.throttle);
+  }
+
+  count(kind: FaultKind): void {
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+  }
+}
+
+const KEY = Symbol.for('kafka-aggregates.chaos.fault-plan');
+const store = globalThis as { [KEY]?: FaultPlan };
+
+/** Makes `plan` the one the chaos handlers consult (undefined: no faults). */
+export const installPlan = (plan: FaultPlan | undefined): void => {
+  store[KEY] = plan;
+};
+
+/** The plan the run installed, if any. */
+export const currentPlan = (): FaultPlan | undefined => store[KEY];
+
+/**
+ * Throttles some of the client's requests as DynamoDB does: an error named
+ * ProvisionedThroughputExceededException, thrown below the SDK's retry middleware, so the SDK
+ * retries it with backoff and gives up after its attempts, failing the batch.
+ */
+export const throttleRequests = (client: DynamoDBClient): void => {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const plan = currentPlan();
+      if (plan?.throttleRequest() === true) {
+        plan.count('throttled-request');
+        throw Object.assign(new Error('Throughput exceeds the current capacity of your table (injected)'), {
+          name: 'ProvisionedThroughputExceededException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      return next(args);
+    },
+    { step: 'deserialize', name: 'chaosThrottle' },
+  );
+};
