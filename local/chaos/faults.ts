@@ -81,6 +81,8 @@ export class FaultPlan {
   private readonly invocations: Random;
   private readonly requests: Random;
   private stormUntil = 0;
+  /** Every invocation fault once, in a seeded order, before the random draws: a short run still meets each. */
+  private readonly firsts: InvocationFault[];
 
   constructor(
     readonly seed: number,
@@ -89,12 +91,14 @@ export class FaultPlan {
     const root = new Random(seed);
     this.invocations = root.fork(1);
     this.requests = root.fork(2);
+    const kinds = Object.keys(INVOCATION_FAULTS) as InvocationFault[];
+    this.firsts = kinds.map((kind) => ({ kind, order: this.invocations.next() })).sort((a, b) => a.order - b.order).map((k) => k.kind);
   }
 
   /** The fault for the next invocation, if any. */
   nextInvocationFault(): InvocationFault | undefined {
     if (!this.active || !this.invocations.chance(this.rates.invocation)) return undefined;
-    return this.invocations.weighted(INVOCATION_FAULTS);
+    return this.firsts.shift() ?? this.invocations.weighted(INVOCATION_FAULTS);
   }
 
   /** True when the next DynamoDB request is to be throttled. */
