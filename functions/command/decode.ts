@@ -28,6 +28,26 @@ export interface BadCommand {
 /** Outcome of decoding one record. */
 export type Decoded = { readonly ok: IncomingCommand } | { readonly bad: BadCommand };
 
+/**
+ * Deepest nesting of arrays and objects a command may have. JSON.parse takes any depth, but
+ * JSON.stringify recurses and overflows the stack a few thousand levels down, and the head,
+ * the events and the publisher all stringify what a command carries: deeper commands would
+ * fail every retry of their batch instead of being rejected.
+ */
+export const MAX_COMMAND_DEPTH = 64;
+
+/** True when `value` nests arrays and objects deeper than `limit`; iterative, so any depth is safe to measure. */
+const nestedDeeperThan = (value: unknown, limit: number): boolean => {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(v)) pending.push([child, depth + 1]);
+  }
+  return false;
+};
+
 const stringField = (value: unknown, field: string): string | null => {
   if (typeof value !== 'object' || value === null) return null;
   const v = (value as Record<string, unknown>)[field];
@@ -63,6 +83,8 @@ export const decodeCommand = async (
     return bad('InvalidCommand', `record value is not JSON: ${(error as Error).message}`);
   }
   if (record.keyFault !== undefined) return bad('InvalidCommand', record.keyFault);
+  if (nestedDeeperThan(parsed, MAX_COMMAND_DEPTH))
+    return bad('InvalidCommand', `command nests arrays and objects deeper than ${MAX_COMMAND_DEPTH} levels`);
   const envelope = commandEnvelopeSchema.safeParse(parsed);
   if (!envelope.success) return bad('InvalidCommand', `invalid command: ${describeIssues(envelope.error.issues)}`);
   const { aggregateId, aggregateType, type, data } = envelope.data;
