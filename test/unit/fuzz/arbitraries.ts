@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import type { MskRecord } from '../../../functions/core/msk-event.ts';
-import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
+import { eventId, MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 
 /** Seed of every fuzz property; override with FUZZ_SEED to explore, or to replay a reported failure. */
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261130);
@@ -102,7 +102,8 @@ export const badBase64 = (text: string): fc.Arbitrary<string> => {
 /** Bytes that are not UTF-8: stray continuation bytes, 0xFF, overlong forms, encoded surrogates, truncated sequences. */
 const invalidUtf8 = fc.constantFrom([0xff], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xfe, 0xff]);
 
-const withRaw = (envelope: Record<string, unknown>, field: string, raw: string): string => JSON.stringify({ ...envelope, [field]: '\u0000RAW' }).replace('"\\u0000RAW"', () => raw);
+/** `value` as JSON with `field` set to the raw JSON text `text` (for numbers JSON.stringify cannot write, like 1e400). */
+export const withRawField = (value: object, field: string, text: string): string => JSON.stringify({ ...value, [field]: '\u0000RAW' }).replace('"\\u0000RAW"', () => text);
 
 /** The commandId a rejection can still report for this JSON text: any non-empty string, even an invalid one. */
 const readableId = (raw: string): string | null => {
@@ -190,17 +191,17 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       rec(`extra field ${JSON.stringify(name)}`, 'InvalidCommand', e.commandId, b64(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`)),
     ),
     fc.tuple(env, extraField, fc.jsonValue({ maxDepth: 2 })).chain(([e, name, v]) =>
-      rec(`extra data field ${JSON.stringify(name)}`, 'InvalidCommand', e.commandId, b64(withRaw(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`))),
+      rec(`extra data field ${JSON.stringify(name)}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`))),
     ),
     fc.tuple(env, fc.constantFrom('commandId', 'aggregateType', 'aggregateId', 'type'), notAnIdentifier).chain(([e, field, raw]) =>
-      rec(`${field} = ${raw.slice(0, 12)}`, 'InvalidCommand', field === 'commandId' ? readableId(raw) : e.commandId, b64(withRaw(e, field, raw))),
+      rec(`${field} = ${raw.slice(0, 12)}`, 'InvalidCommand', field === 'commandId' ? readableId(raw) : e.commandId, b64(withRawField(e, field, raw))),
     ),
     fc.tuple(env, fc.constantFrom('data', 'metadata'), fc.constantFrom('"x"', '1', '[]', '[{}]', 'true')).chain(([e, field, raw]) =>
-      rec(`${field} = ${raw}`, 'InvalidCommand', e.commandId, b64(withRaw(e, field, raw))),
+      rec(`${field} = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, field, raw))),
     ),
-    fc.tuple(env, fc.constantFrom('null')).chain(([e, raw]) => rec('data = null', 'InvalidCommand', e.commandId, b64(withRaw(e, 'data', raw)))),
-    fc.tuple(env, notAVersion).chain(([e, raw]) => rec(`expectedVersion = ${raw}`, 'InvalidCommand', e.commandId, b64(withRaw(e, 'expectedVersion', raw)))),
-    fc.tuple(env, notAnAmount).chain(([e, raw]) => rec(`amount = ${raw}`, 'InvalidCommand', e.commandId, b64(withRaw(e, 'data', `{"amount":${raw}}`)))),
+    fc.tuple(env, fc.constantFrom('null')).chain(([e, raw]) => rec('data = null', 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', raw)))),
+    fc.tuple(env, notAVersion).chain(([e, raw]) => rec(`expectedVersion = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'expectedVersion', raw)))),
+    fc.tuple(env, notAnAmount).chain(([e, raw]) => rec(`amount = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${raw}}`)))),
     fc.tuple(env, fc.integer({ min: 0, max: 64 })).chain(([e, under]) =>
       rec('invalid data, just under 256 KiB', 'InvalidCommand', e.commandId, b64(padTo(e, 'data', MAX_COMMAND_BYTES - under))),
     ),
@@ -221,3 +222,47 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
 /** A valid Deposit for `id` with metadata nested `depth` levels deep (a few bytes per level). */
 export const deeplyNestedDeposit = (id: string, commandId: string, depth: number): string =>
   JSON.stringify({ commandId, aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount: 1 }, metadata: { n: '\u0000RAW' } }).replace('"\\u0000RAW"', () => nested(depth));
+
+/** A valid MoneyDeposited event record of `aggregateId`. */
+export const deposited = (aggregateId: string) =>
+  fc.record({
+    aggregateId: fc.constant(aggregateId),
+    version: fc.integer({ min: 1, max: 1000 }),
+    amount: fc.integer({ min: 1, max: 1_000_000 }),
+    commandId: identifier,
+  }).map(({ version, amount, commandId }) => ({
+    eventId: eventId('account', aggregateId, version),
+    aggregateType: 'account',
+    aggregateId,
+    version,
+    type: 'MoneyDeposited',
+    data: { amount },
+    commandId,
+    occurredAt: '2026-11-30T10:00:00.000Z',
+    source: { topic: 'commands', partition: 0, offset: version },
+  }));
+
+
+/** A hostile event record for aggregate `id` and the code it must get. */
+export const hostileEvent = (id: string): fc.Arbitrary<{ fault: string; code: string; key: string | null | undefined; value: string | null | undefined }> => {
+  const key = b64(id);
+  const ev = deposited(id);
+  return fc.oneof(
+    ev.chain((e) => fc.nat({ max: JSON.stringify(e).length - 1 }).map((n) => ({ fault: 'broken JSON', code: 'InvalidEvent', key, value: b64(JSON.stringify(e).slice(0, n)) }))),
+    fc.uint8Array({ maxLength: 100 }).map((bytes) => ({ fault: 'random bytes', code: 'InvalidEvent', key, value: b64(bytes) })),
+    ev.chain((e) => badBase64(JSON.stringify(e))).map((value) => ({ fault: 'value not base64', code: 'InvalidEvent', key, value })),
+    ev.chain((e) => badBase64(id).map((k) => ({ fault: 'key not base64', code: 'InvalidEvent', key: k, value: b64(JSON.stringify(e)) }))),
+    fc.constantFrom(null, undefined).map((value) => ({ fault: 'no value', code: 'InvalidEvent', key, value })),
+    fc.tuple(ev, fc.constantFrom('0', '-0', '-1', '1.5', '1e400', '9007199254740992', '"1"', 'null')).map(([e, v]) => ({ fault: `version ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'version', v)) })),
+    fc.tuple(ev, fc.constantFrom('eventId', 'aggregateType', 'aggregateId', 'type', 'data', 'commandId', 'occurredAt', 'version')).map(([e, f]) => {
+      const rest: Record<string, unknown> = { ...e };
+      delete rest[f];
+      return { fault: `missing ${f}`, code: 'InvalidEvent', key, value: b64(JSON.stringify(rest)) };
+    }),
+    fc.tuple(ev, fc.constantFrom('1e400', '-0', '0', '"5"', '9007199254740992')).map(([e, v]) => ({ fault: `amount ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'data', `{"amount":${v}}`)) })),
+    fc.tuple(ev, fc.constantFrom(undefined, null, b64(''), b64(`\uFEFF${id}`), b64(`${id}\u0000`), b64('other'))).map(([e, k]) => ({ fault: `key ${String(k)}`, code: 'KeyMismatch', key: k, value: b64(JSON.stringify(e)) })),
+    ev.map((e) => ({ fault: 'unknown aggregateType', code: 'UnknownAggregateType', key, value: b64(JSON.stringify({ ...e, aggregateType: 'planet' })) })),
+    fc.tuple(ev, fc.constantFrom('__proto__', 'constructor', 'toString', 'MoneyStolen')).map(([e, t]) => ({ fault: `event type ${t}`, code: 'UnknownEventType', key, value: b64(JSON.stringify({ ...e, type: t })) })),
+  );
+};
+
