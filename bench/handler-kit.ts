@@ -1,0 +1,89 @@
+/**
+ * What the two benchmarked command handlers share: a Lambda-style module (`handler`,
+ * `shutdown`) whose clients are created by `configure` (the benchmark's own table and topics),
+ * with a DynamoDB client that counts its requests (the SDK middleware the tests use) and a
+ * record of every batch it handled.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Kafka } from 'kafkajs';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka.ts';
+import { KafkaPublisher, type OutputTopics } from '../functions/adapters/publisher.ts';
+import { decodeMskEvent, type MskEvent } from '../functions/core/msk-event.ts';
+import { countRequests } from '../test/support/dynamo.ts';
+
+/** Where a benchmarked handler reads and writes. */
+export interface BenchTargets {
+  readonly tableName: string;
+  readonly topics: OutputTopics;
+}
+
+/** The parts a handler's batch processor is built from. */
+export interface BenchParts {
+  readonly doc: DynamoDBDocumentClient;
+  readonly kafka: Kafka;
+  readonly publisher: KafkaPublisher;
+  readonly targets: BenchTargets;
+  /** Registers something to close at shutdown. */
+  readonly onShutdown: (close: () => Promise<void>) => void;
+}
+
+/** One handled batch: its records and how many distinct aggregates (keys) they address. */
+export interface BatchStat {
+  readonly records: number;
+  readonly aggregates: number;
+}
+
+/** A benchmarked handler module's exports. */
+export const benchHandler = (name: string, build: (parts: BenchParts) => (event: MskEvent) => Promise<unknown>) => {
+  let current: { process: (event: MskEvent) => Promise<unknown>; requests: ReturnType<typeof countRequests>; close: () => Promise<void> } | undefined;
+  const batches: BatchStat[] = [];
+  let inFlight = 0;
+  return {
+    /** Creates the clients for `targets`; call before the trigger starts. */
+    configure: (targets: BenchTargets): void => {
+      const dynamo = createDynamoClient();
+      const requests = countRequests(dynamo);
+      const kafka = createKafka(`bench-${name}`);
+      const publisher = new KafkaPublisher(createProducer(kafka), targets.topics);
+      const closers: (() => Promise<void>)[] = [() => publisher.close()];
+      const process = build({ doc: createDocumentClient(dynamo), kafka, publisher, targets, onShutdown: (c) => closers.push(c) });
+      current = {
+        process,
+        requests,
+        close: async () => {
+          await Promise.allSettled(closers.map((c) => c()));
+          dynamo.destroy();
+        },
+      };
+    },
+    /** The Lambda handler the emulated trigger invokes. */
+    handler: async (event: MskEvent): Promise<void> => {
+      if (current === undefined) throw new Error(`bench handler ${name} is not configured`);
+      const records = decodeMskEvent(event).flat();
+      inFlight++;
+      try {
+        await current.process(event);
+        batches.push({ records: records.length, aggregates: new Set(records.map((r) => Buffer.from(r.key ?? []).toString('hex'))).size });
+      } finally {
+        inFlight--;
+      }
+    },
+    shutdown: async (): Promise<void> => {
+      await current?.close();
+      current = undefined;
+    },
+    /** DynamoDB requests by command name since the last reset, and the batches handled. */
+    stats: {
+      requests: () => current?.requests.snapshot() ?? {},
+      total: () => current?.requests.total() ?? 0,
+      batches: () => [...batches],
+      /** Invocations still running (results are published before a batch's last writes). */
+      inFlight: () => inFlight,
+      reset: () => {
+        current?.requests.reset();
+        batches.length = 0;
+      },
+    },
+  };
+};
