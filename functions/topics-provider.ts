@@ -20,6 +20,7 @@ const topicSchema = z.object({
   name: z.string().check(z.minLength(1)),
   partitions: z.int().check(z.positive()),
   retention: z.union([z.literal('forever'), z.object({ days: z.number().check(z.positive()) })]),
+  maxMessageBytes: z.optional(z.int().check(z.positive())),
   description: z.string(),
 });
 

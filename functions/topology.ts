@@ -15,6 +15,8 @@ export interface TopicSpec {
   /** Partition count: the unit of ordering and of parallelism. */
   readonly partitions: number;
   readonly retention: Retention;
+  /** Largest record batch the topic accepts (`max.message.bytes`); the broker's default when absent. */
+  readonly maxMessageBytes?: number;
   /** What the topic carries, for humans and for documentation. */
   readonly description: string;
 }
@@ -88,6 +90,9 @@ export const topics = {
     name: 'dead-letter',
     partitions: 1,
     retention: { days: 14 },
+    // A dead letter carries the original record as base64 (4/3 of its size) plus the reason:
+    // room for any record the broker's default 1 MiB limit let onto a source topic.
+    maxMessageBytes: 4 * 1024 * 1024,
     description: 'Records that could not be handled, with their original bytes and the reason',
   },
 } as const satisfies Record<string, TopicSpec>;

@@ -38,6 +38,32 @@ export const deadLetterMessage = (d: DeadLetter): KafkaMessage => ({
   headers: { 'x-reason-code': d.record.reason.code },
 });
 
+/**
+ * Most bytes of dead letters sent in one request. A dead letter holds a whole record, up to
+ * about 1.4 MB, and one request's records for a partition form one batch, which the topic's
+ * `max.message.bytes` (4 MiB in the topology) must admit.
+ */
+export const DEAD_LETTER_REQUEST_BYTES = 3 * 1024 * 1024;
+
+/** Sends dead letters in as many requests as their size needs, in order. */
+const sendDeadLetters = async (producer: Producer, topic: string, deadLetters: readonly DeadLetter[]): Promise<void> => {
+  let chunk: KafkaMessage[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (chunk.length > 0) await producer.send({ topic, acks: -1, messages: chunk });
+    chunk = [];
+    bytes = 0;
+  };
+  for (const d of deadLetters) {
+    const message = deadLetterMessage(d);
+    const size = String(message.value).length + (d.key?.length ?? 0) + 64;
+    if (bytes + size > DEAD_LETTER_REQUEST_BYTES) await flush();
+    chunk.push(message);
+    bytes += size;
+  }
+  await flush();
+};
+
 /** Publishes command batches through one idempotent producer, connecting on first use. */
 export class KafkaPublisher {
   private readonly connection: ProducerConnection;
@@ -61,9 +87,9 @@ export class KafkaPublisher {
     }
     const topicMessages = [
       { topic: this.topics.results, messages: output.results.map((r): KafkaMessage => ({ key: r.key, value: JSON.stringify(r.result) })) },
-      { topic: this.topics.deadLetter, messages: output.deadLetters.map(deadLetterMessage) },
     ].filter((t) => t.messages.length > 0);
     if (topicMessages.length > 0) await producer.sendBatch({ acks: -1, topicMessages });
+    await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }
 
   /** Disconnects the producer (tests and the local runtime; Lambda keeps it for the next invocation). */
@@ -101,12 +127,15 @@ export class EventSidePublisher {
 
   /** Sends the commands and dead letters; resolves when all are acknowledged. */
   async publish(output: EventSideOutput): Promise<void> {
-    const topicMessages = [
-      { topic: this.topics.commands, messages: output.commands.map((c): KafkaMessage => ({ key: c.aggregateId, value: JSON.stringify(c) })) },
-      { topic: this.topics.deadLetter, messages: output.deadLetters.map(deadLetterMessage) },
-    ].filter((t) => t.messages.length > 0);
-    if (topicMessages.length === 0) return;
-    await (await this.connection.get()).sendBatch({ acks: -1, topicMessages });
+    if (output.commands.length === 0 && output.deadLetters.length === 0) return;
+    const producer = await this.connection.get();
+    if (output.commands.length > 0)
+      await producer.send({
+        topic: this.topics.commands,
+        acks: -1,
+        messages: output.commands.map((c): KafkaMessage => ({ key: c.aggregateId, value: JSON.stringify(c) })),
+      });
+    await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }
 
   /** Disconnects the producer (tests and the local runtime). */

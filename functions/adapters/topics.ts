@@ -38,7 +38,10 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
         topic: s.name,
         numPartitions: s.partitions,
         replicationFactor,
-        configEntries: [{ name: 'retention.ms', value: String(retentionMs(s.retention)) }],
+        configEntries: [
+          { name: 'retention.ms', value: String(retentionMs(s.retention)) },
+          ...(s.maxMessageBytes === undefined ? [] : [{ name: 'max.message.bytes', value: String(s.maxMessageBytes) }]),
+        ],
       })),
     });
   }

@@ -15,7 +15,7 @@ import { createCommandProcessor, type CommandSideDeps } from '../../functions/co
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { countRequests, createAggregatesTable } from './dynamo.ts';
-import { createTopics, readJson, testKafka, unique } from './kafka.ts';
+import { createTopologyTopics, readJson, testKafka, unique } from './kafka.ts';
 
 /** Real table, real topics, one producer; `processor()` builds a batch processor over them. */
 export interface CommandSide {
@@ -42,7 +42,7 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
   const topics = { events: unique('events'), results: unique('results'), deadLetter: unique('dead-letter') };
   const admin = kafka.admin();
   await admin.connect();
-  await createTopics(admin, { [topics.events]: 3, [topics.results]: 3, [topics.deadLetter]: 1 });
+  await createTopologyTopics(admin, topics);
   await admin.disconnect();
   const producer: Producer = createProducer(kafka);
   const publisher = new KafkaPublisher(producer, topics);

@@ -17,7 +17,7 @@ import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { tables } from '../../functions/topology.ts';
 import { countRequests } from './dynamo.ts';
-import { createTopics, readJson, readTopic, testKafka, unique, type ReadRecord } from './kafka.ts';
+import { createTopologyTopics, readJson, readTopic, testKafka, unique, type ReadRecord } from './kafka.ts';
 import { mskEvent } from './msk.ts';
 
 /** Creates a table with the read-models table's key schema (pk and sk, both strings). */
@@ -62,7 +62,7 @@ export const startEventSide = async (): Promise<EventSide> => {
   const topics = { commands: unique('commands'), deadLetter: unique('dead-letter') };
   const admin = kafka.admin();
   await admin.connect();
-  await createTopics(admin, { [topics.commands]: 3, [topics.deadLetter]: 1 });
+  await createTopologyTopics(admin, topics);
   await admin.disconnect();
   const publisher = new EventSidePublisher(createProducer(kafka), topics);
   const readModels = new ReadModelsTable(createDocumentClient(dynamo), table);

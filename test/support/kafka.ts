@@ -1,6 +1,8 @@
 /** Kafka helpers for integration tests, against the real broker. */
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/adapters/kafka.ts';
+import { ensureTopics } from '../../functions/adapters/topics.ts';
+import { topics as topologyTopics, type TopicKey } from '../../functions/topology.ts';
 
 /** A record read back from a topic. */
 export interface ReadRecord {
@@ -15,6 +17,14 @@ export const testKafka = (): Kafka => createKafka('kafka-aggregates-tests');
 
 /** A name unique to this run, for topics, tables and aggregate ids. */
 export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+/** Creates topics of the topology under other names (partitions, retention and limits as declared). */
+export const createTopologyTopics = async (admin: Admin, names: Partial<Record<TopicKey, string>>): Promise<void> => {
+  await ensureTopics(
+    admin,
+    Object.entries(names).map(([key, name]) => ({ ...topologyTopics[key as TopicKey], name })),
+  );
+};
 
 /** Creates topics with the given partition counts. */
 export const createTopics = async (admin: Admin, topics: Record<string, number>): Promise<void> => {
