@@ -1,10 +1,13 @@
 /**
  * Integration tests run against the real local stack: start the Kafka broker and the
  * DynamoDB emulator unless they already answer (installing them on first use), create the
- * topology's topics and tables, and on teardown stop only what this run started. A stack
- * left running with `npm run stack:up` is reused and kept, so repeated runs start in seconds.
+ * topology's topics and tables, catch the aggregates table up with the events topic if the
+ * emulator lost it (as `npm start` does), and on teardown stop only what this run started. A
+ * stack left running with `npm run stack:up` is reused and kept, so repeated runs start in seconds.
  */
+import { createKafka } from '../../functions/adapters/kafka.ts';
 import { provision } from '../../local/provision.ts';
+import { aggregatesReadiness } from '../../local/runtime/readiness.ts';
 import { startStack } from '../../local/stack/stack.ts';
 
 const log = (line: string): void => console.log(`[local stack] ${line}`);
@@ -15,6 +18,18 @@ export default async function setup(): Promise<() => Promise<void>> {
   const stack = await startStack({ log });
   try {
     const { createdTopics, createdTables } = await provision();
+    const kafka = createKafka('kafka-aggregates-test-setup');
+    const readiness = await aggregatesReadiness(kafka);
+    if (readiness === 'behind' || readiness === 'rebuilding') {
+      log(`the default aggregates table is ${readiness === 'behind' ? 'behind the events topic (the emulator restarted)' : 'mid-rebuild'}: rebuilding it`);
+      const { runRebuild, shutdown } = await import('../../functions/snapshot-rebuild.ts');
+      try {
+        const report = await runRebuild({}, { onProgress: () => undefined });
+        log(`rebuild ${'status' in report ? report.status : 'done'}`);
+      } finally {
+        await shutdown();
+      }
+    }
     log(
       `ready in ${((Date.now() - since) / 1000).toFixed(1)} s: Kafka ${stack.endpoints.kafka}, DynamoDB ${stack.endpoints.dynamodb}` +
         (stack.started.length > 0 ? ` (started ${stack.started.join(', ')}; stopped after the tests)` : ' (reused)') +
