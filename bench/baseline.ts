@@ -21,12 +21,12 @@ import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } fr
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isRejection, type AnyAggregate, type Message } from '../functions/core/aggregate.ts';
 import { mapConcurrent } from '../functions/core/async.ts';
-import { deadLetter } from '../functions/core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent } from '../functions/core/msk-event.ts';
-import { eventId, type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
-import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../functions/adapters/publisher.ts';
-import { decodeCommand, type IncomingCommand } from '../functions/command/decode.ts';
-import { registry } from '../functions/command/process-batch.ts';
+import { type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
+import type { BatchOutput, KeyedResult } from '../functions/adapters/publisher.ts';
+import type { IncomingCommand } from '../functions/command/decode.ts';
+import { decodeBatch, registry } from '../functions/command/process-batch.ts';
+import { eventRecord } from '../functions/command/decide-batch.ts';
 
 /** What the baseline needs: a table (key `pk`), a publisher and the aggregates. */
 export interface BaselineDeps {
@@ -53,7 +53,7 @@ export const createBaselineProcessor = (deps: BaselineDeps) => {
   const ttl = deps.idempotencyTtlSeconds ?? 3600;
 
   const handle = async (incoming: IncomingCommand, now: Date, events: EventRecord[]): Promise<ResultRecord> => {
-    const { envelope, aggregate, record } = incoming;
+    const { envelope, aggregate } = incoming;
     const { commandId, aggregateId } = envelope;
     const aggregateType = aggregate.type;
     const idempotencyKey = `idempotency#${commandId}`;
@@ -98,20 +98,7 @@ export const createBaselineProcessor = (deps: BaselineDeps) => {
         result = rejected({ code: decision.code, message: decision.message });
         break;
       }
-      const produced = (decision as readonly Message[]).map(
-        (event, i): EventRecord => ({
-          eventId: eventId(aggregateType, aggregateId, version + i + 1),
-          aggregateType,
-          aggregateId,
-          version: version + i + 1,
-          type: event.type,
-          data: event.data,
-          commandId,
-          occurredAt: now.toISOString(),
-          ...(envelope.metadata === undefined ? {} : { metadata: envelope.metadata }),
-          source: { topic: record.topic, partition: record.partition, offset: record.offset },
-        }),
-      );
+      const produced = (decision as readonly Message[]).map((event, i) => eventRecord(incoming, event, version + i + 1, now));
       try {
         await doc.send(
           new PutCommand({
@@ -142,23 +129,7 @@ export const createBaselineProcessor = (deps: BaselineDeps) => {
 
   return async (event: MskEvent): Promise<{ records: number; accepted: number; rejected: number }> => {
     const now = new Date();
-    const results: KeyedResult[] = [];
-    const deadLetters: KeyedDeadLetter[] = [];
-    const byAggregate = new Map<string, IncomingCommand[]>();
-    for (const record of decodeMskEvent(event).flat()) {
-      const decoded = await decodeCommand(record, aggregates);
-      if ('bad' in decoded) {
-        const { bad } = decoded;
-        results.push({
-          key: bad.aggregateId ?? (record.key === undefined ? null : Buffer.from(record.key).toString('utf8')),
-          result: { commandId: bad.commandId, aggregateType: bad.aggregateType, aggregateId: bad.aggregateId, status: 'rejected', reason: bad.reason },
-        });
-        deadLetters.push(deadLetter(record, bad.reason));
-        continue;
-      }
-      const key = `${decoded.ok.aggregate.type}#${decoded.ok.envelope.aggregateId}`;
-      byAggregate.set(key, [...(byAggregate.get(key) ?? []), decoded.ok]);
-    }
+    const { byAggregate, results, deadLetters } = await decodeBatch(decodeMskEvent(event).flat(), aggregates);
     const events: EventRecord[] = [];
     const decided: KeyedResult[] = [];
     await mapConcurrent([...byAggregate.values()], 16, async (commands) => {

@@ -5,7 +5,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 
 /** Offsets per partition number. */
-export type PartitionOffsets = Record<number, number>;
+export type PartitionOffsets = Readonly<Record<string, number>>;
 
 /** A raw record of the events topic. */
 export interface LogRecord {

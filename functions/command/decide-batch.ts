@@ -33,6 +33,23 @@ const utf8Length = (text: string): number => {
 
 const jsonBytes = (value: unknown): number => utf8Length(JSON.stringify(value));
 
+/** The event record of `event`, decided for `incoming` at `version`. */
+export const eventRecord = (incoming: IncomingCommand, event: Message, version: number, now: Date): EventRecord => {
+  const { envelope, record } = incoming;
+  return {
+    eventId: eventId(envelope.aggregateType, envelope.aggregateId, version),
+    aggregateType: envelope.aggregateType,
+    aggregateId: envelope.aggregateId,
+    version,
+    type: event.type,
+    data: event.data,
+    commandId: envelope.commandId,
+    occurredAt: now.toISOString(),
+    ...(envelope.metadata === undefined ? {} : { metadata: envelope.metadata }),
+    source: { topic: record.topic, partition: record.partition, offset: record.offset },
+  };
+};
+
 /** Folds `commands` (all for `base`'s aggregate, in partition order) against `base`. */
 export const decideAggregate = (
   base: Head,
@@ -104,18 +121,7 @@ export const decideAggregate = (
           let next = state;
           const produced = (decision as readonly Message[]).map((event, i): EventRecord => {
             next = aggregate.evolve(next, event);
-            return {
-              eventId: eventId(aggregateType, aggregateId, version + i + 1),
-              aggregateType,
-              aggregateId,
-              version: version + i + 1,
-              type: event.type,
-              data: event.data,
-              commandId: envelope.commandId,
-              occurredAt: now.toISOString(),
-              ...(envelope.metadata === undefined ? {} : { metadata: envelope.metadata }),
-              source: { topic: record.topic, partition: record.partition, offset: record.offset },
-            };
+            return eventRecord(incoming, event, version + i + 1, now);
           });
           decided = { events: produced, state: next };
         }

@@ -7,7 +7,7 @@
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
-import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
+import { decodeMskEvent, type MskEvent, type RawRecord } from '../core/msk-event.ts';
 import { topicPartition } from '../core/wire.ts';
 import { headKey, VersionConflictError, type HeadsTable } from '../adapters/heads-table.ts';
 import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/publisher.ts';
@@ -86,6 +86,35 @@ export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<strin
   return map;
 };
 
+/** A batch's records decoded: good commands grouped by head key in partition order, bad ones already answered. */
+export interface DecodedBatch {
+  readonly byAggregate: Map<string, IncomingCommand[]>;
+  readonly results: KeyedResult[];
+  readonly deadLetters: KeyedDeadLetter[];
+}
+
+/** Decodes a batch's records: a rejected result and a dead letter for each bad one, the rest grouped per aggregate. */
+export const decodeBatch = async (records: readonly RawRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedBatch> => {
+  const batch: DecodedBatch = { byAggregate: new Map(), results: [], deadLetters: [] };
+  for (const record of records) {
+    const decoded = await decodeCommand(record, aggregates);
+    if ('bad' in decoded) {
+      const { bad } = decoded;
+      batch.results.push({
+        key: bad.aggregateId ?? (record.key === undefined ? null : Buffer.from(record.key).toString('utf8')),
+        result: { commandId: bad.commandId, aggregateType: bad.aggregateType, aggregateId: bad.aggregateId, status: 'rejected', reason: bad.reason },
+      });
+      batch.deadLetters.push(deadLetter(record, bad.reason));
+      continue;
+    }
+    const key = headKey(decoded.ok.aggregate.type, decoded.ok.envelope.aggregateId);
+    const list = batch.byAggregate.get(key) ?? [];
+    list.push(decoded.ok);
+    batch.byAggregate.set(key, list);
+  }
+  return batch;
+};
+
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {
   const aggregates = registry(deps.aggregates);
@@ -103,25 +132,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       ranges.set(tp, { from: Math.min(range?.from ?? r.offset, r.offset), to: Math.max(range?.to ?? r.offset, r.offset) });
     }
 
-    const results: KeyedResult[] = [];
-    const deadLetters: KeyedDeadLetter[] = [];
-    const byAggregate = new Map<string, IncomingCommand[]>();
-    for (const record of records) {
-      const decoded = await decodeCommand(record, aggregates);
-      if ('bad' in decoded) {
-        const { bad } = decoded;
-        results.push({
-          key: bad.aggregateId ?? (record.key === undefined ? null : Buffer.from(record.key).toString('utf8')),
-          result: { commandId: bad.commandId, aggregateType: bad.aggregateType, aggregateId: bad.aggregateId, status: 'rejected', reason: bad.reason },
-        });
-        deadLetters.push(deadLetter(record, bad.reason));
-        continue;
-      }
-      const key = headKey(decoded.ok.aggregate.type, decoded.ok.envelope.aggregateId);
-      const list = byAggregate.get(key) ?? [];
-      list.push(decoded.ok);
-      byAggregate.set(key, list);
-    }
+    const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
 
     const snapshot = await deps.heads.read([...byAggregate.keys()], [...ranges.keys()]);
     if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);

@@ -7,7 +7,7 @@
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
-import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
+import type { EventLog, LogRecord } from '../adapters/event-log.ts';
 import { headKey, type ControlRecord, type HeadsTable, type RebuildProgress } from '../adapters/heads-table.ts';
 import type { BatchOutput } from '../adapters/publisher.ts';
 import { outboxConfirmed, type Head } from '../command/head.ts';
@@ -73,10 +73,6 @@ export class RebuildLockError extends Error {
   }
 }
 
-const byString = (offsets: PartitionOffsets): Record<string, number> =>
-  Object.fromEntries(Object.entries(offsets).map(([p, o]) => [String(p), o]));
-const byNumber = (offsets: Readonly<Record<string, number>>): PartitionOffsets =>
-  Object.fromEntries(Object.entries(offsets).map(([p, o]) => [Number(p), o]));
 const remainingEvents = (from: Readonly<Record<string, number>>, to: Readonly<Record<string, number>>): number =>
   Object.entries(to).reduce((n, [p, end]) => n + Math.max(0, end - (from[p] ?? 0)), 0);
 
@@ -121,7 +117,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     if (unconfirmed.length > 0) await deps.publisher.publish({ events: unconfirmed, results: [], deadLetters: [] });
     outboxRepublished = unconfirmed.length;
     const { start, end } = await eventLog.offsets();
-    const progress: RebuildProgress = { endOffsets: byString(end), checkpoint: byString(start), eventsRead: 0, startedAt: new Date().toISOString() };
+    const progress: RebuildProgress = { endOffsets: end, checkpoint: start, eventsRead: 0, startedAt: new Date().toISOString() };
     const next: ControlRecord = { status: 'rebuilding', epoch, progress };
     if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock changed hands while starting');
     control = next;
@@ -155,7 +151,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     lastCheckpoint = Date.now();
   };
 
-  await eventLog.read(byNumber(started.checkpoint), byNumber(started.endOffsets), async (records) => {
+  await eventLog.read(started.checkpoint, started.endOffsets, async (records) => {
     if (resumed) {
       const unseen = keysOf(records).filter((k) => !fold.has(k));
       for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
@@ -225,7 +221,7 @@ export interface VerifyReport {
 export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publisher'>): Promise<VerifyReport> => {
   const fold = new LogFold(registry(deps.aggregates));
   const { start, end } = await deps.eventLog.offsets();
-  const eventsTotal = remainingEvents(byString(start), byString(end));
+  const eventsTotal = remainingEvents(start, end);
   let eventsRead = 0;
   await deps.eventLog.read(start, end, async (records) => {
     for (const r of records) fold.applyRecord(r.partition, r.offset, r.value?.toString('utf8') ?? null);

@@ -7,7 +7,7 @@
 import type { AnyAggregate } from '../core/aggregate.ts';
 import type { MskEvent, MskRecord } from '../core/msk-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
-import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
+import type { EventLog, LogRecord } from '../adapters/event-log.ts';
 import type { ReadModelsTable } from '../adapters/read-models-table.ts';
 import { createEventProcessor } from '../event/process-batch.ts';
 import type { Progress } from './rebuild-aggregates.ts';
@@ -58,8 +58,6 @@ const asMskEvent = (topic: string, records: readonly LogRecord[]): MskEvent => {
   return { eventSource: 'aws:kafka', records: grouped };
 };
 
-const byNumber = (offsets: Readonly<Record<string, number>>): PartitionOffsets =>
-  Object.fromEntries(Object.entries(offsets).map(([p, o]) => [Number(p), o]));
 
 /** Rebuilds `deps.projection`; resumes a rebuild of it that stopped midway. */
 export const rebuildProjection = async (
@@ -108,7 +106,7 @@ export const rebuildProjection = async (
     sinceCheckpoint = 0;
   };
 
-  await eventLog.read(byNumber(started.checkpoint), byNumber(started.endOffsets), async (records) => {
+  await eventLog.read(started.checkpoint, started.endOffsets, async (records) => {
     applied += (await process(asMskEvent(eventLog.topic, records))).applied;
     for (const r of records) position[String(r.partition)] = r.offset + 1;
     eventsRead += records.length;

@@ -48,6 +48,14 @@ export const parse = <O extends Options>(command: string, args: readonly string[
   }
 };
 
+/** A `--name` option that must be a whole number ≥ 0; undefined when not given. */
+export const wholeNumber = (command: string, name: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw usageError(command, `--${name} must be a whole number, not ${text}`);
+  return n;
+};
+
 /** A usage error for `command`. */
 export const usageError = (command: string, message: string): CliError =>
   new CliError(`${message}\nSee \`kafka-aggregates ${command} --help\`.`);

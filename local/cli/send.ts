@@ -2,7 +2,7 @@
 import { createKafka } from '../../functions/adapters/kafka.ts';
 import { commandEnvelopeSchema, type CommandEnvelope } from '../../functions/core/wire.ts';
 import { CommandClient, newCommandId, ResultTimeoutError } from '../runtime/client.ts';
-import { CliError, explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+import { CliError, explain, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates send <aggregateType> <aggregateId> <CommandType> [json] [options]
 
@@ -35,13 +35,6 @@ const parseData = (text: string | undefined): Record<string, unknown> => {
   return data as Record<string, unknown>;
 };
 
-const nonNegativeInt = (name: string, text: string | undefined): number | undefined => {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw usageError('send', `--${name} must be a whole number, not ${text}`);
-  return n;
-};
-
 /** The `send` command. */
 export const send: CliCommand = {
   name: 'send',
@@ -62,8 +55,8 @@ export const send: CliCommand = {
     if (aggregateType === undefined || aggregateId === undefined || type === undefined)
       throw usageError('send', 'send needs <aggregateType> <aggregateId> <CommandType>');
     if (extra.length > 0) throw usageError('send', `unexpected arguments: ${extra.join(' ')} (quote the JSON data as one argument)`);
-    const timeoutMs = nonNegativeInt('timeout', values.timeout) ?? 30_000;
-    const expectedVersion = nonNegativeInt('expected-version', values['expected-version']);
+    const timeoutMs = wholeNumber('send', 'timeout', values.timeout) ?? 30_000;
+    const expectedVersion = wholeNumber('send', 'expected-version', values['expected-version']);
     const command: CommandEnvelope = {
       commandId: values['command-id'] ?? newCommandId(),
       aggregateType,

@@ -8,7 +8,7 @@ import { aggregates } from '../../functions/domain/index.ts';
 import { readHistory } from '../chaos/history.ts';
 import { checkHistory } from '../chaos/invariants.ts';
 import { formatReport } from '../chaos/report.ts';
-import { explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+import { explain, explainDynamo, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates verify [--limit <n>] [--settle-ms <ms>] [--quiescent] [--json]
 
@@ -43,13 +43,6 @@ Names come from the environment (EVENTS_TOPIC, RESULTS_TOPIC, AGGREGATES_TABLE,
 READ_MODELS_TABLE), so it checks the running local system (npm start) or any endpoints.
 Exit codes: 0 no violation, 1 violations, 2 error.`;
 
-const count = (name: string, text: string | undefined, fallback: number): number => {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw usageError('verify', `--${name} must be a whole number, not ${text}`);
-  return value;
-};
-
 /** The `verify` command. */
 export const verify: CliCommand = {
   name: 'verify',
@@ -67,8 +60,8 @@ export const verify: CliCommand = {
       return 0;
     }
     if (positionals.length > 0) throw usageError('verify', `verify takes no arguments, got ${positionals.join(' ')}`);
-    const limit = count('limit', values.limit, 20);
-    const settleMs = count('settle-ms', values['settle-ms'], 30_000);
+    const limit = wholeNumber('verify', 'limit', values.limit) ?? 20;
+    const settleMs = wholeNumber('verify', 'settle-ms', values['settle-ms']) ?? 30_000;
     await requireBroker();
     const dynamo = createDynamoClient();
     try {
