@@ -21,7 +21,7 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const time = (): string => new Date().toISOString().slice(11, 23);
 const say = (line: string): void => console.log(line);
-const cli = 'node bin/kafka-aggregates.js';
+const cli = 'npx kafka-aggregates';
 
 /** Functions triggered by the commands topic: what must wait while the aggregates table is behind. */
 const commandSide = (): string[] =>
