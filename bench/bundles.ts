@@ -9,26 +9,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { functions } from '../functions/topology.ts';
-import { buildBundle, PROJECT_ROOT, type Bundle } from '../infra/bundling.ts';
-
-/** Every function of the stack: the topology's and the topics custom resource's (infra/topics.ts). */
-export const deployedEntries: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(Object.entries(functions).map(([key, spec]) => [key, spec.entry])),
-  topicsProvider: 'functions/topics-provider.ts',
-};
-
-/** Bytes each package (or the project's own code) put into the bundle, largest first. */
-export const bytesByPackage = (bundle: Bundle): [string, number][] => {
-  const totals = new Map<string, number>();
-  for (const output of Object.values(bundle.metafile.outputs)) {
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      const name = /.*node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? '(project)';
-      totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
-    }
-  }
-  return [...totals].sort((a, b) => b[1] - a[1]);
-};
+import { buildBundle, bytesByPackage, deployedEntries, PROJECT_ROOT } from '../infra/bundling.ts';
 
 const kb = (bytes: number): string => `${(bytes / 1000).toFixed(1)} kB`;
 

@@ -5,6 +5,7 @@
 import { build, type Metafile } from 'esbuild';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { functions } from '../functions/topology.ts';
 
 /** The project root: function entries are relative to it. */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,4 +63,22 @@ export const buildBundle = async (entry: string, outdir: string): Promise<Bundle
   const output = Object.entries(metafile.outputs).find(([path]) => resolve(PROJECT_ROOT, path) === file);
   if (output === undefined) throw new Error(`esbuild wrote no ${file}`);
   return { file, bytes: output[1].bytes, metafile };
+};
+
+/** Every function of the stack: the topology's and the topics custom resource's (infra/topics.ts). */
+export const deployedEntries: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(functions).map(([key, spec]) => [key, spec.entry])),
+  topicsProvider: 'functions/topics-provider.ts',
+};
+
+/** Bytes each package (or the project's own code) put into the bundle, largest first. */
+export const bytesByPackage = (bundle: Bundle): [string, number][] => {
+  const totals = new Map<string, number>();
+  for (const output of Object.values(bundle.metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name = /.*node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? '(project)';
+      totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...totals].sort((a, b) => b[1] - a[1]);
 };
