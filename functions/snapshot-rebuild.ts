@@ -8,9 +8,9 @@
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { tableName, topicName } from './config.ts';
+import { createLambdaClient } from './adapters/aws-clients.ts';
 import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
 import { EventLog } from './adapters/event-log.ts';
 import { HeadsTable } from './adapters/heads-table.ts';
@@ -46,7 +46,7 @@ const heads = new HeadsTable(doc, tableName('aggregates'));
 const readModels = new ReadModelsTable(doc, tableName('readModels'));
 const publisher = new KafkaPublisher(createProducer(kafka), { events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') });
 const triggerUuid = process.env.CONTROLLED_TRIGGER_UUID;
-const defaultGate: CommandGate = triggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(new LambdaClient({}), triggerUuid);
+const defaultGate: CommandGate = triggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), triggerUuid);
 
 /** Time kept in hand to write the last checkpoint before Lambda's limit. */
 const SAFETY_MS = 60_000;
