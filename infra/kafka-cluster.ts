@@ -1,7 +1,8 @@
 /**
- * The Kafka cluster: a new MSK Serverless cluster with IAM authentication, or an existing
- * MSK cluster (IAM or SASL/SCRAM). Gives the bootstrap brokers, the ARNs that MSK IAM
- * access control uses for topics and consumer groups, and least-privilege grants on them.
+ * The Kafka cluster: a new MSK Serverless cluster with IAM authentication (or, for LocalStack,
+ * which has no MSK Serverless, a plaintext provisioned cluster), or an existing MSK cluster
+ * (IAM, SASL/SCRAM or plaintext). Gives the bootstrap brokers, the ARNs that MSK IAM access
+ * control uses for topics and consumer groups, and least-privilege grants on them.
  */
 import {
   Fn,
@@ -30,7 +31,8 @@ export interface KafkaClusterProps {
    */
   readonly existingClusterArn?: string;
   /**
-   * Authentication of an existing cluster (a new one is IAM).
+   * Authentication: of an existing cluster; for a new one, `iam` creates MSK Serverless and
+   * `none` a plaintext, unauthenticated provisioned cluster (meant for LocalStack).
    * @default 'iam'
    */
   readonly auth?: MskAuth;
@@ -51,10 +53,10 @@ export interface KafkaClusterProps {
   readonly clusterName?: string;
 }
 
-/** Port of the brokers for each authentication (TLS). */
-const BROKER_PORT: Record<MskAuth, number> = { iam: 9098, scram: 9096 };
+/** Port of the brokers for each authentication (TLS, or plaintext for none). */
+const BROKER_PORT: Record<MskAuth, number> = { iam: 9098, scram: 9096, none: 9092 };
 /** Field of the GetBootstrapBrokers response for each authentication. */
-const BROKER_FIELD: Record<MskAuth, string> = { iam: 'BootstrapBrokerStringSaslIam', scram: 'BootstrapBrokerStringSaslScram' };
+const BROKER_FIELD: Record<MskAuth, string> = { iam: 'BootstrapBrokerStringSaslIam', scram: 'BootstrapBrokerStringSaslScram', none: 'BootstrapBrokerString' };
 
 /** An MSK cluster the stack talks to. */
 export class KafkaCluster extends Construct {
@@ -88,16 +90,16 @@ export class KafkaCluster extends Construct {
       sg.addIngressRule(sg, ec2.Port.tcp(port), 'MSK trigger pollers');
       sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
       this.securityGroup = sg;
-      const cluster = new msk.CfnServerlessCluster(this, 'Cluster', {
-        clusterName: props.clusterName ?? Stack.of(this).stackName.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 64),
-        clientAuthentication: { sasl: { iam: { enabled: true } } },
-        vpcConfigs: [
-          {
-            subnetIds: props.vpc.selectSubnets(props.subnets).subnetIds,
-            securityGroups: [this.securityGroup.securityGroupId],
-          },
-        ],
-      });
+      const clusterName = props.clusterName ?? Stack.of(this).stackName.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 64);
+      const subnetIds = props.vpc.selectSubnets(props.subnets).subnetIds;
+      const cluster =
+        this.auth === 'none'
+          ? plaintextCluster(this, clusterName, subnetIds, sg)
+          : new msk.CfnServerlessCluster(this, 'Cluster', {
+              clusterName,
+              clientAuthentication: { sasl: { iam: { enabled: true } } },
+              vpcConfigs: [{ subnetIds, securityGroups: [sg.securityGroupId] }],
+            });
       this.clusterArn = cluster.attrArn;
       this.clusterName = cluster.clusterName;
     } else {
@@ -197,3 +199,18 @@ export class KafkaCluster extends Construct {
     return Fn.join('', [Fn.select(0, halves), `:${kind}/`, Fn.select(1, halves), `/${name}`]);
   }
 }
+
+/**
+ * A plaintext, unauthenticated provisioned cluster, one broker per subnet: what the stack
+ * creates with `mskAuth: none`, which settings.ts allows only for LocalStack (its
+ * CloudFormation has AWS::MSK::Cluster but no AWS::MSK::ServerlessCluster).
+ */
+const plaintextCluster = (scope: Construct, clusterName: string, subnetIds: string[], sg: ec2.ISecurityGroup): msk.CfnCluster =>
+  new msk.CfnCluster(scope, 'Cluster', {
+    clusterName,
+    kafkaVersion: '3.9.x',
+    numberOfBrokerNodes: subnetIds.length,
+    brokerNodeGroupInfo: { clientSubnets: subnetIds, instanceType: 'kafka.t3.small', securityGroups: [sg.securityGroupId] },
+    clientAuthentication: { unauthenticated: { enabled: true } },
+    encryptionInfo: { encryptionInTransit: { clientBroker: 'PLAINTEXT', inCluster: true } },
+  });

@@ -4,14 +4,24 @@
  */
 import type { Node } from 'constructs';
 
-/** How the functions and the trigger authenticate to Kafka. */
-export type MskAuth = 'iam' | 'scram';
+/** How the functions and the trigger authenticate to Kafka (`none`: plaintext, for LocalStack or an existing cluster). */
+export type MskAuth = 'iam' | 'scram' | 'none';
+
+/** Where the stack is deployed: AWS, or LocalStack (see infra/localstack.ts). */
+export type DeploymentTarget = 'aws' | 'localstack';
 
 /** How the DynamoDB tables are encrypted at rest. */
 export type TableEncryptionMode = 'aws-managed' | 'customer-managed';
 
 /** Settings of one deployment of the stack. */
 export interface StackSettings {
+  /**
+   * Where the stack is deployed. `localstack` creates a plaintext MSK cluster (LocalStack has
+   * no MSK Serverless), so `mskAuth` defaults to `none` and `vpcEndpoints` to false there, and
+   * leaves out what LocalStack's CloudFormation does not have (infra/localstack.ts).
+   * @default 'aws'
+   */
+  readonly target: DeploymentTarget;
   /**
    * Existing VPC to deploy into (looked up at synth, so it needs an account and region).
    * @default - a new VPC with isolated private subnets in two AZs
@@ -23,8 +33,9 @@ export interface StackSettings {
    */
   readonly mskClusterArn?: string;
   /**
-   * Authentication of an existing cluster. A new MSK Serverless cluster is always `iam`.
-   * @default 'iam'
+   * Authentication of an existing cluster. A new cluster is `iam` (MSK Serverless) on AWS and
+   * `none` (plaintext) on LocalStack.
+   * @default 'iam', and 'none' for target=localstack
    */
   readonly mskAuth: MskAuth;
   /**
@@ -40,7 +51,7 @@ export interface StackSettings {
   /**
    * Create interface endpoints (Lambda, STS, Secrets Manager for SCRAM) the MSK trigger
    * needs in a VPC without NAT.
-   * @default true
+   * @default true, and false for target=localstack
    */
   readonly vpcEndpoints: boolean;
   /**
@@ -69,6 +80,7 @@ export interface StackSettings {
 }
 
 const DEFAULTS = {
+  target: 'aws',
   mskAuth: 'iam',
   vpcEndpoints: true,
   topicReplicationFactor: -1,
@@ -120,13 +132,16 @@ const flag = (node: Node, key: string, fallback: boolean): boolean => {
 
 /** Reads and checks the stack settings from the context of `node`. */
 export const settingsFromContext = (node: Node): StackSettings => {
+  const target = oneOf(node, 'target', ['aws', 'localstack'], DEFAULTS.target);
+  const local = target === 'localstack';
   const settings: StackSettings = {
+    target,
     vpcId: text(node, 'vpcId'),
     mskClusterArn: text(node, 'mskClusterArn'),
-    mskAuth: oneOf(node, 'mskAuth', ['iam', 'scram'], DEFAULTS.mskAuth),
+    mskAuth: oneOf(node, 'mskAuth', ['iam', 'scram', 'none'], local ? 'none' : DEFAULTS.mskAuth),
     mskScramSecretArn: text(node, 'mskScramSecretArn'),
     mskSecurityGroupId: text(node, 'mskSecurityGroupId'),
-    vpcEndpoints: flag(node, 'vpcEndpoints', DEFAULTS.vpcEndpoints),
+    vpcEndpoints: flag(node, 'vpcEndpoints', local ? false : DEFAULTS.vpcEndpoints),
     topicReplicationFactor: integer(node, 'topicReplicationFactor', DEFAULTS.topicReplicationFactor),
     tableEncryption: oneOf(node, 'tableEncryption', ['aws-managed', 'customer-managed'], DEFAULTS.tableEncryption),
     alarmTopicArn: text(node, 'alarmTopicArn'),
@@ -136,8 +151,11 @@ export const settingsFromContext = (node: Node): StackSettings => {
   if (settings.mskClusterArn !== undefined && settings.vpcId === undefined) {
     throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');
   }
-  if (settings.mskClusterArn === undefined && settings.mskAuth !== 'iam') {
-    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam');
+  if (settings.mskClusterArn === undefined && !local && settings.mskAuth !== 'iam') {
+    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam (none is for target=localstack or an existing cluster)');
+  }
+  if (settings.mskClusterArn === undefined && local && settings.mskAuth !== 'none') {
+    throw new SettingsError('mskAuth', 'the cluster this stack creates on LocalStack is plaintext (none): LocalStack has no MSK Serverless');
   }
   if (settings.mskAuth === 'scram' && settings.mskScramSecretArn === undefined) {
     throw new SettingsError('mskScramSecretArn', 'required when mskAuth is scram');
