@@ -11,6 +11,7 @@ import { BUNDLING, NODE_MAJOR, PROJECT_ROOT } from '../../../infra/bundling.ts';
 
 interface PackageJson {
   readonly engines: { readonly node: string };
+  readonly devEngines: { readonly runtime: { readonly name: string; readonly version: string } };
   readonly optionalDependencies: Readonly<Record<string, string>>;
   readonly devDependencies: Readonly<Record<string, string>>;
 }
@@ -43,6 +44,8 @@ describe('Node.js 22', () => {
 
   it('names the same major in engines, the version files, @types/node and every platform binary npm installs', () => {
     expect(pkg.engines.node).toBe(`>=${NODE_MAJOR}`);
+    // What runs npm may be older: it only starts the scripts, which run on the binary below.
+    expect(pkg.devEngines.runtime).toMatchObject({ name: 'node', version: '>=20.19' });
     for (const file of ['.nvmrc', '.node-version']) expect(readFileSync(join(PROJECT_ROOT, file), 'utf8').trim()).toBe(String(NODE_MAJOR));
     expect(major(pkg.devDependencies['@types/node'] ?? '')).toBe(NODE_MAJOR);
     const binaries = Object.entries(pkg.optionalDependencies).filter(([name]) => /^node-(bin-)?(linux|darwin|win)-/.test(name));
