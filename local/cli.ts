@@ -8,10 +8,11 @@ import { rebuild } from './cli/rebuild.ts';
 import { send } from './cli/send.ts';
 import { stack } from './cli/stack.ts';
 import { state } from './cli/state.ts';
+import { status } from './cli/status.ts';
 import { tail } from './cli/tail.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, rebuild, verify, stack];
+const commands: readonly CliCommand[] = [send, state, tail, status, rebuild, verify, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

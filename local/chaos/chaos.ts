@@ -166,9 +166,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     triggers = await startTriggers({
       kafka,
       mappings,
-      retryAttempts: -1,
       backoff: { initialMs: 50, maxMs: 1000 },
-      deadLetterTopic: topics.deadLetter,
       onInvocation: (r) => reports.push(r),
       log: () => undefined,
     });
