@@ -7,6 +7,7 @@ import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventRecord } from '../core/wire.ts';
 import { batchGetAll } from './dynamodb.ts';
+import { ReleaseList } from './release-list.ts';
 import type { Head, PublishWatermark, RecentCommand } from '../command/head.ts';
 
 /** Base class of the errors of this module. */
@@ -35,6 +36,8 @@ export const headKey = (aggregateType: string, aggregateId: string): string => `
 export const watermarkKey = (tp: string): string => `~published#${tp}`;
 /** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
 export const CONTROL_KEY = '~control';
+/** Key of a commands partition's operator releases (core/release.ts). */
+export const releasesKey = (tp: string): string => `~release#${tp}`;
 
 /** Where a rebuild stands, kept in the control item so that it can resume. */
 export interface RebuildProgress {
@@ -125,11 +128,16 @@ const controlFromItem = (item: Item): ControlRecord =>
 
 /** Reads and writes aggregate heads and publish watermarks in one DynamoDB table. */
 export class HeadsTable {
+  /** The operator releases of the commands partitions. */
+  readonly releases: ReleaseList;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
     private readonly maxReadAttempts = 8,
-  ) {}
+  ) {
+    this.releases = new ReleaseList(doc, tableName, (tp) => ({ pk: releasesKey(tp) }));
+  }
 
   /** Consistent batched read of the given heads, the watermarks of the given partitions and the control item. */
   async read(headKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
