@@ -28,6 +28,8 @@ export interface SourcePosition {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
+  /** Which life of the topic, when it was recreated since the table first saw it (absent: the first). */
+  readonly incarnation?: number;
 }
 
 /** `topic-partition`, as the MSK trigger names a partition. */
