@@ -28,7 +28,16 @@ export class CommandsTopic {
   static async create(kafka: Kafka, partitions = 3, name = unique('commands')): Promise<CommandsTopic> {
     const admin = kafka.admin();
     await admin.connect();
-    await createTopics(admin, { [name]: partitions });
+    // A topic just deleted under the same name may still be going: try again for a while.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await createTopics(admin, { [name]: partitions });
+        break;
+      } catch (error) {
+        if (attempt >= 40) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
     await admin.disconnect();
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
@@ -46,17 +55,16 @@ export class CommandsTopic {
   async append(values: readonly CommandValue[], options: { partition?: number; timestamp?: number } = {}): Promise<MskEvent> {
     const timestamp = options.timestamp ?? Date.now();
     const placed = values.map((value) => ({ value, partition: options.partition ?? this.partitionOf(value.aggregateId) }));
-    const metadata = await this.producer.send({
-      topic: this.name,
-      acks: -1,
-      messages: placed.map(({ value, partition }) => ({ key: value.aggregateId, value: JSON.stringify(value), partition, timestamp: String(timestamp) })),
-    });
-    const next = new Map(metadata.map((m) => [m.partition, Number(m.baseOffset)]));
-    const specs: RecordSpec[] = placed.map(({ value, partition }) => {
-      const offset = next.get(partition) as number;
-      next.set(partition, offset + 1);
-      return { topic: this.name, partition, offset, key: value.aggregateId, value, timestamp };
-    });
+    const specs: RecordSpec[] = [];
+    // One record per request keeps each under the broker's limit, and tells its offset.
+    for (const { value, partition } of placed) {
+      const [metadata] = await this.producer.send({
+        topic: this.name,
+        acks: -1,
+        messages: [{ key: value.aggregateId, value: JSON.stringify(value), partition, timestamp: String(timestamp) }],
+      });
+      specs.push({ topic: this.name, partition, offset: Number(metadata?.baseOffset), key: value.aggregateId, value, timestamp });
+    }
     return mskEvent(specs);
   }
 
