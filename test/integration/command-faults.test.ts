@@ -97,7 +97,7 @@ describe('the command side under the faults operations bring', () => {
     await deliver(topic, await topic.append([command(id, 'Withdraw', { amount: 100 }), command(id, 'CloseAccount')]));
     // The table is restored from the backup: it knows nothing of the close.
     const now = (await doc.send(new ScanCommand({ TableName: side.heads.tableName, ConsistentRead: true }))).Items ?? [];
-    for (const item of now) await doc.send(new DeleteCommand({ TableName: side.heads.tableName, Key: { pk: item.pk } }));
+    for (const item of now) await doc.send(new DeleteCommand({ TableName: side.heads.tableName, Key: { pk: item.pk as string } }));
     for (const item of backup) await doc.send(new PutCommand({ TableName: side.heads.tableName, Item: item }));
 
     const late = [command(id, 'Deposit', { amount: 5 })];
