@@ -179,7 +179,7 @@ const main = async (): Promise<boolean> => {
       memoryMb: functions.commandHandler.memoryMb,
     }));
     log('starting the emulated triggers…');
-    triggers = await startTriggers({ kafka, mappings, onInvocation: (r) => reports.push(r), log: () => undefined, deadLetterTopic: `${run}-ours-dead-letter`, retryAttempts: 2 });
+    triggers = await startTriggers({ kafka, mappings, onInvocation: (r) => reports.push(r), log: () => undefined });
     for (const side of sides) side.client = await CommandClient.connect(kafka, { commands: side.topics.commands, results: side.topics.results });
 
     log('warming up (first batch on a new table, connections)…');

@@ -78,12 +78,17 @@ export const topics = {
     name: 'events',
     partitions: 3,
     retention: 'forever',
+    // The largest event is smaller than the largest head (350 KB, its outbox holds it); the
+    // publisher sends at most 768 KiB per request, and a larger single record goes alone.
+    maxMessageBytes: 1024 * 1024,
     description: 'Committed events, key = aggregateId; the log of record',
   },
   results: {
     name: 'results',
     partitions: 3,
     retention: { days: 1 },
+    // Results are small: rejection messages are bounded (MAX_REASON_CHARS).
+    maxMessageBytes: 1024 * 1024,
     description: 'Outcome of every command, key = aggregateId',
   },
   deadLetter: {

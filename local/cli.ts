@@ -6,12 +6,14 @@ import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
 import { rebuild } from './cli/rebuild.ts';
 import { send } from './cli/send.ts';
+import { skip } from './cli/skip.ts';
 import { stack } from './cli/stack.ts';
 import { state } from './cli/state.ts';
+import { status } from './cli/status.ts';
 import { tail } from './cli/tail.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, rebuild, verify, stack];
+const commands: readonly CliCommand[] = [send, state, tail, status, skip, rebuild, verify, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

@@ -10,6 +10,7 @@ import { functions, type FunctionSpec } from '../functions/topology.ts';
 import { namedTables, namedTopics, provision } from './provision.ts';
 import { startLiveView } from './runtime/live-view.ts';
 import { aggregatesReadiness } from './runtime/readiness.ts';
+import { defaultStatusFile } from './runtime/status.ts';
 import { startTriggers, type Triggers } from './runtime/trigger.ts';
 import type { Watcher } from './runtime/watch.ts';
 import { startStack, type StackHandle } from './stack/stack.ts';
@@ -82,7 +83,7 @@ const main = async (): Promise<void> => {
     // A table behind the log (the emulator lost its tables, the Kafka log kept its events), or a
     // rebuild that stopped midway: hold the command side, rebuild, then let commands through.
     const hold = readiness === 'behind' || readiness === 'rebuilding' ? commandSide() : [];
-    const running = await startTriggers({ kafka, startPaused: hold, log: (line) => say(`${time()}  [trigger] ${line}`) });
+    const running = await startTriggers({ kafka, startPaused: hold, statusFile: defaultStatusFile, log: (line) => say(`${time()}  [trigger] ${line}`) });
     triggers = running;
     if (stopping !== undefined) return;
     if (hold.length > 0) {
@@ -123,6 +124,7 @@ const main = async (): Promise<void> => {
         `    ${cli} tail events        (also results, commands, dead-letter)`,
         '  Play the design\'s problems: npm run demo',
         `  Rebuild or check:  ${cli} rebuild [--verify] [--projection account-summary]`,
+        `  Lag and blocked partitions: ${cli} status`,
         '',
         'Ctrl-C stops what npm start started. Command outcomes:',
       ].join('\n'),

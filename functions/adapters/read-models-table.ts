@@ -24,6 +24,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { aggregateKey, type FlaggedGap } from '../core/projection.ts';
 import { sleep } from '../core/async.ts';
 import { batchGetAll } from './dynamodb.ts';
+import { ReleaseList } from './release-list.ts';
 
 /** Base class of the errors of this module. */
 export class ReadModelsTableError extends Error {
@@ -76,6 +77,9 @@ export const reactionCheckpointKey = (reaction: string, aggregateType: string, a
   sk: aggregateKey(aggregateType, aggregateId),
 });
 
+/** Key of an events partition's operator releases (core/release.ts); `~` cannot start a projection name. */
+export const releasesKey = (tp: string): ItemKey => ({ pk: '~release', sk: tp });
+
 /** One string per key, for maps. */
 export const itemId = (key: ItemKey): string => JSON.stringify([key.pk, key.sk]);
 
@@ -91,11 +95,16 @@ const fromItem = (item: Item): StoredItem => ({
 
 /** Reads and writes projection rows and reaction checkpoints in one DynamoDB table. */
 export class ReadModelsTable {
+  /** The operator releases of the events partitions. */
+  readonly releases: ReleaseList;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
     private readonly maxReadAttempts = 8,
-  ) {}
+  ) {
+    this.releases = new ReleaseList(doc, tableName, (tp) => ({ ...releasesKey(tp) }));
+  }
 
   /** Consistent batched read (100 keys per request), by `itemId`; absent items are left out. */
   async read(keys: readonly ItemKey[]): Promise<Map<string, StoredItem>> {

@@ -1,15 +1,9 @@
 /**
  * How the emulated trigger reads an invocation's outcome and what it does next, without I/O:
- * partial batch responses, the retry backoff, and the records sent to the on-failure
- * destination once the retries are spent.
+ * partial batch responses and the retry backoff.
  */
-import type { Message } from 'kafkajs';
 import type { MskRecord } from '../../functions/core/msk-event.ts';
-import type { DeadLetterRecord } from '../../functions/core/wire.ts';
 import type { Batch } from './batcher.ts';
-
-/** Reason code of records sent to the on-failure destination by the trigger itself. */
-export const RETRIES_EXHAUSTED = 'RetryAttemptsExhausted';
 
 /**
  * Reads a handler's response. Nothing, or no `batchItemFailures`, or an empty list means the
@@ -71,24 +65,3 @@ export const describeBatch = (batch: ReadonlyMap<string, readonly { readonly off
       return first === last ? `${tp}@${first}` : `${tp}@${first}..${last}`;
     })
     .join(' ');
-
-/**
- * The on-failure destination's records for a batch whose retries are spent: each original
- * record kept whole (key, value, headers, position) with the error, in the dead-letter
- * format of the wire contract; keyed as the original so it stays with its aggregate.
- */
-export const deadLetterMessages = (batch: Batch, functionName: string, error: string, attempts: number): Message[] =>
-  [...batch.values()].flat().map((record) => {
-    const value: DeadLetterRecord = {
-      reason: { code: RETRIES_EXHAUSTED, message: `${functionName} failed ${attempts} times; last error: ${error}` },
-      source: { topic: record.topic, partition: record.partition, offset: record.offset, timestamp: record.timestamp },
-      key: record.key ?? null,
-      value: record.value ?? null,
-      headers: record.headers ?? [],
-    };
-    return {
-      key: record.key == null ? null : Buffer.from(record.key, 'base64'),
-      value: JSON.stringify(value),
-      headers: { 'x-reason-code': RETRIES_EXHAUSTED, 'x-function-name': functionName },
-    };
-  });

@@ -1,18 +1,17 @@
 /**
  * One emulated MSK event source mapping: a kafkajs consumer in the mapping's group feeds a
  * buffer; batches go to the handler when full or when the batching window ends; offsets are
- * committed only after success; failures are retried with exponential backoff until the
- * retry limit, then the batch goes to the on-failure destination and its offsets are
- * committed. A partition is in at most one invocation at a time.
+ * committed only after success. A failed batch is retried with exponential backoff for as
+ * long as it fails: its partitions are blocked, never skipped (no retry limit, no on-failure
+ * destination), and say so. A partition is in at most one invocation at a time.
  */
-import type { Consumer, EachBatchPayload, Kafka, Message } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { PartitionBuffer, type Batch } from './batcher.ts';
 import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
 import { lambdaContext, type FunctionModule } from './lambda.ts';
 import type { TriggerMapping } from './mappings.ts';
 import { mskEvent, toMskRecord, type EventSource } from './msk-payload.ts';
-import { backoffMs, deadLetterMessages, failedFrom, recordCount, splitBatch, type Backoff } from './outcome.ts';
-
+import { backoffMs, failedFrom, recordCount, splitBatch, type Backoff } from './outcome.ts';
 
 /** Wait between attempts while a snapshot rebuild holds the commands. */
 const HELD_RETRY_MS = 1_000;
@@ -29,10 +28,10 @@ export interface InvocationReport {
   readonly attempt: number;
   /**
    * `ok`: committed. `partial`: the handler reported failed records (the others committed).
-   * `failed`: it threw or timed out. `dead-lettered`: retries spent, records sent to the
-   * on-failure destination and committed.
+   * `failed`: it threw or timed out. After `partial` or `failed` the batch's remaining
+   * partitions are blocked until an attempt succeeds.
    */
-  readonly outcome: 'ok' | 'partial' | 'failed' | 'dead-lettered';
+  readonly outcome: 'ok' | 'partial' | 'failed';
   /** Offsets of the records, by `topic-partition`. */
   readonly offsets: Readonly<Record<string, readonly number[]>>;
   readonly records: number;
@@ -40,6 +39,23 @@ export interface InvocationReport {
   readonly error?: string;
   /** Wait before the next attempt, when there is one. */
   readonly retryInMs?: number;
+  /** When the batch's first failure happened (ms), while it is blocked or the attempt that ended it. */
+  readonly blockedSince?: number;
+}
+
+/** A partition that waits on a failing batch: it goes on only when an attempt succeeds. */
+export interface BlockedPartition {
+  readonly functionName: string;
+  /** `topic-partition`. */
+  readonly partition: string;
+  /** The first offset not yet handled: where the partition stands. */
+  readonly offset: number;
+  /** When the first attempt of the batch failed (ms since the epoch). */
+  readonly since: number;
+  /** Failed attempts so far. */
+  readonly attempts: number;
+  /** The last attempt's error. */
+  readonly error: string;
 }
 
 /** What a poller needs from the runtime around it. */
@@ -48,12 +64,10 @@ export interface PollerDeps {
   readonly fn: FunctionModule;
   readonly source: EventSource;
   readonly region: string;
-  /** Retries after the first failure; -1 retries for ever. */
-  readonly retryAttempts: number;
   readonly backoff: Backoff;
-  /** Sends records to the on-failure destination. */
-  readonly deadLetter: (messages: Message[]) => Promise<void>;
   readonly report: (report: InvocationReport) => void;
+  /** Called whenever a partition becomes blocked or goes on again. */
+  readonly onBlockedChange?: () => void;
   readonly log: (line: string) => void;
   readonly paused: boolean;
 }
@@ -82,6 +96,8 @@ export class Poller {
   private readonly resumeWaiters = new Set<() => void>();
   private readonly roomWaiters = new Set<() => void>();
   private readonly sleepers = new Set<() => void>();
+  /** Partitions waiting on a failing batch, by `topic-partition`. */
+  private readonly blockedPartitions = new Map<string, BlockedPartition>();
   /** Buffered records above which the consumer stops taking more (it keeps heartbeating). */
   private readonly highWater: number;
 
@@ -113,6 +129,11 @@ export class Poller {
 
   get isPaused(): boolean {
     return this.paused;
+  }
+
+  /** The partitions that wait on a failing batch. */
+  get blocked(): readonly BlockedPartition[] {
+    return [...this.blockedPartitions.values()];
   }
 
   /** Starts no new invocation; resolves once the running ones have ended. */
@@ -187,6 +208,7 @@ export class Poller {
     const id = ++this.sequence;
     let batch = initial;
     let attempt = 0;
+    let blockedSince: number | undefined;
     try {
       while (batch.size > 0) {
         while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
@@ -197,15 +219,24 @@ export class Poller {
         const started = Date.now();
         const called = await this.invoke(batch);
         const durationMs = Date.now() - started;
-        const base = { functionName: this.mapping.functionName, batch: id, attempt, offsets: offsetsOf(batch), records: recordCount(batch), durationMs };
+        const base = {
+          functionName: this.mapping.functionName,
+          batch: id,
+          attempt,
+          offsets: offsetsOf(batch),
+          records: recordCount(batch),
+          durationMs,
+          ...(blockedSince === undefined ? {} : { blockedSince }),
+        };
         const failed = called.ok ? failedFrom(called.value, batch) : 'all';
         if (failed !== 'all' && failed.size === 0) {
           await this.commit(batch);
+          this.unblock(batch.keys());
           this.deps.report({ ...base, outcome: 'ok' });
           return;
         }
         if (!called.ok && heldByRebuild(called.error)) {
-          // On AWS a rebuild disables this trigger, so such batches never burn retries. Locally the
+          // On AWS a rebuild disables this trigger, so such batches never come. Locally the
           // rebuild may run in another process (the CLI), so the emulation holds the batch instead.
           attempt--;
           this.deps.report({ ...base, outcome: 'failed', error: message(called.error), retryInMs: HELD_RETRY_MS });
@@ -214,22 +245,18 @@ export class Poller {
         }
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
         await this.commit(done);
+        this.unblock(done.keys(), retry);
         batch = retry;
         const error = called.ok
           ? failed === 'all'
             ? 'BatchItemFailuresError: batchItemFailures names a record the batch does not hold'
             : message(new BatchItemFailuresError(`${recordCount(retry)} record(s) reported failed`))
           : message(called.error);
-        if (this.deps.retryAttempts >= 0 && attempt > this.deps.retryAttempts) {
-          this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error });
-          await this.sendToDeadLetter(batch, error, attempt);
-          if (this.stopping) return;
-          await this.commit(batch);
-          this.deps.report({ ...base, outcome: 'dead-lettered', offsets: offsetsOf(batch), records: recordCount(batch), error });
-          return;
-        }
+        // Block, never skip: the batch goes again until it succeeds, however long that takes.
+        blockedSince ??= started;
+        this.block(batch, blockedSince, attempt, error);
         const retryInMs = backoffMs(attempt, this.deps.backoff);
-        this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs });
+        this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs, blockedSince });
         await this.sleep(retryInMs);
       }
     } catch (error) {
@@ -237,9 +264,26 @@ export class Poller {
       this.deps.log(`${this.mapping.functionName}: batch ${id} ${message(error)}; its records go again`);
       this.buffer.putBack(batch, Date.now());
     } finally {
+      this.unblock(initial.keys());
       for (const tp of initial.keys()) this.buffer.release(tp);
       this.pump();
     }
+  }
+
+  /** Marks the batch's partitions blocked at their first record. */
+  private block(batch: Batch, since: number, attempts: number, error: string): void {
+    for (const [tp, records] of batch) {
+      const offset = records[0]?.offset;
+      if (offset !== undefined) this.blockedPartitions.set(tp, { functionName: this.mapping.functionName, partition: tp, offset, since, attempts, error });
+    }
+    this.deps.onBlockedChange?.();
+  }
+
+  /** The partitions go on (except those still in `still`). */
+  private unblock(partitions: Iterable<string>, still: Batch = new Map()): void {
+    let changed = false;
+    for (const tp of partitions) if (!still.has(tp)) changed = this.blockedPartitions.delete(tp) || changed;
+    if (changed) this.deps.onBlockedChange?.();
   }
 
   /** The partitions of the batch that this member still owns; a revoked one belongs to its new owner. */
@@ -291,21 +335,6 @@ export class Poller {
       this.deps.log(`${this.mapping.functionName}: commit of ${offsets.map((o) => `${o.topic}-${o.partition}@${o.offset}`).join(' ')} failed (${message(error)}); the records will be delivered again`);
     }
     for (const o of offsets) this.buffer.advance(`${o.topic}-${o.partition}`, Number(o.offset));
-  }
-
-  /** Sends the batch to the on-failure destination, retrying until it is acknowledged or the poller stops. */
-  private async sendToDeadLetter(batch: Batch, error: string, attempts: number): Promise<void> {
-    const messages = deadLetterMessages(batch, this.mapping.functionName, error, attempts);
-    for (let retry = 1; !this.stopping; retry++) {
-      try {
-        await this.deps.deadLetter(messages);
-        return;
-      } catch (sendError) {
-        const wait = backoffMs(retry, this.deps.backoff);
-        this.deps.log(`${this.mapping.functionName}: on-failure destination refused the batch (${message(sendError)}); again in ${wait} ms`);
-        await this.sleep(wait);
-      }
-    }
   }
 
   /** Waits, waking early when the poller stops. */

@@ -2,31 +2,30 @@
  * The local MSK trigger: runs every function of the topology that has a Kafka trigger
  * against the real broker, building the event exactly as the MSK event source mapping does
  * and calling the function's own `handler` module. LocalStack's Kafka triggers are a paid
- * feature, so the project emulates them (DESIGN.md, "Facts about the platform").
+ * feature, so the project emulates them (see docs/DESIGN.md).
  */
-import type { Kafka, Message, Producer } from 'kafkajs';
-import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
-import { awsRegion, kafkaBrokers, topicName } from '../../functions/config.ts';
+import type { Kafka } from 'kafkajs';
+import { createKafka } from '../../functions/adapters/kafka.ts';
+import { awsRegion, kafkaBrokers } from '../../functions/config.ts';
 import { UnknownFunctionError } from './errors.ts';
 import { loadFunction, type FunctionModule } from './lambda.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { localClusterArn } from './msk-payload.ts';
 import { describeBatch, type Backoff } from './outcome.ts';
-import { Poller, type InvocationReport } from './poller.ts';
+import { Poller, type BlockedPartition, type InvocationReport } from './poller.ts';
+import { writeStatus } from './status.ts';
 
-export type { InvocationReport } from './poller.ts';
+export type { BlockedPartition, InvocationReport } from './poller.ts';
 export type { TriggerMapping } from './mappings.ts';
 
 /** Options of `startTriggers`. */
 export interface TriggerOptions {
   /** The mappings to run. @default mappingsFromTopology(): every triggered function of the topology */
   readonly mappings?: readonly TriggerMapping[];
-  /** Retries of a failing batch before it goes to the on-failure destination; -1 for ever. @default 10 (as the CDK stack) */
-  readonly retryAttempts?: number;
-  /** Backoff between retries. @default 200 ms doubling up to 30 s */
+  /** Backoff between the attempts of a failing batch, which is retried until it succeeds. @default 200 ms doubling up to 30 s */
   readonly backoff?: Backoff;
-  /** Topic of the on-failure destination. @default topicName('deadLetter') */
-  readonly deadLetterTopic?: string;
+  /** File to keep the blocked partitions in, for `kafka-aggregates status` in another process. @default none */
+  readonly statusFile?: string;
   /** Functions that start paused (e.g. until a rebuild has caught up). @default none */
   readonly startPaused?: readonly string[];
   /** Where the runtime's lines go (one per invocation unless `onInvocation` is given). @default console.log */
@@ -47,9 +46,19 @@ export interface Triggers {
   resume(functionName: string): void;
   /** True while the function is paused. */
   isPaused(functionName: string): boolean;
+  /** Partitions that wait on a failing batch, of every function. */
+  blocked(): BlockedPartition[];
   /** Lets running invocations end, leaves the consumer groups, and closes the functions' clients (their `shutdown`). */
   stop(): Promise<void>;
 }
+
+/** `3m12s`: a duration for humans. */
+const elapsed = (ms: number): string => {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+};
+
+const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
 
 /** One line for an invocation's outcome. */
 export const formatReport = (r: InvocationReport): string => {
@@ -57,36 +66,18 @@ export const formatReport = (r: InvocationReport): string => {
   const head = `${r.functionName} batch ${r.batch}`;
   switch (r.outcome) {
     case 'ok':
-      return `${head}: ok, ${r.records} record(s) ${where} in ${r.durationMs} ms${r.attempt > 1 ? ` (attempt ${r.attempt})` : ''}`;
+      return `${head}: ok, ${r.records} record(s) ${where} in ${r.durationMs} ms` +
+        (r.blockedSince === undefined ? '' : ` (attempt ${r.attempt}; blocked for ${elapsed(Date.now() - r.blockedSince)}, now going on)`);
     case 'partial':
     case 'failed':
       return `${head}: ${r.outcome} (attempt ${r.attempt}), ${r.records} record(s) ${where} in ${r.durationMs} ms: ${r.error ?? ''}` +
+        (r.blockedSince === undefined ? '' : `; blocked since ${clock(r.blockedSince)} (${elapsed(Date.now() - r.blockedSince)})`) +
         (r.retryInMs === undefined ? '' : `; retry in ${r.retryInMs} ms`);
-    case 'dead-lettered':
-      return `${head}: retries spent after ${r.attempt} attempts, ${r.records} record(s) ${where} sent to the on-failure destination and committed`;
     default: {
       const unknown: never = r.outcome;
       return unknown;
     }
   }
-};
-
-/** Connects the on-failure producer on first use. */
-const deadLetterSender = (producer: Producer, topic: string) => {
-  let connected: Promise<void> | undefined;
-  return {
-    send: async (messages: Message[]): Promise<void> => {
-      connected ??= producer.connect().catch((error: unknown) => {
-        connected = undefined;
-        throw error;
-      });
-      await connected;
-      await producer.send({ topic, acks: -1, messages });
-    },
-    close: async (): Promise<void> => {
-      if (connected !== undefined) await producer.disconnect();
-    },
-  };
 };
 
 /**
@@ -101,7 +92,6 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   const kafka = options.kafka ?? createKafka('kafka-aggregates-local-trigger');
   const region = awsRegion();
   const source = { eventSourceArn: localClusterArn(region), bootstrapServers: kafkaBrokers().join(',') };
-  const deadLetter = deadLetterSender(createProducer(kafka), options.deadLetterTopic ?? topicName('deadLetter'));
 
   const modules = new Map<string, Promise<FunctionModule>>();
   const load = (entry: string): Promise<FunctionModule> => {
@@ -115,8 +105,11 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
     await Promise.allSettled([...pollers.values()].map((p) => p.stop()));
     const loaded = await Promise.allSettled([...modules.values()]);
     await Promise.allSettled(loaded.flatMap((m) => (m.status === 'fulfilled' && m.value.shutdown !== undefined ? [m.value.shutdown()] : [])));
-    await deadLetter.close();
+    if (options.statusFile !== undefined) writeStatus(options.statusFile, []);
   };
+  const blocked = (): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);
+  const statusFile = options.statusFile;
+  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked());
   try {
     for (const mapping of mappings) {
       if (pollers.has(mapping.functionName)) throw new Error(`function ${mapping.functionName} is mapped twice`);
@@ -125,9 +118,8 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
         fn: await load(mapping.entry),
         source,
         region,
-        retryAttempts: options.retryAttempts ?? 10,
         backoff: options.backoff ?? {},
-        deadLetter: deadLetter.send,
+        ...(onBlockedChange === undefined ? {} : { onBlockedChange }),
         report,
         log,
         paused: options.startPaused?.includes(mapping.functionName) ?? false,
@@ -150,6 +142,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
     pause: async (name) => poller(name).pause(),
     resume: (name) => poller(name).resume(),
     isPaused: (name) => poller(name).isPaused,
+    blocked,
     stop,
   };
 };

@@ -1,16 +1,19 @@
 /**
  * The emulated MSK trigger against the real broker: the event it builds, commits after
- * success only, retries and the on-failure destination, pause and resume, batch size and
+ * success only, retries that block the partition until the batch succeeds, pause and resume, batch size and
  * batching window, one invocation per partition at a time. The handler is a test double of
  * user code (test/support/trigger-handler.ts) loaded through the trigger's dynamic import.
  */
 import type { Admin, Producer } from 'kafkajs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMskEvent } from '../../functions/core/msk-event.ts';
-import type { DeadLetterRecord } from '../../functions/core/wire.ts';
 import type { InvocationReport, TriggerMapping, Triggers } from '../../local/runtime/trigger.ts';
-import { startTriggers } from '../../local/runtime/trigger.ts';
-import { createTopics, readJson, readTopic, testKafka, unique } from '../support/kafka.ts';
+import { readStatus } from '../../local/runtime/status.ts';
+import { formatReport, startTriggers } from '../../local/runtime/trigger.ts';
+import { createTopics, testKafka, unique } from '../support/kafka.ts';
 import { invocationsOf, script } from '../support/trigger-handler.ts';
 
 const kafka = testKafka();
@@ -47,13 +50,12 @@ interface Started {
   readonly reports: InvocationReport[];
 }
 
-const start = async (m: TriggerMapping, options: { retryAttempts?: number; deadLetterTopic?: string; backoffMs?: number } = {}): Promise<Started> => {
+const start = async (m: TriggerMapping, options: { backoffMs?: number; statusFile?: string } = {}): Promise<Started> => {
   const reports: InvocationReport[] = [];
   const triggers = await startTriggers({
     mappings: [m],
-    retryAttempts: options.retryAttempts ?? 10,
-    backoff: { initialMs: options.backoffMs ?? 50, maxMs: 500 },
-    deadLetterTopic: options.deadLetterTopic ?? unique('unused-dead-letter'),
+    backoff: { initialMs: options.backoffMs ?? 50, maxMs: options.backoffMs ?? 500 },
+    ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
     onInvocation: (r) => reports.push(r),
     log: () => undefined,
   });
@@ -159,33 +161,35 @@ describe('the emulated MSK trigger', () => {
     expect(offsetsSeen(m.functionName)).toEqual([0, 1, 2, 0, 1, 2, 3]);
   });
 
-  it('sends a batch that keeps failing to the on-failure destination after the retry limit, commits it, and moves the partition on', async () => {
-    const topic = await newTopic();
-    const deadLetterTopic = await newTopic();
+  it('blocks a partition whose batch keeps failing past the old budget of ten retries: nothing is committed past it, it says so, and it goes on once the batch succeeds', async () => {
+    const topic = await newTopic(2);
     const m = mapping(topic);
-    script(m.functionName, { alwaysFail: true });
-    await produce(topic, ['poison-0', 'poison-1']);
-    const { reports } = await start(m, { retryAttempts: 2, deadLetterTopic, backoffMs: 20 });
+    const statusFile = join(mkdtempSync(join(tmpdir(), 'trigger-status-')), 'status.json');
+    script(m.functionName, { alwaysFail: true, onlyPartition: 0 });
+    await produce(topic, ['poison-0', 'poison-1'], 0);
+    const { triggers, reports } = await start(m, { backoffMs: 20, statusFile });
+    await waitFor('the first failure', () => reports.some((r) => r.outcome === 'failed'));
+    // Arrives while partition 0 is in its failing batch, so it goes in a batch of its own.
+    await produce(topic, ['other-0'], 1);
 
-    await waitFor('dead-lettering', () => reports.some((r) => r.outcome === 'dead-lettered'));
-    expect(reports.map((r) => `${r.outcome}#${r.attempt}`)).toEqual(['failed#1', 'failed#2', 'failed#3', 'dead-lettered#3']);
-    await waitFor('the commit', async () => (await committed(m.consumerGroupId, topic)) === 2);
-
-    const dead = await readJson<DeadLetterRecord>(kafka, deadLetterTopic);
-    expect(dead.map((d) => Buffer.from(d.value ?? '', 'base64').toString())).toEqual(['poison-0', 'poison-1']);
-    expect(dead.map((d) => d.source)).toMatchObject([
-      { topic, partition: 0, offset: 0 },
-      { topic, partition: 0, offset: 1 },
-    ]);
-    expect(dead[0]?.reason.code).toBe('RetryAttemptsExhausted');
-    expect(dead[0]?.reason.message).toContain('scripted failure');
-    const raw = await readTopic(kafka, deadLetterTopic);
-    expect(raw.map((r) => r.key)).toEqual(['poison-0', 'poison-1']);
+    await waitFor('more than eleven attempts', () => reports.filter((r) => r.outcome === 'failed').length >= 15);
+    expect(await committed(m.consumerGroupId, topic, 0)).toBe(-1);
+    await waitFor('the other partition', async () => (await committed(m.consumerGroupId, topic, 1)) === 1);
+    const [blocked] = triggers.blocked();
+    expect(triggers.blocked()).toHaveLength(1);
+    expect(blocked).toMatchObject({ functionName: m.functionName, partition: `${topic}-0`, offset: 0, error: expect.stringContaining('scripted failure') as string });
+    expect(blocked!.attempts).toBeGreaterThanOrEqual(15);
+    const failed = reports.filter((r) => r.outcome === 'failed');
+    expect(failed.at(-1)?.blockedSince).toBe(failed[0]?.blockedSince);
+    expect(formatReport(failed.at(-1)!)).toMatch(/blocked since \d\d:\d\d:\d\d/);
+    expect(readStatus(statusFile)?.blocked).toEqual([expect.objectContaining({ partition: `${topic}-0`, offset: 0 })]);
 
     script(m.functionName, {});
-    await produce(topic, ['healthy-2']);
-    await waitFor('the next record', () => reports.some((r) => r.outcome === 'ok'));
-    expect(reports.find((r) => r.outcome === 'ok')?.offsets).toEqual({ [`${topic}-0`]: [2] });
+    await waitFor('the batch to go through', () => reports.some((r) => r.outcome === 'ok' && r.offsets[`${topic}-0`] !== undefined));
+    await waitFor('the commit', async () => (await committed(m.consumerGroupId, topic, 0)) === 2);
+    expect(invocationsOf(m.functionName).filter((i) => i.offsets[`${topic}-0`] !== undefined).every((i) => i.offsets[`${topic}-0`]?.[0] === 0)).toBe(true);
+    expect(triggers.blocked()).toEqual([]);
+    expect(readStatus(statusFile)?.blocked).toEqual([]);
   });
 
   it('pauses (waiting for the running invocation to end) and resumes from where it was', async () => {

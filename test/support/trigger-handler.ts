@@ -27,6 +27,8 @@ export interface Script {
   failTimes?: number;
   /** Throw in every invocation. */
   alwaysFail?: boolean;
+  /** With alwaysFail: only invocations that hold this partition number fail. */
+  onlyPartition?: number;
   /** Take this long before answering. */
   delayMs?: number;
 }
@@ -64,7 +66,8 @@ export const handler = async (event: MskEvent, context: Context): Promise<void> 
   const behaviour = journal.scripts.get(context.functionName) ?? {};
   try {
     if (behaviour.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
-    if (behaviour.alwaysFail === true || (behaviour.failTimes ?? 0) > 0) {
+    const holds = behaviour.onlyPartition === undefined || Object.values(event.records).some((rs) => rs[0]?.partition === behaviour.onlyPartition);
+    if ((behaviour.alwaysFail === true && holds) || (behaviour.failTimes ?? 0) > 0) {
       if (behaviour.failTimes !== undefined) behaviour.failTimes--;
       invocation.failed = true;
       throw new Error(`scripted failure of ${context.functionName}`);

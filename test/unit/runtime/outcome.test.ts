@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MskRecord } from '../../../functions/core/msk-event.ts';
-import type { DeadLetterRecord } from '../../../functions/core/wire.ts';
-import { backoffMs, deadLetterMessages, failedFrom, splitBatch } from '../../../local/runtime/outcome.ts';
+import { backoffMs, failedFrom, splitBatch } from '../../../local/runtime/outcome.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({
   topic: 't',
@@ -40,21 +39,8 @@ describe('reading a handler response', () => {
   });
 });
 
-describe('retries and the on-failure destination', () => {
+describe('retries', () => {
   it('doubles the backoff up to its cap', () => {
     expect([1, 2, 3, 4, 10].map((n) => backoffMs(n, { initialMs: 100, maxMs: 500 }))).toEqual([100, 200, 400, 500, 500]);
-  });
-
-  it('keeps every original record whole, keyed as the original, with the error', () => {
-    const messages = deadLetterMessages(batch, 'fn', 'Error: boom', 11);
-    expect(messages.map((m) => m.key?.toString())).toEqual(['k1', 'k2', 'k3', 'k7']);
-    const first = JSON.parse(String(messages[0]?.value)) as DeadLetterRecord;
-    expect(first).toEqual({
-      reason: { code: 'RetryAttemptsExhausted', message: 'fn failed 11 times; last error: Error: boom' },
-      source: { topic: 't', partition: 0, offset: 1, timestamp: 1 },
-      key: record(0, 1).key,
-      value: record(0, 1).value,
-      headers: [{ h: [1, 2] }],
-    });
   });
 });

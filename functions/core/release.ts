@@ -1,0 +1,48 @@
+/**
+ * Operator releases: the explicit, recorded act that lets a blocked partition go on. A batch
+ * that fails for infrastructure reasons is retried until it succeeds (block, never skip);
+ * when a record can never be handled, an operator records a release for its offsets
+ * (`kafka-aggregates skip`), and the handler that reads the partition acts on it at its next
+ * attempt. Releases are kept in the handler's own table, one list per partition, and read
+ * with the batch's other items, so they cost nothing on the hot path. Pure: types and rules.
+ */
+
+/**
+ * `skip`: the records are not handled; each goes to the dead-letter topic with the reason
+ * (and a command gets a rejected result, so a client waiting on it learns why).
+ * `pass-gap`: the event is applied although versions before it are missing (its gap is
+ * flagged on the items, as under `skip-and-flag`): for a partition halted on a gap that
+ * cannot be filled.
+ */
+export type ReleaseAction = 'skip' | 'pass-gap';
+
+/** One recorded release. */
+export interface Release {
+  readonly action: ReleaseAction;
+  /** First and last offset it covers, inclusive. */
+  readonly from: number;
+  readonly to: number;
+  /** Why, in the operator's words: it goes into every dead letter it causes. */
+  readonly reason: string;
+  /** Who recorded it (`user@host`). */
+  readonly by: string;
+  /** When it was recorded (ISO 8601). */
+  readonly at: string;
+}
+
+/** Reason code of records dead-lettered by a `skip` release. */
+export const SKIPPED_BY_OPERATOR = 'SkippedByOperator';
+
+/** Releases a partition keeps (the most recent ones); the dead letters keep the rest of the story. */
+export const MAX_RELEASES = 100;
+
+/** The most recent release that covers `offset`, if any. */
+export const releaseFor = (releases: readonly Release[], offset: number): Release | undefined =>
+  releases.findLast((r) => offset >= r.from && offset <= r.to);
+
+/** The message of a record's dead letter or rejection under a `skip` release. */
+export const skipMessage = (release: Release): string =>
+  `skipped by ${release.by} at ${release.at} (offsets ${release.from}..${release.to}): ${release.reason}`;
+
+/** The partition's releases with `release` added, bounded to the most recent MAX_RELEASES. */
+export const addRelease = (releases: readonly Release[], release: Release): Release[] => [...releases, release].slice(-MAX_RELEASES);

@@ -1,0 +1,123 @@
+/**
+ * `kafka-aggregates skip`: the operator's explicit, recorded way out of a partition that stays
+ * blocked on records that can never be handled (core/release.ts).
+ */
+import { hostname, userInfo } from 'node:os';
+import type { Admin } from 'kafkajs';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { createKafka } from '../../functions/adapters/kafka.ts';
+import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import type { ReleaseList } from '../../functions/adapters/release-list.ts';
+import { tableName, topicName } from '../../functions/config.ts';
+import type { Release, ReleaseAction } from '../../functions/core/release.ts';
+import { mappingsFromTopology } from '../runtime/mappings.ts';
+import { CliError, explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+
+const help = `Usage: kafka-aggregates skip <topic> <partition> <offset>[..<last>] --reason "<why>" [--pass-gap]
+
+A batch that fails for infrastructure reasons is retried until it succeeds, and its partition
+waits (block, never skip): an outage passes by itself. Use this only when a partition stays
+blocked on a record that can never be handled (see \`kafka-aggregates status\` and the
+function's log for the error), after fixing what can be fixed.
+
+Records the release in the table of the function that the topic triggers; at its next attempt
+that function does not handle the records at those offsets: each goes to the dead-letter topic
+with reason code SkippedByOperator, your reason, who and when (a command also gets a rejected
+result with that reason), and the partition goes on. Nothing else is skipped.
+
+  --pass-gap   events topic only: apply the event at <offset> although versions before it are
+               missing (the gap is flagged on the projection rows and reaction checkpoints, as
+               under skip-and-flag), for a partition halted on a gap that cannot be filled
+  --reason     why; required, kept with the release and in every dead letter it causes
+  -h, --help   show this help
+
+Examples:
+  kafka-aggregates skip commands 1 4711 --reason "poison record, ticket OPS-42"
+  kafka-aggregates skip events 0 1200..1203 --reason "events written by a buggy producer"
+
+Exit codes: 0 recorded, 2 error (nothing recorded).`;
+
+const RANGE = /^(\d+)(?:\.\.(\d+))?$/;
+
+/** The function the topic triggers and the releases it reads. */
+const releasesFor = (topic: string, doc: ReturnType<typeof createDocumentClient>): { functionName: string; groupId: string; list: ReleaseList; passGap: boolean } => {
+  const mapping = mappingsFromTopology().find((m) => m.topic === topic);
+  if (mapping === undefined)
+    throw usageError('skip', `no function is triggered by topic ${topic}; the triggered topics are ${mappingsFromTopology().map((m) => m.topic).join(', ')}`);
+  if (topic === topicName('commands'))
+    return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new HeadsTable(doc, tableName('aggregates')).releases, passGap: false };
+  if (topic === topicName('events'))
+    return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new ReadModelsTable(doc, tableName('readModels')).releases, passGap: true };
+  throw usageError('skip', `the function on topic ${topic} keeps no releases`);
+};
+
+/** Refuses offsets the trigger has handled already or that do not exist yet. */
+const checkOffsets = async (admin: Admin, topic: string, partition: number, groupId: string, from: number, to: number): Promise<void> => {
+  const ends = await admin.fetchTopicOffsets(topic);
+  const end = ends.find((e) => e.partition === partition);
+  if (end === undefined) throw usageError('skip', `topic ${topic} has no partition ${partition} (it has ${ends.length})`);
+  if (to >= Number(end.high)) throw usageError('skip', `${topic}-${partition} ends at offset ${Number(end.high) - 1}; ${to} does not exist yet`);
+  const [group] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const committed = Number(group?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
+  if (committed >= 0 && to < committed)
+    throw usageError('skip', `${topic}-${partition} is handled up to offset ${committed - 1} (group ${groupId}): offsets ${from}..${to} need no release`);
+};
+
+/** The `skip` command. */
+export const skip: CliCommand = {
+  name: 'skip',
+  summary: 'release a blocked partition: dead-letter exactly the given records, with a reason',
+  help,
+  async run(args) {
+    const { values, positionals } = parse('skip', args, { reason: { type: 'string' }, 'pass-gap': { type: 'boolean' } });
+    if (values.help === true) {
+      console.log(help);
+      return 0;
+    }
+    const [topic, partitionText, offsets, ...extra] = positionals;
+    if (topic === undefined || partitionText === undefined || offsets === undefined || extra.length > 0)
+      throw usageError('skip', 'skip needs exactly <topic> <partition> <offset>[..<last>]');
+    const partition = Number(partitionText);
+    if (!Number.isInteger(partition) || partition < 0) throw usageError('skip', `<partition> must be a whole number, not ${partitionText}`);
+    const range = RANGE.exec(offsets);
+    if (range === null) throw usageError('skip', `<offset> must be a whole number or a range like 10..12, not ${offsets}`);
+    const from = Number(range[1]);
+    const to = Number(range[2] ?? range[1]);
+    if (to < from) throw usageError('skip', `the range ${offsets} ends before it starts`);
+    const reason = values.reason?.trim() ?? '';
+    if (reason === '') throw usageError('skip', '--reason is required: say why, it is kept with the release and in every dead letter');
+    const action: ReleaseAction = values['pass-gap'] === true ? 'pass-gap' : 'skip';
+
+    await requireBroker();
+    const dynamo = createDynamoClient();
+    const admin = createKafka('kafka-aggregates-skip').admin();
+    try {
+      const target = releasesFor(topic, createDocumentClient(dynamo));
+      if (action === 'pass-gap' && !target.passGap) throw usageError('skip', '--pass-gap applies to the events topic only');
+      if (action === 'pass-gap' && from !== to) throw usageError('skip', '--pass-gap takes one offset: the event that meets the gap');
+      await admin.connect();
+      await checkOffsets(admin, topic, partition, target.groupId, from, to).catch((error: unknown) => {
+        throw explain(error);
+      });
+      const release: Release = { action, from, to, reason, by: `${userInfo().username}@${hostname()}`, at: new Date().toISOString() };
+      const tp = `${topic}-${partition}`;
+      await target.list.add(tp, release).catch((error: unknown) => {
+        throw explainDynamo(error);
+      });
+      console.log(JSON.stringify({ recorded: release, partition: tp, table: target.list.tableName }));
+      console.error(
+        action === 'skip'
+          ? `${target.functionName} dead-letters ${tp} offsets ${from}..${to} (SkippedByOperator) at its next attempt, and the partition goes on.`
+          : `${target.functionName} applies the event at ${tp}@${from} across its gap (flagged on the items) at its next attempt.`,
+      );
+      return 0;
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw explain(error);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+      dynamo.destroy();
+    }
+  },
+};

@@ -1,0 +1,101 @@
+/** `kafka-aggregates status`: every trigger's lag per partition, and which partitions are blocked. */
+import { createKafka } from '../../functions/adapters/kafka.ts';
+import { mappingsFromTopology } from '../runtime/mappings.ts';
+import { readStatus } from '../runtime/status.ts';
+import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+
+const help = `Usage: kafka-aggregates status [--json]
+
+For every function of the topology that a topic triggers: its consumer group and, per
+partition, the committed offset, the end offset and the lag (records not yet handled).
+When \`npm start\` runs the triggers on this machine, also which partitions are blocked: a
+batch that fails for infrastructure reasons is retried until it succeeds and its partition
+waits meanwhile (block, never skip); the line says since when, after how many attempts and
+the last error. A partition that stays blocked on a record that can never be handled is
+released only by an explicit act: see \`kafka-aggregates skip --help\`.
+
+Options:
+  --json       print the whole status as JSON
+  -h, --help   show this help
+
+Exit codes: 0 nothing blocked, 1 a partition is blocked, 2 error.`;
+
+/** One partition of one trigger. */
+interface PartitionStatus {
+  readonly partition: number;
+  /** Next offset the trigger will deliver (its group's committed offset), null before its first commit. */
+  readonly committed: number | null;
+  readonly end: number;
+  readonly lag: number;
+  readonly blocked?: { readonly offset: number; readonly since: string; readonly attempts: number; readonly error: string };
+}
+
+/** The `status` command. */
+export const status: CliCommand = {
+  name: 'status',
+  summary: "each trigger's lag per partition, and the partitions that are blocked",
+  help,
+  async run(args) {
+    const { values, positionals } = parse('status', args, { json: { type: 'boolean' } });
+    if (values.help === true) {
+      console.log(help);
+      return 0;
+    }
+    if (positionals.length > 0) throw usageError('status', `status takes no arguments, got ${positionals.join(' ')}`);
+    await requireBroker();
+    const local = readStatus();
+    const admin = createKafka('kafka-aggregates-status').admin();
+    try {
+      await admin.connect();
+      const report = await Promise.all(
+        mappingsFromTopology().map(async (m) => {
+          const [ends, [group]] = await Promise.all([admin.fetchTopicOffsets(m.topic), admin.fetchOffsets({ groupId: m.consumerGroupId, topics: [m.topic] })]);
+          const partitions: PartitionStatus[] = ends
+            .sort((a, b) => a.partition - b.partition)
+            .map((e) => {
+              const at = Number(group?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1);
+              const committed = at < 0 ? null : at;
+              const end = Number(e.high);
+              const blocked = local?.blocked.find((b) => b.functionName === m.functionName && b.partition === `${m.topic}-${e.partition}`);
+              return {
+                partition: e.partition,
+                committed,
+                end,
+                lag: Math.max(0, end - Math.max(committed ?? 0, Number(e.low))),
+                ...(blocked === undefined
+                  ? {}
+                  : { blocked: { offset: blocked.offset, since: new Date(blocked.since).toISOString(), attempts: blocked.attempts, error: blocked.error } }),
+              };
+            });
+          return { functionName: m.functionName, topic: m.topic, consumerGroupId: m.consumerGroupId, partitions };
+        }),
+      ).catch((error: unknown) => {
+        throw explain(error);
+      });
+      const anyBlocked = report.some((f) => f.partitions.some((p) => p.blocked !== undefined));
+      if (values.json === true) {
+        console.log(JSON.stringify({ triggersRunningHere: local !== undefined, functions: report }, null, 2));
+        return anyBlocked ? 1 : 0;
+      }
+      for (const f of report) {
+        console.log(`${f.functionName} <- ${f.topic} (group ${f.consumerGroupId})`);
+        for (const p of f.partitions) {
+          const line = `  ${`${f.topic}-${p.partition}`.padEnd(24)} committed ${String(p.committed ?? '-').padStart(8)}  end ${String(p.end).padStart(8)}  lag ${String(p.lag).padStart(6)}`;
+          console.log(
+            p.blocked === undefined
+              ? line
+              : `${line}  BLOCKED at offset ${p.blocked.offset} since ${p.blocked.since} (${p.blocked.attempts} attempts): ${p.blocked.error}`,
+          );
+        }
+      }
+      console.log(
+        local === undefined
+          ? '\nNo triggers run on this machine (npm start is not running): lag only. On AWS, see the OffsetLag alarms and the functions\' logs.'
+          : `\nTriggers run here (npm start, pid ${local.pid}); ${anyBlocked ? 'a partition is blocked: it goes on when its batch succeeds, or see `kafka-aggregates skip --help`' : 'no partition is blocked'}.`,
+      );
+      return anyBlocked ? 1 : 0;
+    } finally {
+      await admin.disconnect();
+    }
+  },
+};

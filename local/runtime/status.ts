@@ -1,0 +1,44 @@
+/**
+ * The emulated triggers' blocked partitions in a file, so that `kafka-aggregates status` in
+ * another process can say which partition waits, since when and why. Written by the process
+ * that runs the triggers (`npm start`) whenever a partition blocks or goes on again.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { cacheDir } from '../stack/paths.ts';
+import type { BlockedPartition } from './poller.ts';
+
+/** Where `npm start` keeps its triggers' status. */
+export const defaultStatusFile = join(cacheDir, 'runtime', 'status.json');
+
+/** The file's content. */
+export interface TriggerStatus {
+  /** The process that runs the triggers; its status is stale once it is gone. */
+  readonly pid: number;
+  readonly updatedAt: string;
+  readonly blocked: readonly BlockedPartition[];
+}
+
+/** Replaces the file atomically (a reader never sees half of it). */
+export const writeStatus = (file: string, blocked: readonly BlockedPartition[]): void => {
+  mkdirSync(dirname(file), { recursive: true });
+  const status: TriggerStatus = { pid: process.pid, updatedAt: new Date().toISOString(), blocked };
+  writeFileSync(`${file}.tmp`, JSON.stringify(status, null, 2));
+  renameSync(`${file}.tmp`, file);
+};
+
+/** The status, or undefined when no file is there or its process has ended. */
+export const readStatus = (file: string = defaultStatusFile): TriggerStatus | undefined => {
+  let status: TriggerStatus;
+  try {
+    status = JSON.parse(readFileSync(file, 'utf8')) as TriggerStatus;
+  } catch {
+    return undefined;
+  }
+  try {
+    process.kill(status.pid, 0);
+  } catch {
+    return undefined;
+  }
+  return status;
+};
