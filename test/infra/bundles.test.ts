@@ -1,9 +1,9 @@
 /**
  * Bundle budget: each function, built with the stack's own esbuild options
- * (infra/bundling.ts), must stay within its size. The budgets were set from the bundles once
- * the MSK IAM token was signed with the SDK's own SigV4 parts (command handler 716 kB, down
- * from 850 kB); a new dependency that pushes a bundle past its budget fails here, and the
- * budget is raised only on purpose. `npm run bench:bundles` shows what a bundle holds.
+ * (infra/bundling.ts), must stay within its size. The budgets are the bundles' sizes once the
+ * MSK IAM token was signed with the SDK's own SigV4 parts (command handler 729.7 kB, down from
+ * 863.1 kB), plus about 2%: a new dependency that pushes a bundle past its budget fails here,
+ * and a budget is raised only on purpose. `npm run bench:bundles` shows what a bundle holds.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,9 +13,9 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
-  commandHandler: 730_000,
-  eventHandler: 730_000,
-  snapshotRebuild: 810_000,
+  commandHandler: 745_000,
+  eventHandler: 735_000,
+  snapshotRebuild: 820_000,
   topicsProvider: 615_000,
 };
 
