@@ -99,7 +99,7 @@ export const resultItem = (result: ResultRecord & { readonly commandId: string; 
 export const resultFromItem = (aggregateType: string, aggregateId: string, commandId: string, item: Item): ResultRecord | undefined => {
   if (item.commandId !== commandId || item.aggregateId !== aggregateId) return undefined;
   return typeof item.code === 'string'
-    ? { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: item.code, message: String(item.message ?? '') } }
+    ? { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: item.code, message: typeof item.message === 'string' ? item.message : '' } }
     : { commandId, aggregateType, aggregateId, status: 'accepted', version: Number(item.version) };
 };
 
