@@ -29,6 +29,8 @@ export interface TableSpec {
   readonly partitionKey: string;
   /** Name of the sort key attribute (type S), when the table has one. */
   readonly sortKey?: string;
+  /** Attribute holding an item's expiry (epoch seconds), for DynamoDB's TTL. */
+  readonly timeToLiveAttribute?: string;
   /** Stateful tables hold what cannot be thrown away lightly (deletion protection on AWS). */
   readonly description: string;
 }
@@ -121,6 +123,8 @@ export const tables = {
   aggregates: {
     name: 'aggregates',
     partitionKey: 'pk',
+    // Archived commandIds and kept outcomes expire (head-item.ts); heads and checkpoints have no expiry.
+    timeToLiveAttribute: 'expiresAt',
     description: 'Aggregate heads (state, version, source offsets, recent commands, outbox) and publish watermarks',
   },
   readModels: {
