@@ -58,14 +58,15 @@ const wholeNumber = (name: string, fallback: number): number => {
   const value = env(name);
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number of milliseconds, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number, got ${JSON.stringify(value)}`);
   return n;
 };
 
 /**
- * How the command API waits for outcomes. The defaults suit the local stack (a command is
- * decided in about 50 ms there; see docs/BENCHMARKS.md); on AWS set
- * `COMMAND_API_FIRST_READ_MS` near the p50 of the `outcomeAfterMs` metric.
+ * How the command API waits for outcomes: the first read near the typical command-to-outcome
+ * time (earlier reads find nothing and cost a request each; docs/BENCHMARKS.md measures it
+ * locally), then reads at doubling gaps. On AWS set `COMMAND_API_FIRST_READ_MS` near the p50
+ * of the function's `outcomeAfterMs` metric.
  */
 export const commandApiWait = () => ({
   /** How long POST /commands waits when the caller does not say (`Prefer: wait=<s>`). */
@@ -73,7 +74,7 @@ export const commandApiWait = () => ({
   /** The longest wait a caller may ask for; below the function's timeout and API Gateway's 30 s. */
   maxWaitMs: wholeNumber('COMMAND_API_MAX_WAIT_MS', 25_000),
   wait: {
-    firstReadAfterMs: wholeNumber('COMMAND_API_FIRST_READ_MS', 50),
+    firstReadAfterMs: wholeNumber('COMMAND_API_FIRST_READ_MS', 100),
     gapMs: wholeNumber('COMMAND_API_READ_GAP_MS', 50),
     factor: 2,
     maxGapMs: 1_000,
