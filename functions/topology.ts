@@ -29,6 +29,8 @@ export interface TableSpec {
   readonly partitionKey: string;
   /** Name of the sort key attribute (type S), when the table has one. */
   readonly sortKey?: string;
+  /** Attribute holding an item's expiry (epoch seconds), for DynamoDB's TTL. */
+  readonly timeToLiveAttribute?: string;
   /** Stateful tables hold what cannot be thrown away lightly (deletion protection on AWS). */
   readonly description: string;
 }
@@ -45,12 +47,22 @@ export interface TriggerSpec {
   readonly consumerGroupId: string;
 }
 
+/** An HTTP front door of a function: an API Gateway HTTP API, IAM authorization on every route. */
+export interface HttpSpec {
+  /** Steady requests per second the API admits (stage throttling); more get 429. */
+  readonly rateLimit: number;
+  /** Requests admitted at once above the steady rate. */
+  readonly burstLimit: number;
+}
+
 /** A Lambda function of the system. */
 export interface FunctionSpec {
   /** Source file of the handler, relative to the project root. */
   readonly entry: string;
   /** Kafka trigger, absent for functions invoked directly. */
   readonly trigger?: TriggerSpec;
+  /** HTTP front door, for functions that serve requests (locally: a loopback server). */
+  readonly http?: HttpSpec;
   /** Lambda timeout in seconds (a Kafka trigger allows at most 14 minutes). */
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
@@ -65,6 +77,8 @@ export interface FunctionSpec {
   readonly reads?: readonly TopicKey[];
   /** Tables the function reads and writes (default: every table). */
   readonly tables?: readonly TableKey[];
+  /** Tables the function only reads (default: none). */
+  readonly readsTables?: readonly TableKey[];
 }
 
 export const topics = {
@@ -109,6 +123,8 @@ export const tables = {
   aggregates: {
     name: 'aggregates',
     partitionKey: 'pk',
+    // Archived commandIds and kept outcomes expire (head-item.ts); heads and checkpoints have no expiry.
+    timeToLiveAttribute: 'expiresAt',
     description: 'Aggregate heads (state, version, source offsets, recent commands, outbox) and publish watermarks',
   },
   readModels: {
@@ -148,6 +164,17 @@ export const functions = {
     reads: ['events'],
     writes: ['events'],
     tables: ['aggregates', 'readModels'],
+  },
+  commandApi: {
+    entry: 'functions/command-api.ts',
+    // POST /commands waits for the outcome up to 25 s (COMMAND_API_MAX_WAIT_MS); API Gateway gives up at 30 s.
+    http: { rateLimit: 100, burstLimit: 200 },
+    timeoutSeconds: 29,
+    memoryMb: 512,
+    writes: ['commands'],
+    reads: [],
+    tables: [],
+    readsTables: ['aggregates', 'readModels'],
   },
 } as const satisfies Record<string, FunctionSpec>;
 

@@ -115,7 +115,9 @@ export class Handlers extends Construct {
       const ownGroup = ownConsumerGroup(key);
       const fn = createNodeFunction(this, pascal(key), {
         entry: spec.entry,
-        description: trigger ? `kafka-aggregates ${key}, triggered by topic ${props.topicNames[trigger.topic]}` : `kafka-aggregates ${key}, invoked directly`,
+        description: trigger
+          ? `kafka-aggregates ${key}, triggered by topic ${props.topicNames[trigger.topic]}`
+          : `kafka-aggregates ${key}, ${spec.http === undefined ? 'invoked directly' : 'behind an HTTP API'}`,
         timeout: Duration.seconds(spec.timeoutSeconds),
         memorySize: spec.memoryMb,
         vpc: props.vpc,
@@ -127,6 +129,7 @@ export class Handlers extends Construct {
       functions[key] = fn;
 
       for (const table of spec.tables ?? allTables) props.tables.grantReadWrite(fn, table);
+      for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
       props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]));
       const reads = spec.reads ?? (trigger ? [] : allTopics);
       props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup]);

@@ -66,6 +66,11 @@ export interface StackSettings {
    * @default 1000
    */
   readonly offsetLagThreshold: number;
+  /**
+   * Browser origins allowed to call the command API (CORS), comma separated in the context.
+   * @default - none: CORS off
+   */
+  readonly commandApiCorsOrigins?: readonly string[];
 }
 
 const DEFAULTS = {
@@ -118,6 +123,24 @@ const flag = (node: Node, key: string, fallback: boolean): boolean => {
   return value === 'true';
 };
 
+/** Origins (`scheme://host[:port]`), comma separated; `*` is refused: name who may call. */
+const origins = (node: Node, key: string): string[] | undefined => {
+  const value = text(node, key);
+  if (value === undefined) return undefined;
+  return value.split(',').map((origin) => {
+    const trimmed = origin.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || parsed.origin !== trimmed)
+      throw new SettingsError(key, `expected origins such as https://app.example.com, comma separated (no *, no path), got ${JSON.stringify(trimmed)}`);
+    return trimmed;
+  });
+};
+
 /** Reads and checks the stack settings from the context of `node`. */
 export const settingsFromContext = (node: Node): StackSettings => {
   const settings: StackSettings = {
@@ -132,6 +155,7 @@ export const settingsFromContext = (node: Node): StackSettings => {
     alarmTopicArn: text(node, 'alarmTopicArn'),
     alarmEmail: text(node, 'alarmEmail'),
     offsetLagThreshold: integer(node, 'offsetLagThreshold', DEFAULTS.offsetLagThreshold),
+    commandApiCorsOrigins: origins(node, 'commandApiCorsOrigins'),
   };
   if (settings.mskClusterArn !== undefined && settings.vpcId === undefined) {
     throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');

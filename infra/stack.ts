@@ -5,6 +5,8 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { functions as topologyFunctions, tables as topologyTables, topics as topologyTopics, type TopicKey } from '../functions/topology.ts';
+import { routes as commandApiRoutes } from '../functions/command-api/routes.ts';
+import { CommandApi } from './command-api.ts';
 import { Handlers, type DeployableFunctionSpec, type TriggerErrorHandling } from './handlers.ts';
 import { KafkaCluster } from './kafka-cluster.ts';
 import { Monitoring } from './monitoring.ts';
@@ -42,6 +44,8 @@ export class KafkaAggregatesStack extends Stack {
   readonly tables: Tables;
   readonly handlers: Handlers;
   readonly monitoring: Monitoring;
+  /** The command API's front door, when the functions include the command API. */
+  readonly commandApi?: CommandApi;
 
   constructor(scope: Construct, id: string, props: KafkaAggregatesStackProps) {
     super(scope, id, props);
@@ -88,6 +92,13 @@ export class KafkaAggregatesStack extends Stack {
       ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
       ...(props.environment !== undefined ? { environment: props.environment } : {}),
     });
+
+    const apiFunction = this.handlers.functions.commandApi;
+    const apiSpec = functions.commandApi?.http;
+    if (apiFunction !== undefined && apiSpec !== undefined) {
+      this.commandApi = new CommandApi(this, 'CommandApi', { handler: apiFunction, routes: Object.values(commandApiRoutes), throttle: apiSpec, corsOrigins: settings.commandApiCorsOrigins });
+      new CfnOutput(this, 'CommandApiUrl', { value: this.commandApi.url });
+    }
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       functions: this.handlers.functions,

@@ -50,6 +50,7 @@ export class Tables extends Construct {
       const table = new dynamodb.Table(this, pascal(key), {
         partitionKey: { name: spec.partitionKey, type: dynamodb.AttributeType.STRING },
         ...(spec.sortKey !== undefined ? { sortKey: { name: spec.sortKey, type: dynamodb.AttributeType.STRING } } : {}),
+        ...(spec.timeToLiveAttribute !== undefined ? { timeToLiveAttribute: spec.timeToLiveAttribute } : {}),
         billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         ...(this.key !== undefined
@@ -71,7 +72,16 @@ export class Tables extends Construct {
     this.tables[key].grant(grantee, ...TABLE_READ_WRITE_ACTIONS);
     this.key?.grant(grantee, ...KEY_USE_ACTIONS);
   }
+
+  /** Lets `grantee` read items of the table `key` by key, and decrypt with its key when customer-managed. */
+  grantRead(grantee: iam.IGrantable, key: TableKey): void {
+    this.tables[key].grant(grantee, ...TABLE_READ_ACTIONS);
+    this.key?.grant(grantee, 'kms:Decrypt', 'kms:DescribeKey');
+  }
 }
+
+/** DynamoDB reads of items by key: no scans, no queries, no streams, no table management. */
+export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem'] as const;
 
 /** DynamoDB item access of the functions (no streams, no table management). */
 export const TABLE_READ_WRITE_ACTIONS = [

@@ -14,6 +14,7 @@ import { defaultStatusFile } from './runtime/status.ts';
 import { startTriggers, type Triggers } from './runtime/trigger.ts';
 import type { Watcher } from './runtime/watch.ts';
 import { startStack, type StackHandle } from './stack/stack.ts';
+import { serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
 import { runRebuild, shutdown as shutdownRebuild } from '../functions/snapshot-rebuild.ts';
 
 // Handlers log through Powertools; the live view says what matters. Set these to see more.
@@ -33,7 +34,7 @@ const commandSide = (): string[] =>
 const describeFunctions = (triggers: Triggers): string[] =>
   Object.entries(functions as Readonly<Record<string, FunctionSpec>>).map(([name, spec]) => {
     const mapping = triggers.mappings.find((m) => m.functionName === name);
-    if (mapping === undefined) return `${name.padEnd(16)} ${spec.entry}  (no trigger: invoked directly)`;
+    if (mapping === undefined) return `${name.padEnd(16)} ${spec.entry}  (${spec.http === undefined ? 'no trigger: invoked directly' : 'HTTP: the command API below'})`;
     return `${name.padEnd(16)} ${spec.entry}  <- ${mapping.topic}: batch ${mapping.batchSize}, window ${mapping.maxBatchingWindowSeconds} s, ` +
       `group ${mapping.consumerGroupId}${triggers.isPaused(name) ? '  [PAUSED]' : ''}`;
   });
@@ -42,10 +43,12 @@ const main = async (): Promise<void> => {
   let stack: StackHandle | undefined;
   let triggers: Triggers | undefined;
   let live: Watcher | undefined;
+  let http: HttpFunctionServer | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (signal: string): Promise<void> =>
     (stopping ??= (async () => {
       say(`\n${signal}: stopping${triggers === undefined ? '' : ' the triggers (letting running invocations end)'}...`);
+      await http?.stop().catch(() => undefined);
       await live?.stop().catch(() => undefined);
       await triggers?.stop().catch((error: unknown) => say(`stopping the triggers failed: ${String(error)}`));
       await shutdownRebuild().catch(() => undefined);
@@ -106,6 +109,7 @@ const main = async (): Promise<void> => {
       say(`[rebuild] ${'status' in report ? report.status : 'done'}; commands go through`);
     }
     live = await startLiveView(kafka, { commands: topicName('commands'), results: topicName('results') }, say);
+    http = await serveHttpFunction();
 
     const ours = (name: string) => (stack?.started.includes(name) ? 'started by npm start' : 'already running or external; left running on exit');
     say(
@@ -122,6 +126,9 @@ const main = async (): Promise<void> => {
         `    ${cli} send account acc-1 OpenAccount '{"owner":"Ada"}' --wait`,
         `    ${cli} state account acc-1`,
         `    ${cli} tail events        (also results, commands, dead-letter)`,
+        `  Command API        ${http.url}  (the commandApi function; no auth locally, so loopback only)`,
+        `    curl -s ${http.url}/commands -H 'content-type: application/json' -d '{"aggregateType":"account","aggregateId":"acc-2","type":"OpenAccount","data":{"owner":"Bo"}}'`,
+        `    curl -s ${http.url}/aggregates/account/acc-2      (docs/openapi.json describes every route)`,
         '  Play the design\'s problems: npm run demo',
         `  Rebuild or check:  ${cli} rebuild [--verify] [--projection account-summary]`,
         `  Lag and blocked partitions: ${cli} status`,
