@@ -129,6 +129,8 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
 /** The item of an archived command; it expires (DynamoDB TTL, `expiresAt` in seconds) when the dedupe window has passed. */
 export const archiveItem = (aggregateType: string, aggregateId: string, command: ArchivedCommand, windowMs: number): Item => ({
   pk: archiveKey(aggregateType, aggregateId, command.commandId),
+  // The key joins ids with '#', which ids may hold: the item says whose it is, and readers check.
+  aggregateId,
   commandId: command.commandId,
   version: command.version,
   at: command.at,
@@ -137,6 +139,10 @@ export const archiveItem = (aggregateType: string, aggregateId: string, command:
 
 /** Parses an archived command item. */
 export const archivedFromItem = (item: Item): ArchivedCommand => ({ commandId: item.commandId as string, version: Number(item.version), at: Number(item.at) });
+
+/** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
+export const archivedIs = (item: Item, lookup: { readonly aggregateId: string; readonly commandId: string }): boolean =>
+  item.aggregateId === lookup.aggregateId && item.commandId === lookup.commandId;
 
 const encoder = new TextEncoder();
 const utf8 = (text: string): number => encoder.encode(text).length;

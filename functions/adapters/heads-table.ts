@@ -14,6 +14,7 @@ import type { UnkeptResult } from '../command/decide-aggregate.ts';
 import { batchGetAll } from './dynamodb.ts';
 import {
   archivedFromItem,
+  archivedIs,
   archiveItem,
   archiveKey,
   checkpointFromItem,
@@ -267,7 +268,7 @@ export class HeadsTable {
   async readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]> {
     if (lookups.length === 0) return [];
     const items = await this.batchGetItems(lookups.map((l) => archiveKey(l.aggregateType, l.aggregateId, l.commandId)));
-    return items.map(archivedFromItem);
+    return items.filter((item) => lookups.some((l) => archivedIs(item, l))).map(archivedFromItem);
   }
 
   /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */
