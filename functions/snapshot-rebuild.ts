@@ -83,7 +83,9 @@ export const runRebuild = async (
   const deps = { aggregates, heads, eventLog, onProgress };
   const deadline = options.remainingMs === undefined ? {} : { deadline: Date.now() + options.remainingMs - SAFETY_MS };
   if (request.readModels === true) {
-    return rebuildReadModels({ aggregates, projections, reactions, readModels, eventLog, trigger: eventTrigger, onProgress }, deadline);
+    // The event trigger keeps running: wait out a batch in flight before wiping (set by the stack and the CLI).
+    const drainMs = Number(process.env.READ_MODELS_DRAIN_SECONDS ?? 0) * 1000;
+    return rebuildReadModels({ aggregates, projections, reactions, readModels, eventLog, trigger: eventTrigger, drainMs, onProgress }, deadline);
   }
   if (request.projection !== undefined) {
     const projection = projections.find((p) => p.name === request.projection);

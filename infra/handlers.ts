@@ -192,6 +192,12 @@ export class Handlers extends Construct {
       }
       grantTriggerControl(fn, mapping);
       fn.addEnvironment('CONTROLLED_TRIGGER_UUID', mapping.eventSourceMappingId);
+      // The rebuild also reads where the trigger it holds has committed.
+      const controlled = props.functions[spec.controlsTriggerOf]?.trigger;
+      if (controlled !== undefined) {
+        props.cluster.grantDescribeGroups(fn, [props.topicNames[controlled.topic]], [controlled.consumerGroupId]);
+        fn.addEnvironment('COMMANDS_CONSUMER_GROUP', controlled.consumerGroupId);
+      }
       // After disabling the trigger, wait out a batch already in flight before reading the log.
       fn.addEnvironment('COMMAND_DRAIN_SECONDS', String(props.functions[spec.controlsTriggerOf]?.timeoutSeconds ?? 0));
     }
@@ -203,9 +209,11 @@ export class Handlers extends Construct {
       if (followed === undefined || fn === undefined) {
         throw new Error(`Function ${key} reads the trigger offsets of ${spec.readsOffsetsOf}, which has no trigger`);
       }
-      // The read-models rebuild replays the log up to where the event trigger has committed.
+      // The read-models rebuild replays the log up to where the event trigger has committed,
+      // after waiting out a batch in flight (the event function's timeout).
       props.cluster.grantDescribeGroups(fn, [props.topicNames[followed.topic]], [followed.consumerGroupId]);
       fn.addEnvironment('READ_MODELS_CONSUMER_GROUP', followed.consumerGroupId);
+      fn.addEnvironment('READ_MODELS_DRAIN_SECONDS', String(props.functions[spec.readsOffsetsOf]?.timeoutSeconds ?? 0));
     }
     this.functions = functions;
     this.triggers = triggers;

@@ -16,6 +16,7 @@ import type { MskEvent, MskRecord } from '../core/msk-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import { reactionCheckpointPk, type ReadModelsTable } from '../adapters/read-models-table.ts';
 import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
+import { sleep } from '../core/async.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { createEventProcessor, gapError } from '../event/process-batch.ts';
 import type { Progress } from './rebuild-aggregates.ts';
@@ -195,6 +196,13 @@ export interface ReadModelsRebuildDeps {
   readonly eventLog: Pick<EventLog, 'read' | 'topic'>;
   /** Where the event trigger stands: per partition, the next offset it will handle, and each partition's start. */
   readonly trigger: { position(): Promise<PartitionOffsets>; starts(): Promise<PartitionOffsets>; readonly groupId: string };
+  /**
+   * Wait after holding the event side, for a batch already in flight (it read the control
+   * item before the hold) to end: the event function's timeout while its trigger runs; 0 when
+   * the caller paused the trigger itself.
+   * @default 0
+   */
+  readonly drainMs?: number;
   readonly onProgress?: (progress: Progress) => void;
 }
 
@@ -227,6 +235,7 @@ export const rebuildReadModels = async (
   // Hold the live side first: from here on it applies nothing until the control says ready.
   const control = await readModels.getControl();
   const held = control?.status === 'rebuilding' ? control : await readModels.putControl('rebuilding', control?.revision ?? 0);
+  if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
   let itemsWiped = 0;
   let upTo: PartitionOffsets = {};
   const done = await replay(

@@ -289,14 +289,28 @@ describe('IAM', () => {
     expect(actions('snapshotRebuild')).toEqual(new Set(TABLE_ACTIONS.maintenance));
   });
 
-  it('lets the rebuild read the committed offsets of the event trigger\'s group, and tells it the group', () => {
+  it('lets the rebuild read the committed offsets of both triggers\' groups, and tells it the groups and the event side\'s drain time', () => {
     const fn = synth.stack.handlers.functions.snapshotRebuild;
     if (fn === undefined) throw new Error('no rebuild');
     const id = synth.stack.getLogicalId(fn.node.defaultChild as never);
-    const describe = statementsOfFunction(synth.template, id).filter((s) => actionsOf(s).includes('kafka-cluster:DescribeGroup'));
-    expect(JSON.stringify(describe.map((s) => s.Resource))).toContain(`/${functions.eventHandler.trigger.consumerGroupId}`);
+    const describe = JSON.stringify(statementsOfFunction(synth.template, id).filter((s) => actionsOf(s).includes('kafka-cluster:DescribeGroup')).map((s) => s.Resource));
+    expect(describe).toContain(`/${functions.eventHandler.trigger.consumerGroupId}"`);
+    expect(describe).toContain(`/${functions.commandHandler.trigger.consumerGroupId}"`);
     const variables = (resourcesOf(synth.template, 'AWS::Lambda::Function')[id]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(variables.READ_MODELS_CONSUMER_GROUP).toBe(functions.eventHandler.trigger.consumerGroupId);
+    expect(variables).toMatchObject({
+      READ_MODELS_CONSUMER_GROUP: functions.eventHandler.trigger.consumerGroupId,
+      READ_MODELS_DRAIN_SECONDS: String(functions.eventHandler.timeoutSeconds),
+      COMMANDS_CONSUMER_GROUP: functions.commandHandler.trigger.consumerGroupId,
+    });
+  });
+
+  it('tells each triggered function its trigger\'s consumer group (the event handler checks its table against it)', () => {
+    for (const key of ['commandHandler', 'eventHandler'] as const) {
+      synth.template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp(`^kafka-aggregates ${key}`),
+        Environment: { Variables: Match.objectLike({ TRIGGER_CONSUMER_GROUP: functions[key].trigger.consumerGroupId }) },
+      });
+    }
   });
 
   it('has no wildcard action in any policy', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeadLetterRecord, EventRecord } from '../../functions/core/wire.ts';
+import type { EventRecord } from '../../functions/core/wire.ts';
 import { batchItemFailures, gapError } from '../../functions/event/process-batch.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
@@ -147,8 +147,8 @@ describe('projections on the real emulator: each event applied once and in order
 
     expect(summary).toMatchObject({ events: 3, deadLettered: 4 });
     expect(await getAccountSummary(side.readModels, id)).toMatchObject({ balance: 20, version: 3 });
-    const letters = (await side.deadLetters()).filter((d: DeadLetterRecord) => d.source.topic === topic);
-    expect(letters.map((d) => [d.source.offset, d.reason.code])).toEqual([
+    const letters = (await side.deadLetters()).filter((d) => d.source.topic === topic);
+    expect(letters.map((d) => [d.source.offset, d.code])).toEqual([
       [1, 'InvalidEvent'],
       [3, 'KeyMismatch'],
       [4, 'UnknownEventType'],

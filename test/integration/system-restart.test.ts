@@ -12,12 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
 import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import type { DeadLetterRecord } from '../../functions/core/wire.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { functions, tables, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
 import { mappingsFromTopology } from '../../local/runtime/mappings.ts';
 import type { RunningSystem, SystemOptions } from '../../local/runtime/system.ts';
-import { readJson, testKafka, unique } from '../support/kafka.ts';
+import { readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 
 const run = unique('restart');
@@ -112,7 +111,7 @@ describe('npm start twice in a row, the emulator empty in between', () => {
       const invocations = second.filter((l) => l.includes('[trigger]'));
       expect(invocations.length).toBeGreaterThan(0);
       expect(invocations.filter((l) => /: (failed|partial) \(attempt/.test(l))).toEqual([]);
-      expect(await readJson<DeadLetterRecord>(kafka, name(topics.deadLetter.name))).toEqual([]);
+      expect(await readDeadLetters(kafka, name(topics.deadLetter.name))).toEqual([]);
     } finally {
       await two.stop();
     }
