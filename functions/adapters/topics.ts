@@ -9,8 +9,14 @@
  * remove partitions), and any change of a keyed topic's partition count (it moves
  * aggregates to other partitions and breaks their order).
  */
-import { ConfigResourceTypes, ConfigSource, type Admin } from 'kafkajs';
+import type { Admin, ConfigResourceTypes, ConfigSource } from 'kafkajs';
 import { topicConfig, type TopicSpec } from '../topology.ts';
+
+// kafkajs is CommonJS and Node's ESM loader cannot see these enums as named exports: their values.
+/** `ConfigResourceTypes.TOPIC`. */
+const TOPIC = 2 as ConfigResourceTypes;
+/** `ConfigSource.TOPIC_CONFIG`: a config set on the topic itself. */
+const TOPIC_CONFIG = 1 as ConfigSource;
 
 /** A topic exists with settings the topology declares otherwise, and they cannot be brought in line. */
 export class TopicMismatchError extends Error {
@@ -57,14 +63,14 @@ const partitionRefusal = (spec: NamedTopic, actual: number): string | undefined 
 const topicOverrides = async (admin: Admin, names: readonly string[]): Promise<Map<string, Record<string, string>>> => {
   const { resources } = await admin.describeConfigs({
     includeSynonyms: false,
-    resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })),
+    resources: names.map((name) => ({ type: TOPIC, name })),
   });
   return new Map(
     resources.map((r) => [
       r.resourceName,
       Object.fromEntries(
         r.configEntries
-          .filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG && !e.isSensitive && !e.readOnly)
+          .filter((e) => e.configSource === TOPIC_CONFIG && !e.isSensitive && !e.readOnly)
           .map((e) => [e.configName, e.configValue]),
       ),
     ]),
@@ -103,7 +109,7 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
       const next = { ...current, ...changed };
       await admin.alterConfigs({
         validateOnly: false,
-        resources: [{ type: ConfigResourceTypes.TOPIC, name: spec.name, configEntries: Object.entries(next).map(([name, value]) => ({ name, value })) }],
+        resources: [{ type: TOPIC, name: spec.name, configEntries: Object.entries(next).map(([name, value]) => ({ name, value })) }],
       });
       changes.altered.push({ topic: spec.name, configs: changed });
     }
@@ -116,7 +122,9 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
 
   if (missing.length > 0) {
     await admin.createTopics({
-      waitForLeaders: true,
+      // kafkajs's own wait gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker
+      // answers for a moment after the creation: wait below instead.
+      waitForLeaders: false,
       topics: missing.map((s) => ({
         topic: s.name,
         numPartitions: s.partitions,
@@ -124,7 +132,23 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
         configEntries: Object.entries(topicConfig(s)).map(([name, value]) => ({ name, value })),
       })),
     });
+    await waitForLeaders(admin, missing.map((s) => s.name));
     changes.created.push(...missing.map((s) => s.name));
   }
   return changes;
+};
+
+/** Waits until every partition of `topics` has a leader (up to `timeoutMs`), retrying while the broker does not know them yet. */
+const waitForLeaders = async (admin: Admin, topics: readonly string[], timeoutMs = 30_000): Promise<void> => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+      if (metadata.length === topics.length && metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (error) {
+      if (Date.now() > until) throw error;
+    }
+    if (Date.now() > until) throw new Error(`topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 };
