@@ -138,13 +138,21 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
   return changes;
 };
 
-/** Waits until every partition of `topics` has a leader (up to `timeoutMs`), retrying while the broker does not know them yet. */
+/**
+ * Waits until every partition of `topics` has a leader that answers for it (up to
+ * `timeoutMs`): the metadata names a leader, and a ListOffsets request, which only the leader
+ * answers, succeeds. Retries while the broker does not know the topics yet or the leader is
+ * not serving them yet.
+ */
 const waitForLeaders = async (admin: Admin, topics: readonly string[], timeoutMs = 30_000): Promise<void> => {
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {
       const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
-      if (metadata.length === topics.length && metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (metadata.length === topics.length && metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) {
+        await Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic)));
+        return;
+      }
     } catch (error) {
       if (Date.now() > until) throw error;
     }
