@@ -26,7 +26,7 @@ import { type EventRecord, type Reason, type ResultRecord } from '../functions/c
 import type { BatchOutput, KeyedResult } from '../functions/adapters/publisher.ts';
 import type { IncomingCommand } from '../functions/command/decode.ts';
 import { decodeBatch, registry } from '../functions/command/process-batch.ts';
-import { eventRecord } from '../functions/command/decide-batch.ts';
+import { eventRecord } from '../functions/command/decide-one.ts';
 
 /** What the baseline needs: a table (key `pk`), a publisher and the aggregates. */
 export interface BaselineDeps {
@@ -98,7 +98,7 @@ export const createBaselineProcessor = (deps: BaselineDeps) => {
         result = rejected({ code: decision.code, message: decision.message });
         break;
       }
-      const produced = (decision as readonly Message[]).map((event, i) => eventRecord(incoming, event, version + i + 1, now));
+      const produced = (decision as readonly Message[]).map((event, i) => eventRecord(incoming, event, version + i + 1));
       try {
         await doc.send(
           new PutCommand({

@@ -3,7 +3,7 @@
  * (createCommandProcessor over HeadsTable, KafkaPublisher and EventLog), without Powertools
  * logging and metrics, on the benchmark's own table and topics, with counted DynamoDB requests.
  */
-import { EventLog } from '../functions/adapters/event-log.ts';
+import { EventLog, TopicLogs } from '../functions/adapters/event-log.ts';
 import { HeadsTable } from '../functions/adapters/heads-table.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
 import { aggregates } from '../functions/domain/index.ts';
@@ -11,8 +11,9 @@ import { benchHandler } from './handler-kit.ts';
 
 const kit = benchHandler('ours', ({ doc, kafka, publisher, targets, onShutdown }) => {
   const eventLog = new EventLog(kafka, targets.topics.events);
-  onShutdown(() => eventLog.close());
-  return createCommandProcessor({ aggregates, heads: new HeadsTable(doc, targets.tableName), publisher, eventLog });
+  const commandLog = new TopicLogs(kafka);
+  onShutdown(() => Promise.all([eventLog.close(), commandLog.close()]).then(() => undefined));
+  return createCommandProcessor({ aggregates, heads: new HeadsTable(doc, targets.tableName), publisher, eventLog, commandLog });
 });
 
 /** See handler-kit.ts. */

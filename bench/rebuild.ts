@@ -21,6 +21,7 @@ import type { Head } from '../functions/command/head.ts';
 import { registry } from '../functions/command/process-batch.ts';
 import { eventId, type EventRecord } from '../functions/core/wire.ts';
 import { aggregates } from '../functions/domain/index.ts';
+import { retentionMs, topics } from '../functions/topology.ts';
 import type { AccountState } from '../functions/domain/account/index.ts';
 import { LogFold } from '../functions/rebuild/fold.ts';
 import { rebuildAggregates, verifyAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
@@ -232,6 +233,9 @@ const rebuildOnce = async (kafka: Kafka, topic: string, checkpointEvery: number,
       eventLog: reader,
       publisher: { publish: () => Promise.resolve() },
       gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
+      // No commands topic in this benchmark: no checkpoints to start.
+      commandsTrigger: { positions: () => Promise.resolve(new Map()) },
+      dedupeWindowMs: retentionMs(topics.commands.retention),
       checkpointEvery,
     });
     const ms = performance.now() - t0;

@@ -24,12 +24,13 @@ import { createKafka, createProducer } from './adapters/kafka.ts';
 import { KafkaPublisher } from './adapters/publisher.ts';
 import { EventSourceMappingGate, lockOnlyGate } from './adapters/trigger-gate.ts';
 import { ReadModelsTable } from './adapters/read-models-table.ts';
+import { triggerPositions } from './adapters/trigger-positions.ts';
 import { aggregates } from './domain/index.ts';
+import { functions, retentionMs, topics } from './topology.ts';
 import { projections } from './projections/index.ts';
 import { ConsumerOffsets } from './adapters/consumer-offsets.ts';
 import { reactions } from './reactions/index.ts';
 import { rebuildProjection, rebuildReadModels, type ProjectionRebuildReport, type ReadModelsRebuildReport } from './rebuild/rebuild-projection.ts';
-import { functions } from './topology.ts';
 import { rebuildAggregates, verifyAggregates, type CommandGate, type Progress, type RebuildReport, type VerifyReport } from './rebuild/rebuild-aggregates.ts';
 
 /** What to do. */
@@ -62,6 +63,8 @@ const publisher = new KafkaPublisher(createProducer(kafka), { events: topicName(
 // The event trigger's consumer group, whose committed offsets the read-models rebuild replays up to.
 const eventTrigger = new ConsumerOffsets(kafka, topicName('events'), process.env.READ_MODELS_CONSUMER_GROUP ?? functions.eventHandler.trigger.consumerGroupId);
 const triggerUuid = process.env.CONTROLLED_TRIGGER_UUID;
+/** The commands trigger's consumer group, whose committed offsets the rebuilt checkpoints start from. */
+const commandsGroup = process.env.COMMANDS_CONSUMER_GROUP ?? functions.commandHandler.trigger.consumerGroupId;
 const defaultGate: CommandGate = triggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(new LambdaClient({}), triggerUuid);
 
 /** Time kept in hand to write the last checkpoint before Lambda's limit. */
@@ -94,7 +97,14 @@ export const runRebuild = async (
   }
   if (request.mode === 'verify') return verifyAggregates(deps);
   return rebuildAggregates(
-    { ...deps, publisher, gate: options.gate ?? defaultGate, drainMs: Number(process.env.COMMAND_DRAIN_SECONDS ?? 0) * 1000 },
+    {
+      ...deps,
+      publisher,
+      gate: options.gate ?? defaultGate,
+      drainMs: Number(process.env.COMMAND_DRAIN_SECONDS ?? 0) * 1000,
+      commandsTrigger: { positions: () => triggerPositions(kafka, topicName('commands'), commandsGroup) },
+      dedupeWindowMs: retentionMs(topics.commands.retention),
+    },
     deadline,
   );
 };

@@ -100,6 +100,9 @@ export const topics = {
     partitions: 3,
     keyed: true,
     retention: 'forever',
+    // The largest event is smaller than the largest head (350 KB, its outbox holds it); the
+    // publisher sends at most 768 KiB per request, and a larger single record goes alone.
+    maxMessageBytes: 1024 * 1024,
     description: 'Committed events, key = aggregateId; the log of record',
   },
   results: {
@@ -108,6 +111,8 @@ export const topics = {
     // Keyed for locality only: a client reads its result by commandId, whatever the partition.
     keyed: false,
     retention: { days: 1 },
+    // Results are small: rejection messages are bounded (MAX_REASON_CHARS).
+    maxMessageBytes: 1024 * 1024,
     description: 'Outcome of every command, key = aggregateId',
   },
   deadLetter: {

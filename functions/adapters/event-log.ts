@@ -1,21 +1,24 @@
 /**
- * The events topic as the log of record: its end offsets, whether it is empty, and reading a
- * range of it partition by partition (for rebuilds and checks).
+ * A topic read as a log: the events topic as the log of record (its end offsets, whether it
+ * is empty, reading a range of it partition by partition for rebuilds and checks), and the
+ * commands topic when the command side must look at records it was not given.
  */
 import type { Admin, Kafka } from 'kafkajs';
 
 /** Offsets per partition number. */
 export type PartitionOffsets = Readonly<Record<string, number>>;
 
-/** A raw record of the events topic. */
+/** A raw record of the topic. */
 export interface LogRecord {
   readonly partition: number;
   readonly offset: number;
+  /** The record's timestamp (ms). */
+  readonly timestamp: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
 }
 
-/** Reads the events topic. */
+/** Reads one topic. */
 export class EventLog {
   private admin: Admin | undefined;
 
@@ -44,6 +47,26 @@ export class EventLog {
     };
   }
 
+  /** First and next offset of one partition. */
+  async bounds(partition: number): Promise<{ start: number; end: number }> {
+    const { start, end } = await this.offsets();
+    return { start: start[partition] ?? 0, end: end[partition] ?? 0 };
+  }
+
+  /** At most `limit` records of one partition between `from` and `to` (inclusive), in order. */
+  async sample(partition: number, from: number, to: number, limit: number): Promise<LogRecord[]> {
+    const { start, end } = await this.bounds(partition);
+    const first = Math.max(from, start);
+    const last = Math.min(to, end - 1);
+    const found: LogRecord[] = [];
+    if (first > last) return found;
+    await this.read({ [partition]: first }, { [partition]: last + 1 }, async (records) => {
+      found.push(...records.slice(0, limit - found.length));
+      return Promise.resolve(found.length >= limit ? 'stop' : 'continue');
+    });
+    return found;
+  }
+
   /** True when no event has ever been written (retention is forever, so nothing was deleted). */
   async isEmpty(): Promise<boolean> {
     const { end } = await this.offsets();
@@ -62,6 +85,8 @@ export class EventLog {
   ): Promise<void> {
     const remaining = new Set(Object.keys(to).map(Number).filter((p) => (from[p] ?? 0) < (to[p] ?? 0)));
     if (remaining.size === 0) return;
+    // Fetch only what is asked for: the other partitions may be long.
+    const idle = Object.keys((await this.offsets()).end).map(Number).filter((p) => !remaining.has(p));
     const groupId = this.groupId ?? `kafka-aggregates-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, maxBytesPerPartition: 4 * 1024 * 1024 });
     await consumer.connect();
@@ -85,7 +110,7 @@ export class EventLog {
               if (done || !remaining.has(batch.partition)) return;
               const records = batch.messages
                 .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < end)
-                .map((m) => ({ partition: batch.partition, offset: Number(m.offset), key: m.key, value: m.value }));
+                .map((m) => ({ partition: batch.partition, offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value }));
               const last = batch.messages.at(-1);
               if (records.length > 0) {
                 // kafkajs would log and retry a batch whose handler throws; the reader's caller decides instead.
@@ -111,6 +136,7 @@ export class EventLog {
           })
           .then(() => {
             for (const partition of remaining) consumer.seek({ topic: this.topic, partition, offset: String(from[partition] ?? 0) });
+            if (idle.length > 0) consumer.pause([{ topic: this.topic, partitions: idle }]);
           })
           .catch(reject);
       });
@@ -124,5 +150,37 @@ export class EventLog {
   async close(): Promise<void> {
     await this.admin?.disconnect();
     this.admin = undefined;
+  }
+}
+
+/** Reads any topic of the cluster by name (the command side's look at the partitions it is given), one EventLog per topic. */
+export class TopicLogs {
+  private readonly logs = new Map<string, EventLog>();
+
+  constructor(private readonly kafka: Kafka) {}
+
+  private log(topic: string): EventLog {
+    let log = this.logs.get(topic);
+    if (log === undefined) {
+      log = new EventLog(this.kafka, topic);
+      this.logs.set(topic, log);
+    }
+    return log;
+  }
+
+  /** First and next offset of a partition. */
+  bounds(topic: string, partition: number): Promise<{ start: number; end: number }> {
+    return this.log(topic).bounds(partition);
+  }
+
+  /** At most `limit` records of a partition between `from` and `to` (inclusive). */
+  sample(topic: string, partition: number, from: number, to: number, limit: number): Promise<LogRecord[]> {
+    return this.log(topic).sample(partition, from, to, limit);
+  }
+
+  /** Disconnects every admin client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((l) => l.close()));
+    this.logs.clear();
   }
 }

@@ -1,14 +1,33 @@
 /**
- * The aggregates table: item layout of aggregate heads and publish watermarks, consistent
- * batched reads, and the conditional write that orders and deduplicates every commit.
+ * The aggregates table: consistent batched reads of what a batch needs (heads, partition
+ * checkpoints, operator releases, the control item), the conditional write that orders and
+ * deduplicates every commit, the archive of accepted commandIds, and the control item that
+ * holds commands during a rebuild. Item layouts live in head-item.ts.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { EventRecord } from '../core/wire.ts';
+import type { Release } from '../core/release.ts';
+import { sleep } from '../core/async.ts';
+import type { ArchivedCommand, Head } from '../command/head.ts';
 import { batchGetAll } from './dynamodb.ts';
-import { ReleaseList } from './release-list.ts';
-import type { Head, PublishWatermark, RecentCommand } from '../command/head.ts';
+import {
+  archivedFromItem,
+  archiveItem,
+  archiveKey,
+  checkpointFromItem,
+  checkpointItem,
+  checkpointKey,
+  CONTROL_KEY,
+  fromItem,
+  headKey,
+  releasesKey,
+  toItem,
+  type StoredCheckpoint,
+} from './head-item.ts';
+import { ReleaseList, releasesFromItem } from './release-list.ts';
+
+export { CONTROL_KEY, headKey, releasesKey, type StoredCheckpoint } from './head-item.ts';
 
 /** Base class of the errors of this module. */
 export class HeadsTableError extends Error {
@@ -29,15 +48,6 @@ export class VersionConflictError extends HeadsTableError {
     super(`${aggregateType} ${aggregateId}: expected version ${expectedVersion}, found ${current?.version ?? 'none'}`, options);
   }
 }
-
-/** Key of an aggregate's head item. Aggregate type names never contain `#` (checked at registration). */
-export const headKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
-/** Key of a partition's publish watermark item; `~` cannot start an aggregate type name. */
-export const watermarkKey = (tp: string): string => `~published#${tp}`;
-/** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
-export const CONTROL_KEY = '~control';
-/** Key of a commands partition's operator releases (core/release.ts). */
-export const releasesKey = (tp: string): string => `~release#${tp}`;
 
 /** Where a rebuild stands, kept in the control item so that it can resume. */
 export interface RebuildProgress {
@@ -60,73 +70,30 @@ export type ControlRecord =
 
 type Item = Record<string, unknown>;
 
-/**
- * A recent command as stored: a tuple, since a head keeps a hundred of them and DynamoDB
- * bills writes by size. The result's aggregate fields are the head's own.
- */
-type StoredRecent = [commandId: string, tp: string, offset: number, version: number] | [commandId: string, tp: string, offset: number, code: string, message: string];
-
-const packRecent = (recent: readonly RecentCommand[]): StoredRecent[] =>
-  recent.map(({ commandId, tp, offset, result }) =>
-    result.status === 'accepted' ? [commandId, tp, offset, result.version] : [commandId, tp, offset, result.reason.code, result.reason.message],
-  );
-
-const unpackRecent = (aggregateType: string, aggregateId: string, stored: readonly StoredRecent[]): RecentCommand[] =>
-  stored.map(([commandId, tp, offset, ...outcome]) => ({
-    commandId,
-    tp,
-    offset,
-    result:
-      outcome.length === 1
-        ? { commandId, aggregateType, aggregateId, status: 'accepted', version: outcome[0] }
-        : { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: outcome[0], message: outcome[1] } },
-  }));
-
-const toItem = (head: Head): Item => ({
-  pk: headKey(head.aggregateType, head.aggregateId),
-  aggregateType: head.aggregateType,
-  aggregateId: head.aggregateId,
-  version: head.version,
-  state: JSON.stringify(head.state),
-  offsets: head.offsets,
-  recent: JSON.stringify(packRecent(head.recent)),
-  outbox: JSON.stringify(head.outbox),
-  ...(head.writtenAt === null ? {} : { writtenTp: head.writtenAt.tp, writtenOffset: head.writtenAt.offset }),
-});
-
-/** Parses a head item; our own writes, so the shape is trusted and only converted. */
-export const fromItem = (item: Item): Head => ({
-  aggregateType: item.aggregateType as string,
-  aggregateId: item.aggregateId as string,
-  version: Number(item.version),
-  state: JSON.parse(item.state as string) as unknown,
-  offsets: Object.fromEntries(Object.entries((item.offsets ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
-  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
-  outbox: JSON.parse((item.outbox as string | undefined) ?? '[]') as EventRecord[],
-  writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
-});
-
-const watermarkFromItem = (item: Item): PublishWatermark => ({
-  tp: (item.pk as string).slice('~published#'.length),
-  through: Number(item.through),
-  gaps: JSON.parse((item.gaps as string | undefined) ?? '[]') as [number, number][],
-});
-
-/** Heads, watermarks and the control item read together, as one batch needs them. */
-export interface HeadsSnapshot {
-  /** By `headKey`; absent for aggregates without events. */
-  readonly heads: ReadonlyMap<string, Head>;
-  /** By `topic-partition`. */
-  readonly watermarks: ReadonlyMap<string, PublishWatermark>;
-  readonly control: ControlRecord | undefined;
-}
-
 const controlFromItem = (item: Item): ControlRecord =>
   item.status === 'rebuilding'
     ? { status: 'rebuilding', epoch: Number(item.epoch), progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress) }
     : { status: 'ready', epoch: Number(item.epoch) };
 
-/** Reads and writes aggregate heads and publish watermarks in one DynamoDB table. */
+/** What a batch reads before it decides, in one consistent batched read. */
+export interface HeadsSnapshot {
+  /** By `headKey`; absent for aggregates without events. */
+  readonly heads: ReadonlyMap<string, Head>;
+  /** By `topic-partition`. */
+  readonly checkpoints: ReadonlyMap<string, StoredCheckpoint>;
+  /** Operator releases by `topic-partition` (absent: none). */
+  readonly releases: ReadonlyMap<string, readonly Release[]>;
+  readonly control: ControlRecord | undefined;
+}
+
+/** An archived command to look up: whose, and which. */
+export interface ArchiveLookup {
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly commandId: string;
+}
+
+/** Reads and writes aggregate heads, partition checkpoints, the archive and the control item in one DynamoDB table. */
 export class HeadsTable {
   /** The operator releases of the commands partitions. */
   readonly releases: ReleaseList;
@@ -139,20 +106,23 @@ export class HeadsTable {
     this.releases = new ReleaseList(doc, tableName, (tp) => ({ pk: releasesKey(tp) }));
   }
 
-  /** Consistent batched read of the given heads, the watermarks of the given partitions and the control item. */
+  /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
   async read(headKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
     const heads = new Map<string, Head>();
-    const watermarks = new Map<string, PublishWatermark>();
+    const checkpoints = new Map<string, StoredCheckpoint>();
+    const releases = new Map<string, readonly Release[]>();
     let control: ControlRecord | undefined;
-    for (const item of await this.batchGetItems([CONTROL_KEY, ...headKeys, ...tps.map(watermarkKey)])) {
+    const tpOfRelease = new Map(tps.map((tp) => [releasesKey(tp), tp]));
+    for (const item of await this.batchGetItems([CONTROL_KEY, ...headKeys, ...tps.map(checkpointKey), ...tpOfRelease.keys()])) {
       const pk = item.pk as string;
       if (pk === CONTROL_KEY) control = controlFromItem(item);
-      else if (pk.startsWith('~published#')) {
-        const mark = watermarkFromItem(item);
-        watermarks.set(mark.tp, mark);
-      } else heads.set(pk, fromItem(item));
+      else if (pk.startsWith('~partition#')) {
+        const checkpoint = checkpointFromItem(item);
+        checkpoints.set(checkpoint.tp, checkpoint);
+      } else if (tpOfRelease.has(pk)) releases.set(tpOfRelease.get(pk) as string, releasesFromItem(item));
+      else heads.set(pk, fromItem(item));
     }
-    return { heads, watermarks, control };
+    return { heads, checkpoints, releases, control };
   }
 
   private batchGetItems(pks: readonly string[]): Promise<Item[]> {
@@ -170,52 +140,38 @@ export class HeadsTable {
    * rebuilds cannot both take the lock. Returns false when it had changed.
    */
   async putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: CONTROL_KEY,
-            status: next.status,
-            epoch: next.epoch,
-            ...(next.status === 'rebuilding' && next.progress !== null ? { progress: JSON.stringify(next.progress) } : {}),
-            updatedAt: new Date().toISOString(),
+    return this.putIf(
+      {
+        pk: CONTROL_KEY,
+        status: next.status,
+        epoch: next.epoch,
+        ...(next.status === 'rebuilding' && next.progress !== null ? { progress: JSON.stringify(next.progress) } : {}),
+        updatedAt: new Date().toISOString(),
+      },
+      expected === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : {
+            ConditionExpression: '#status = :status AND epoch = :epoch',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':status': expected.status, ':epoch': expected.epoch },
           },
-          ...(expected === undefined
-            ? { ConditionExpression: 'attribute_not_exists(pk)' }
-            : {
-                ConditionExpression: '#status = :status AND epoch = :epoch',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':status': expected.status, ':epoch': expected.epoch },
-              }),
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    );
   }
 
   /**
-   * Writes a head rebuilt from the events topic, fenced by the rebuild's epoch: a head written
-   * by a newer rebuild is never overwritten by an older one. Returns false when fenced off.
+   * Writes a head rebuilt from the events topic, fenced twice: a head written by a newer
+   * rebuild is never overwritten by an older one, and a stored head is never lowered to an
+   * older version (a batch that committed after the rebuild read the log keeps its head).
+   * Returns false when fenced off.
    */
   async putRebuilt(head: Head, epoch: number): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
-          ConditionExpression: 'attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch',
-          ExpressionAttributeValues: { ':epoch': epoch },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.putIf(
+      { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
+      {
+        ConditionExpression: '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)',
+        ExpressionAttributeValues: { ':epoch': epoch, ':version': head.version },
+      },
+    );
   }
 
   /** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
@@ -227,23 +183,23 @@ export class HeadsTable {
     return out;
   }
 
-  /** Every head and watermark in the table (a full scan: for rebuilds and checks, never the hot path). */
-  async scanAll(): Promise<{ heads: Head[]; watermarks: Map<string, PublishWatermark> }> {
+  /** Every head and checkpoint in the table (a full scan: for rebuilds and checks, never the hot path). */
+  async scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
     const heads: Head[] = [];
-    const watermarks = new Map<string, PublishWatermark>();
+    const checkpoints = new Map<string, StoredCheckpoint>();
     let start: Item | undefined;
     do {
       const out = await this.doc.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
       for (const item of out.Items ?? []) {
         const pk = item.pk as string;
-        if (pk.startsWith('~published#')) {
-          const mark = watermarkFromItem(item);
-          watermarks.set(mark.tp, mark);
+        if (pk.startsWith('~partition#')) {
+          const checkpoint = checkpointFromItem(item);
+          checkpoints.set(checkpoint.tp, checkpoint);
         } else if (!pk.startsWith('~')) heads.push(fromItem(item));
       }
       start = out.LastEvaluatedKey;
     } while (start !== undefined);
-    return { heads, watermarks };
+    return { heads, checkpoints };
   }
 
   /**
@@ -278,30 +234,61 @@ export class HeadsTable {
   }
 
   /**
-   * Stores a partition's watermark, conditional on the one it was derived from, so two
-   * invocations racing on a partition cannot move it backwards. Returns false when it lost.
+   * Stores a partition's checkpoint, conditional on the one it was derived from (absent when
+   * undefined), so two invocations racing on a partition cannot move it backwards or lose a
+   * new incarnation. Returns false when it lost.
    */
-  async putWatermark(next: PublishWatermark, previous: PublishWatermark | undefined): Promise<boolean> {
+  async putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
+    return this.putIf(
+      { ...checkpointItem(next), updatedAt: new Date().toISOString() },
+      previous === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : {
+            ConditionExpression: 'incarnation = :incarnation AND through = :through',
+            ExpressionAttributeValues: { ':incarnation': previous.incarnation, ':through': previous.through },
+          },
+    );
+  }
+
+  /** Replaces a partition's checkpoint whatever it was (the rebuild, with commands held). */
+  async resetCheckpoint(next: StoredCheckpoint): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...checkpointItem(next), updatedAt: new Date().toISOString() } }));
+  }
+
+  /** One checkpoint by consistent read. */
+  async getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: checkpointKey(tp) }, ConsistentRead: true }));
+    return out.Item === undefined ? undefined : checkpointFromItem(out.Item);
+  }
+
+  /** Archived accepted commands, by consistent batched read; those not archived are left out. */
+  async readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]> {
+    if (lookups.length === 0) return [];
+    const items = await this.batchGetItems(lookups.map((l) => archiveKey(l.aggregateType, l.aggregateId, l.commandId)));
+    return items.map(archivedFromItem);
+  }
+
+  /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */
+  async archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void> {
+    for (let i = 0; i < commands.length; i += 25) {
+      let pending: Item[] = commands.slice(i, i + 25).map((c) => ({ PutRequest: { Item: archiveItem(aggregateType, aggregateId, c, windowMs) } }));
+      for (let attempt = 1; pending.length > 0; attempt++) {
+        if (attempt > this.maxReadAttempts) throw new HeadsTableError(`${pending.length} archive writes of ${aggregateType} ${aggregateId} still unprocessed in ${this.tableName}`);
+        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+        const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+        pending = out.UnprocessedItems?.[this.tableName] ?? [];
+      }
+    }
+  }
+
+  /** A conditional put: false when the condition failed, other errors thrown as they are. */
+  private async putIf(item: Item, condition: Omit<ConstructorParameters<typeof PutCommand>[0], 'TableName' | 'Item'>): Promise<boolean> {
     try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk: watermarkKey(next.tp), through: next.through, gaps: JSON.stringify(next.gaps) },
-          ...(previous === undefined
-            ? { ConditionExpression: 'attribute_not_exists(pk)' }
-            : { ConditionExpression: 'through = :through', ExpressionAttributeValues: { ':through': previous.through } }),
-        }),
-      );
+      await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...condition }));
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
-  }
-
-  /** One watermark by consistent read. */
-  async getWatermark(tp: string): Promise<PublishWatermark | undefined> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: watermarkKey(tp) }, ConsistentRead: true }));
-    return out.Item === undefined ? undefined : watermarkFromItem(out.Item);
   }
 }

@@ -39,14 +39,23 @@ export const deadLetterMessage = (d: DeadLetter): KafkaMessage => ({
 });
 
 /**
- * Most bytes of dead letters sent in one request. A dead letter holds a whole record, up to
- * about 1.4 MB, and one request's records for a partition form one batch, which the topic's
- * `max.message.bytes` (4 MiB in the topology) must admit.
+ * Most bytes of records sent in one produce request. One request's records for a partition
+ * form one record batch, which the topic's `max.message.bytes` must admit (the broker's
+ * default is 1 MiB; the topology sets 4 MiB for dead letters, which hold whole records
+ * base64-encoded): a batch's events, results or dead letters go in as many requests as their
+ * size needs, one after the other, so per-partition order holds.
  */
-export const DEAD_LETTER_REQUEST_BYTES = 3 * 1024 * 1024;
+export const PRODUCE_REQUEST_BYTES = { records: 768 * 1024, deadLetters: 3 * 1024 * 1024 } as const;
 
-/** Sends dead letters in as many requests as their size needs, in order. */
-const sendDeadLetters = async (producer: Producer, topic: string, deadLetters: readonly DeadLetter[]): Promise<void> => {
+/** Bytes a message takes in a request, near enough: its value, key and headers, and some framing. */
+const messageBytes = (m: KafkaMessage): number =>
+  Buffer.byteLength(typeof m.value === 'string' ? m.value : (m.value ?? Buffer.alloc(0))) +
+  (m.key === null || m.key === undefined ? 0 : Buffer.byteLength(m.key)) +
+  Object.entries(m.headers ?? {}).reduce((n, [k, v]) => n + k.length + String(v).length, 0) +
+  64;
+
+/** Sends `messages` to `topic` in order, in requests of at most `maxBytes` (a larger message goes alone). */
+export const sendChunked = async (producer: Producer, topic: string, messages: readonly KafkaMessage[], maxBytes: number): Promise<void> => {
   let chunk: KafkaMessage[] = [];
   let bytes = 0;
   const flush = async () => {
@@ -54,15 +63,17 @@ const sendDeadLetters = async (producer: Producer, topic: string, deadLetters: r
     chunk = [];
     bytes = 0;
   };
-  for (const d of deadLetters) {
-    const message = deadLetterMessage(d);
-    const size = String(message.value).length + (d.key?.length ?? 0) + 64;
-    if (bytes + size > DEAD_LETTER_REQUEST_BYTES) await flush();
+  for (const message of messages) {
+    const size = messageBytes(message);
+    if (bytes + size > maxBytes) await flush();
     chunk.push(message);
     bytes += size;
   }
   await flush();
 };
+
+const sendDeadLetters = (producer: Producer, topic: string, deadLetters: readonly DeadLetter[]): Promise<void> =>
+  sendChunked(producer, topic, deadLetters.map(deadLetterMessage), PRODUCE_REQUEST_BYTES.deadLetters);
 
 /** Publishes command batches through one idempotent producer, connecting on first use. */
 export class KafkaPublisher {
@@ -78,17 +89,10 @@ export class KafkaPublisher {
   /** Sends the events, then results and dead letters; resolves when all are acknowledged. */
   async publish(output: BatchOutput): Promise<void> {
     const producer = await this.connection.get();
-    if (output.events.length > 0) {
-      await producer.send({
-        topic: this.topics.events,
-        acks: -1,
-        messages: output.events.map((e): KafkaMessage => ({ key: e.aggregateId, value: JSON.stringify(e) })),
-      });
-    }
-    const topicMessages = [
-      { topic: this.topics.results, messages: output.results.map((r): KafkaMessage => ({ key: r.key, value: JSON.stringify(r.result) })) },
-    ].filter((t) => t.messages.length > 0);
-    if (topicMessages.length > 0) await producer.sendBatch({ acks: -1, topicMessages });
+    const events = output.events.map((e): KafkaMessage => ({ key: e.aggregateId, value: JSON.stringify(e) }));
+    await sendChunked(producer, this.topics.events, events, PRODUCE_REQUEST_BYTES.records);
+    const results = output.results.map((r): KafkaMessage => ({ key: r.key, value: JSON.stringify(r.result) }));
+    await sendChunked(producer, this.topics.results, results, PRODUCE_REQUEST_BYTES.records);
     await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }
 
@@ -129,12 +133,8 @@ export class EventSidePublisher {
   async publish(output: EventSideOutput): Promise<void> {
     if (output.commands.length === 0 && output.deadLetters.length === 0) return;
     const producer = await this.connection.get();
-    if (output.commands.length > 0)
-      await producer.send({
-        topic: this.topics.commands,
-        acks: -1,
-        messages: output.commands.map((c): KafkaMessage => ({ key: c.aggregateId, value: JSON.stringify(c) })),
-      });
+    const commands = output.commands.map((c): KafkaMessage => ({ key: c.aggregateId, value: JSON.stringify(c) }));
+    await sendChunked(producer, this.topics.commands, commands, PRODUCE_REQUEST_BYTES.records);
     await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }
 

@@ -1,36 +1,48 @@
 /**
- * One command batch, end to end: decode, read the heads of its aggregates in one consistent
- * batched read, decide, commit one conditional write per aggregate, publish, then advance
- * each partition's publish watermark. Bad input becomes results and dead letters; only
- * infrastructure failures throw, and a retry of the same batch is idempotent.
+ * One command batch, end to end: decode; read the heads of its aggregates, its partitions'
+ * checkpoints and releases and the control item in one consistent batched read; check each
+ * partition against its checkpoint; decide; commit one conditional write per aggregate;
+ * publish; then advance each partition's checkpoint. Bad input becomes results and dead
+ * letters; only infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type RawRecord } from '../core/msk-event.ts';
+import { releaseFor, type Release } from '../core/release.ts';
 import { topicPartition } from '../core/wire.ts';
-import { headKey, VersionConflictError, type HeadsTable } from '../adapters/heads-table.ts';
+import { headItemBytes } from '../adapters/head-item.ts';
+import { headKey, VersionConflictError, type HeadsTable, type StoredCheckpoint } from '../adapters/heads-table.ts';
 import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/publisher.ts';
-import { decideAggregate, type AggregateOutcome } from './decide-batch.ts';
+import { retentionMs, topics } from '../topology.ts';
+import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf, TableBehindLogError, type PartitionCheckDeps } from './check-partitions.ts';
+import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from './decode.ts';
-import { advanceWatermark, emptyHead, type Head, type PublishWatermark } from './head.ts';
+import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
+import { advance, outboxConfirmed } from './partition.ts';
+import { registry } from '../core/registry.ts';
+
+export { registry } from '../core/registry.ts';
+export { TableBehindLogError } from './check-partitions.ts';
 
 /** What the command side needs from the outside world. */
 export interface CommandSideDeps {
   /** The deployment's aggregate types. */
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putWatermark' | 'getWatermark' | 'putControl'>;
+  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putCheckpoint' | 'getCheckpoint' | 'putControl' | 'readArchive' | 'archive'>;
   readonly publisher: { publish(output: BatchOutput): Promise<void> };
   /** Asked once per table lifetime: may an unmarked table start empty, or must it be rebuilt first? */
   readonly eventLog: { isEmpty(): Promise<boolean> };
-  /** Wall clock, injectable for tests. */
-  readonly clock?: () => Date;
+  /** The commands topic, read only when a batch does not line up with its partition's checkpoint. */
+  readonly commandLog: PartitionCheckDeps['commandLog'];
   /** Re-decisions allowed per aggregate after lost version races, before the batch fails. */
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
   readonly writeConcurrency?: number;
-  /** Size limit of a head item in bytes (default MAX_HEAD_BYTES, below DynamoDB's 400 KB). */
+  /** Size limit of a head item as stored, in bytes (default MAX_HEAD_BYTES, below DynamoDB's 400 KB). */
   readonly maxHeadBytes?: number;
+  /** How long an accepted commandId is recognised, in ms of record time (default: the commands topic's retention). */
+  readonly dedupeWindowMs?: number;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -43,6 +55,18 @@ export interface BatchSummary {
   deadLettered: number;
   eventsPublished: number;
   conflicts: number;
+  /** Records left for the trigger to deliver again (a head that would not fit one write). */
+  retried: number;
+}
+
+/** A partition's first record to deliver again, as the trigger's partial batch response names it. */
+export interface BatchItemFailure {
+  readonly itemIdentifier: { readonly partition: string; readonly offset: number };
+}
+
+/** What a batch comes to: its counts, and the records to deliver again (none in the common case). */
+export interface BatchResult extends BatchSummary {
+  readonly batchItemFailures: readonly BatchItemFailure[];
 }
 
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
@@ -60,31 +84,6 @@ export class RebuildInProgressError extends Error {
     super(`a snapshot rebuild (epoch ${epoch}) is in progress; commands wait until it has caught up`);
   }
 }
-
-/**
- * The aggregates table has never been checked against the events topic, and the topic holds
- * events: deciding now would decide against empty heads the log says exist. Run the rebuild.
- */
-export class TableBehindLogError extends Error {
-  override readonly name = 'TableBehindLogError';
-  constructor(readonly tableName: string) {
-    super(`table ${tableName} is behind the events topic (no control item, but the topic holds events): run the snapshot rebuild before commands are decided`);
-  }
-}
-
-const AGGREGATE_TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.-]*$/;
-
-/** Indexes aggregate definitions by type, refusing names that would break item keys. */
-export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<string, AnyAggregate> => {
-  const map = new Map<string, AnyAggregate>();
-  for (const aggregate of aggregates) {
-    if (!AGGREGATE_TYPE_NAME.test(aggregate.type))
-      throw new Error(`aggregate type ${JSON.stringify(aggregate.type)} must match ${String(AGGREGATE_TYPE_NAME)}`);
-    if (map.has(aggregate.type)) throw new Error(`aggregate type ${aggregate.type} is defined twice`);
-    map.set(aggregate.type, aggregate);
-  }
-  return map;
-};
 
 /** A batch's records decoded: good commands grouped by head key in partition order, bad ones already answered. */
 export interface DecodedBatch {
@@ -115,33 +114,47 @@ export const decodeBatch = async (records: readonly RawRecord[], aggregates: Rea
   return batch;
 };
 
+/** Releases that apply to the partition as it is now: those recorded after its current incarnation began. */
+const currentReleases = (releases: readonly Release[] | undefined, checkpoint: StoredCheckpoint | undefined): readonly Release[] =>
+  (releases ?? []).filter((r) => checkpoint?.since === undefined || r.at > checkpoint.since);
+
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {
   const aggregates = registry(deps.aggregates);
-  const clock = deps.clock ?? (() => new Date());
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
+  const maxHeadBytes = deps.maxHeadBytes ?? MAX_HEAD_BYTES;
+  const dedupeWindowMs = deps.dedupeWindowMs ?? retentionMs(topics.commands.retention);
 
-  return async (event: MskEvent): Promise<BatchSummary> => {
+  /** Accepted commandIds of the aggregate's archive that the batch may repeat (only read when the head archived some lately). */
+  const archivedFor = async (base: Head, commands: readonly IncomingCommand[]): Promise<Map<string, ArchivedCommand>> => {
+    const oldest = Math.min(...commands.map((c) => c.record.timestamp));
+    if (base.archivedUntil === 0 || base.archivedUntil < oldest - dedupeWindowMs) return new Map();
+    const unknown = [...new Set(commands.map((c) => c.envelope.commandId).filter((id) => acceptedIn(base, id) === undefined))];
+    const found = await deps.heads.readArchive(unknown.map((commandId) => ({ aggregateType: base.aggregateType, aggregateId: base.aggregateId, commandId })));
+    return new Map(found.map((a) => [a.commandId, a]));
+  };
+
+  return async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
     const records = partitions.flat();
-    const ranges = new Map<string, { from: number; to: number }>();
-    for (const r of records) {
-      const tp = topicPartition(r);
-      const range = ranges.get(tp);
-      ranges.set(tp, { from: Math.min(range?.from ?? r.offset, r.offset), to: Math.max(range?.to ?? r.offset, r.offset) });
-    }
-
+    const spans = spansOf(partitions);
     const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
 
-    const snapshot = await deps.heads.read([...byAggregate.keys()], [...ranges.keys()]);
+    const snapshot = await deps.heads.read([...byAggregate.keys()], [...spans.keys()]);
     if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);
-    if (snapshot.control === undefined) {
+    const fresh = snapshot.control === undefined;
+    if (fresh) {
       // A new table, or one that lost its items: it may start empty only if the log is empty too.
       if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
       await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
     }
-    const now = clock();
+    const { effective, written } = await checkPartitions({ commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName }, spans, snapshot.checkpoints, fresh);
+    const incarnationOf = (record: RawRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
+    const releaseOf = (record: RawRecord): Release | undefined => {
+      const tp = topicPartition(record);
+      return releaseFor(currentReleases(snapshot.releases.get(tp), effective.get(tp)), record.offset);
+    };
     const summary: BatchSummary = {
       records: records.length,
       aggregates: byAggregate.size,
@@ -151,20 +164,32 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       deadLettered: 0,
       eventsPublished: 0,
       conflicts: 0,
+      retried: 0,
     };
 
     // Decide and commit each aggregate; a lost race re-decides against the winner's head.
     const outcomes = new Map<string, AggregateOutcome>();
     await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
       const first = commands[0] as IncomingCommand;
-      let base: Head =
-        snapshot.heads.get(key) ?? emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
+      let base: Head = snapshot.heads.get(key) ?? emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
       for (let attempt = 0; ; attempt++) {
-        const outcome = decideAggregate(base, commands, snapshot.watermarks, now, deps.maxHeadBytes);
+        const outcome = decideAggregate({
+          base,
+          commands,
+          incarnationOf,
+          outboxConfirmed: outboxConfirmed(base, effective),
+          archived: await archivedFor(base, commands),
+          dedupeWindowMs,
+          releaseOf,
+          sizeOf: headItemBytes,
+          maxHeadBytes,
+        });
         if (outcome.next === null) {
           outcomes.set(key, outcome);
           return;
         }
+        // Archived before the head that forgets them is written: a crash in between leaves facts, not holes.
+        if (outcome.archive.length > 0) await deps.heads.archive(base.aggregateType, base.aggregateId, outcome.archive, dedupeWindowMs);
         try {
           await deps.heads.commit(outcome.next, base.version);
           outcomes.set(key, outcome);
@@ -180,6 +205,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     });
 
     const events = [];
+    const retryFrom = new Map<string, number>();
     for (const [key, outcome] of outcomes) {
       const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
       events.push(...outcome.toPublish);
@@ -188,23 +214,38 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       summary.accepted += outcome.counts.accepted;
       summary.rejected += outcome.counts.rejected;
       summary.duplicates += outcome.counts.duplicates;
+      if (outcome.retryFrom !== null) {
+        const tp = topicPartition(outcome.retryFrom);
+        retryFrom.set(tp, Math.min(retryFrom.get(tp) ?? Infinity, outcome.retryFrom.offset));
+      }
     }
     summary.rejected += records.length - [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
+    summary.retried = [...retryFrom].reduce((n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0), 0);
     await deps.publisher.publish({ events, results, deadLetters });
 
-    // Everything this batch committed is published: say so, once per partition.
+    // Everything this batch committed is published: move each partition's checkpoint past it.
     await Promise.all(
-      [...ranges].map(async ([tp, { from, to }]) => {
-        let previous: PublishWatermark | undefined = snapshot.watermarks.get(tp);
+      [...spans].map(async ([tp, span]) => {
+        const through = (retryFrom.get(tp) ?? span.to + 1) - 1;
+        const last = span.records.findLast((r) => r.offset <= through);
+        if (last === undefined) return;
+        let stored = written.get(tp) ?? snapshot.checkpoints.get(tp);
+        let base = effective.get(tp) as StoredCheckpoint;
         for (let attempt = 0; attempt < 5; attempt++) {
-          if (await deps.heads.putWatermark(advanceWatermark(previous, tp, from, to), previous)) return;
-          previous = await deps.heads.getWatermark(tp);
+          const next = advance(base, last.offset, fingerprintOf(last));
+          if (next === base && stored !== undefined) return;
+          if (await deps.heads.putCheckpoint(next, stored)) return;
+          stored = await deps.heads.getCheckpoint(tp);
+          // Another invocation moved it (a racing delivery of the same records) or began a new incarnation.
+          if (stored === undefined || stored.incarnation !== base.incarnation) break;
+          base = stored;
         }
-        // Losing five times means others keep advancing it; our outboxes are then re-published, never lost.
+        throw new CheckpointContendedError(tp);
       }),
     );
-    return summary;
+    const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
+    return { ...summary, batchItemFailures };
   };
 };

@@ -1,5 +1,5 @@
 /**
- * The wire contract (DESIGN.md): command, event, result and dead-letter records as JSON.
+ * The wire contract (docs/DESIGN.md, "Records"): command, event, result and dead-letter records as JSON.
  * Pure: schemas, types and builders; no I/O.
  */
 import * as z from './schema.ts';
@@ -28,6 +28,8 @@ export interface SourcePosition {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
+  /** Which life of the topic, when it was recreated since the table first saw it (absent: the first). */
+  readonly incarnation?: number;
 }
 
 /** `topic-partition`, as the MSK trigger names a partition. */

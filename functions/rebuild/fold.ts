@@ -5,7 +5,8 @@
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { topicPartition, type EventRecord } from '../core/wire.ts';
-import { emptyHead, RECENT_COMMANDS, type Head, type RecentCommand } from '../command/head.ts';
+import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../command/head.ts';
+import { positionKey } from '../command/partition.ts';
 
 /** A version that skips ahead: events are missing from the log. */
 export interface Gap {
@@ -42,12 +43,23 @@ export const canonicalHead = (head: Head): string =>
 export class LogFold {
   private readonly heads = new Map<string, Head>();
   private readonly dirty = new Set<string>();
+  /** Accepted commands each head let go of that are still within the dedupe window, by head key. */
+  private readonly evicted = new Map<string, ArchivedCommand[]>();
+  /** The latest incarnation of each commands partition that caused events. */
+  readonly incarnations = new Map<string, number>();
   readonly gaps: Gap[] = [];
   readonly unusable: UnusableRecord[] = [];
   duplicates = 0;
   applied = 0;
 
-  constructor(private readonly aggregates: ReadonlyMap<string, AnyAggregate>) {}
+  /**
+   * @param archiveSince commands decided at or after this time (ms) that leave a head's recent
+   * window are kept for the archive, as the command side keeps them for its dedupe window
+   */
+  constructor(
+    private readonly aggregates: ReadonlyMap<string, AnyAggregate>,
+    private readonly archiveSince = Infinity,
+  ) {}
 
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
@@ -97,19 +109,33 @@ export class LogFold {
     const gap = event.version > head.version + 1;
     // The log is the record: after a gap the fold goes on from the version it finds, and the gap is reported.
     if (gap) this.gaps.push({ aggregateType: event.aggregateType, aggregateId: event.aggregateId, expected: head.version + 1, found: event.version });
-    const tp = topicPartition(event.source);
+    const incarnation = event.source.incarnation ?? 1;
+    const partition = topicPartition(event.source);
+    this.incarnations.set(partition, Math.max(this.incarnations.get(partition) ?? 1, incarnation));
+    const tp = positionKey(partition, incarnation);
+    const at = Date.parse(event.occurredAt);
     const previous = head.recent.at(-1);
     const result = { commandId: event.commandId, aggregateType: event.aggregateType, aggregateId: event.aggregateId, status: 'accepted' as const, version: event.version };
-    const entry: RecentCommand = { commandId: event.commandId, tp, offset: event.source.offset, result };
+    const entry: RecentCommand = { commandId: event.commandId, tp, offset: event.source.offset, at, result };
     // Events of one command are consecutive: the command's entry carries its last version.
     const sameCommand = previous !== undefined && previous.commandId === event.commandId && previous.tp === tp && previous.offset === event.source.offset;
-    const recent = sameCommand ? [...head.recent.slice(0, -1), entry] : [...head.recent, entry].slice(-RECENT_COMMANDS);
+    const all = sameCommand ? [...head.recent.slice(0, -1), entry] : [...head.recent, entry];
+    const recent = all.slice(-RECENT_COMMANDS);
+    let archivedUntil = head.archivedUntil;
+    for (const gone of all.slice(0, all.length - recent.length)) {
+      if (gone.result.status !== 'accepted' || gone.at < this.archiveSince) continue;
+      const list = this.evicted.get(k) ?? [];
+      list.push({ commandId: gone.commandId, version: gone.result.version, at: gone.at });
+      this.evicted.set(k, list);
+      archivedUntil = Math.max(archivedUntil, gone.at);
+    }
     this.heads.set(k, {
       ...head,
       version: event.version,
       state: aggregate.evolve(head.state, { type: event.type, data: event.data }),
       offsets: { ...head.offsets, [tp]: Math.max(head.offsets[tp] ?? -1, event.source.offset) },
       recent,
+      archivedUntil,
       outbox: [],
       writtenAt: null,
     });
@@ -118,10 +144,11 @@ export class LogFold {
     return gap ? 'gap' : 'applied';
   }
 
-  /** Heads changed since the last call, and forgets that they changed. */
-  takeDirty(): Head[] {
-    const out = [...this.dirty].map((k) => this.heads.get(k) as Head);
+  /** Heads changed since the last call with the commands they let go of since, and forgets both. */
+  takeDirty(): { readonly head: Head; readonly archive: readonly ArchivedCommand[] }[] {
+    const out = [...this.dirty].map((k) => ({ head: this.heads.get(k) as Head, archive: this.evicted.get(k) ?? [] }));
     this.dirty.clear();
+    this.evicted.clear();
     return out;
   }
 

@@ -10,8 +10,9 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import type { EventLog, LogRecord } from '../adapters/event-log.ts';
 import { headKey, type ControlRecord, type HeadsTable, type RebuildProgress } from '../adapters/heads-table.ts';
 import type { BatchOutput } from '../adapters/publisher.ts';
-import { outboxConfirmed, type Head } from '../command/head.ts';
-import { registry } from '../command/process-batch.ts';
+import type { ArchivedCommand, Head } from '../command/head.ts';
+import { outboxConfirmed } from '../command/partition.ts';
+import { registry } from '../core/registry.ts';
 import { canonicalHead, LogFold, type Gap, type UnusableRecord } from './fold.ts';
 
 /** Holds and releases command processing (the commands trigger). */
@@ -36,6 +37,14 @@ export interface RebuildDeps {
   readonly gate: CommandGate;
   /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */
   readonly drainMs?: number;
+  /**
+   * Where the commands trigger will go on, per commands `topic-partition`: its consumer
+   * group's committed offset (the log start where it has none). Read once the table has caught
+   * up, so that the partitions' checkpoints start there and the next batches line up with them.
+   */
+  readonly commandsTrigger: { positions(): Promise<ReadonlyMap<string, number>> };
+  /** How long an accepted commandId is recognised (the command side's dedupe window), in ms. */
+  readonly dedupeWindowMs: number;
   /** Events between checkpoints (heads written, offsets saved); default 100,000. */
   readonly checkpointEvery?: number;
   /**
@@ -60,9 +69,13 @@ export interface RebuildReport {
   readonly gaps: readonly Gap[];
   readonly unusable: readonly UnusableRecord[];
   readonly headsWritten: number;
-  /** Heads not written because a newer rebuild had written them. */
+  /** Heads not written because a newer rebuild had written them, or a newer batch (never lowered). */
   readonly fencedOff: number;
   readonly outboxRepublished: number;
+  /** Accepted commands restored to the archive (those older than the recent window, within the dedupe window). */
+  readonly archived: number;
+  /** Commands partitions whose checkpoints now start where the trigger goes on. */
+  readonly checkpointsReset: number;
 }
 
 /** Another rebuild holds or took the lock. */
@@ -98,22 +111,23 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const report = (progress: Progress) => deps.onProgress?.(progress);
 
-  // 1. The lock: a new epoch, or the epoch of a rebuild that stopped midway.
+  // 1. Hold commands first and let a batch in flight end, then take the lock: a batch that
+  // read its heads before the lock can no longer commit after the rebuild has read the log.
+  await gate.pause();
+  if (deps.drainMs !== undefined && deps.drainMs > 0) await sleep(deps.drainMs);
   const found = await heads.getControl();
   const resumed = found?.status === 'rebuilding' && found.progress !== null;
   const epoch = found?.status === 'rebuilding' ? found.epoch : (found?.epoch ?? 0) + 1;
   let control: ControlRecord = found?.status === 'rebuilding' ? found : { status: 'rebuilding', epoch, progress: null };
   if (found?.status !== 'rebuilding' && !(await heads.putControl(control, found)))
     throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
-  await gate.pause();
 
   // 2. A complete topic: publish what was committed but not confirmed published, then capture its end.
   let outboxRepublished = 0;
   if (control.status === 'rebuilding' && control.progress === null) {
-    if (deps.drainMs !== undefined && deps.drainMs > 0) await sleep(deps.drainMs);
     report({ phase: 'publishing outbox', eventsRead: 0, eventsTotal: 0 });
-    const { heads: all, watermarks } = await heads.scanAll();
-    const unconfirmed = all.filter((h) => !outboxConfirmed(h, watermarks)).flatMap((h) => h.outbox);
+    const { heads: all, checkpoints } = await heads.scanAll();
+    const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
     if (unconfirmed.length > 0) await deps.publisher.publish({ events: unconfirmed, results: [], deadLetters: [] });
     outboxRepublished = unconfirmed.length;
     const { start, end } = await eventLog.offsets();
@@ -127,19 +141,22 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   const eventsTotal = started.eventsRead + remainingEvents(started.checkpoint, started.endOffsets);
 
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
-  const fold = new LogFold(registry(deps.aggregates));
+  const fold = new LogFold(registry(deps.aggregates), Date.parse(started.startedAt) - deps.dedupeWindowMs);
   const position: Record<string, number> = { ...started.checkpoint };
   let eventsRead = started.eventsRead;
   let sinceCheckpoint = 0;
   let lastCheckpoint = Date.now();
   let headsWritten = 0;
   let fencedOff = 0;
+  let archived = 0;
   let stoppedEarly = false;
 
   const checkpoint = async () => {
     const dirty = fold.takeDirty();
     report({ phase: 'writing heads', eventsRead, eventsTotal });
-    await mapConcurrent(dirty, writeConcurrency, async (head: Head) => {
+    await mapConcurrent(dirty, writeConcurrency, async ({ head, archive }: { head: Head; archive: readonly ArchivedCommand[] }) => {
+      if (archive.length > 0) await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
+      archived += archive.length;
       if (await heads.putRebuilt(head, epoch)) headsWritten++;
       else fencedOff++;
     });
@@ -172,8 +189,18 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   });
   await checkpoint();
 
-  // 4. Caught up: release the lock and let commands through.
+  // 4. Caught up: the commands partitions' checkpoints start where the trigger goes on (in the
+  // incarnation the log last saw), then release the lock and let commands through.
+  let checkpointsReset = 0;
   if (!stoppedEarly) {
+    const positions = await deps.commandsTrigger.positions();
+    const { checkpoints } = await heads.scanAll();
+    for (const [tp, next] of positions) {
+      const incarnation = Math.max(checkpoints.get(tp)?.incarnation ?? 1, fold.incarnations.get(tp) ?? 1);
+      const since = checkpoints.get(tp)?.incarnation === incarnation ? checkpoints.get(tp)?.since : undefined;
+      await heads.resetCheckpoint({ tp, incarnation, from: next, through: next - 1, fingerprint: null, ...(since === undefined ? {} : { since }) });
+      checkpointsReset++;
+    }
     if (!(await heads.putControl({ status: 'ready', epoch }, control)))
       throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild before release');
     await gate.resume();
@@ -192,6 +219,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     headsWritten,
     fencedOff,
     outboxRepublished,
+    archived,
+    checkpointsReset,
   };
 };
 
@@ -218,7 +247,7 @@ export interface VerifyReport {
  * Folds the whole topic in memory and compares it with the table, writing nothing. Commands
  * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
  */
-export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publisher'>): Promise<VerifyReport> => {
+export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publisher' | 'commandsTrigger' | 'dedupeWindowMs'>): Promise<VerifyReport> => {
   const fold = new LogFold(registry(deps.aggregates));
   const { start, end } = await deps.eventLog.offsets();
   const eventsTotal = remainingEvents(start, end);

@@ -11,12 +11,14 @@ import { createDocumentClient, createDynamoClient } from '../../functions/adapte
 import { EventLog, type PartitionOffsets } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
+import { triggerPositions } from '../../functions/adapters/trigger-positions.ts';
 import { KafkaPublisher } from '../../functions/adapters/publisher.ts';
 import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { sleep } from '../../functions/core/async.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
+import { retentionMs, topics as topologyTopics } from '../../functions/topology.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
@@ -163,6 +165,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       entry: m.functionName === 'commandHandler' ? 'local/chaos/command-handler.ts' : 'local/chaos/event-handler.ts',
       ...(m.functionName === 'commandHandler' ? { batchSize: options.batchSize ?? 50 } : {}),
     }));
+    const commandsGroup = mappings.find((m) => m.functionName === 'commandHandler')?.consumerGroupId ?? '';
     triggers = await startTriggers({
       kafka,
       mappings,
@@ -212,6 +215,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         eventLog,
         publisher: rebuildPublisher,
         gate: { pause: () => running.pause('commandHandler'), resume: () => Promise.resolve(running.resume('commandHandler')) },
+        commandsTrigger: { positions: () => triggerPositions(kafka, topics.commands, commandsGroup) },
+        dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
       });
       const projected = await rebuildProjection({ aggregates, projection: accountSummary, readModels: new ReadModelsTable(doc, tables.readModels), eventLog });
       running.resume('eventHandler');

@@ -6,7 +6,7 @@
  */
 import type { MskEvent } from '../../functions/core/msk-event.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog } from '../../functions/adapters/event-log.ts';
+import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
 import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
@@ -20,21 +20,22 @@ const dynamo = createDynamoClient();
 throttleRequests(dynamo);
 const heads = new HeadsTable(createDocumentClient(dynamo), tableName('aggregates'));
 const eventLog = new EventLog(kafka, topicName('events'));
+const commandLog = new TopicLogs(kafka);
 const topics = { events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') };
 const publisher = new KafkaPublisher(createProducer(kafka), topics);
 /** The second of two racing invocations runs in its own sandbox, with its own producer. */
 const rival = new KafkaPublisher(createProducer(kafka), topics);
 
 type Publisher = { publish(output: BatchOutput): Promise<void> };
-const processor = (p: Publisher) => createCommandProcessor({ aggregates, heads, publisher: p, eventLog });
+const processor = (p: Publisher) => createCommandProcessor({ aggregates, heads, publisher: p, eventLog, commandLog });
 
-/** Handles one trigger invocation, with the fault the plan chooses for it. */
-export const handler = async (event: MskEvent): Promise<void> => {
+/** Handles one trigger invocation, with the fault the plan chooses for it; answers with the partial batch response. */
+export const handler = async (event: MskEvent): Promise<{ batchItemFailures: unknown[] } | undefined> => {
   const plan = currentPlan();
   const fault = plan?.nextInvocationFault();
   if (plan === undefined || fault === undefined) {
-    await processor(publisher)(event);
-    return;
+    const { batchItemFailures } = await processor(publisher)(event);
+    return { batchItemFailures: [...batchItemFailures] };
   }
   switch (fault) {
     case 'crash-after-commit':
@@ -79,6 +80,6 @@ export const handler = async (event: MskEvent): Promise<void> => {
 
 /** Disconnects the Kafka clients (the trigger calls it when it stops). */
 export const shutdown = async (): Promise<void> => {
-  await Promise.all([publisher.close(), rival.close(), eventLog.close()]);
+  await Promise.all([publisher.close(), rival.close(), eventLog.close(), commandLog.close()]);
   dynamo.destroy();
 };

@@ -1,5 +1,5 @@
 /**
- * Whether the tables are in step with the events topic (DESIGN.md, problem 4). The emulator
+ * Whether the tables are in step with the events topic (docs/DESIGN.md, problem 4). The emulator
  * keeps its tables in memory, so after it restarts the Kafka log still holds events (and the
  * consumer groups their offsets) while the tables are empty: the local system must notice
  * and hold each side until its tables are rebuilt. Commands must not be decided against

@@ -7,7 +7,10 @@ import { RebuildInProgressError, TableBehindLogError } from '../../functions/com
 import { aggregates } from '../../functions/domain/index.ts';
 import { createAggregatesTable } from '../support/dynamo.ts';
 import { unique } from '../support/kafka.ts';
-import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
+import type { MskEvent } from '../../functions/core/msk-event.ts';
+import { command } from '../support/msk.ts';
+import { CommandsTopic } from '../support/commands-topic.ts';
+import { WEEK_MS } from '../support/decide.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { canonicalJson, startEventSide, triggerBatches } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
@@ -15,8 +18,7 @@ import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 
 let side: CommandSide;
-const commandsTopic = 'rebuild-commands';
-let nextOffset = 0;
+let topic: CommandsTopic;
 
 /** A canonical hash of every head in the table: what a rebuild must reproduce byte for byte. */
 const digest = async (): Promise<{ hash: string; count: number }> => {
@@ -31,11 +33,15 @@ const wipeTable = async () => {
   await createAggregatesTable(side.dynamo, side.heads.tableName);
 };
 
-/** Sends a batch of commands through the real command side, on three partitions keyed like Kafka would. */
-const send = async (values: ReturnType<typeof command>[]) => {
-  const records: RecordSpec[] = values.map((value) => ({ topic: commandsTopic, partition: value.aggregateId.length % 3, offset: nextOffset++, key: value.aggregateId, value }));
-  return side.processor()(mskEvent(records));
+/** Delivers a batch to the real command side as the trigger does: its offsets are committed only when it succeeds. */
+const deliver = async (event: MskEvent) => {
+  const result = await side.processor()(event);
+  topic.commit(event);
+  return result;
 };
+
+/** Appends commands to the commands topic (three partitions) and delivers them as one batch. */
+const send = async (values: ReturnType<typeof command>[]) => deliver(await topic.append(values));
 
 /** A recorded gate: what the rebuild held and released. */
 const recordingGate = () => {
@@ -53,11 +59,14 @@ const rebuildDeps = (overrides: Partial<RebuildDeps> = {}): RebuildDeps => ({
   eventLog: side.eventLog,
   publisher: side.publisher,
   gate: recordingGate().gate,
+  commandsTrigger: { positions: () => topic.positions() },
+  dedupeWindowMs: WEEK_MS,
   ...overrides,
 });
 
 beforeAll(async () => {
   side = await startCommandSide();
+  topic = await CommandsTopic.create(side.kafka);
   // A history: 40 accounts, opened, with deposits, withdrawals (some refused) and some closed.
   const ids = Array.from({ length: 40 }, (_, i) => `${unique('acc')}-${'x'.repeat(i % 3)}`);
   await send(ids.map((id) => command(id, 'OpenAccount', { owner: `Owner ${id}` })));
@@ -67,6 +76,7 @@ beforeAll(async () => {
   await send(ids.filter((_, i) => i % 5 === 0).flatMap((id) => [command(id, 'Withdraw', { amount: 1_000_000 }), command(id, 'CloseAccount')]));
 });
 afterAll(async () => {
+  await topic.close();
   await side.close();
 });
 
@@ -92,11 +102,14 @@ describe('snapshot rebuild from the events topic', () => {
 
   it('refuses to decide commands on a wiped table whose events topic holds events, until a rebuild ran', async () => {
     const before = await digest();
+    const id = (await side.heads.scanAll()).heads.find((h) => (h.state as { status: string }).status === 'open')?.aggregateId ?? 'none';
     await wipeTable();
-    const id = (await side.heads.scanAll()).heads[0]?.aggregateId ?? 'none';
-    await expect(send([command(id, 'Deposit', { amount: 1 })])).rejects.toBeInstanceOf(TableBehindLogError);
+    const refused = await topic.append([command(id, 'Deposit', { amount: 1 })]);
+    await expect(deliver(refused)).rejects.toBeInstanceOf(TableBehindLogError);
     await rebuildAggregates(rebuildDeps());
     expect(await digest()).toEqual(before);
+    // The trigger delivers the batch again: now it is decided, against the rebuilt head.
+    expect(await deliver(refused)).toMatchObject({ accepted: 1 });
   });
 
   it('holds commands sent during a rebuild and decides them after it, against the rebuilt state', async () => {
@@ -106,13 +119,13 @@ describe('snapshot rebuild from the events topic', () => {
     const balance = (open.state as { balance: number }).balance;
     await wipeTable();
 
-    const held = [command(open.aggregateId, 'Deposit', { amount: 5 })];
+    const held = await topic.append([command(open.aggregateId, 'Deposit', { amount: 5 })]);
     let duringRebuild: Promise<unknown> | undefined;
     const report = await rebuildAggregates(
       rebuildDeps({
         checkpointEvery: 50,
         onProgress: (p) => {
-          if (p.phase === 'reading' && duringRebuild === undefined) duringRebuild = send(held).catch((error: unknown) => error);
+          if (p.phase === 'reading' && duringRebuild === undefined) duringRebuild = deliver(held).catch((error: unknown) => error);
         },
       }),
     );
@@ -120,7 +133,7 @@ describe('snapshot rebuild from the events topic', () => {
     expect(await duringRebuild).toBeInstanceOf(RebuildInProgressError);
 
     // The trigger retries the batch once the rebuild has released the lock.
-    const retried = await send(held);
+    const retried = await deliver(held);
     expect(retried.accepted).toBe(1);
     const head = await side.heads.get('account', open.aggregateId);
     expect(head?.version).toBe(open.version + 1);
@@ -145,7 +158,8 @@ describe('snapshot rebuild from the events topic', () => {
     ).rejects.toThrow(/injected crash/);
     const control = await side.heads.getControl();
     expect(control?.status).toBe('rebuilding');
-    await expect(send([command('anyone', 'Deposit', { amount: 1 })])).rejects.toBeInstanceOf(RebuildInProgressError);
+    const refused = await topic.append([command('anyone', 'Deposit', { amount: 1 })]);
+    await expect(deliver(refused)).rejects.toBeInstanceOf(RebuildInProgressError);
 
     // A run with a deadline already passed stops at its first checkpoint and says so.
     const partial = await rebuildAggregates(rebuildDeps({ checkpointEvery: 100 }), { deadline: Date.now() });
@@ -157,6 +171,7 @@ describe('snapshot rebuild from the events topic', () => {
     expect(finished.eventsRead).toBe(finished.eventsTotal);
     expect(calls).toEqual(['pause', 'resume']);
     expect(await digest()).toEqual(before);
+    expect(await deliver(refused)).toMatchObject({ rejected: 1 });
   });
 
   it('applies duplicate events in the topic only once', async () => {

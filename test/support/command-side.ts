@@ -7,7 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka, Producer } from 'kafkajs';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog } from '../../functions/adapters/event-log.ts';
+import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createProducer } from '../../functions/adapters/kafka.ts';
 import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
@@ -48,6 +48,7 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
   const publisher = new KafkaPublisher(producer, topics);
   const heads = new HeadsTable(createDocumentClient(dynamo), table);
   const eventLog = new EventLog(kafka, topics.events);
+  const commandLog = new TopicLogs(kafka);
   return {
     kafka,
     dynamo,
@@ -57,13 +58,14 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
     publisher,
     topics,
     processor: (overrides = {}) =>
-      createCommandProcessor({ aggregates: [...aggregates, ...extraAggregates], heads, publisher, eventLog, ...overrides }),
+      createCommandProcessor({ aggregates: [...aggregates, ...extraAggregates], heads, publisher, eventLog, commandLog, ...overrides }),
     events: () => readJson<EventRecord>(kafka, topics.events),
     results: () => readJson<ResultRecord>(kafka, topics.results),
     deadLetters: () => readJson(kafka, topics.deadLetter),
     close: async () => {
       await publisher.close();
       await eventLog.close();
+      await commandLog.close();
       dynamo.destroy();
     },
   };

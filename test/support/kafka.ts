@@ -9,6 +9,8 @@ import { topics as topologyTopics, type TopicKey } from '../../functions/topolog
 export interface ReadRecord {
   readonly partition: number;
   readonly offset: number;
+  /** The record's timestamp (ms). */
+  readonly timestamp: number;
   readonly key: string | null;
   readonly value: string | null;
   readonly headers: Record<string, string>;
@@ -61,6 +63,7 @@ export const readTopic = async (kafka: Kafka, topic: string): Promise<ReadRecord
           records.push({
             partition,
             offset: Number(message.offset),
+            timestamp: Number(message.timestamp),
             key: message.key?.toString('utf8') ?? null,
             value: message.value?.toString('utf8') ?? null,
             headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])),

@@ -1,4 +1,4 @@
-/** Builds trigger events exactly as the MSK trigger sends them (DESIGN.md), for tests. */
+/** Builds trigger events exactly as the MSK trigger sends them (docs/DESIGN.md), for tests. */
 import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
 
 /** A record to put in a trigger event; `value` objects are JSON-encoded, strings and bytes sent as they are. */
@@ -12,6 +12,8 @@ export interface RecordSpec {
   /** Raw base64 to send instead of encoding `key` / `value` (for malformed input). */
   readonly rawKey?: string;
   readonly rawValue?: string;
+  /** The record's timestamp (ms). @default a fixed time plus the offset */
+  readonly timestamp?: number;
 }
 
 const base64 = (data: string | Uint8Array): string => Buffer.from(data).toString('base64');
@@ -26,7 +28,7 @@ export const mskRecord = (spec: RecordSpec, defaultTopic = 'commands'): MskRecor
   topic: spec.topic ?? defaultTopic,
   partition: spec.partition ?? 0,
   offset: spec.offset,
-  timestamp: 1_764_496_800_000 + spec.offset,
+  timestamp: spec.timestamp ?? 1_764_496_800_000 + spec.offset,
   timestampType: 'CREATE_TIME',
   ...(spec.rawKey !== undefined ? { key: spec.rawKey } : spec.key == null ? {} : { key: base64(spec.key) }),
   value: spec.rawValue ?? encodeValue(spec.value),

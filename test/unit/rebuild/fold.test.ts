@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decideAggregate } from '../../../functions/command/decide-batch.ts';
+import { decideAggregate } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { advanceWatermark, emptyHead, RECENT_COMMANDS, type Head, type PublishWatermark, type RecentCommand } from '../../../functions/command/head.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
+import { emptyHead, RECENT_COMMANDS, type Head, type RecentCommand } from '../../../functions/command/head.ts';
+import { advance, firstCheckpoint, type PartitionCheckpoint } from '../../../functions/command/partition.ts';
+import { registry } from '../../../functions/core/registry.ts';
 import { defineAggregate, type Message } from '../../../functions/core/aggregate.ts';
 import { decodeMskEvent } from '../../../functions/core/msk-event.ts';
 import { eventId, topicPartition, type EventRecord, type ResultRecord } from '../../../functions/core/wire.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { account, type AccountState } from '../../../functions/domain/account/index.ts';
 import { canonicalHead, LogFold } from '../../../functions/rebuild/fold.ts';
+import { aggregateBatch } from '../../support/decide.ts';
 import { mskEvent } from '../../support/msk.ts';
 
 /** A test aggregate whose one command can emit several events (account commands emit one each). */
@@ -203,6 +205,7 @@ describe('LogFold: the dedupe state a head needs', () => {
       commandId,
       tp: 'commands-0',
       offset,
+      at: Date.parse('2026-11-30T10:00:00.000Z'),
       result: { commandId, aggregateType: 'tally', aggregateId: 't-1', status: 'accepted', version },
     });
     expect(headOf(fold, 't-1', 'tally').recent).toStrictEqual([accepted('a', 4, 3), accepted('b', 6, 4), accepted('b', 9, 6)]);
@@ -227,14 +230,14 @@ describe('LogFold: the dedupe state a head needs', () => {
 describe('LogFold: takeDirty', () => {
   it('returns each changed head once, at its latest version, and then nothing until another change', () => {
     const fold = folded(...history('acc-1', opened(), deposited(1), deposited(2)), ...history('acc-2', opened(), deposited(3)));
-    expect(fold.takeDirty().map((h) => [h.aggregateId, h.version])).toStrictEqual([
+    expect(fold.takeDirty().map(({ head: h }) => [h.aggregateId, h.version])).toStrictEqual([
       ['acc-1', 3],
       ['acc-2', 2],
     ]);
     expect(fold.takeDirty()).toStrictEqual([]);
 
     feed(fold, [event('acc-2', 3, deposited(4))], 10);
-    expect(fold.takeDirty().map((h) => [h.aggregateId, h.version])).toStrictEqual([['acc-2', 3]]);
+    expect(fold.takeDirty().map(({ head: h }) => [h.aggregateId, h.version])).toStrictEqual([['acc-2', 3]]);
 
     // Duplicates and unusable records change nothing, so there is nothing to write.
     feed(fold, [event('acc-1', 2, deposited(1))], 11);
@@ -288,7 +291,7 @@ describe('canonicalHead', () => {
     const result: ResultRecord = { commandId: 'c', aggregateType: 'account', aggregateId: 'acc-1', status: 'rejected', reason: { code: 'X', message: 'x' } };
     const busy: Head = {
       ...head,
-      recent: [{ commandId: 'c', tp: 'commands-0', offset: 9, result }],
+      recent: [{ commandId: 'c', tp: 'commands-0', offset: 9, at: 0, result }],
       outbox: history('acc-1', opened(), deposited(5)),
       writtenAt: { tp: 'commands-0', offset: 9 },
     };
@@ -333,7 +336,7 @@ const decoded = async (partition: number, offset: number, value: Record<string, 
 /**
  * Runs a seeded history of account commands through the real command-side fold, batch by
  * batch and partition by partition, with trigger retries: a lost commit (decided again), a
- * lost publish (outbox re-published later) and a lost watermark (events published twice).
+ * lost publish (outbox re-published later) and a lost checkpoint (events published twice).
  * Returns the committed heads and the events topic as it would hold them.
  */
 const commandSideHistory = async (seed: number) => {
@@ -341,12 +344,11 @@ const commandSideHistory = async (seed: number) => {
   const ids = Array.from({ length: 12 }, (_, i) => `acc-${i}`);
   const home = (i: number) => i % 3;
   const heads = new Map<string, Head>();
-  const watermarks = new Map<string, PublishWatermark>();
+  const checkpoints = new Map<string, PartitionCheckpoint>();
   const nextOffset = [0, 0, 0];
   const topic: EventRecord[] = [];
   const results: ResultRecord[] = [];
   const sent: { commandId: string; id: string }[] = [];
-  const now = new Date('2026-11-30T10:00:00.000Z');
 
   const command = (id: string): Record<string, unknown> & { aggregateId: string } => {
     const head = heads.get(id);
@@ -381,10 +383,10 @@ const commandSideHistory = async (seed: number) => {
     const from = records[0]!.record.offset;
     const to = records.at(-1)!.record.offset;
     for (let attempt = 0; ; attempt++) {
-      const fault = attempt > 0 ? 'none' : (['none', 'none', 'none', 'none', 'commit lost', 'publish lost', 'watermark lost'] as const)[rnd.int(0, 6)]!;
+      const fault = attempt > 0 ? 'none' : (['none', 'none', 'none', 'none', 'commit lost', 'publish lost', 'checkpoint lost'] as const)[rnd.int(0, 6)]!;
       for (const id of new Set(records.map((r) => r.envelope.aggregateId))) {
         const base = heads.get(id) ?? emptyHead('account', id, account.initialState);
-        const outcome = decideAggregate(base, records.filter((r) => r.envelope.aggregateId === id), watermarks, now);
+        const outcome = decideAggregate(aggregateBatch(base, records.filter((r) => r.envelope.aggregateId === id), { checkpoints }));
         if (fault === 'commit lost') continue;
         if (outcome.next !== null) heads.set(id, outcome.next);
         if (fault === 'publish lost') continue;
@@ -393,7 +395,7 @@ const commandSideHistory = async (seed: number) => {
         if (fault === 'none') results.push(...outcome.results);
       }
       if (fault === 'none') {
-        watermarks.set(tp, advanceWatermark(watermarks.get(tp), tp, from, to));
+        checkpoints.set(tp, advance(checkpoints.get(tp) ?? firstCheckpoint(tp, from), to, `fp-${to}`));
         break;
       }
     }

@@ -1,17 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-batch.ts';
+import { headItemBytes } from '../../../functions/adapters/head-item.ts';
+import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { emptyHead, RECENT_COMMANDS, type Head, type PublishWatermark } from '../../../functions/command/head.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
+import { emptyHead, MAX_HEAD_BYTES, RECENT_COMMANDS, type Head } from '../../../functions/command/head.ts';
+import type { PartitionCheckpoint } from '../../../functions/command/partition.ts';
+import { registry } from '../../../functions/core/registry.ts';
 import { defineAggregate, reject, type Message } from '../../../functions/core/aggregate.ts';
 import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
 import type { EventRecord, ResultRecord } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';
+import { aggregateBatch, checkpointsThrough } from '../../support/decide.ts';
 import { mskEvent } from '../../support/msk.ts';
 
-const NOW = new Date('2026-11-30T10:00:00.000Z');
-const LATER = new Date('2026-12-01T08:30:00.000Z');
+/** The test records' timestamps: this base plus the offset (test/support/msk.ts). */
+const RECORD_TIME = 1_764_496_800_000;
 
 /** A test aggregate whose events carry text of any size, and whose decide or evolve can be made to throw. */
 type NoteCommand = Message<'Note', { readonly text: string; readonly copies?: number; readonly fail?: 'decide' | 'evolve' }>;
@@ -88,12 +91,12 @@ const withdraw = (offset: number, amount: number, extra: Partial<Spec> = {}): Sp
 const close = (offset: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'CloseAccount', ...extra });
 
 const accountHead = (): Head => emptyHead('account', 'acc-1', account.initialState);
-const noWatermarks: ReadonlyMap<string, PublishWatermark> = new Map();
-const confirmedThrough = (through: number, tp = 'commands-0'): ReadonlyMap<string, PublishWatermark> =>
-  new Map([[tp, { tp, through, gaps: [] }]]);
+const noCheckpoints: ReadonlyMap<string, PartitionCheckpoint> = new Map();
+const confirmedThrough = checkpointsThrough;
+const batchOf = aggregateBatch;
 
-const decide = async (base: Head, specs: readonly Spec[], watermarks = noWatermarks, now = NOW, maxHeadBytes?: number) =>
-  decideAggregate(base, await incoming(...specs), watermarks, now, maxHeadBytes);
+const decide = async (base: Head, specs: readonly Spec[], checkpoints = noCheckpoints, maxHeadBytes = MAX_HEAD_BYTES) =>
+  decideAggregate(batchOf(base, await incoming(...specs), { checkpoints, maxHeadBytes }));
 
 /** The head a successful batch committed. */
 const committed = (outcome: AggregateOutcome): Head => {
@@ -262,43 +265,41 @@ describe('decideAggregate: outbox', () => {
   it('publishes an unconfirmed outbox before the new events and keeps it in the next head', async () => {
     const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
     expect(head.outbox.map((e) => e.version)).toStrictEqual([1, 2]);
-    const outcome = await decide(head, [withdraw(12, 30)], noWatermarks);
+    const outcome = await decide(head, [withdraw(12, 30)], noCheckpoints);
     expect(outcome.toPublish.map((e) => e.version)).toStrictEqual([1, 2, 3]);
     expect(outcome.toPublish.slice(0, 2)).toStrictEqual(head.outbox);
     expect(committed(outcome).outbox).toStrictEqual(outcome.toPublish);
     expect(committed(outcome).writtenAt).toStrictEqual({ tp: 'commands-0', offset: 12 });
   });
 
-  it('drops an outbox the watermark confirmed', async () => {
+  it('drops an outbox the checkpoint confirmed', async () => {
     const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
     const outcome = await decide(head, [withdraw(12, 30)], confirmedThrough(11));
     expect(outcome.toPublish.map((e) => e.version)).toStrictEqual([3]);
     expect(committed(outcome).outbox.map((e) => e.version)).toStrictEqual([3]);
   });
 
-  it('keeps the outbox unconfirmed when the head was written inside a gap', async () => {
+  it('keeps the outbox unconfirmed when the partition\'s checkpoint starts after the offset the head was written at', async () => {
+    // A checkpoint that starts at 20 has not seen what was committed at 11: it confirms nothing before 20.
     const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
-    const gap = new Map([['commands-0', { tp: 'commands-0', through: 40, gaps: [[5, 20]] as const }]]);
-    const outcome = await decide(head, [withdraw(41, 30)], gap);
+    const outcome = await decide(head, [withdraw(41, 30)], confirmedThrough(40, 'commands-0', 20));
     expect(outcome.toPublish.map((e) => e.version)).toStrictEqual([1, 2, 3]);
   });
 
   it('re-publishes an unconfirmed outbox even when the batch has nothing new, without a write', async () => {
     const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
-    const outcome = await decide(head, [deposit(11, 100)], noWatermarks);
+    const outcome = await decide(head, [deposit(11, 100)], noCheckpoints);
     expect(outcome.next).toBeNull();
     expect(outcome.toPublish).toStrictEqual(head.outbox);
   });
 });
 
 describe('decideAggregate: event records follow the wire contract', () => {
-  it('builds each event from the command, the injected time and the source position', async () => {
-    const outcome = await decide(
-      accountHead(),
-      [open(10, { commandId: 'c-open', metadata: { correlationId: 'x', user: { id: 7 } } }), deposit(11, 50, { commandId: 'c-dep' })],
-      noWatermarks,
-      LATER,
-    );
+  it('builds each event from the command, the command record\'s time and the source position', async () => {
+    const outcome = await decide(accountHead(), [
+      open(10, { commandId: 'c-open', metadata: { correlationId: 'x', user: { id: 7 } } }),
+      deposit(11, 50, { commandId: 'c-dep' }),
+    ]);
     const expected: EventRecord[] = [
       {
         eventId: 'account:acc-1:1',
@@ -308,7 +309,7 @@ describe('decideAggregate: event records follow the wire contract', () => {
         type: 'AccountOpened',
         data: { owner: 'Ada' },
         commandId: 'c-open',
-        occurredAt: '2026-12-01T08:30:00.000Z',
+        occurredAt: new Date(RECORD_TIME + 10).toISOString(),
         metadata: { correlationId: 'x', user: { id: 7 } },
         source: { topic: 'commands', partition: 0, offset: 10 },
       },
@@ -320,7 +321,7 @@ describe('decideAggregate: event records follow the wire contract', () => {
         type: 'MoneyDeposited',
         data: { amount: 50 },
         commandId: 'c-dep',
-        occurredAt: '2026-12-01T08:30:00.000Z',
+        occurredAt: new Date(RECORD_TIME + 11).toISOString(),
         source: { topic: 'commands', partition: 0, offset: 11 },
       },
     ];
@@ -381,7 +382,7 @@ describe('decideAggregate: commands that break the aggregate', () => {
 
   it('rejects a command whose decide throws as DecideFailed, dead-letters it, and decides the rest', async () => {
     const commands = await incoming(note(1, 'a'), note(2, 'b', 'decide'), note(3, 'c'));
-    const outcome = decideAggregate(notesHead(), commands, noWatermarks, NOW);
+    const outcome = decideAggregate(batchOf(notesHead(), commands));
     expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 DecideFailed', 'c-0-3 v2']);
     expect(outcome.deadLetters).toHaveLength(1);
     expect(outcome.deadLetters[0]?.record).toBe(commands[1]?.record);
@@ -400,24 +401,58 @@ describe('decideAggregate: commands that break the aggregate', () => {
     expect(committed(outcome).state).toStrictEqual({ count: 2 });
   });
 
-  it('rejects with AggregateTooLarge, and dead-letters, a command that would overflow the head', async () => {
-    // Each 1,000-character note fits alone; the third one does not fit on top of the first two.
+  it('commits the commands that fit in one write and leaves the rest of the batch for a retry, from the first that does not', async () => {
     const commands = await incoming(note(1, 'x'.repeat(1000)), note(2, 'y'.repeat(1000)), note(3, 'z'.repeat(1000)), note(4, 'small'));
-    const outcome = decideAggregate(notesHead(), commands, noWatermarks, NOW, 4500);
-    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 v2', 'c-0-3 AggregateTooLarge', 'c-0-4 v3']);
-    expect(outcome.deadLetters.map((d) => [d.record, d.reason.code])).toStrictEqual([[commands[2]?.record, 'AggregateTooLarge']]);
+    const limit = headItemBytes(committed(decideAggregate(batchOf(notesHead(), commands.slice(0, 2))))) + 500;
+    const outcome = decideAggregate(batchOf(notesHead(), commands, { maxHeadBytes: limit }));
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 v2']);
+    expect(outcome.retryFrom).toBe(commands[2]?.record);
+    expect(outcome.deadLetters).toStrictEqual([]);
     const next = committed(outcome);
-    expect(next.outbox.map((e) => e.data)).toStrictEqual([{ text: 'x'.repeat(1000) }, { text: 'y'.repeat(1000) }, { text: 'small' }]);
-    expect(JSON.stringify(next).length).toBeLessThanOrEqual(4500);
-    expect(outcome.counts).toStrictEqual({ accepted: 3, rejected: 1, duplicates: 0 });
+    expect(headItemBytes(next)).toBeLessThanOrEqual(limit);
+    expect(next.offsets).toStrictEqual({ 'commands-0': 2 });
+
+    // The retry starts from a published (confirmed) outbox: the rest fits now.
+    const retry = decideAggregate(batchOf(next, commands.slice(2), { checkpoints: confirmedThrough(2), maxHeadBytes: limit }));
+    expect(summary(retry.results)).toStrictEqual(['c-0-3 v3', 'c-0-4 v4']);
+    expect(retry.retryFrom).toBeNull();
   });
 
-  it('counts multi-byte characters as the bytes they take', async () => {
-    // 1,000 characters of 'é' are 2,000 bytes: over a 1,800-byte limit, though 1,000 ASCII characters fit.
-    const ascii = decideAggregate(notesHead(), await incoming(note(1, 'e'.repeat(1000))), noWatermarks, NOW, 1800);
-    expect(summary(ascii.results)).toStrictEqual(['c-0-1 v1']);
-    const accented = decideAggregate(notesHead(), await incoming(note(1, 'é'.repeat(1000))), noWatermarks, NOW, 1800);
+  it('rejects with AggregateTooLarge, and dead-letters, a command that cannot fit even as the only new one, and decides the rest', async () => {
+    const commands = await incoming(note(1, 'z'.repeat(3000)), note(2, 'small'));
+    const limit = headItemBytes(committed(decideAggregate(batchOf(notesHead(), commands.slice(1))))) + 1000;
+    const outcome = decideAggregate(batchOf(notesHead(), commands, { maxHeadBytes: limit }));
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 AggregateTooLarge', 'c-0-2 v1']);
+    expect(outcome.deadLetters.map((d) => [d.record, d.reason.code])).toStrictEqual([[commands[0]?.record, 'AggregateTooLarge']]);
+    expect(outcome.retryFrom).toBeNull();
+    expect(outcome.counts).toStrictEqual({ accepted: 1, rejected: 1, duplicates: 0 });
+  });
+
+  it('measures the head as DynamoDB stores it: multi-byte characters count as the bytes they take', async () => {
+    const ascii = committed(decideAggregate(batchOf(notesHead(), await incoming(note(1, 'e'.repeat(1000))))));
+    const limit = headItemBytes(ascii) + 500;
+    // 1,000 characters of 'é' are 2,000 bytes in UTF-8, 1,000 more than the ASCII note's.
+    const accented = decideAggregate(batchOf(notesHead(), await incoming(note(1, 'é'.repeat(1000))), { maxHeadBytes: limit }));
     expect(summary(accented.results)).toStrictEqual(['c-0-1 AggregateTooLarge']);
+  });
+
+  it('refuses an event that would not read back as decided: not valid after a JSON round trip', async () => {
+    const dated = defineAggregate<{ readonly n: number }, Message<'Stamp', Record<string, never>>, Message<'Stamped', { readonly at: string }>>({
+      type: 'dated',
+      initialState: { n: 0 },
+      evolve: (state) => ({ n: state.n + 1 }),
+      // A Date survives in memory but is a string in the log; the schema wants a number-free string object here.
+      decide: () => [{ type: 'Stamped', data: { at: new Date(0) as unknown as string } }],
+      commands: { Stamp: z.strictObject({}) },
+      events: { Stamped: z.strictObject({ at: z.string().regex(/^\d+$/) }) },
+    });
+    const record = decodeMskEvent(mskEvent([{ offset: 1, key: 'd-1', value: { commandId: 'c-d', aggregateType: 'dated', aggregateId: 'd-1', type: 'Stamp', data: {} } }]))[0]![0]!;
+    const decoded = await decodeCommand(record, registry([dated]));
+    if (!('ok' in decoded)) throw new Error('did not decode');
+    const outcome = decideAggregate(batchOf(emptyHead('dated', 'd-1', { n: 0 }), [decoded.ok]));
+    expect(summary(outcome.results)).toStrictEqual(['c-d DecideFailed']);
+    expect(outcome.deadLetters[0]?.reason.message).toMatch(/not valid as the log stores it/);
+    expect(outcome.next).toBeNull();
   });
 
   it('treats a business rejection of the test aggregate as a result, not a dead letter', async () => {
@@ -458,5 +493,81 @@ describe('decideAggregate: recent commands', () => {
       ['c-0-4', 'commands-0', 4, 'accepted'],
       ['c-0-5', 'commands-0', 5, 'rejected'],
     ]);
+  });
+});
+
+describe('decideAggregate: what the head no longer keeps', () => {
+  it('answers a redelivered rejection whose outcome is gone with OutcomeNotRetained, never with nothing or another result', async () => {
+    // The rejection at 10 was never written (a batch with no events writes no head); 11 moved the offset past it.
+    const rejectedAlone = await decide(accountHead(), [withdraw(10, 5)]);
+    expect(rejectedAlone.next).toBeNull();
+    const head = committed(await decide(accountHead(), [open(11)]));
+    const again = await decide(head, [withdraw(10, 5)], confirmedThrough(11));
+    expect(again.results).toStrictEqual([
+      {
+        commandId: 'c-0-10',
+        aggregateType: 'account',
+        aggregateId: 'acc-1',
+        status: 'rejected',
+        reason: { code: 'OutcomeNotRetained', message: expect.stringContaining('commands-0@10 was handled before') as string },
+      },
+    ]);
+    expect(again.next).toBeNull();
+  });
+
+  it('answers a record at a handled position that now holds another command with PositionReused, changing nothing', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 5)]));
+    const outcome = await decide(head, [deposit(11, 7, { commandId: 'someone-else' })], confirmedThrough(11));
+    expect(summary(outcome.results)).toStrictEqual(['someone-else PositionReused']);
+    expect(outcome.next).toBeNull();
+  });
+
+  it('recognises an accepted commandId re-sent after more than RECENT_COMMANDS later commands, from the archive, within the dedupe window', async () => {
+    const many = [open(0, { commandId: 'first' }), ...Array.from({ length: RECENT_COMMANDS + 5 }, (_, i) => deposit(i + 1, 1))];
+    const written = committed(await decide(accountHead(), many));
+    // A later batch pushes the oldest entries out of the recent window: they go to the archive.
+    const later = await decide(written, [deposit(200, 1), deposit(201, 1)], confirmedThrough(RECENT_COMMANDS + 5));
+    const head = committed(later);
+    expect(later.archive.map((a) => a.commandId)).toContain('first');
+    expect(head.recent.some((r) => r.commandId === 'first')).toBe(false);
+    expect(head.archivedUntil).toBeGreaterThan(0);
+
+    const archived = new Map(later.archive.map((a) => [a.commandId, a]));
+    const resend = [open(300, { commandId: 'first' })];
+    const found = decideAggregate(batchOf(head, await incoming(...resend), { archived, checkpoints: confirmedThrough(201) }));
+    expect(summary(found.results)).toStrictEqual(['first v1']);
+    expect(found.counts.duplicates).toBe(1);
+
+    // Past the window the archive no longer vouches for it: it is decided again (and rejected: the account exists).
+    const expired = decideAggregate(batchOf(head, await incoming(...resend), { archived, checkpoints: confirmedThrough(201), dedupeWindowMs: 100 }));
+    expect(summary(expired.results)).toStrictEqual(['first AccountAlreadyExists']);
+  });
+});
+
+describe('decideAggregate: operator releases and time', () => {
+  it('dead-letters a released record with the reason, answers it, and decides the others', async () => {
+    const commands = await incoming(open(1), deposit(2, 5), deposit(3, 7));
+    const release = { action: 'skip' as const, from: 2, to: 2, reason: 'poison, OPS-1', by: 'ops@host', at: '2026-11-30T10:00:00.000Z' };
+    const outcome = decideAggregate(batchOf(accountHead(), commands, { releaseOf: (r) => (r.offset === 2 ? release : undefined) }));
+    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 SkippedByOperator', 'c-0-3 v2']);
+    expect(outcome.deadLetters.map((d) => [d.record.offset, d.reason.code])).toStrictEqual([[2, 'SkippedByOperator']]);
+    expect(outcome.deadLetters[0]?.reason.message).toContain('poison, OPS-1');
+  });
+
+  it('ignores a release for a record the head has handled already', async () => {
+    const head = committed(await decide(accountHead(), [open(1), deposit(2, 5)]));
+    const commands = await incoming(deposit(2, 5));
+    const release = { action: 'skip' as const, from: 2, to: 2, reason: 'late', by: 'ops@host', at: '2026-11-30T10:00:00.000Z' };
+    const outcome = decideAggregate(batchOf(head, commands, { checkpoints: confirmedThrough(2), releaseOf: () => release }));
+    expect(summary(outcome.results)).toStrictEqual(['c-0-2 v2']);
+    expect(outcome.deadLetters).toStrictEqual([]);
+  });
+
+  it('decides at the command record\'s time, so that two decisions of one record are the same', async () => {
+    const first = await decide(accountHead(), [open(1), deposit(2, 5)]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await decide(accountHead(), [open(1), deposit(2, 5)]);
+    expect(second.toPublish).toStrictEqual(first.toPublish);
+    expect(first.toPublish.map((e) => e.occurredAt)).toStrictEqual([new Date(RECORD_TIME + 1).toISOString(), new Date(RECORD_TIME + 2).toISOString()]);
   });
 });

@@ -1,0 +1,137 @@
+/**
+ * The layout of the aggregates table's items: a head, a partition checkpoint, an archived
+ * command, the control item; and the size of a head's item as DynamoDB counts it. Pure
+ * codecs; heads-table.ts does the I/O.
+ */
+import type { EventRecord } from '../core/wire.ts';
+import type { ArchivedCommand, Head, RecentCommand } from '../command/head.ts';
+import type { PartitionCheckpoint } from '../command/partition.ts';
+
+type Item = Record<string, unknown>;
+
+/** Key of an aggregate's head item. Aggregate type names never contain `#` (checked at registration). */
+export const headKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
+/** Key of a commands partition's checkpoint; `~` cannot start an aggregate type name. */
+export const checkpointKey = (tp: string): string => `~partition#${tp}`;
+/** Key of an archived accepted command of an aggregate. */
+export const archiveKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~command#${headKey(aggregateType, aggregateId)}#${commandId}`;
+/** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
+export const CONTROL_KEY = '~control';
+/** Key of a commands partition's operator releases (core/release.ts). */
+export const releasesKey = (tp: string): string => `~release#${tp}`;
+
+/**
+ * A recent command as stored: a tuple, since a head keeps a hundred of them and DynamoDB
+ * bills writes by size. The result's aggregate fields are the head's own.
+ */
+type StoredRecent =
+  | [commandId: string, tp: string, offset: number, at: number, version: number]
+  | [commandId: string, tp: string, offset: number, at: number, code: string, message: string];
+
+const packRecent = (recent: readonly RecentCommand[]): StoredRecent[] =>
+  recent.map(({ commandId, tp, offset, at, result }) =>
+    result.status === 'accepted' ? [commandId, tp, offset, at, result.version] : [commandId, tp, offset, at, result.reason.code, result.reason.message],
+  );
+
+const unpackRecent = (aggregateType: string, aggregateId: string, stored: readonly StoredRecent[]): RecentCommand[] =>
+  stored.map(([commandId, tp, offset, at, ...outcome]) => ({
+    commandId,
+    tp,
+    offset,
+    at,
+    result:
+      outcome.length === 1
+        ? { commandId, aggregateType, aggregateId, status: 'accepted', version: outcome[0] }
+        : { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: outcome[0], message: outcome[1] } },
+  }));
+
+/** The item of a head (without the bookkeeping attributes a write adds). */
+export const toItem = (head: Head): Item => ({
+  pk: headKey(head.aggregateType, head.aggregateId),
+  aggregateType: head.aggregateType,
+  aggregateId: head.aggregateId,
+  version: head.version,
+  state: JSON.stringify(head.state),
+  offsets: head.offsets,
+  recent: JSON.stringify(packRecent(head.recent)),
+  ...(head.archivedUntil > 0 ? { archivedUntil: head.archivedUntil } : {}),
+  outbox: JSON.stringify(head.outbox),
+  ...(head.writtenAt === null ? {} : { writtenTp: head.writtenAt.tp, writtenOffset: head.writtenAt.offset }),
+});
+
+/** Parses a head item; our own writes, so the shape is trusted and only converted. */
+export const fromItem = (item: Item): Head => ({
+  aggregateType: item.aggregateType as string,
+  aggregateId: item.aggregateId as string,
+  version: Number(item.version),
+  state: JSON.parse(item.state as string) as unknown,
+  offsets: Object.fromEntries(Object.entries((item.offsets ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
+  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
+  archivedUntil: Number(item.archivedUntil ?? 0),
+  outbox: JSON.parse((item.outbox as string | undefined) ?? '[]') as EventRecord[],
+  writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
+});
+
+/** The item of a checkpoint. */
+export const checkpointItem = (checkpoint: PartitionCheckpoint & { readonly since?: string }): Item => ({
+  pk: checkpointKey(checkpoint.tp),
+  incarnation: checkpoint.incarnation,
+  from: checkpoint.from,
+  through: checkpoint.through,
+  ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
+  ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
+});
+
+/** A checkpoint and when its incarnation began (absent for the first). */
+export type StoredCheckpoint = PartitionCheckpoint & { readonly since?: string };
+
+/** Parses a checkpoint item. */
+export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
+  tp: (item.pk as string).slice('~partition#'.length),
+  incarnation: Number(item.incarnation ?? 1),
+  from: Number(item.from),
+  through: Number(item.through),
+  fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
+  ...(typeof item.since === 'string' ? { since: item.since } : {}),
+});
+
+/** The item of an archived command; it expires (DynamoDB TTL, `expiresAt` in seconds) when the dedupe window has passed. */
+export const archiveItem = (aggregateType: string, aggregateId: string, command: ArchivedCommand, windowMs: number): Item => ({
+  pk: archiveKey(aggregateType, aggregateId, command.commandId),
+  commandId: command.commandId,
+  version: command.version,
+  at: command.at,
+  expiresAt: Math.ceil((command.at + windowMs) / 1000) + 86_400,
+});
+
+/** Parses an archived command item. */
+export const archivedFromItem = (item: Item): ArchivedCommand => ({ commandId: item.commandId as string, version: Number(item.version), at: Number(item.at) });
+
+const encoder = new TextEncoder();
+const utf8 = (text: string): number => encoder.encode(text).length;
+
+/** Bytes of a number as DynamoDB stores it: about one per two significant digits, plus one. */
+const numberBytes = (n: number): number => {
+  const digits = String(Math.abs(n)).replace(/[.eE+-]/g, '').replace(/^0+/, '').replace(/0+$/, '').length;
+  return Math.ceil(Math.max(digits, 1) / 2) + 1 + (n < 0 ? 1 : 0);
+};
+
+/** Bytes of an attribute value as DynamoDB counts them (strings as UTF-8, maps and lists with their overhead). */
+const valueBytes = (value: unknown): number => {
+  if (typeof value === 'string') return utf8(value);
+  if (typeof value === 'number') return numberBytes(value);
+  if (typeof value === 'boolean' || value === null || value === undefined) return 1;
+  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + valueBytes(v), 0);
+  if (value instanceof Uint8Array) return value.length;
+  return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + 1 + utf8(k) + valueBytes(v), 0);
+};
+
+/** Size of an item as DynamoDB counts it against its 400 KB limit: names and values. */
+export const itemBytes = (item: Item): number => Object.entries(item).reduce((n, [name, value]) => n + utf8(name) + valueBytes(value), 0);
+
+/** Attributes a commit adds to the head item beyond `toItem`, at their largest. */
+const COMMIT_ATTRIBUTES = { updatedAt: '2026-11-30T10:00:00.000Z', rebuildEpoch: 2 ** 31 };
+
+/** The size of a head's item as stored, in bytes. */
+export const headItemBytes = (head: Head): number => itemBytes({ ...toItem(head), ...COMMIT_ATTRIBUTES });

@@ -1,0 +1,152 @@
+/**
+ * Before a batch decides anything: each of its partitions checked against the table's
+ * checkpoint (partition.ts). A recreated topic gets a new incarnation, recorded before any
+ * decision, so racing invocations agree; a table behind its log stops the batch.
+ */
+import { topicPartition } from '../core/wire.ts';
+import type { RawRecord } from '../core/msk-event.ts';
+import type { StoredCheckpoint } from '../adapters/head-item.ts';
+import { assess, firstCheckpoint, fingerprint, judge, nextIncarnation, type SampledRecord, type Verdict } from './partition.ts';
+
+/** One partition's records in a batch, in offset order. */
+export interface PartitionSpan {
+  readonly topic: string;
+  readonly partition: number;
+  readonly from: number;
+  readonly to: number;
+  readonly records: readonly RawRecord[];
+}
+
+/** What the checks need: the commands topic as a log, and the checkpoints in the table. */
+export interface PartitionCheckDeps {
+  readonly commandLog: {
+    bounds(topic: string, partition: number): Promise<{ start: number; end: number }>;
+    sample(
+      topic: string,
+      partition: number,
+      from: number,
+      to: number,
+      limit: number,
+    ): Promise<readonly { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null }[]>;
+  };
+  readonly checkpoints: {
+    putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
+    getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
+  };
+  readonly tableName: string;
+}
+
+/**
+ * The table does not hold what the log says was handled: decided now, commands would meet
+ * heads older than the events topic. Commands wait (the batch fails and is retried) until the
+ * snapshot rebuild has caught the table up.
+ */
+export class TableBehindLogError extends Error {
+  override readonly name = 'TableBehindLogError';
+  constructor(
+    readonly tableName: string,
+    readonly detail = 'it has no control item, but the events topic holds events',
+  ) {
+    super(`table ${tableName} is behind its log (${detail}): run the snapshot rebuild before commands are decided`);
+  }
+}
+
+/** Another invocation kept moving a checkpoint: the batch fails and is retried, idempotently. */
+export class CheckpointContendedError extends Error {
+  override readonly name = 'CheckpointContendedError';
+  constructor(readonly tp: string) {
+    super(`the checkpoint of ${tp} kept changing under this batch; it is retried`);
+  }
+}
+
+/** The fingerprint of a record as the trigger gives it. */
+export const fingerprintOf = (record: RawRecord): string => fingerprint(record.original);
+
+const sampled = (r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null }): SampledRecord => ({
+  offset: r.offset,
+  fingerprint: fingerprint({ timestamp: r.timestamp, key: r.key?.toString('base64') ?? null, value: r.value?.toString('base64') ?? null }),
+});
+
+/** The batch's records, partition by partition. */
+export const spansOf = (partitions: readonly (readonly RawRecord[])[]): Map<string, PartitionSpan> =>
+  new Map(
+    partitions.flatMap((records) => {
+      const first = records[0];
+      const last = records.at(-1);
+      if (first === undefined || last === undefined) return [];
+      return [[topicPartition(first), { topic: first.topic, partition: first.partition, from: first.offset, to: last.offset, records }] as const];
+    }),
+  );
+
+/**
+ * Checks every partition of the batch; returns the checkpoint each is decided under (stored
+ * or about to be: a partition new to the table starts at the batch). `fresh`: the table was
+ * created by this batch, so no partition can be behind it.
+ */
+export const checkPartitions = async (
+  deps: PartitionCheckDeps,
+  spans: ReadonlyMap<string, PartitionSpan>,
+  stored: ReadonlyMap<string, StoredCheckpoint>,
+  fresh: boolean,
+): Promise<{ effective: Map<string, StoredCheckpoint>; written: Map<string, StoredCheckpoint> }> => {
+  const effective = new Map<string, StoredCheckpoint>();
+  const written = new Map<string, StoredCheckpoint>();
+  const behind: string[] = [];
+  await Promise.all(
+    [...spans].map(async ([tp, span]) => {
+      const checkpoint = stored.get(tp);
+      const batch = {
+        from: span.from,
+        to: span.to,
+        fingerprintAt: (offset: number) => {
+          const record = span.records.find((r) => r.offset === offset);
+          return record === undefined ? undefined : fingerprintOf(record);
+        },
+      };
+      if (checkpoint === undefined && fresh) {
+        effective.set(tp, firstCheckpoint(tp, span.from));
+        return;
+      }
+      // A partition new to the table at offset 0 has nothing before it; elsewhere the log start tells.
+      const logStart = checkpoint === undefined && span.from > 0 ? (await deps.commandLog.bounds(span.topic, span.partition)).start : 0;
+      const assessment = assess(checkpoint, batch, logStart);
+      let verdict: Verdict = assessment.kind === 'read' ? 'continue' : assessment.kind;
+      if (assessment.kind === 'read') {
+        const [log, records] = await Promise.all([
+          deps.commandLog.bounds(span.topic, span.partition),
+          deps.commandLog.sample(span.topic, span.partition, assessment.from, assessment.to, 2),
+        ]);
+        verdict = judge(checkpoint, batch, records.map(sampled), log);
+        if (verdict === 'behind')
+          behind.push(
+            checkpoint === undefined
+              ? `${tp} holds records before offset ${span.from} that this table never saw`
+              : `${tp} was handled up to offset ${span.from - 1}, but this table only up to ${checkpoint.through}`,
+          );
+      }
+      if (verdict !== 'recreated' || checkpoint === undefined) {
+        if (verdict !== 'behind') effective.set(tp, checkpoint ?? firstCheckpoint(tp, span.from));
+        return;
+      }
+      // A new life of the topic: offsets start again, and a trigger starts at its beginning.
+      const { start } = await deps.commandLog.bounds(span.topic, span.partition);
+      if (span.from > start && (await deps.commandLog.sample(span.topic, span.partition, start, span.from - 1, 1)).length > 0) {
+        behind.push(`${tp} was recreated, and its records before offset ${span.from} were handled without this table`);
+        return;
+      }
+      const next: StoredCheckpoint = { ...nextIncarnation(checkpoint, span.from), since: new Date().toISOString() };
+      if (await deps.checkpoints.putCheckpoint(next, checkpoint)) {
+        effective.set(tp, next);
+        written.set(tp, next);
+        return;
+      }
+      // A racing invocation saw the same and recorded it first.
+      const now = await deps.checkpoints.getCheckpoint(tp);
+      if (now === undefined || now.incarnation <= checkpoint.incarnation) throw new CheckpointContendedError(tp);
+      effective.set(tp, now);
+      written.set(tp, now);
+    }),
+  );
+  if (behind.length > 0) throw new TableBehindLogError(deps.tableName, behind.join('; '));
+  return { effective, written };
+};

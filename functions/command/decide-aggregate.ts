@@ -1,0 +1,194 @@
+/**
+ * The pure heart of the command side: folds one aggregate's commands of a batch, in order,
+ * through decide/evolve against its head, deduplicating by source position and commandId,
+ * and keeps the head within its size limit. The result is what to commit (one head), what to
+ * publish, what to answer and what to archive; no I/O.
+ */
+import type { RawRecord } from '../core/msk-event.ts';
+import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
+import { topicPartition, type EventRecord, type Reason, type ResultRecord } from '../core/wire.ts';
+import { classify } from './dedupe.ts';
+import type { IncomingCommand } from './decode.ts';
+import { decideOne, type Decided } from './decide-one.ts';
+import { MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from './head.ts';
+import { positionKey } from './partition.ts';
+
+export { eventRecord } from './decide-one.ts';
+
+/** One aggregate's share of a batch, and what the decision needs to know besides. */
+export interface AggregateBatch {
+  readonly base: Head;
+  /** The aggregate's commands, in partition order. */
+  readonly commands: readonly IncomingCommand[];
+  /** The incarnation of a record's partition (partition.ts): 1 unless its topic was recreated. */
+  readonly incarnationOf: (record: RawRecord) => number;
+  /** Whether the base head's outbox is known to be published (partition.ts `outboxConfirmed`). */
+  readonly outboxConfirmed: boolean;
+  /** Accepted commands of the aggregate found in the archive, by commandId. */
+  readonly archived: ReadonlyMap<string, ArchivedCommand>;
+  /** How long an accepted commandId is recognised, in ms of record time. */
+  readonly dedupeWindowMs: number;
+  /** The operator release that covers a record, if any (core/release.ts). */
+  readonly releaseOf: (record: RawRecord) => Release | undefined;
+  /** Size of the head's item as stored, in bytes. */
+  readonly sizeOf: (head: Head) => number;
+  readonly maxHeadBytes: number;
+}
+
+/** What one aggregate's share of a batch comes to. */
+export interface AggregateOutcome {
+  /** One result per command handled, in order, including the original results re-emitted for duplicates. */
+  readonly results: readonly ResultRecord[];
+  /** Commands that broke the aggregate rather than a business rule (decide threw, head too large), or that an operator skipped. */
+  readonly deadLetters: readonly { readonly record: RawRecord; readonly reason: Reason }[];
+  /** Events to publish, in version order: the unconfirmed outbox first, then the new ones. */
+  readonly toPublish: readonly EventRecord[];
+  /** The head to commit, conditional on `base.version`; null when nothing new was decided. */
+  readonly next: Head | null;
+  readonly counts: { accepted: number; rejected: number; duplicates: number };
+  /**
+   * The first command left undecided because the head would not fit in one write with it:
+   * its partition is retried from there (the next batch starts from a confirmed outbox).
+   */
+  readonly retryFrom: RawRecord | null;
+  /** Accepted commands that leave the recent window: archived before the head is written. */
+  readonly archive: readonly ArchivedCommand[];
+}
+
+const bounded = (reason: Reason): Reason =>
+  reason.message.length <= MAX_REASON_CHARS ? reason : { code: reason.code, message: `${reason.message.slice(0, MAX_REASON_CHARS - 1)}…` };
+
+interface Folded {
+  readonly outcome: AggregateOutcome;
+  /** Commands folded (the rest were left for a retry). */
+  readonly handled: number;
+  /** Events the folded commands added. */
+  readonly added: number;
+}
+
+/** Folds the first `limit` commands; those in `tooLarge` are rejected as AggregateTooLarge instead of decided. */
+const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number>): Folded => {
+  const { base } = batch;
+  const { aggregateType, aggregateId } = base;
+  const carried = batch.outboxConfirmed ? [] : base.outbox;
+  const results: ResultRecord[] = [];
+  const deadLetters: { record: RawRecord; reason: Reason }[] = [];
+  const recent: RecentCommand[] = [...base.recent];
+  const offsets: Record<string, number> = { ...base.offsets };
+  const events: EventRecord[] = [];
+  const counts = { accepted: 0, rejected: 0, duplicates: 0 };
+  let state = base.state;
+  let version = base.version;
+  let last: { tp: string; offset: number } | null = null;
+
+  const rejected = (commandId: string, reason: Reason): ResultRecord => ({ commandId, aggregateType, aggregateId, status: 'rejected', reason: bounded(reason) });
+  const remember = (incoming: IncomingCommand, tp: string, result: ResultRecord): void => {
+    recent.push({ commandId: incoming.envelope.commandId, tp, offset: incoming.record.offset, at: incoming.record.timestamp, result });
+  };
+
+  for (let i = 0; i < limit; i++) {
+    const incoming = batch.commands[i] as IncomingCommand;
+    const { record, envelope } = incoming;
+    const incarnation = batch.incarnationOf(record);
+    const tp = positionKey(topicPartition(record), incarnation);
+    const known = classify({ recent, offsets, archived: batch.archived, dedupeWindowMs: batch.dedupeWindowMs }, incoming, tp);
+    if (known.kind === 'duplicate') {
+      results.push(known.result);
+      counts.duplicates++;
+      if (known.remember) remember(incoming, tp, known.result);
+      continue;
+    }
+    if (known.kind === 'answered') {
+      results.push(rejected(envelope.commandId, known.reason));
+      counts.rejected++;
+      continue;
+    }
+    const release = batch.releaseOf(record);
+    if (release?.action === 'skip') {
+      const reason = { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) };
+      deadLetters.push({ record, reason });
+      results.push(rejected(envelope.commandId, reason));
+      counts.rejected++;
+      continue;
+    }
+    let decided: Decided;
+    if (tooLarge.has(i)) {
+      const reason = {
+        code: 'AggregateTooLarge',
+        message: `committing this command would make the head of ${aggregateType} ${aggregateId} larger than ${batch.maxHeadBytes} bytes as stored`,
+      };
+      decided = { reason, deadLetter: true };
+    } else {
+      decided = decideOne(incoming, state, version, incarnation);
+    }
+    let result: ResultRecord;
+    if ('reason' in decided) {
+      if (decided.deadLetter) deadLetters.push({ record, reason: bounded(decided.reason) });
+      result = rejected(envelope.commandId, decided.reason);
+      counts.rejected++;
+    } else {
+      events.push(...decided.events);
+      // Only commands with events move the stored offset, so that a head rebuilt from the
+      // events topic alone has the same offsets. A rejection redelivered past it is decided
+      // again against the same state, at the same record time, which gives the same answer.
+      if (decided.events.length > 0) {
+        offsets[tp] = record.offset;
+        last = { tp, offset: record.offset };
+      }
+      state = decided.state;
+      version += decided.events.length;
+      result = { commandId: envelope.commandId, aggregateType, aggregateId, status: 'accepted', version };
+      counts.accepted++;
+    }
+    results.push(result);
+    remember(incoming, tp, result);
+  }
+
+  const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
+  if (events.length === 0 || last === null)
+    return { outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [] }, handled: limit, added: 0 };
+  const keep = Math.max(RECENT_COMMANDS, limit);
+  const evicted = recent.slice(0, Math.max(0, recent.length - keep));
+  const archive = [...new Map(
+    evicted.flatMap((r) => (r.result.status === 'accepted' ? [[r.commandId, { commandId: r.commandId, version: r.result.version, at: r.at }] as const] : [])),
+  ).values()];
+  const next: Head = {
+    aggregateType,
+    aggregateId,
+    version,
+    state,
+    offsets,
+    recent: recent.slice(-keep),
+    archivedUntil: Math.max(base.archivedUntil, ...archive.map((a) => a.at)),
+    outbox: [...carried, ...events],
+    writtenAt: last,
+  };
+  return { outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive }, handled: limit, added: events.length };
+};
+
+const fits = (batch: AggregateBatch, folded: Folded): boolean => folded.outcome.next === null || batch.sizeOf(folded.outcome.next) <= batch.maxHeadBytes;
+
+/**
+ * Folds `batch.commands` (all for `base`'s aggregate, in partition order) against `base`.
+ * When the head would outgrow its limit, it keeps the longest prefix of commands that fits;
+ * a command that cannot fit even as the first new one is rejected as AggregateTooLarge.
+ */
+export const decideAggregate = (batch: AggregateBatch): AggregateOutcome => {
+  const tooLarge = new Set<number>();
+  for (;;) {
+    const all = fold(batch, batch.commands.length, tooLarge);
+    if (fits(batch, all)) return all.outcome;
+    // The shortest prefix that overflows ends with the command that does not fit.
+    let lo = 0; // a prefix that fits
+    let hi = batch.commands.length; // a prefix that does not
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (fits(batch, fold(batch, mid, tooLarge))) lo = mid;
+      else hi = mid;
+    }
+    const before = fold(batch, hi - 1, tooLarge);
+    if (before.added > 0 && fits(batch, before)) return before.outcome;
+    // Nothing new fits beside it: no later batch would take it either.
+    tooLarge.add(hi - 1);
+  }
+};
