@@ -75,11 +75,12 @@ export interface FunctionSpec {
   /** Tables the function reads and writes; it gets no access to the others. */
   readonly tables: readonly TableKey[];
   /**
-   * `items`: reads and writes single items and batches of keys (the handlers' hot path).
-   * `maintenance`: also queries, scans and deletes (rebuilds wipe and re-read whole tables).
+   * `items`: reads single items and batches of keys, writes single items (a handler's hot path).
+   * `batches`: also writes items in batches. `maintenance`: also queries, scans and deletes
+   * (rebuilds wipe and re-read whole tables).
    * @default 'items'
    */
-  readonly tableAccess?: 'items' | 'maintenance';
+  readonly tableAccess?: 'items' | 'batches' | 'maintenance';
   /**
    * Key of a triggered function whose trigger's committed offsets this one reads: the
    * read-models rebuild replays the events topic up to where that trigger has handled it.
@@ -155,6 +156,8 @@ export const functions = {
     timeoutSeconds: 60,
     memoryMb: 512,
     tables: ['aggregates'],
+    // It archives the accepted commands that leave a head's recent window, 25 per request.
+    tableAccess: 'batches',
   },
   eventHandler: {
     entry: 'functions/event-handler.ts',

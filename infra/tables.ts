@@ -75,17 +75,21 @@ export class Tables extends Construct {
 }
 
 /** How much of a table a function may use (the topology's `tableAccess`). */
-export type TableAccess = 'items' | 'maintenance';
+export type TableAccess = 'items' | 'batches' | 'maintenance';
+
+const ITEMS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'] as const;
+const BATCHES = [...ITEMS, 'dynamodb:BatchWriteItem'] as const;
 
 /**
  * The DynamoDB actions behind each access level: exactly the requests the adapters send
  * (functions/adapters/*-table.ts, release-list.ts, dynamodb.ts; a unit test keeps the two in
- * step). `items`: consistent batched reads, single reads, conditional puts. `maintenance`:
- * also the scans, queries and deletes of rebuilds.
+ * step). `items`: consistent batched reads, single reads, conditional puts. `batches`: also
+ * batched writes. `maintenance`: also the scans, queries and deletes of rebuilds.
  */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
-  items: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
-  maintenance: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  items: ITEMS,
+  batches: BATCHES,
+  maintenance: [...BATCHES, 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:DeleteItem'],
 };
 
 /** What a principal needs of the table key to read and write an encrypted table. */

@@ -58,7 +58,8 @@ describe('DynamoDB actions granted', () => {
     expect(new Set([...sent].map((c) => ACTION_OF[c]))).toEqual(new Set(TABLE_ACTIONS.maintenance));
   });
 
-  it('give the handlers a subset of what the rebuild gets', () => {
-    for (const action of TABLE_ACTIONS.items) expect(TABLE_ACTIONS.maintenance).toContain(action);
+  it('grow with each level: items within batches within maintenance', () => {
+    for (const action of TABLE_ACTIONS.items) expect(TABLE_ACTIONS.batches).toContain(action);
+    for (const action of TABLE_ACTIONS.batches) expect(TABLE_ACTIONS.maintenance).toContain(action);
   });
 });

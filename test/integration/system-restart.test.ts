@@ -27,8 +27,10 @@ const groupPrefix = `${run}-`;
 const env: Record<string, string> = {
   ...Object.fromEntries(topicKeys.map((k) => [topicEnv[k], name(topics[k].name)])),
   ...Object.fromEntries(tableKeys.map((k) => [tableEnv[k], name(tables[k].name)])),
-  // The event handler checks its table against its trigger's group, here this file's.
+  // The event handler checks its table against its trigger's group, and the rebuild reads where
+  // the command trigger stands: here this file's groups (the stack sets these on AWS).
   TRIGGER_CONSUMER_GROUP: `${groupPrefix}${functions.eventHandler.trigger.consumerGroupId}`,
+  COMMANDS_CONSUMER_GROUP: `${groupPrefix}${functions.commandHandler.trigger.consumerGroupId}`,
 };
 const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
 const kafka = testKafka();
