@@ -54,19 +54,16 @@ export class KafkaAggregatesStack extends Stack {
     this.network = new Network(this, 'Network', {
       ...(settings.vpcId !== undefined ? { vpcId: settings.vpcId } : {}),
       interfaceEndpoints: settings.vpcEndpoints,
-      secretsManagerEndpoint: settings.mskAuth === 'scram',
     });
     this.cluster = new KafkaCluster(this, 'Kafka', {
       vpc: this.network.vpc,
       subnets: this.network.subnets,
       clientSecurityGroup: this.network.functionSecurityGroup,
-      auth: settings.mskAuth,
       ...(settings.mskClusterArn !== undefined ? { existingClusterArn: settings.mskClusterArn } : {}),
-      ...(settings.mskScramSecretArn !== undefined ? { scramSecretArn: settings.mskScramSecretArn } : {}),
       ...(settings.mskSecurityGroupId !== undefined ? { existingSecurityGroupId: settings.mskSecurityGroupId } : {}),
     });
-    // The trigger's pollers run in the cluster's subnets with its security group and call Lambda and STS.
-    if (this.cluster.securityGroup !== undefined) this.network.allowEndpointsFrom(this.cluster.securityGroup);
+    // A cluster the stack created outlives it, and so must the subnets it sits in.
+    if (this.cluster.serverlessCluster !== undefined && settings.vpcId === undefined) this.network.retainForCluster();
     this.topics = new KafkaTopics(this, 'Topics', {
       cluster: this.cluster,
       topics: topologyTopics,
@@ -83,7 +80,6 @@ export class KafkaAggregatesStack extends Stack {
       partitions: Object.fromEntries(Object.entries(topologyTopics).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
       cluster: this.cluster,
       topicNames: this.topics.names,
-      deadLetterTopic: 'deadLetter',
       tables: this.tables,
       vpc: this.network.vpc,
       subnets: this.network.subnets,
@@ -91,6 +87,9 @@ export class KafkaAggregatesStack extends Stack {
       triggersDependOn: this.topics.resource,
       ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
       ...(props.environment !== undefined ? { environment: props.environment } : {}),
+      serviceName: settings.serviceName,
+      metricsNamespace: settings.metricsNamespace,
+      pollerGroupName: `${this.stackName.replace(/[^a-zA-Z0-9-_]/g, '-').slice(0, 120)}-pollers`,
     });
 
     const apiFunction = this.handlers.functions.commandApi;
@@ -104,7 +103,8 @@ export class KafkaAggregatesStack extends Stack {
       functions: this.handlers.functions,
       triggered: Object.keys(this.handlers.triggers),
       tables: this.tables.tables,
-      clusterName: this.cluster.clusterName,
+      metricsNamespace: settings.metricsNamespace,
+      serviceName: settings.serviceName,
       deadLetterTopic: this.topics.names.deadLetter,
       offsetLagThreshold: settings.offsetLagThreshold,
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
