@@ -46,7 +46,7 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
   for (const fn of functions) {
     acknowledge(fn, {
       id: 'AwsSolutions-L1',
-      reason: 'Node.js 22 is the runtime the project targets and tests (engines, esbuild target node22); moving to a newer runtime is a deliberate upgrade, not drift.',
+      reason: 'Node.js 22 is the runtime the bundles are built for (esbuild target node22, runtime pinned in infra/node-function.ts); moving to a newer runtime is a deliberate upgrade, not drift.',
     });
   }
   for (const key of Object.keys(stack.handlers.triggers)) {
@@ -54,7 +54,7 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
     if (fn === undefined) continue;
     acknowledge(fn, {
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'The MSK trigger needs ec2:DescribeVpcs, DescribeSubnets and DescribeSecurityGroups to place its pollers in the cluster subnets; these actions support no resource-level permissions.',
+      reason: "The MSK trigger describes the cluster's VPC, subnets and security groups (ec2:DescribeVpcs, DescribeSubnets, DescribeSecurityGroups) to place its pollers' network interfaces there; these actions support no resource-level permissions.",
     });
   }
   acknowledge(stack.topics.provider, {

@@ -4,7 +4,12 @@
  */
 import type { Node } from 'constructs';
 
-/** How the functions and the trigger authenticate to Kafka (`none`: plaintext, for LocalStack or an existing cluster). */
+/**
+ * How the functions and the trigger authenticate to Kafka. IAM and `none` (plaintext, for
+ * LocalStack or an existing plaintext cluster) are deployable: the functions' Kafka client and
+ * the topics provider speak MSK IAM or plaintext, not SASL/SCRAM, so `scram` is refused at
+ * synth rather than deployed half-working.
+ */
 export type MskAuth = 'iam' | 'scram' | 'none';
 
 /** Where the stack is deployed: AWS, or LocalStack (see infra/localstack.ts). */
@@ -18,7 +23,7 @@ export interface StackSettings {
   /**
    * Where the stack is deployed. `localstack` creates a plaintext MSK cluster (LocalStack has
    * no MSK Serverless), so `mskAuth` defaults to `none` and `vpcEndpoints` to false there, and
-   * leaves out what LocalStack's CloudFormation does not have (infra/localstack.ts).
+   * leaves out what LocalStack does not need or have (infra/localstack.ts).
    * @default 'aws'
    */
   readonly target: DeploymentTarget;
@@ -33,25 +38,25 @@ export interface StackSettings {
    */
   readonly mskClusterArn?: string;
   /**
-   * Authentication of an existing cluster. A new cluster is `iam` (MSK Serverless) on AWS and
-   * `none` (plaintext) on LocalStack.
+   * Authentication of the cluster (see {@link MskAuth}). A new cluster is `iam` (MSK
+   * Serverless) on AWS and `none` (plaintext) on LocalStack.
    * @default 'iam', and 'none' for target=localstack
    */
-  readonly mskAuth: MskAuth;
+  readonly mskAuth: 'iam' | 'none';
   /**
-   * Secrets Manager secret (name must start with `AmazonMSK_`) holding the SCRAM credentials.
-   * @default - none; required when `mskAuth` is `scram`
-   */
-  readonly mskScramSecretArn?: string;
-  /**
-   * Security group of an existing cluster; the stack lets the functions in on the broker port.
-   * @default - none: allow the functions' security group in yourself
+   * Security group of an existing cluster; the stack lets the functions in on the broker
+   * port. Required with `mskClusterArn`: the functions' security group is created by the
+   * stack, so nobody could allow it in beforehand.
+   * @default - none (required with `mskClusterArn`)
    */
   readonly mskSecurityGroupId?: string;
   /**
-   * Create interface endpoints (Lambda, STS, Secrets Manager for SCRAM) the MSK trigger
-   * needs in a VPC without NAT.
-   * @default true, and false for target=localstack
+   * Create the endpoints the functions' own calls need in a VPC without NAT: the Lambda
+   * interface endpoint (the rebuild disables and enables the commands trigger) and, for an
+   * existing VPC, the DynamoDB gateway endpoint (a new VPC always gets it). With `vpcId` it
+   * must be given: an endpoint that the VPC already has would conflict (private DNS names,
+   * route tables), and the stack cannot see what the VPC has.
+   * @default true for a new VPC (false for target=localstack); required with `vpcId`
    */
   readonly vpcEndpoints: boolean;
   /**
@@ -77,6 +82,21 @@ export interface StackSettings {
    * @default 1000
    */
   readonly offsetLagThreshold: number;
+  /**
+   * Browser origins allowed to call the command API (CORS), comma separated in the context.
+   * @default - none: CORS off
+   */
+  readonly commandApiCorsOrigins?: readonly string[];
+  /**
+   * Powertools service name of the functions' logs and metrics (`POWERTOOLS_SERVICE_NAME`).
+   * @default 'kafka-aggregates'
+   */
+  readonly serviceName: string;
+  /**
+   * CloudWatch namespace of the functions' metrics (`POWERTOOLS_METRICS_NAMESPACE`).
+   * @default 'KafkaAggregates'
+   */
+  readonly metricsNamespace: string;
 }
 
 const DEFAULTS = {
@@ -86,6 +106,8 @@ const DEFAULTS = {
   topicReplicationFactor: -1,
   tableEncryption: 'aws-managed',
   offsetLagThreshold: 1000,
+  serviceName: 'kafka-aggregates',
+  metricsNamespace: 'KafkaAggregates',
 } as const satisfies Partial<StackSettings>;
 
 /** A context value that cannot be used. */
@@ -123,42 +145,84 @@ const integer = (node: Node, key: string, fallback: number): number => {
   return n;
 };
 
-const flag = (node: Node, key: string, fallback: boolean): boolean => {
+const flag = (node: Node, key: string): boolean | undefined => {
   const value = text(node, key);
-  if (value === undefined) return fallback;
+  if (value === undefined) return undefined;
   if (value !== 'true' && value !== 'false') throw new SettingsError(key, `expected true or false, got ${value}`);
   return value === 'true';
 };
 
-/** Reads and checks the stack settings from the context of `node`. */
+/** Origins (`scheme://host[:port]`), comma separated; `*` is refused: name who may call. */
+const origins = (node: Node, key: string): string[] | undefined => {
+  const value = text(node, key);
+  if (value === undefined) return undefined;
+  return value.split(',').map((origin) => {
+    const trimmed = origin.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || parsed.origin !== trimmed)
+      throw new SettingsError(key, `expected origins such as https://app.example.com, comma separated (no *, no path), got ${JSON.stringify(trimmed)}`);
+    return trimmed;
+  });
+};
+
+/** Reads and checks the stack settings from the context of `node`; refuses modes that would not deploy or not work. */
 export const settingsFromContext = (node: Node): StackSettings => {
   const target = oneOf(node, 'target', ['aws', 'localstack'], DEFAULTS.target);
   const local = target === 'localstack';
-  const settings: StackSettings = {
+  const vpcId = text(node, 'vpcId');
+  const mskClusterArn = text(node, 'mskClusterArn');
+  const mskSecurityGroupId = text(node, 'mskSecurityGroupId');
+  const vpcEndpoints = flag(node, 'vpcEndpoints');
+  const mskAuth = oneOf(node, 'mskAuth', ['iam', 'scram', 'none'], local ? 'none' : DEFAULTS.mskAuth);
+  if (mskAuth === 'scram' || text(node, 'mskScramSecretArn') !== undefined) {
+    throw new SettingsError(
+      'mskAuth',
+      'SASL/SCRAM is not supported: the functions\' Kafka client and the topics provider authenticate with MSK IAM only. ' +
+        'Enable IAM access control on the cluster (MSK supports several methods at once) and deploy with mskAuth=iam.',
+    );
+  }
+  if (mskClusterArn === undefined && !local && mskAuth !== 'iam') {
+    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam (none is for target=localstack or an existing cluster)');
+  }
+  if (mskClusterArn === undefined && local && mskAuth !== 'none') {
+    throw new SettingsError('mskAuth', 'the cluster this stack creates on LocalStack is plaintext (none): LocalStack has no MSK Serverless');
+  }
+  if (mskClusterArn !== undefined && vpcId === undefined) {
+    throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');
+  }
+  if (mskClusterArn !== undefined && mskSecurityGroupId === undefined) {
+    throw new SettingsError(
+      'mskSecurityGroupId',
+      "required with mskClusterArn: the stack creates the functions' security group, so only the stack can let it in to the cluster's; " +
+        'give the security group of the existing cluster',
+    );
+  }
+  if (vpcId !== undefined && vpcEndpoints === undefined) {
+    throw new SettingsError(
+      'vpcEndpoints',
+      'required with vpcId: say true to create the DynamoDB gateway and Lambda interface endpoints the functions need, ' +
+        'or false if the VPC has them already (or NAT); an endpoint the VPC already has would fail the deployment',
+    );
+  }
+  return {
     target,
-    vpcId: text(node, 'vpcId'),
-    mskClusterArn: text(node, 'mskClusterArn'),
-    mskAuth: oneOf(node, 'mskAuth', ['iam', 'scram', 'none'], local ? 'none' : DEFAULTS.mskAuth),
-    mskScramSecretArn: text(node, 'mskScramSecretArn'),
-    mskSecurityGroupId: text(node, 'mskSecurityGroupId'),
-    vpcEndpoints: flag(node, 'vpcEndpoints', local ? false : DEFAULTS.vpcEndpoints),
+    vpcId,
+    mskClusterArn,
+    mskAuth,
+    mskSecurityGroupId,
+    vpcEndpoints: vpcEndpoints ?? (local ? false : DEFAULTS.vpcEndpoints),
     topicReplicationFactor: integer(node, 'topicReplicationFactor', DEFAULTS.topicReplicationFactor),
     tableEncryption: oneOf(node, 'tableEncryption', ['aws-managed', 'customer-managed'], DEFAULTS.tableEncryption),
     alarmTopicArn: text(node, 'alarmTopicArn'),
     alarmEmail: text(node, 'alarmEmail'),
     offsetLagThreshold: integer(node, 'offsetLagThreshold', DEFAULTS.offsetLagThreshold),
+    commandApiCorsOrigins: origins(node, 'commandApiCorsOrigins'),
+    serviceName: text(node, 'serviceName') ?? DEFAULTS.serviceName,
+    metricsNamespace: text(node, 'metricsNamespace') ?? DEFAULTS.metricsNamespace,
   };
-  if (settings.mskClusterArn !== undefined && settings.vpcId === undefined) {
-    throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');
-  }
-  if (settings.mskClusterArn === undefined && !local && settings.mskAuth !== 'iam') {
-    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam (none is for target=localstack or an existing cluster)');
-  }
-  if (settings.mskClusterArn === undefined && local && settings.mskAuth !== 'none') {
-    throw new SettingsError('mskAuth', 'the cluster this stack creates on LocalStack is plaintext (none): LocalStack has no MSK Serverless');
-  }
-  if (settings.mskAuth === 'scram' && settings.mskScramSecretArn === undefined) {
-    throw new SettingsError('mskScramSecretArn', 'required when mskAuth is scram');
-  }
-  return settings;
 };

@@ -1,8 +1,8 @@
 /**
  * Bundle budget: each function, built with the stack's own esbuild options
  * (infra/bundling.ts), must stay within its size. The budgets are the bundles' sizes once the
- * MSK IAM token was signed with the SDK's own SigV4 parts (command handler 729.7 kB, down from
- * 863.1 kB), plus about 2%: a new dependency that pushes a bundle past its budget fails here,
+ * MSK IAM token was signed with the SDK's own SigV4 parts (command handler 731.4 kB, down from
+ * 864.8 kB), plus about 2%: a new dependency that pushes a bundle past its budget fails here,
  * and a budget is raised only on purpose. `npm run bench:bundles` shows what a bundle holds.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,8 +14,9 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 745_000,
-  eventHandler: 735_000,
-  snapshotRebuild: 820_000,
+  eventHandler: 740_000,
+  snapshotRebuild: 825_000,
+  commandApi: 740_000,
   topicsProvider: 615_000,
 };
 

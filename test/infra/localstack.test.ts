@@ -21,6 +21,10 @@ import { resourcesOf, synthesize, type Synthesized } from './synth.ts';
  * Lambda functions.
  */
 const LOCALSTACK_TYPES = new Set([
+  'AWS::ApiGatewayV2::Api',
+  'AWS::ApiGatewayV2::Integration',
+  'AWS::ApiGatewayV2::Route',
+  'AWS::ApiGatewayV2::Stage',
   'AWS::CDK::Metadata',
   'AWS::CloudWatch::Alarm',
   'AWS::DynamoDB::Table',
@@ -144,7 +148,12 @@ describe('target settings', () => {
   });
 
   it('accepts plaintext for an existing cluster on AWS', () => {
-    const existing = { vpcId: 'vpc-0123456789abcdef0', mskClusterArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/dev/0a1b2c3d-1111-2222-3333-444455556666-2' };
+    const existing = {
+      vpcId: 'vpc-0123456789abcdef0',
+      vpcEndpoints: 'false',
+      mskClusterArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/dev/0a1b2c3d-1111-2222-3333-444455556666-2',
+      mskSecurityGroupId: 'sg-0123456789abcdef0',
+    };
     expect(settings({ ...existing, mskAuth: 'none' })).toMatchObject({ target: 'aws', mskAuth: 'none' });
   });
 
