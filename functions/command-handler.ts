@@ -7,7 +7,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { tableName, topicName } from './config.ts';
+import { readerGroupPrefix, tableName, topicName } from './config.ts';
 import { createLogger, createMetrics } from './adapters/powertools.ts';
 import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
 import { HeadsTable } from './adapters/heads-table.ts';
@@ -22,7 +22,7 @@ const logger = createLogger('command-handler');
 const metrics = createMetrics('command-handler');
 const kafka = createKafka('command-handler');
 const eventLog = new EventLog(kafka, topicName('events'));
-const commandLog = new TopicLogs(kafka);
+const commandLog = new TopicLogs(kafka, readerGroupPrefix());
 const publisher = new KafkaPublisher(createProducer(kafka), {
   events: topicName('events'),
   results: topicName('results'),

@@ -58,6 +58,12 @@ export const dynamoEndpoint = (): string | undefined => configuredEndpoint('DYNA
 /** AWS region (`AWS_REGION`), `us-east-1` for local runs. */
 export const awsRegion = (): string => env('AWS_REGION') ?? env('AWS_DEFAULT_REGION') ?? 'us-east-1';
 
+/**
+ * Prefix of the throwaway consumer groups a function reads a range of a topic with (`<prefix>-reader-…`):
+ * its own group on AWS (`KAFKA_CONSUMER_GROUP`, which its IAM policy names), a generic one locally.
+ */
+export const readerGroupPrefix = (): string => env('KAFKA_CONSUMER_GROUP') ?? 'kafka-aggregates';
+
 /** Kafka authentication: `iam` for MSK IAM (SASL/OAUTHBEARER over TLS), `none` for plaintext. */
 export const kafkaAuth = (): 'iam' | 'none' => (env('KAFKA_AUTH') === 'iam' ? 'iam' : 'none');
 

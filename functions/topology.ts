@@ -75,6 +75,8 @@ export interface FunctionSpec {
   /** Lambda timeout in seconds (a Kafka trigger allows at most 14 minutes). */
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /** Most instances that may run at once (Lambda's reserved concurrency). @default unreserved */
+  readonly reservedConcurrency?: number;
   /**
    * Key of another function whose trigger this one may disable and enable, and nothing more.
    * The snapshot rebuild uses it to hold command processing until it has caught up.
@@ -171,6 +173,8 @@ export const functions = {
     trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 0, consumerGroupId: 'kafka-aggregates-command-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
+    // It reads its own topic back, only when a batch does not line up with its partition's checkpoint.
+    reads: ['commands'],
     tables: ['aggregates'],
     // It archives the accepted commands that leave a head's recent window and keeps the
     // outcomes no head remembers (for the command API), 25 per request.
@@ -190,6 +194,8 @@ export const functions = {
     // Invoked directly; resumable, so the time limit bounds one run, not the rebuild.
     timeoutSeconds: 900,
     memoryMb: 1769,
+    // One rebuild at a time: a second invocation waits (asynchronous) or is throttled, never races the first.
+    reservedConcurrency: 1,
     controlsTriggerOf: 'commandHandler',
     readsOffsetsOf: 'eventHandler',
     reads: ['events'],

@@ -99,12 +99,17 @@ export interface HandlersProps {
 /** Consumer group of a function's own consumers (not its trigger's). */
 export const ownConsumerGroup = (key: string): string => `kafka-aggregates-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
+/** The throwaway consumer groups a function reads ranges of a topic with (functions/config.ts `readerGroupPrefix`). */
+export const readerGroups = (ownGroup: string): string => `${ownGroup}-reader-*`;
+
 /** The deployed functions and their triggers. */
 export class Handlers extends Construct {
   /** Each function by its topology key. */
   readonly functions: Readonly<Record<string, NodejsFunction>>;
   /** Each trigger by the key of the function it invokes. */
   readonly triggers: Readonly<Record<string, lambda.EventSourceMapping>>;
+  /** The specs the functions were deployed from, by key. */
+  readonly specs: Readonly<Record<string, DeployableFunctionSpec>>;
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
@@ -137,6 +142,7 @@ export class Handlers extends Construct {
           : `kafka-aggregates ${key}, ${spec.http === undefined ? 'invoked directly' : 'behind an HTTP API'}`,
         timeout: Duration.seconds(spec.timeoutSeconds),
         memorySize: spec.memoryMb,
+        ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
         vpc: props.vpc,
         vpcSubnets: props.subnets,
         securityGroups: [props.securityGroup],
@@ -149,7 +155,9 @@ export class Handlers extends Construct {
       for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
       props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]));
       const reads = spec.reads ?? (trigger ? [] : allTopics);
-      props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup]);
+      // Its own group, and the throwaway groups of its reads of a range (`<own group>-reader-…`), deleted after use.
+      props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup, readerGroups(ownGroup)]);
+      if (reads.length > 0) props.cluster.grantDeleteGroups(fn, [readerGroups(ownGroup)]);
 
       if (trigger) {
         const topic = props.topicNames[trigger.topic];
@@ -220,6 +228,7 @@ export class Handlers extends Construct {
     }
     this.functions = functions;
     this.triggers = triggers;
+    this.specs = props.functions;
   }
 }
 

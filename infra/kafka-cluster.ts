@@ -157,6 +157,11 @@ export class KafkaCluster extends Construct {
     }
   }
 
+  /** Lets `grantee` delete the consumer groups `groups` (patterns allowed): the throwaway groups of its reads. */
+  grantDeleteGroups(grantee: iam.IGrantable, groups: readonly string[]): void {
+    this.grantData(grantee, ['kafka-cluster:DeleteGroup'], groups.map((g) => this.groupArn(g)));
+  }
+
   /**
    * Lets `grantee` create `topics`, grow them, and read and alter their configs (the topic
    * provider, which brings existing topics in line with the topology).

@@ -28,7 +28,7 @@ import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
-import { startTriggers, type Triggers } from './trigger.ts';
+import { formatReport, startTriggers, type InvocationReport, type Triggers } from './trigger.ts';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {
@@ -94,30 +94,49 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     const holdCommands = aggregatesState === 'behind' || aggregatesState === 'rebuilding' ? on(topicName('commands')) : [];
     const holdEvents = readModelsState === 'behind' || readModelsState === 'rebuilding' ? on(topicName('events')) : [];
 
+    const commandSide = on(topicName('commands'));
+    const triggerLine = (line: string) => log(`${new Date().toISOString().slice(11, 23)}  [trigger] ${line}`);
+    // The command side refuses a table behind its log (restored from a backup, or it lost items
+    // while running): as at the start, hold it and rebuild, rather than wait for someone to.
+    let healing: Promise<void> | undefined;
+    const onInvocation = (r: InvocationReport): void => {
+      triggerLine(formatReport(r));
+      if (r.outcome !== 'ok' && commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true && healing === undefined)
+        healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
+    };
     const running = await startTriggers({
       kafka,
       mappings,
       startPaused: [...holdCommands, ...holdEvents],
       ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
-      log: (line) => log(`${new Date().toISOString().slice(11, 23)}  [trigger] ${line}`),
+      log: triggerLine,
+      onInvocation,
     });
     triggers = running;
+    const rebuildAggregatesTable = async (why: string): Promise<void> => {
+      log(`[rebuild] the aggregates table ${why}: ${commandSide.join(', ')} held until the snapshot rebuild has caught up`);
+      try {
+        const report = await runRebuild(
+          {},
+          {
+            gate: {
+              pause: async () => void (await Promise.all(commandSide.map((name) => running.pause(name)))),
+              resume: () => Promise.resolve(commandSide.forEach((name) => running.resume(name))),
+            },
+            onProgress: progressLine(log, 'aggregates'),
+          },
+        );
+        log(`[rebuild] aggregates ${'status' in report ? report.status : 'done'}; commands go through`);
+      } catch (error) {
+        // The command side stays as it was: its batches keep failing (and saying why) until a rebuild succeeds.
+        log(`[rebuild] aggregates failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+        for (const name of commandSide) running.resume(name);
+      }
+    };
     if (cancelled()) return system;
 
-    if (holdCommands.length > 0) {
-      log(`[rebuild] the aggregates table is ${aggregatesState === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: ${holdCommands.join(', ')} held until the snapshot rebuild has caught up`);
-      const report = await runRebuild(
-        {},
-        {
-          gate: {
-            pause: async () => void (await Promise.all(holdCommands.map((name) => running.pause(name)))),
-            resume: () => Promise.resolve(holdCommands.forEach((name) => running.resume(name))),
-          },
-          onProgress: progressLine(log, 'aggregates'),
-        },
-      );
-      log(`[rebuild] aggregates ${'status' in report ? report.status : 'done'}; commands go through`);
-    }
+    if (holdCommands.length > 0)
+      await rebuildAggregatesTable(aggregatesState === 'behind' ? 'is behind the events topic' : 'is mid-rebuild');
     if (cancelled()) return system;
 
     if (eventSide !== undefined && holdEvents.length > 0) {

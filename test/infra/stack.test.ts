@@ -162,6 +162,31 @@ describe('topics', () => {
 });
 
 describe('functions', () => {
+  const functionId = (key: string): string => {
+    const fn = synth.stack.handlers.functions[key];
+    if (fn === undefined) throw new Error(`no function ${key}`);
+    return synth.stack.getLogicalId(fn.node.defaultChild as never);
+  };
+
+  it('runs one snapshot rebuild at a time (reserved concurrency 1), and leaves the others unreserved', () => {
+    const concurrency = (key: string) => resourcesOf(synth.template, 'AWS::Lambda::Function')[functionId(key)]?.Properties?.ReservedConcurrentExecutions;
+    expect(concurrency('snapshotRebuild')).toBe(1);
+    for (const key of ['commandHandler', 'eventHandler', 'commandApi']) expect(concurrency(key)).toBeUndefined();
+  });
+
+  it('lets the command handler read its own topic back with throwaway groups of its own, and delete them, and nothing more of Kafka groups', () => {
+    const statements = statementsOfFunction(synth.template, functionId('commandHandler'));
+    const groupStatements = statements.filter((st) => actionsOf(st).some((a) => a.includes('Group')));
+    const resources = JSON.stringify(groupStatements.map((st) => st.Resource));
+    expect(resources).toContain('kafka-aggregates-command-handler-reader-*');
+    expect(resources).toContain(functions.commandHandler.trigger.consumerGroupId);
+    expect(groupStatements.flatMap(actionsOf).sort()).toEqual(
+      expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:DeleteGroup', 'kafka-cluster:DescribeGroup']),
+    );
+    const deletes = groupStatements.filter((st) => actionsOf(st).includes('kafka-cluster:DeleteGroup'));
+    expect(JSON.stringify(deletes.map((st) => st.Resource))).not.toContain(`${functions.commandHandler.trigger.consumerGroupId}"`);
+  });
+
   it('deploys one function per topology function, ARM64 on Node.js 22 with source maps', () => {
     const deployed = handlerFunctions();
     expect(deployed).toHaveLength(Object.keys(functions).length);

@@ -7,6 +7,8 @@
  * table, while the Kafka log and the consumer groups' offsets are still there.
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { ResultRecord } from '../../functions/core/wire.ts';
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
@@ -16,7 +18,7 @@ import { getAccountSummary } from '../../functions/projections/account-summary-q
 import { functions, tables, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
 import { mappingsFromTopology } from '../../local/runtime/mappings.ts';
 import type { RunningSystem, SystemOptions } from '../../local/runtime/system.ts';
-import { readDeadLetters, testKafka, unique } from '../support/kafka.ts';
+import { readDeadLetters, readJson, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 
 const run = unique('restart');
@@ -116,6 +118,41 @@ describe('npm start twice in a row, the emulator empty in between', () => {
       expect(await readDeadLetters(kafka, name(topics.deadLetter.name))).toEqual([]);
     } finally {
       await two.stop();
+    }
+  }, 150_000);
+
+  it('rebuilds the aggregates table that falls behind its log while it runs: commands wait, then are decided on the heads the log says', async () => {
+    const id = `acc-${run}-restored`;
+    const lines: string[] = [];
+    const system = await start(lines);
+    const table = name(tables.aggregates.name);
+    const doc = createDocumentClient(dynamo);
+    const scan = async () => (await doc.send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
+    const outcome = async (commandId: string) =>
+      (await readJson<ResultRecord>(kafka, name(topics.results.name))).filter((r) => r.commandId === commandId).map((r) => (r.status === 'accepted' ? `v${r.version}` : r.reason.code));
+    try {
+      const open = command(id, 'OpenAccount', { owner: 'Ola' });
+      await send(open, command(id, 'Deposit', { amount: 10 }));
+      await waitFor('the account', async () => (await outcome(open.commandId)).length > 0);
+      await waitFor('its deposit', async () => (await scan()).some((i) => i.aggregateId === id && i.version === 2));
+      const backup = await scan();
+
+      const close = [command(id, 'Withdraw', { amount: 10 }), command(id, 'CloseAccount')];
+      await send(...close);
+      await waitFor('the close', async () => (await outcome(close[1]!.commandId)).length > 0);
+      // The table is put back as it was before the close (a restore from a backup).
+      for (const item of await scan()) await doc.send(new DeleteCommand({ TableName: table, Key: { pk: item.pk as string } }));
+      for (const item of backup) await doc.send(new PutCommand({ TableName: table, Item: item }));
+
+      const late = command(id, 'Deposit', { amount: 5 });
+      await send(late);
+      await waitFor('the late deposit', async () => (await outcome(late.commandId)).length > 0, 60_000);
+      expect(await outcome(late.commandId)).toEqual(['AccountClosed']);
+      expect(lines.some((l) => l.includes('TableBehindLogError'))).toBe(true);
+      expect(lines.some((l) => l.startsWith('[rebuild] the aggregates table is behind its log (the command handler refuses it)'))).toBe(true);
+      expect(lines.some((l) => l.startsWith('[rebuild] aggregates complete'))).toBe(true);
+    } finally {
+      await system.stop();
     }
   }, 150_000);
 });
