@@ -5,6 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { configuredEndpoint } from '../../functions/config.ts';
 import { runChaos, type ChaosReport, type TableLoss } from './chaos.ts';
 import { FAULT_KINDS } from './faults.ts';
 import { formatReport } from './report.ts';
@@ -22,7 +23,7 @@ and the real command side on topics, tables and consumer groups of its own, inje
 crash after the DynamoDB commit, crash mid-publish, crash before the offset commit, duplicate
 delivery, two invocations racing on one partition, throttling, a broker restart (when this
 project's local stack runs the broker) and an emulator restart (a moto server of the run's
-own, on --emulator-port; with AWS_ENDPOINT_URL_DYNAMODB set, the run's tables are deleted and
+own, on --emulator-port; with AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL set, the run's tables are deleted and
 recreated instead). Then waits for quiescence and runs the invariant checker.
 Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error.`;
 
@@ -90,12 +91,12 @@ const main = async (): Promise<number> => {
   // The emulator restart loses every table of the emulator: the run brings its own, unless told to use an endpoint.
   let emulator: OwnEmulator | undefined;
   let tableLoss: TableLoss = values['no-table-loss'] ? 'none' : 'drop-tables';
-  if (tableLoss !== 'none' && (process.env.AWS_ENDPOINT_URL_DYNAMODB ?? '').trim() === '') {
+  if (tableLoss !== 'none' && configuredEndpoint('DYNAMODB') === undefined) {
     emulator = await startOwnEmulator(Number(values['emulator-port']));
     process.env.AWS_ENDPOINT_URL_DYNAMODB = emulator.endpoint;
     tableLoss = 'restart-emulator';
     console.log(`chaos: DynamoDB is a moto server of the run's own at ${emulator.endpoint}, restarted mid-run`);
-  } else if (tableLoss !== 'none') console.log('chaos: AWS_ENDPOINT_URL_DYNAMODB is set: the emulator is not ours to restart; the run deletes and recreates its tables instead');
+  } else if (tableLoss !== 'none') console.log(`chaos: DynamoDB is ${configuredEndpoint('DYNAMODB')}: the emulator is not ours to restart; the run deletes and recreates its tables instead`);
   try {
     const report = await runChaos({
       commands,
