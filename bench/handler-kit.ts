@@ -6,10 +6,10 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Kafka } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka.ts';
-import { KafkaPublisher, type OutputTopics } from '../functions/adapters/publisher.ts';
-import { decodeMskEvent, type MskEvent } from '../functions/core/msk-event.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher, type OutputTopics } from '../functions/adapters/kafka/publisher.ts';
+import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.ts';
 import { countRequests } from '../test/support/dynamo.ts';
 
 /** Where a benchmarked handler reads and writes. */

@@ -10,10 +10,10 @@ import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dyn
 import type { Kafka } from 'kafkajs';
 import { canonicalHead } from '../functions/rebuild/fold.ts';
 import type { CommandGate } from '../functions/rebuild/rebuild-aggregates.ts';
-import { runRebuild, shutdown as shutdownRebuild } from '../functions/snapshot-rebuild.ts';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { HeadsTable } from '../functions/adapters/heads-table.ts';
-import { createKafka } from '../functions/adapters/kafka.ts';
+import { runRebuild, shutdown as shutdownRebuild } from '../functions/handlers/rebuild.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka } from '../functions/adapters/kafka/clients.ts';
 import { awsRegion, kafkaBrokers, tableName, topicName } from '../functions/config.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { provision } from './provision.ts';
@@ -37,7 +37,7 @@ const say = (line = ''): void => console.log(line);
 interface Demo {
   readonly kafka: Kafka;
   readonly client: CommandClient;
-  readonly heads: HeadsTable;
+  readonly heads: AggregatesTable;
   /** Events seen on the events topic since the demo started, by aggregate id. */
   readonly events: Map<string, EventRecord[]>;
   /** A fresh aggregate id for this run. */
@@ -153,7 +153,7 @@ const redelivery = async (demo: Demo): Promise<Verdict> => {
 };
 
 /** A canonical hash of every head in the table: what the rebuild must reproduce byte for byte. */
-const digest = async (heads: HeadsTable): Promise<{ hash: string; count: number }> => {
+const digest = async (heads: AggregatesTable): Promise<{ hash: string; count: number }> => {
   const lines = (await heads.scanAll()).heads.map(canonicalHead).sort();
   return { hash: createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16), count: lines.length };
 };
@@ -255,7 +255,7 @@ const main = async (): Promise<number> => {
     const demo: Demo = {
       kafka,
       client,
-      heads: new HeadsTable(createDocumentClient(dynamo), tableName('aggregates')),
+      heads: new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates')),
       events,
       id: (s) => `acc-demo-${run}-${s}`,
       ...(own === undefined ? {} : { gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) } }),

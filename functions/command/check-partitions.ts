@@ -4,8 +4,8 @@
  * decision, so racing invocations agree; a table behind its log stops the batch.
  */
 import { topicPartition } from '../core/wire.ts';
-import type { RawRecord } from '../core/msk-event.ts';
-import type { StoredCheckpoint } from '../adapters/head-item.ts';
+import type { TriggerRecord } from '../core/trigger-event.ts';
+import type { StoredCheckpoint } from '../adapters/dynamodb/aggregates-items.ts';
 import { assess, firstCheckpoint, fingerprint, judge, nextIncarnation, type SampledRecord, type Verdict } from './partition.ts';
 
 /** One partition's records in a batch, in offset order. */
@@ -14,7 +14,7 @@ export interface PartitionSpan {
   readonly partition: number;
   readonly from: number;
   readonly to: number;
-  readonly records: readonly RawRecord[];
+  readonly records: readonly TriggerRecord[];
 }
 
 /** What the checks need: the commands topic as a log, and the checkpoints in the table. */
@@ -60,7 +60,7 @@ export class CheckpointContendedError extends Error {
 }
 
 /** The fingerprint of a record as the trigger gives it. */
-export const fingerprintOf = (record: RawRecord): string => fingerprint(record.original);
+export const fingerprintOf = (record: TriggerRecord): string => fingerprint(record.original);
 
 const sampled = (r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null }): SampledRecord => ({
   offset: r.offset,
@@ -68,7 +68,7 @@ const sampled = (r: { offset: number; timestamp: number; key: Buffer | null; val
 });
 
 /** The batch's records, partition by partition. */
-export const spansOf = (partitions: readonly (readonly RawRecord[])[]): Map<string, PartitionSpan> =>
+export const spansOf = (partitions: readonly (readonly TriggerRecord[])[]): Map<string, PartitionSpan> =>
   new Map(
     partitions.flatMap((records) => {
       const first = records[0];

@@ -4,7 +4,7 @@
  * and keeps the head within its size limit. The result is what to commit (one head), what to
  * publish, what to answer and what to archive; no I/O.
  */
-import type { RawRecord } from '../core/msk-event.ts';
+import type { TriggerRecord } from '../core/trigger-event.ts';
 import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
 import { topicPartition, type EventRecord, type Reason, type ResultRecord } from '../core/wire.ts';
 import { classify } from './dedupe.ts';
@@ -21,7 +21,7 @@ export interface AggregateBatch {
   /** The aggregate's commands, in partition order. */
   readonly commands: readonly IncomingCommand[];
   /** The incarnation of a record's partition (partition.ts): 1 unless its topic was recreated. */
-  readonly incarnationOf: (record: RawRecord) => number;
+  readonly incarnationOf: (record: TriggerRecord) => number;
   /** Whether the base head's outbox is known to be published (partition.ts `outboxConfirmed`). */
   readonly outboxConfirmed: boolean;
   /** Accepted commands of the aggregate found in the archive, by commandId. */
@@ -29,7 +29,7 @@ export interface AggregateBatch {
   /** How long an accepted commandId is recognised, in ms of record time. */
   readonly dedupeWindowMs: number;
   /** The operator release that covers a record, if any (core/release.ts). */
-  readonly releaseOf: (record: RawRecord) => Release | undefined;
+  readonly releaseOf: (record: TriggerRecord) => Release | undefined;
   /** Size of the head's item as stored, in bytes. */
   readonly sizeOf: (head: Head) => number;
   readonly maxHeadBytes: number;
@@ -40,7 +40,7 @@ export interface AggregateOutcome {
   /** One result per command handled, in order, including the original results re-emitted for duplicates. */
   readonly results: readonly ResultRecord[];
   /** Commands that broke the aggregate rather than a business rule (decide threw, head too large), or that an operator skipped. */
-  readonly deadLetters: readonly { readonly record: RawRecord; readonly reason: Reason }[];
+  readonly deadLetters: readonly { readonly record: TriggerRecord; readonly reason: Reason }[];
   /** Events to publish, in version order: the unconfirmed outbox first, then the new ones. */
   readonly toPublish: readonly EventRecord[];
   /** The head to commit, conditional on `base.version`; null when nothing new was decided. */
@@ -50,7 +50,7 @@ export interface AggregateOutcome {
    * The first command left undecided because the head would not fit in one write with it:
    * its partition is retried from there (the next batch starts from a confirmed outbox).
    */
-  readonly retryFrom: RawRecord | null;
+  readonly retryFrom: TriggerRecord | null;
   /** Accepted commands that leave the recent window: archived before the head is written. */
   readonly archive: readonly ArchivedCommand[];
   /**
@@ -84,7 +84,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   const { aggregateType, aggregateId } = base;
   const carried = batch.outboxConfirmed ? [] : base.outbox;
   const results: ResultRecord[] = [];
-  const deadLetters: { record: RawRecord; reason: Reason }[] = [];
+  const deadLetters: { record: TriggerRecord; reason: Reason }[] = [];
   const recent: RecentCommand[] = [...base.recent];
   const offsets: Record<string, number> = { ...base.offsets };
   const events: EventRecord[] = [];

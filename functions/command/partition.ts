@@ -16,7 +16,7 @@
  * apart from lost records takes a read of the commands topic, only when a batch jumps.
  */
 import { createHash } from 'node:crypto';
-import type { MskRecord } from '../core/msk-event.ts';
+import type { MskRecord } from '../core/trigger-event.ts';
 import type { Head } from './head.ts';
 
 /** The aggregates table's knowledge of one commands partition. */

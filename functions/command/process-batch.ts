@@ -8,12 +8,12 @@
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
-import { decodeMskEvent, type MskEvent, type RawRecord } from '../core/msk-event.ts';
+import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { releaseFor, type Release } from '../core/release.ts';
 import { topicPartition } from '../core/wire.ts';
-import { headItemBytes } from '../adapters/head-item.ts';
-import { headKey, VersionConflictError, type HeadsTable, type StoredCheckpoint } from '../adapters/heads-table.ts';
-import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/publisher.ts';
+import { headItemBytes } from '../adapters/dynamodb/aggregates-items.ts';
+import { headKey, VersionConflictError, type AggregatesTable, type StoredCheckpoint } from '../adapters/dynamodb/aggregates-table.ts';
+import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/kafka/publisher.ts';
 import { retentionMs, topics } from '../topology.ts';
 import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf, TableBehindLogError, type PartitionCheckDeps } from './check-partitions.ts';
 import { decideAggregate, type AggregateOutcome, type UnkeptResult } from './decide-aggregate.ts';
@@ -29,7 +29,7 @@ export { TableBehindLogError } from './check-partitions.ts';
 export interface CommandSideDeps {
   /** The deployment's aggregate types. */
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putCheckpoint' | 'getCheckpoint' | 'putControl' | 'readArchive' | 'archive' | 'keepResults'>;
+  readonly heads: Pick<AggregatesTable, 'tableName' | 'read' | 'commit' | 'putCheckpoint' | 'getCheckpoint' | 'putControl' | 'readArchive' | 'archive' | 'keepResults'>;
   readonly publisher: { publish(output: BatchOutput): Promise<void> };
   /** Asked once per table lifetime: may an unmarked table start empty, or must it be rebuilt first? */
   readonly eventLog: { isEmpty(): Promise<boolean> };
@@ -95,7 +95,7 @@ export interface DecodedBatch {
 }
 
 /** Decodes a batch's records: a rejected result and a dead letter for each bad one, the rest grouped per aggregate. */
-export const decodeBatch = async (records: readonly RawRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedBatch> => {
+export const decodeBatch = async (records: readonly TriggerRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedBatch> => {
   const batch: DecodedBatch = { byAggregate: new Map(), results: [], deadLetters: [] };
   for (const record of records) {
     const decoded = await decodeCommand(record, aggregates);
@@ -153,8 +153,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
     }
     const { effective, written } = await checkPartitions({ commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName }, spans, snapshot.checkpoints, fresh);
-    const incarnationOf = (record: RawRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
-    const releaseOf = (record: RawRecord): Release | undefined => {
+    const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
+    const releaseOf = (record: TriggerRecord): Release | undefined => {
       const tp = topicPartition(record);
       return releaseFor(currentReleases(snapshot.releases.get(tp), effective.get(tp)), record.offset);
     };

@@ -6,7 +6,7 @@
 import * as z from '../core/schema.ts';
 import { describeIssues } from '../core/schema.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { decodeUtf8, keyIs, type RawRecord } from '../core/msk-event.ts';
+import { decodeUtf8, keyIs, type TriggerRecord } from '../core/trigger-event.ts';
 import type { DomainEvent } from '../core/projection.ts';
 import type { Reason, SourcePosition } from '../core/wire.ts';
 
@@ -35,10 +35,10 @@ export interface IncomingEvent {
 }
 
 /** Outcome of decoding one record. */
-export type DecodedEvent = { readonly ok: IncomingEvent } | { readonly bad: { readonly record: RawRecord; readonly reason: Reason } };
+export type DecodedEvent = { readonly ok: IncomingEvent } | { readonly bad: { readonly record: TriggerRecord; readonly reason: Reason } };
 
 /** Decodes and validates one event record against the deployment's aggregates. */
-export const decodeEvent = async (record: RawRecord, aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedEvent> => {
+export const decodeEvent = async (record: TriggerRecord, aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedEvent> => {
   const bad = (code: string, message: string): DecodedEvent => ({ bad: { record, reason: { code, message } } });
 
   if (record.valueFault !== undefined) return bad('InvalidEvent', record.valueFault);

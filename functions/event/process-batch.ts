@@ -16,16 +16,16 @@
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
-import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
+import { decodeMskEvent, type MskEvent } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
-import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type ReadModelsTable } from '../adapters/read-models-table.ts';
+import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { decodeEvent, type IncomingEvent } from './decode.ts';
 import { EventGapError, ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
-import type { EventSideOutput } from '../adapters/publisher.ts';
+import type { EventSideOutput } from '../adapters/kafka/publisher.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
 

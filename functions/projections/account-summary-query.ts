@@ -2,7 +2,7 @@
  * Reads of the `account-summary` read model: one account by id, or all of them. Consistent
  * reads, so a caller that has seen an event applied reads a row that includes it.
  */
-import { projectionRowKey, type ReadModelsTable } from '../adapters/read-models-table.ts';
+import { projectionRowKey, type ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { accountSummary, type AccountSummary } from './account-summary.ts';
 
 /** The summary of one account, or undefined when no event of it has been applied yet. */

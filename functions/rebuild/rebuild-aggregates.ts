@@ -7,9 +7,9 @@
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
-import type { EventLog, LogRecord } from '../adapters/event-log.ts';
-import { headKey, type ControlRecord, type HeadsTable, type RebuildProgress } from '../adapters/heads-table.ts';
-import type { BatchOutput } from '../adapters/publisher.ts';
+import type { TopicLog, LogRecord } from '../adapters/kafka/topic-log.ts';
+import { headKey, type ControlRecord, type AggregatesTable, type RebuildProgress } from '../adapters/dynamodb/aggregates-table.ts';
+import type { BatchOutput } from '../adapters/kafka/publisher.ts';
 import type { ArchivedCommand, Head } from '../command/head.ts';
 import { outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
@@ -31,8 +31,8 @@ export interface Progress {
 /** What the rebuild needs. */
 export interface RebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: HeadsTable;
-  readonly eventLog: Pick<EventLog, 'offsets' | 'read'>;
+  readonly heads: AggregatesTable;
+  readonly eventLog: Pick<TopicLog, 'offsets' | 'read'>;
   readonly publisher: { publish(output: BatchOutput): Promise<void> };
   readonly gate: CommandGate;
   /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */

@@ -12,10 +12,10 @@
  *   where the replay stopped: no gap, nothing applied twice, no command issued twice.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import type { MskEvent, MskRecord } from '../core/msk-event.ts';
+import type { MskEvent, MskRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
-import { reactionCheckpointPk, type ReadModelsTable } from '../adapters/read-models-table.ts';
-import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
+import { reactionCheckpointPk, type ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+import type { TopicLog, LogRecord, PartitionOffsets } from '../adapters/kafka/topic-log.ts';
 import { sleep } from '../core/async.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { createEventProcessor, gapError } from '../event/process-batch.ts';
@@ -26,7 +26,7 @@ export interface ProjectionRebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly projection: AnyProjection;
   readonly readModels: ReadModelsTable;
-  readonly eventLog: Pick<EventLog, 'offsets' | 'read' | 'topic'>;
+  readonly eventLog: Pick<TopicLog, 'offsets' | 'read' | 'topic'>;
   readonly onProgress?: (progress: Progress) => void;
 }
 
@@ -89,7 +89,7 @@ const replay = async (
     readonly projections: readonly AnyProjection[];
     readonly reactions: readonly AnyReaction[];
     readonly readModels: ReadModelsTable;
-    readonly eventLog: Pick<EventLog, 'read' | 'topic'>;
+    readonly eventLog: Pick<TopicLog, 'read' | 'topic'>;
     readonly onProgress?: (progress: Progress) => void;
   },
   range: () => Promise<{ start: PartitionOffsets; end: PartitionOffsets }>,
@@ -193,7 +193,7 @@ export interface ReadModelsRebuildDeps {
   readonly projections: readonly AnyProjection[];
   readonly reactions: readonly AnyReaction[];
   readonly readModels: ReadModelsTable;
-  readonly eventLog: Pick<EventLog, 'read' | 'topic'>;
+  readonly eventLog: Pick<TopicLog, 'read' | 'topic'>;
   /** Where the event trigger stands: per partition, the next offset it will handle, and each partition's start. */
   readonly trigger: { position(): Promise<PartitionOffsets>; starts(): Promise<PartitionOffsets>; readonly groupId: string };
   /**

@@ -7,13 +7,13 @@
  */
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin, Kafka, Producer } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog, type PartitionOffsets } from '../../functions/adapters/event-log.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
-import { triggerPositions } from '../../functions/adapters/trigger-positions.ts';
-import { KafkaPublisher } from '../../functions/adapters/publisher.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { TopicLog, type PartitionOffsets } from '../../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { triggerPositions } from '../../functions/adapters/kafka/trigger-positions.ts';
+import { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { sleep } from '../../functions/core/async.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
@@ -109,11 +109,11 @@ const groupLag = async (admin: Admin, groupId: string, topic: string): Promise<n
 /** Follows the results topic from the start, by polling reads up to its end offsets. */
 class ResultsFollower {
   readonly byCommand = new Map<string, ResultRecord[]>();
-  private readonly log: EventLog;
+  private readonly log: TopicLog;
   private from: PartitionOffsets = {};
 
   constructor(kafka: Kafka, topic: string) {
-    this.log = new EventLog(kafka, topic);
+    this.log = new TopicLog(kafka, topic);
   }
 
   async poll(): Promise<void> {
@@ -153,7 +153,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   let triggers: Triggers | undefined;
   let producer: Producer | undefined;
   let follower: ResultsFollower | undefined;
-  const eventLog = new EventLog(kafka, topics.events);
+  const eventLog = new TopicLog(kafka, topics.events);
   const rebuildPublisher = new KafkaPublisher(createProducer(kafka), topics);
   let kept = options.keep ?? false;
   try {
@@ -211,7 +211,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       const doc = createDocumentClient(dynamo);
       const rebuilt = await rebuildAggregates({
         aggregates,
-        heads: new HeadsTable(doc, tables.aggregates),
+        heads: new AggregatesTable(doc, tables.aggregates),
         eventLog,
         publisher: rebuildPublisher,
         gate: { pause: () => running.pause('commandHandler'), resume: () => Promise.resolve(running.resume('commandHandler')) },
@@ -284,7 +284,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     say('quiescent: running the invariant checker');
     const doc = createDocumentClient(dynamo);
     const check = checkHistory(
-      await readHistory({ kafka, eventsTopic: topics.events, resultsTopic: topics.results, heads: new HeadsTable(doc, tables.aggregates), readModels: new ReadModelsTable(doc, tables.readModels) }),
+      await readHistory({ kafka, eventsTopic: topics.events, resultsTopic: topics.results, heads: new AggregatesTable(doc, tables.aggregates), readModels: new ReadModelsTable(doc, tables.readModels) }),
       { aggregates, quiescent: true },
     );
 

@@ -1,15 +1,15 @@
 /**
  * The command handler of a chaos run: `createCommandProcessor` from the real adapters on the
- * topics and table named by the environment (as functions/command-handler.ts), with the
+ * topics and table named by the environment (as functions/handlers/commands.ts), with the
  * faults of the installed plan injected at named points. The emulated trigger loads it like
  * any function module.
  */
-import type { MskEvent } from '../../functions/core/msk-event.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
-import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { TopicLog, TopicLogs } from '../../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/kafka/publisher.ts';
 import { createCommandProcessor } from '../../functions/command/process-batch.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -18,8 +18,8 @@ import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
 const kafka = createKafka('chaos-command-handler');
 const dynamo = createDynamoClient();
 throttleRequests(dynamo);
-const heads = new HeadsTable(createDocumentClient(dynamo), tableName('aggregates'));
-const eventLog = new EventLog(kafka, topicName('events'));
+const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
+const eventLog = new TopicLog(kafka, topicName('events'));
 const commandLog = new TopicLogs(kafka);
 const topics = { events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') };
 const publisher = new KafkaPublisher(createProducer(kafka), topics);

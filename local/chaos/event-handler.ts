@@ -4,11 +4,11 @@
  * out: they would feed commands back into the run's commands topic, and their checkpoints
  * have no rebuild to recover from a lost table.
  */
-import type { MskEvent } from '../../functions/core/msk-event.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
-import { EventSidePublisher } from '../../functions/adapters/publisher.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { EventSidePublisher } from '../../functions/adapters/kafka/publisher.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { batchItemFailures, createEventProcessor } from '../../functions/event/process-batch.ts';

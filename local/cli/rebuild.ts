@@ -1,6 +1,6 @@
 /** `kafka-aggregates rebuild`: the snapshot rebuild (or verify, a projection's or the read models' rebuild), with a progress bar. */
 import { functions } from '../../functions/topology.ts';
-import { runRebuild, shutdown } from '../../functions/snapshot-rebuild.ts';
+import { runRebuild, shutdown } from '../../functions/handlers/rebuild.ts';
 import { readStatus } from '../runtime/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';

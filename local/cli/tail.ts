@@ -1,5 +1,5 @@
 /** `kafka-aggregates tail`: prints a topic's records as they come, until Ctrl-C. */
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { readDeadLetter } from '../../functions/core/dead-letter.ts';
 import { topicName } from '../../functions/config.ts';
 import type { TopicKey } from '../../functions/topology.ts';

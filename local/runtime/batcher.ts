@@ -3,7 +3,7 @@
  * a batch is full or the batching window has passed, a partition is in at most one batch at
  * a time (as on AWS), and records already committed are never handed out again.
  */
-import type { MskRecord } from '../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../functions/core/trigger-event.ts';
 import { topicPartition } from '../../functions/core/wire.ts';
 
 interface Waiting {

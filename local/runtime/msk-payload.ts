@@ -4,7 +4,7 @@
  * order, key and value base64, headers as `[{name: [byte, …]}]`.
  */
 import type { IHeaders, KafkaMessage } from 'kafkajs';
-import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
+import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
 import { topicPartition } from '../../functions/core/wire.ts';
 
 /** The cluster ARN the local trigger puts in `eventSourceArn`: the local stack's stand-in for the MSK cluster. */

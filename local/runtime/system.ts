@@ -12,18 +12,18 @@
  *   command), then events go on from exactly there.
  */
 import type { Kafka } from 'kafkajs';
-import { ConsumerOffsets } from '../../functions/adapters/consumer-offsets.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog } from '../../functions/adapters/event-log.ts';
-import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { ConsumerOffsets } from '../../functions/adapters/kafka/consumer-offsets.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { rebuildReadModels } from '../../functions/rebuild/rebuild-projection.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { runRebuild, shutdown as shutdownRebuild } from '../../functions/snapshot-rebuild.ts';
+import { runRebuild, shutdown as shutdownRebuild } from '../../functions/handlers/rebuild.ts';
 import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
@@ -145,7 +145,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
           `${holdEvents.join(', ')} held until projections and reaction checkpoints are rebuilt up to where that group stands`,
       );
       const dynamo = createDynamoClient();
-      const eventLog = new EventLog(kafka, topicName('events'));
+      const eventLog = new TopicLog(kafka, topicName('events'));
       const group = new ConsumerOffsets(kafka, topicName('events'), eventSide.consumerGroupId);
       try {
         const report = await rebuildReadModels({

@@ -5,7 +5,7 @@
  * events topic if the emulator lost them (as `npm start` does), and on teardown stop only what this run started. A
  * stack left running with `npm run stack:up` is reused and kept, so repeated runs start in seconds.
  */
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { provision } from '../../local/provision.ts';
 import { functions } from '../../functions/topology.ts';
 import { aggregatesReadiness, readModelsReadiness } from '../../local/runtime/readiness.ts';
@@ -23,7 +23,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     const readiness = await aggregatesReadiness(kafka);
     if (readiness === 'behind' || readiness === 'rebuilding') {
       log(`the default aggregates table is ${readiness === 'behind' ? 'behind the events topic (the emulator restarted)' : 'mid-rebuild'}: rebuilding it`);
-      const { runRebuild, shutdown } = await import('../../functions/snapshot-rebuild.ts');
+      const { runRebuild, shutdown } = await import('../../functions/handlers/rebuild.ts');
       try {
         const report = await runRebuild({}, { onProgress: () => undefined });
         log(`rebuild ${'status' in report ? report.status : 'done'}`);
@@ -33,7 +33,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     }
     if (['behind', 'rebuilding'].includes(await readModelsReadiness(kafka, functions.eventHandler.trigger.consumerGroupId))) {
       log('the default read models are behind the events topic (the emulator restarted): rebuilding them');
-      const { runRebuild, shutdown } = await import('../../functions/snapshot-rebuild.ts');
+      const { runRebuild, shutdown } = await import('../../functions/handlers/rebuild.ts');
       try {
         const report = await runRebuild({ readModels: true }, { onProgress: () => undefined });
         log(`read models rebuild ${'status' in report ? report.status : 'done'}`);

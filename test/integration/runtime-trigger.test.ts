@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeMskEvent } from '../../functions/core/msk-event.ts';
+import { decodeMskEvent } from '../../functions/core/trigger-event.ts';
 import type { InvocationReport, TriggerMapping, Triggers } from '../../local/runtime/trigger.ts';
 import { readStatus } from '../../local/runtime/status.ts';
 import { formatReport, startTriggers } from '../../local/runtime/trigger.ts';

@@ -7,7 +7,7 @@ import { RebuildInProgressError, TableBehindLogError } from '../../functions/com
 import { aggregates } from '../../functions/domain/index.ts';
 import { createAggregatesTable } from '../support/dynamo.ts';
 import { unique } from '../support/kafka.ts';
-import type { MskEvent } from '../../functions/core/msk-event.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { command } from '../support/msk.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
 import { WEEK_MS } from '../support/decide.ts';

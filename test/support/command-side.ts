@@ -6,11 +6,11 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka, Producer } from 'kafkajs';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { createProducer } from '../../functions/adapters/kafka.ts';
-import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { TopicLog, TopicLogs } from '../../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/kafka/publisher.ts';
 import { createCommandProcessor, type CommandSideDeps } from '../../functions/command/process-batch.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -22,8 +22,8 @@ export interface CommandSide {
   readonly kafka: Kafka;
   readonly dynamo: DynamoDBClient;
   readonly requests: ReturnType<typeof countRequests>;
-  readonly heads: HeadsTable;
-  readonly eventLog: EventLog;
+  readonly heads: AggregatesTable;
+  readonly eventLog: TopicLog;
   readonly publisher: KafkaPublisher;
   readonly topics: { readonly events: string; readonly results: string; readonly deadLetter: string };
   processor(overrides?: Partial<CommandSideDeps>): ReturnType<typeof createCommandProcessor>;
@@ -46,8 +46,8 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
   await admin.disconnect();
   const producer: Producer = createProducer(kafka);
   const publisher = new KafkaPublisher(producer, topics);
-  const heads = new HeadsTable(createDocumentClient(dynamo), table);
-  const eventLog = new EventLog(kafka, topics.events);
+  const heads = new AggregatesTable(createDocumentClient(dynamo), table);
+  const eventLog = new TopicLog(kafka, topics.events);
   const commandLog = new TopicLogs(kafka);
   return {
     kafka,

@@ -1,7 +1,7 @@
 /** Kafka helpers for integration tests, against the real broker. */
 import type { Admin, Kafka } from 'kafkajs';
-import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ensureTopics, waitForLeaders } from '../../functions/adapters/topics.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { ensureTopics, waitForLeaders } from '../../functions/adapters/kafka/topics.ts';
 import { readDeadLetter, type DeadLetterView } from '../../functions/core/dead-letter.ts';
 import { topics as topologyTopics, type TopicKey } from '../../functions/topology.ts';
 

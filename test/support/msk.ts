@@ -1,5 +1,5 @@
 /** Builds trigger events exactly as the MSK trigger sends them (docs/DESIGN.md), for tests. */
-import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
+import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
 
 /** A record to put in a trigger event; `value` objects are JSON-encoded, strings and bytes sent as they are. */
 export interface RecordSpec {

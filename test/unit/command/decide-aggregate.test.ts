@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { headItemBytes } from '../../../functions/adapters/head-item.ts';
+import { headItemBytes } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
 import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
 import { emptyHead, MAX_HEAD_BYTES, RECENT_COMMANDS, type Head } from '../../../functions/command/head.ts';
 import type { PartitionCheckpoint } from '../../../functions/command/partition.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { defineAggregate, reject, type Message } from '../../../functions/core/aggregate.ts';
-import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import type { EventRecord, ResultRecord } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';
 import { aggregateBatch, checkpointsThrough } from '../../support/decide.ts';
@@ -74,10 +74,10 @@ const incoming = async (...specs: readonly Spec[]): Promise<IncomingCommand[]> =
     }),
   );
   // Keep the specs' order (mskEvent groups by partition).
-  const byPosition = new Map(decodeMskEvent(records).flat().map((r): [string, RawRecord] => [`${r.partition}@${r.offset}`, r]));
+  const byPosition = new Map(decodeMskEvent(records).flat().map((r): [string, TriggerRecord] => [`${r.partition}@${r.offset}`, r]));
   return Promise.all(
     specs.map(async (s) => {
-      const record = byPosition.get(`${s.partition ?? 0}@${s.offset}`) as RawRecord;
+      const record = byPosition.get(`${s.partition ?? 0}@${s.offset}`) as TriggerRecord;
       const decoded = await decodeCommand(record, aggregates);
       if (!('ok' in decoded)) throw new Error(`test command did not decode: ${decoded.bad.reason.message}`);
       return decoded.ok;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeMskEvent } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { registry } from '../../../functions/command/process-batch.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { decodeEvent } from '../../../functions/event/decode.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MskRecord } from '../../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../../functions/core/trigger-event.ts';
 import { PartitionBuffer } from '../../../local/runtime/batcher.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({ topic: 't', partition, offset, timestamp: 0 });

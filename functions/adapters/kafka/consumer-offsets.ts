@@ -4,7 +4,7 @@
  * event; the read-models rebuild replays the log up to where the trigger stands.
  */
 import type { Admin, Kafka } from 'kafkajs';
-import type { PartitionOffsets } from './event-log.ts';
+import type { PartitionOffsets } from './topic-log.ts';
 
 /** A consumer group's position on one topic. */
 export class ConsumerOffsets {

@@ -3,9 +3,9 @@
  * source mapping. The rebuild's lock in the control item guards commits regardless; this
  * stops the trigger from burning its retries on batches that would be refused.
  */
-import { sleep } from '../core/async.ts';
+import { sleep } from '../../core/async.ts';
 import { GetEventSourceMappingCommand, UpdateEventSourceMappingCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import type { CommandGate } from '../rebuild/rebuild-aggregates.ts';
+import type { CommandGate } from '../../rebuild/rebuild-aggregates.ts';
 
 /** The mapping did not reach the wanted state in time. */
 export class TriggerGateTimeoutError extends Error {

@@ -19,7 +19,7 @@ export interface LogRecord {
 }
 
 /** Reads one topic. */
-export class EventLog {
+export class TopicLog {
   private admin: Admin | undefined;
 
   constructor(
@@ -155,20 +155,20 @@ export class EventLog {
   }
 }
 
-/** Reads any topic of the cluster by name (the command side's look at the partitions it is given), one EventLog per topic. */
+/** Reads any topic of the cluster by name (the command side's look at the partitions it is given), one TopicLog per topic. */
 export class TopicLogs {
-  private readonly logs = new Map<string, EventLog>();
+  private readonly logs = new Map<string, TopicLog>();
 
   constructor(
     private readonly kafka: Kafka,
-    /** Prefix of the throwaway groups the reads use (see EventLog). */
+    /** Prefix of the throwaway groups the reads use (see TopicLog). */
     private readonly groupPrefix?: string,
   ) {}
 
-  private log(topic: string): EventLog {
+  private log(topic: string): TopicLog {
     let log = this.logs.get(topic);
     if (log === undefined) {
-      log = new EventLog(this.kafka, topic, undefined, this.groupPrefix);
+      log = new TopicLog(this.kafka, topic, undefined, this.groupPrefix);
       this.logs.set(topic, log);
     }
     return log;

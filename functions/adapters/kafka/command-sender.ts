@@ -1,7 +1,7 @@
 /** Writes command records to the commands topic for the command API: one idempotent producer, connected on first use. */
 import type { Producer } from 'kafkajs';
-import type { CommandSender, SentRecord } from '../command-api/ports.ts';
-import { ProducerConnection } from './kafka.ts';
+import type { CommandSender, SentRecord } from '../../command-api/ports.ts';
+import { ProducerConnection } from './clients.ts';
 
 /** Sends each command record as soon as it is asked to, waiting for all in-sync replicas. */
 export class KafkaCommandSender implements CommandSender {

@@ -10,7 +10,7 @@
  * aggregates to other partitions and breaks their order).
  */
 import type { Admin, ConfigResourceTypes, ConfigSource } from 'kafkajs';
-import { topicConfig, type TopicSpec } from '../topology.ts';
+import { topicConfig, type TopicSpec } from '../../topology.ts';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see these enums as named exports: their values.
 /** `ConfigResourceTypes.TOPIC`. */

@@ -7,21 +7,21 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { readerGroupPrefix, tableName, topicName } from './config.ts';
-import { createLogger, createMetrics } from './adapters/powertools.ts';
-import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
-import { HeadsTable } from './adapters/heads-table.ts';
-import { EventLog, TopicLogs } from './adapters/event-log.ts';
-import { createKafka, createProducer } from './adapters/kafka.ts';
-import { KafkaPublisher } from './adapters/publisher.ts';
-import { createCommandProcessor, type BatchItemFailure } from './command/process-batch.ts';
-import type { MskEvent } from './core/msk-event.ts';
-import { aggregates } from './domain/index.ts';
+import { readerGroupPrefix, tableName, topicName } from '../config.ts';
+import { createLogger, createMetrics } from '../adapters/aws/powertools.ts';
+import { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
+import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
+import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { createCommandProcessor, type BatchItemFailure } from '../command/process-batch.ts';
+import type { MskEvent } from '../core/trigger-event.ts';
+import { aggregates } from '../domain/index.ts';
 
 const logger = createLogger('command-handler');
 const metrics = createMetrics('command-handler');
 const kafka = createKafka('command-handler');
-const eventLog = new EventLog(kafka, topicName('events'));
+const eventLog = new TopicLog(kafka, topicName('events'));
 const commandLog = new TopicLogs(kafka, readerGroupPrefix());
 const publisher = new KafkaPublisher(createProducer(kafka), {
   events: topicName('events'),
@@ -30,7 +30,7 @@ const publisher = new KafkaPublisher(createProducer(kafka), {
 });
 const processBatch = createCommandProcessor({
   aggregates,
-  heads: new HeadsTable(createDocumentClient(createDynamoClient()), tableName('aggregates')),
+  heads: new AggregatesTable(createDocumentClient(createDynamoClient()), tableName('aggregates')),
   publisher,
   eventLog,
   commandLog,

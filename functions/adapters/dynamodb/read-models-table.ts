@@ -27,10 +27,10 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { aggregateKey, type FlaggedGap } from '../core/projection.ts';
-import { sleep } from '../core/async.ts';
-import type { Release } from '../core/release.ts';
-import { batchGetAll } from './dynamodb.ts';
+import { aggregateKey, type FlaggedGap } from '../../core/projection.ts';
+import { sleep } from '../../core/async.ts';
+import type { Release } from '../../core/release.ts';
+import { batchGetAll } from './clients.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
 
 /** Base class of the errors of this module. */

@@ -3,7 +3,7 @@
  * `KAFKA_BROKERS`, IAM (SASL/OAUTHBEARER over TLS) for Amazon MSK when `KAFKA_AUTH=iam`.
  */
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import { awsRegion, kafkaAuth, kafkaBrokers } from '../config.ts';
+import { awsRegion, kafkaAuth, kafkaBrokers } from '../../config.ts';
 import { mskIamTokenProvider } from './msk-iam.ts';
 
 /** A Kafka client for the configured brokers and authentication. */

@@ -3,9 +3,9 @@
  * command, a kept outcome, the control item; and the size of a head's item as DynamoDB counts it. Pure
  * codecs; heads-table.ts does the I/O.
  */
-import type { EventRecord, ResultRecord } from '../core/wire.ts';
-import type { ArchivedCommand, Head, RecentCommand } from '../command/head.ts';
-import type { PartitionCheckpoint } from '../command/partition.ts';
+import type { EventRecord, ResultRecord } from '../../core/wire.ts';
+import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts';
+import type { PartitionCheckpoint } from '../../command/partition.ts';
 
 type Item = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { addRelease, type Release } from '../core/release.ts';
+import { addRelease, type Release } from '../../core/release.ts';
 
 type Item = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * and dummy credentials for an endpoint when the environment holds none.
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { awsRegion, configuredEndpoint } from '../config.ts';
+import { awsRegion, configuredEndpoint } from '../../config.ts';
 
 /** Environment variables through which the SDK finds credentials on its own. */
 const credentialEnv = [

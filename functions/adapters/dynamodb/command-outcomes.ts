@@ -5,24 +5,24 @@
  * written is seen at once.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ResultRecord } from '../core/wire.ts';
-import type { CommandRef, OutcomeReader } from '../command-api/ports.ts';
-import { batchGetAll } from './dynamodb.ts';
-import { archivedFromItem, archiveKey, HEAD_OUTCOME_ATTRIBUTES, headKey, recentFromItem, resultFromItem, resultKey } from './head-item.ts';
-import { HeadsTable } from './heads-table.ts';
+import type { ResultRecord } from '../../core/wire.ts';
+import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
+import { batchGetAll } from './clients.ts';
+import { archivedFromItem, archiveKey, HEAD_OUTCOME_ATTRIBUTES, headKey, recentFromItem, resultFromItem, resultKey } from './aggregates-items.ts';
+import { AggregatesTable } from './aggregates-table.ts';
 
 /** What a result item holds beyond the head's outcome attributes. */
 const RESULT_ATTRIBUTES = ['commandId', 'version', 'code', 'message'] as const;
 
 /** Reads outcomes and state of aggregates from the aggregates table. */
 export class CommandOutcomes implements OutcomeReader {
-  private readonly heads: HeadsTable;
+  private readonly heads: AggregatesTable;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
   ) {
-    this.heads = new HeadsTable(doc, tableName);
+    this.heads = new AggregatesTable(doc, tableName);
   }
 
   /**

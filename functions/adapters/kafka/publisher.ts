@@ -4,9 +4,9 @@
  * fails and is retried, and consumers dedupe the repeats by (aggregateId, version).
  */
 import type { Message as KafkaMessage, Producer } from 'kafkajs';
-import type { DeadLetter } from '../core/dead-letter.ts';
-import type { CommandEnvelope, EventRecord, ResultRecord } from '../core/wire.ts';
-import { ProducerConnection } from './kafka.ts';
+import type { DeadLetter } from '../../core/dead-letter.ts';
+import type { CommandEnvelope, EventRecord, ResultRecord } from '../../core/wire.ts';
+import { ProducerConnection } from './clients.ts';
 
 /** A result with the key it is published under. */
 export interface KeyedResult {

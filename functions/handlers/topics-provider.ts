@@ -7,9 +7,9 @@
  * and a stack update that replaces this resource must not empty it.
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import * as z from './core/schema.ts';
-import { createKafka } from './adapters/kafka.ts';
-import { ensureTopics, type NamedTopic } from './adapters/topics.ts';
+import * as z from '../core/schema.ts';
+import { createKafka } from '../adapters/kafka/clients.ts';
+import { ensureTopics, type NamedTopic } from '../adapters/kafka/topics.ts';
 
 /** Resource properties, as the stack sets them (CloudFormation passes strings). */
 const propertiesSchema = z.object({

@@ -25,7 +25,7 @@ export interface MskEvent {
 }
 
 /** A decoded trigger record: bytes where the base64 was sound, a fault where it was not. */
-export interface RawRecord {
+export interface TriggerRecord {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
@@ -57,7 +57,7 @@ export const decodeUtf8 = (bytes: Uint8Array): string | undefined => {
   }
 };
 
-const decodeRecord = (record: MskRecord): RawRecord => {
+const decodeRecord = (record: MskRecord): TriggerRecord => {
   const base = {
     topic: record.topic,
     partition: record.partition,
@@ -80,7 +80,7 @@ const decodeRecord = (record: MskRecord): RawRecord => {
  * The records of a trigger event, partition by partition, each partition in offset order
  * (the trigger already delivers them so; sorting guards the emulation and tests).
  */
-export const decodeMskEvent = (event: MskEvent): RawRecord[][] =>
+export const decodeMskEvent = (event: MskEvent): TriggerRecord[][] =>
   Object.values(event.records).map((records) =>
     records.map(decodeRecord).sort((a, b) => a.offset - b.offset),
   );

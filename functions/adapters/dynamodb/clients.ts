@@ -5,9 +5,9 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { sleep } from '../core/async.ts';
-import { dynamoEndpoint } from '../config.ts';
-import { awsClientConfig } from './aws-clients.ts';
+import { sleep } from '../../core/async.ts';
+import { dynamoEndpoint } from '../../config.ts';
+import { awsClientConfig } from '../aws/clients.ts';
 
 /** A DynamoDB client for the configured endpoint and region (see {@link awsClientConfig}). */
 export const createDynamoClient = (): DynamoDBClient => new DynamoDBClient(awsClientConfig(dynamoEndpoint()));

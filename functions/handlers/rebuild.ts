@@ -14,24 +14,24 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
-import { tableName, topicName } from './config.ts';
-import { createLambdaClient } from './adapters/aws-clients.ts';
-import { createLogger } from './adapters/powertools.ts';
-import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
-import { EventLog } from './adapters/event-log.ts';
-import { HeadsTable } from './adapters/heads-table.ts';
-import { createKafka, createProducer } from './adapters/kafka.ts';
-import { KafkaPublisher } from './adapters/publisher.ts';
-import { EventSourceMappingGate, lockOnlyGate } from './adapters/trigger-gate.ts';
-import { ReadModelsTable } from './adapters/read-models-table.ts';
-import { triggerPositions } from './adapters/trigger-positions.ts';
-import { aggregates } from './domain/index.ts';
-import { functions, retentionMs, topics } from './topology.ts';
-import { projections } from './projections/index.ts';
-import { ConsumerOffsets } from './adapters/consumer-offsets.ts';
-import { reactions } from './reactions/index.ts';
-import { rebuildProjection, rebuildReadModels, type ProjectionRebuildReport, type ReadModelsRebuildReport } from './rebuild/rebuild-projection.ts';
-import { rebuildAggregates, verifyAggregates, type CommandGate, type Progress, type RebuildReport, type VerifyReport } from './rebuild/rebuild-aggregates.ts';
+import { tableName, topicName } from '../config.ts';
+import { createLambdaClient } from '../adapters/aws/clients.ts';
+import { createLogger } from '../adapters/aws/powertools.ts';
+import { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/clients.ts';
+import { TopicLog } from '../adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
+import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { EventSourceMappingGate, lockOnlyGate } from '../adapters/aws/trigger-gate.ts';
+import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
+import { aggregates } from '../domain/index.ts';
+import { functions, retentionMs, topics } from '../topology.ts';
+import { projections } from '../projections/index.ts';
+import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
+import { reactions } from '../reactions/index.ts';
+import { rebuildProjection, rebuildReadModels, type ProjectionRebuildReport, type ReadModelsRebuildReport } from '../rebuild/rebuild-projection.ts';
+import { rebuildAggregates, verifyAggregates, type CommandGate, type Progress, type RebuildReport, type VerifyReport } from '../rebuild/rebuild-aggregates.ts';
 
 /** What to do. */
 export interface RebuildRequest {
@@ -55,9 +55,9 @@ export class UnknownProjectionError extends Error {
 
 const logger = createLogger('snapshot-rebuild');
 const kafka = createKafka('snapshot-rebuild');
-const eventLog = new EventLog(kafka, topicName('events'), process.env.KAFKA_CONSUMER_GROUP);
+const eventLog = new TopicLog(kafka, topicName('events'), process.env.KAFKA_CONSUMER_GROUP);
 const doc = createDocumentClient(createDynamoClient());
-const heads = new HeadsTable(doc, tableName('aggregates'));
+const heads = new AggregatesTable(doc, tableName('aggregates'));
 const readModels = new ReadModelsTable(doc, tableName('readModels'));
 const publisher = new KafkaPublisher(createProducer(kafka), { events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') });
 // The event trigger's consumer group, whose committed offsets the read-models rebuild replays up to.

@@ -7,11 +7,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Release } from '../core/release.ts';
-import { sleep } from '../core/async.ts';
-import type { ArchivedCommand, Head } from '../command/head.ts';
-import type { UnkeptResult } from '../command/decide-aggregate.ts';
-import { batchGetAll } from './dynamodb.ts';
+import type { Release } from '../../core/release.ts';
+import { sleep } from '../../core/async.ts';
+import type { ArchivedCommand, Head } from '../../command/head.ts';
+import type { UnkeptResult } from '../../command/decide-aggregate.ts';
+import { batchGetAll } from './clients.ts';
 import {
   archivedFromItem,
   archivedIs,
@@ -27,18 +27,18 @@ import {
   resultItem,
   toItem,
   type StoredCheckpoint,
-} from './head-item.ts';
+} from './aggregates-items.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
 
-export { CONTROL_KEY, headKey, releasesKey, type StoredCheckpoint } from './head-item.ts';
+export { CONTROL_KEY, headKey, releasesKey, type StoredCheckpoint } from './aggregates-items.ts';
 
 /** Base class of the errors of this module. */
-export class HeadsTableError extends Error {
-  override readonly name: string = 'HeadsTableError';
+export class AggregatesTableError extends Error {
+  override readonly name: string = 'AggregatesTableError';
 }
 
 /** A head's conditional write lost: another writer committed first. Carries that writer's head. */
-export class VersionConflictError extends HeadsTableError {
+export class VersionConflictError extends AggregatesTableError {
   override readonly name = 'VersionConflictError';
   constructor(
     readonly aggregateType: string,
@@ -97,7 +97,7 @@ export interface ArchiveLookup {
 }
 
 /** Reads and writes aggregate heads, partition checkpoints, the archive and the control item in one DynamoDB table. */
-export class HeadsTable {
+export class AggregatesTable {
   /** The operator releases of the commands partitions. */
   readonly releases: ReleaseList;
 
@@ -299,7 +299,7 @@ export class HeadsTable {
     for (let i = 0; i < items.length; i += 25) {
       let pending: Item[] = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
       for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts) throw new HeadsTableError(`${pending.length} ${what} still unprocessed in ${this.tableName}`);
+        if (attempt > this.maxReadAttempts) throw new AggregatesTableError(`${pending.length} ${what} still unprocessed in ${this.tableName}`);
         if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
         const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
         pending = out.UnprocessedItems?.[this.tableName] ?? [];
