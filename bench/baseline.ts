@@ -25,7 +25,8 @@ import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.t
 import { type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
 import type { BatchOutput, KeyedResult } from '../functions/adapters/kafka/publisher.ts';
 import type { IncomingCommand } from '../functions/command/decode.ts';
-import { decodeBatch, registry } from '../functions/command/process-batch.ts';
+import { decodeBatch } from '../functions/command/process-batch.ts';
+import { registry } from '../functions/core/registry.ts';
 import { eventRecord } from '../functions/command/decide-one.ts';
 
 /** What the baseline needs: a table (key `pk`), a publisher and the aggregates. */

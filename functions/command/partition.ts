@@ -33,6 +33,9 @@ export interface PartitionCheckpoint {
   readonly fingerprint: string | null;
 }
 
+/** A checkpoint as stored, with when its incarnation began (absent for the first). */
+export type StoredCheckpoint = PartitionCheckpoint & { readonly since?: string };
+
 /** The key that positions are stored under: `topic-partition`, or `topic-partition~n` for incarnation n > 1. */
 export const positionKey = (tp: string, incarnation: number): string => (incarnation <= 1 ? tp : `${tp}~${incarnation}`);
 

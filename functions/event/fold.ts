@@ -5,8 +5,8 @@
  * consumer's policy or an operator's pass-gap release. The result is what to write (once)
  * and what to publish; no I/O.
  */
+import { aggregateKey } from '../core/aggregate.ts';
 import {
-  aggregateKey,
   checkVersion,
   MAX_FLAGGED_GAPS,
   MAX_RECENT_AGGREGATES,

@@ -1,48 +1,24 @@
 /**
- * Lambda entry for the MSK trigger on the commands topic. Decides each batch against the
- * aggregate heads in DynamoDB and publishes events and results; throws only on
- * infrastructure failures, so the trigger retries the batch (idempotently).
+ * Lambda entry for the MSK trigger on the commands topic: decides each batch against the
+ * aggregate heads and publishes events and results (functions/command/process-batch.ts).
+ * Throws only on infrastructure failures, so the trigger retries the batch (idempotently);
+ * commands that do not fit one head write come back in the partial batch response.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { readerGroupPrefix, tableName, topicName } from '../config.ts';
-import { createLogger, createMetrics } from '../adapters/aws/powertools.ts';
-import { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/clients.ts';
-import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
-import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
-import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
-import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
-import { createCommandProcessor, type BatchItemFailure } from '../command/process-batch.ts';
+import { observability } from '../adapters/aws/powertools.ts';
+import type { BatchItemFailure } from '../command/process-batch.ts';
+import { composeCommandSide } from '../compose.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
-import { aggregates } from '../domain/index.ts';
 
-const logger = createLogger('command-handler');
-const metrics = createMetrics('command-handler');
-const kafka = createKafka('command-handler');
-const eventLog = new TopicLog(kafka, topicName('events'));
-const commandLog = new TopicLogs(kafka, readerGroupPrefix());
-const publisher = new KafkaPublisher(createProducer(kafka), {
-  events: topicName('events'),
-  results: topicName('results'),
-  deadLetter: topicName('deadLetter'),
-});
-const processBatch = createCommandProcessor({
-  aggregates,
-  heads: new AggregatesTable(createDocumentClient(createDynamoClient()), tableName('aggregates')),
-  publisher,
-  eventLog,
-  commandLog,
-});
+const { logger, metrics } = observability('command-handler');
+const side = composeCommandSide();
 
-/**
- * Handles one trigger invocation; exported bare for tests and the local runtime. Returns the
- * partial batch response when some records must come again (a head that would not fit one
- * write with them): the trigger commits what precedes them.
- */
+/** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleCommands = async (event: MskEvent): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
-  const { batchItemFailures, ...summary } = await processBatch(event);
+  const { batchItemFailures, ...summary } = await side.process(event);
   logger.info('batch done', { ...summary });
   for (const name of ['accepted', 'rejected', 'duplicates', 'deadLettered', 'eventsPublished', 'conflicts', 'retried'] as const)
     metrics.addMetric(name, MetricUnit.Count, summary[name]);
@@ -52,7 +28,5 @@ export const handleCommands = async (event: MskEvent): Promise<{ batchItemFailur
 /** The Lambda handler, with structured logs and metrics. */
 export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(logMetrics(metrics));
 
-/** Disconnects the Kafka producer: for the local runtime and tests (Lambda keeps it between invocations). */
-export const shutdown = async (): Promise<void> => {
-  await Promise.all([publisher.close(), eventLog.close(), commandLog.close()]);
-};
+/** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
+export const shutdown = (): Promise<void> => side.close();

@@ -10,41 +10,17 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { tableName, topicName } from '../config.ts';
-import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
-import { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/clients.ts';
-import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
-import { createLogger, createMetrics } from '../adapters/aws/powertools.ts';
-import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+import { observability } from '../adapters/aws/powertools.ts';
+import { composeEventSide } from '../compose.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
-import { aggregates } from '../domain/index.ts';
-import { batchItemFailures, createEventProcessor } from '../event/process-batch.ts';
-import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
-import { projections } from '../projections/index.ts';
-import { reactions } from '../reactions/index.ts';
-import { functions } from '../topology.ts';
+import { batchItemFailures } from '../event/process-batch.ts';
 
-const logger = createLogger('event-handler');
-const metrics = createMetrics('event-handler');
-const kafka = createKafka('event-handler');
-const publisher = new EventSidePublisher(createProducer(kafka), {
-  commands: topicName('commands'),
-  deadLetter: topicName('deadLetter'),
-});
-// The trigger's consumer group: set by the stack (and by tests that run the trigger under another group).
-const triggerGroup = new ConsumerOffsets(kafka, topicName('events'), process.env.TRIGGER_CONSUMER_GROUP ?? functions.eventHandler.trigger.consumerGroupId);
-const processBatch = createEventProcessor({
-  aggregates,
-  projections,
-  reactions,
-  readModels: new ReadModelsTable(createDocumentClient(createDynamoClient()), tableName('readModels')),
-  publisher,
-  readiness: { groupId: triggerGroup.groupId, hasHandledAny: () => triggerGroup.hasHandledAny() },
-});
+const { logger, metrics } = observability('event-handler');
+const side = composeEventSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => {
-  const { gapsFlagged, halted, ...summary } = await processBatch(event);
+  const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const gap of halted)
     logger.warn('gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)', { gap });
@@ -59,7 +35,5 @@ export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof b
 /** The Lambda handler, with structured logs and metrics. */
 export const handler = middy(handleEvents).use(injectLambdaContext(logger)).use(logMetrics(metrics));
 
-/** Disconnects the Kafka clients: for the local runtime and tests (Lambda keeps them between invocations). */
-export const shutdown = async (): Promise<void> => {
-  await Promise.all([publisher.close(), triggerGroup.close()]);
-};
+/** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
+export const shutdown = (): Promise<void> => side.close();

@@ -7,19 +7,15 @@
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
-import type { TopicLog, LogRecord } from '../adapters/kafka/topic-log.ts';
-import { headKey, type ControlRecord, type AggregatesTable, type RebuildProgress } from '../adapters/dynamodb/aggregates-table.ts';
-import type { BatchOutput } from '../adapters/kafka/publisher.ts';
+import { aggregateKey } from '../core/aggregate.ts';
+import type { LogReader, LogRecord } from '../core/log.ts';
+import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
+import type { BatchPublisher } from '../command/ports.ts';
+import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import type { ArchivedCommand, Head } from '../command/head.ts';
 import { outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
 import { canonicalHead, LogFold, type Gap, type UnusableRecord } from './fold.ts';
-
-/** Holds and releases command processing (the commands trigger). */
-export interface CommandGate {
-  pause(): Promise<void>;
-  resume(): Promise<void>;
-}
 
 /** Progress of a rebuild or verify, reported as it goes. */
 export interface Progress {
@@ -31,9 +27,9 @@ export interface Progress {
 /** What the rebuild needs. */
 export interface RebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: AggregatesTable;
-  readonly eventLog: Pick<TopicLog, 'offsets' | 'read'>;
-  readonly publisher: { publish(output: BatchOutput): Promise<void> };
+  readonly heads: RebuildHeadsStore;
+  readonly eventLog: Pick<LogReader, 'offsets' | 'read'>;
+  readonly publisher: BatchPublisher;
   readonly gate: CommandGate;
   /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */
   readonly drainMs?: number;
@@ -78,14 +74,6 @@ export interface RebuildReport {
   readonly checkpointsReset: number;
 }
 
-/** Another rebuild holds or took the lock. */
-export class RebuildLockError extends Error {
-  override readonly name = 'RebuildLockError';
-  constructor(readonly epoch: number, message: string) {
-    super(message);
-  }
-}
-
 const remainingEvents = (from: Readonly<Record<string, number>>, to: Readonly<Record<string, number>>): number =>
   Object.entries(to).reduce((n, [p, end]) => n + Math.max(0, end - (from[p] ?? 0)), 0);
 
@@ -95,7 +83,7 @@ const keysOf = (records: readonly LogRecord[]): string[] => {
   for (const r of records) {
     try {
       const e = JSON.parse(r.value?.toString('utf8') ?? 'null') as { aggregateType?: unknown; aggregateId?: unknown } | null;
-      if (typeof e?.aggregateType === 'string' && typeof e.aggregateId === 'string') keys.add(headKey(e.aggregateType, e.aggregateId));
+      if (typeof e?.aggregateType === 'string' && typeof e.aggregateId === 'string') keys.add(aggregateKey(e.aggregateType, e.aggregateId));
     } catch {
       // Unusable records are reported when they are applied.
     }
@@ -247,7 +235,7 @@ export interface VerifyReport {
  * Folds the whole topic in memory and compares it with the table, writing nothing. Commands
  * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
  */
-export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publisher' | 'commandsTrigger' | 'dedupeWindowMs'>): Promise<VerifyReport> => {
+export const verifyAggregates = async (deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> }): Promise<VerifyReport> => {
   const fold = new LogFold(registry(deps.aggregates));
   const { start, end } = await deps.eventLog.offsets();
   const eventsTotal = remainingEvents(start, end);
@@ -259,10 +247,10 @@ export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publish
     return Promise.resolve('continue' as const);
   });
   const { heads: stored } = await deps.heads.scanAll();
-  const table = new Map(stored.map((h) => [headKey(h.aggregateType, h.aggregateId), h]));
+  const table = new Map(stored.map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
   const differences: Difference[] = [];
   for (const head of fold.all()) {
-    const k = headKey(head.aggregateType, head.aggregateId);
+    const k = aggregateKey(head.aggregateType, head.aggregateId);
     const inTable = table.get(k);
     table.delete(k);
     if (inTable === undefined) differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: null, log: head.version, kind: 'missing in table' });

@@ -5,29 +5,23 @@
  * any function module.
  */
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { TopicLog, TopicLogs } from '../../functions/adapters/kafka/topic-log.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
-import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/kafka/publisher.ts';
-import { createCommandProcessor } from '../../functions/command/process-batch.ts';
-import { tableName, topicName } from '../../functions/config.ts';
-import { aggregates } from '../../functions/domain/index.ts';
+import { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
+import type { BatchPublisher } from '../../functions/command/ports.ts';
+import { composeCommandSide } from '../../functions/compose.ts';
+import { names } from '../../functions/config.ts';
 import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
 
 const kafka = createKafka('chaos-command-handler');
 const dynamo = createDynamoClient();
 throttleRequests(dynamo);
-const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
-const eventLog = new TopicLog(kafka, topicName('events'));
-const commandLog = new TopicLogs(kafka);
-const topics = { events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') };
-const publisher = new KafkaPublisher(createProducer(kafka), topics);
+const side = composeCommandSide({ kafka, dynamo });
+const { publisher } = side;
 /** The second of two racing invocations runs in its own sandbox, with its own producer. */
-const rival = new KafkaPublisher(createProducer(kafka), topics);
+const rival = new KafkaPublisher(createProducer(kafka), names().topics);
 
-type Publisher = { publish(output: BatchOutput): Promise<void> };
-const processor = (p: Publisher) => createCommandProcessor({ aggregates, heads, publisher: p, eventLog, commandLog });
+const processor = (p: BatchPublisher) => side.processor({ publisher: p });
 
 /** Handles one trigger invocation, with the fault the plan chooses for it; answers with the partial batch response. */
 export const handler = async (event: MskEvent): Promise<{ batchItemFailures: unknown[] } | undefined> => {
@@ -80,6 +74,6 @@ export const handler = async (event: MskEvent): Promise<{ batchItemFailures: unk
 
 /** Disconnects the Kafka clients (the trigger calls it when it stops). */
 export const shutdown = async (): Promise<void> => {
-  await Promise.all([publisher.close(), rival.close(), eventLog.close(), commandLog.close()]);
+  await Promise.all([side.close(), rival.close()]);
   dynamo.destroy();
 };

@@ -4,18 +4,7 @@
  * and dummy credentials for an endpoint when the environment holds none.
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { awsRegion, configuredEndpoint } from '../../config.ts';
-
-/** Environment variables through which the SDK finds credentials on its own. */
-const credentialEnv = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_PROFILE',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-];
-
-const hasCredentialsInEnv = (): boolean => credentialEnv.some((name) => (process.env[name] ?? '').trim() !== '');
+import { awsRegion, configuredEndpoint, credentialsInEnv } from '../../config.ts';
 
 /** Region, endpoint and credentials of a client. */
 export interface AwsClientConfig {
@@ -32,7 +21,7 @@ export interface AwsClientConfig {
 export const awsClientConfig = (endpoint: string | undefined): AwsClientConfig => ({
   region: awsRegion(),
   ...(endpoint !== undefined ? { endpoint } : {}),
-  ...(endpoint !== undefined && !hasCredentialsInEnv() ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+  ...(endpoint !== undefined && !credentialsInEnv() ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
 });
 
 /** A Lambda API client (the rebuild's trigger control) for the configured endpoint and region. */

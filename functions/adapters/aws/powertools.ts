@@ -6,18 +6,19 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { powertoolsNames } from '../../config.ts';
 
-const setting = (name: string): string | undefined => {
-  const value = process.env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
+/** A function's logger and metrics, created once per sandbox. */
+export interface Observability {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** The logger and metrics of `fallbackService` (the stack's names win when set), in namespace `KafkaAggregates` by default. */
+export const observability = (fallbackService: string): Observability => {
+  const { serviceName, namespace } = powertoolsNames();
+  return {
+    logger: new Logger({ serviceName: serviceName ?? fallbackService }),
+    metrics: new Metrics({ namespace: namespace ?? 'KafkaAggregates', serviceName: serviceName ?? fallbackService }),
+  };
 };
-
-/** A logger whose service name is `POWERTOOLS_SERVICE_NAME`, or `fallbackService` without it. */
-export const createLogger = (fallbackService: string): Logger => new Logger({ serviceName: setting('POWERTOOLS_SERVICE_NAME') ?? fallbackService });
-
-/** Metrics in `POWERTOOLS_METRICS_NAMESPACE` (default `KafkaAggregates`), for the service of `createLogger`. */
-export const createMetrics = (fallbackService: string): Metrics =>
-  new Metrics({
-    namespace: setting('POWERTOOLS_METRICS_NAMESPACE') ?? 'KafkaAggregates',
-    serviceName: setting('POWERTOOLS_SERVICE_NAME') ?? fallbackService,
-  });

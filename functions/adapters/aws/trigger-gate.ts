@@ -5,7 +5,7 @@
  */
 import { sleep } from '../../core/async.ts';
 import { GetEventSourceMappingCommand, UpdateEventSourceMappingCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import type { CommandGate } from '../../rebuild/rebuild-aggregates.ts';
+import type { CommandGate } from '../../rebuild/ports.ts';
 
 /** The mapping did not reach the wanted state in time. */
 export class TriggerGateTimeoutError extends Error {

@@ -5,20 +5,20 @@
  */
 import type { EventRecord, ResultRecord } from '../../core/wire.ts';
 import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts';
-import type { PartitionCheckpoint } from '../../command/partition.ts';
+import type { StoredCheckpoint } from '../../command/partition.ts';
+import { aggregateKey } from '../../core/aggregate.ts';
+import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
 
 type Item = Record<string, unknown>;
 
-/** Key of an aggregate's head item. Aggregate type names never contain `#` (checked at registration). */
-export const headKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
 /** Key of a commands partition's checkpoint; `~` cannot start an aggregate type name. */
 export const checkpointKey = (tp: string): string => `~partition#${tp}`;
 /** Key of an archived accepted command of an aggregate. */
 export const archiveKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
-  `~command#${headKey(aggregateType, aggregateId)}#${commandId}`;
+  `~command#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the kept outcome of a command that no head remembers (functions/command/decide-aggregate.ts `unkept`). */
 export const resultKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
-  `~result#${headKey(aggregateType, aggregateId)}#${commandId}`;
+  `~result#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
 export const CONTROL_KEY = '~control';
 /** Key of a commands partition's operator releases (core/release.ts). */
@@ -51,7 +51,7 @@ const unpackRecent = (aggregateType: string, aggregateId: string, stored: readon
 
 /** The item of a head (without the bookkeeping attributes a write adds). */
 export const toItem = (head: Head): Item => ({
-  pk: headKey(head.aggregateType, head.aggregateId),
+  pk: aggregateKey(head.aggregateType, head.aggregateId),
   aggregateType: head.aggregateType,
   aggregateId: head.aggregateId,
   version: head.version,
@@ -103,8 +103,22 @@ export const resultFromItem = (aggregateType: string, aggregateId: string, comma
     : { commandId, aggregateType, aggregateId, status: 'accepted', version: Number(item.version) };
 };
 
+/** The control item's record. */
+export const controlFromItem = (item: Item): ControlRecord =>
+  item.status === 'rebuilding'
+    ? { status: 'rebuilding', epoch: Number(item.epoch), progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress) }
+    : { status: 'ready', epoch: Number(item.epoch) };
+
+/** The control item of a record. */
+export const controlItem = (control: ControlRecord): Item => ({
+  pk: CONTROL_KEY,
+  status: control.status,
+  epoch: control.epoch,
+  ...(control.status === 'rebuilding' && control.progress !== null ? { progress: JSON.stringify(control.progress) } : {}),
+});
+
 /** The item of a checkpoint. */
-export const checkpointItem = (checkpoint: PartitionCheckpoint & { readonly since?: string }): Item => ({
+export const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
   pk: checkpointKey(checkpoint.tp),
   incarnation: checkpoint.incarnation,
   from: checkpoint.from,
@@ -112,9 +126,6 @@ export const checkpointItem = (checkpoint: PartitionCheckpoint & { readonly sinc
   ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
   ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
 });
-
-/** A checkpoint and when its incarnation began (absent for the first). */
-export type StoredCheckpoint = PartitionCheckpoint & { readonly since?: string };
 
 /** Parses a checkpoint item. */
 export const checkpointFromItem = (item: Item): StoredCheckpoint => ({

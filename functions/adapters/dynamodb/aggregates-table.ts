@@ -9,8 +9,12 @@ import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDo
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
 import { sleep } from '../../core/async.ts';
+import { aggregateKey } from '../../core/aggregate.ts';
+import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../command/head.ts';
 import type { UnkeptResult } from '../../command/decide-aggregate.ts';
+import type { StoredCheckpoint } from '../../command/partition.ts';
+import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore } from '../../command/ports.ts';
 import { batchGetAll } from './clients.ts';
 import {
   archivedFromItem,
@@ -21,83 +25,25 @@ import {
   checkpointItem,
   checkpointKey,
   CONTROL_KEY,
+  controlFromItem,
+  controlItem,
   fromItem,
-  headKey,
+  headItemBytes,
   releasesKey,
   resultItem,
   toItem,
-  type StoredCheckpoint,
 } from './aggregates-items.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
-
-export { CONTROL_KEY, headKey, releasesKey, type StoredCheckpoint } from './aggregates-items.ts';
 
 /** Base class of the errors of this module. */
 export class AggregatesTableError extends Error {
   override readonly name: string = 'AggregatesTableError';
 }
 
-/** A head's conditional write lost: another writer committed first. Carries that writer's head. */
-export class VersionConflictError extends AggregatesTableError {
-  override readonly name = 'VersionConflictError';
-  constructor(
-    readonly aggregateType: string,
-    readonly aggregateId: string,
-    readonly expectedVersion: number,
-    /** The head as the winning writer left it, from the failed condition's ALL_OLD. */
-    readonly current: Head | undefined,
-    options?: ErrorOptions,
-  ) {
-    super(`${aggregateType} ${aggregateId}: expected version ${expectedVersion}, found ${current?.version ?? 'none'}`, options);
-  }
-}
-
-/** Where a rebuild stands, kept in the control item so that it can resume. */
-export interface RebuildProgress {
-  /** End offset (exclusive) of every events partition, captured when the rebuild started. */
-  readonly endOffsets: Readonly<Record<string, number>>;
-  /** Next offset to read per events partition. */
-  readonly checkpoint: Readonly<Record<string, number>>;
-  readonly eventsRead: number;
-  readonly startedAt: string;
-}
-
-/**
- * The control item. Absent: the table has never been checked against the events topic.
- * `ready`: heads are in step with the topic. `rebuilding`: a rebuild holds the lock for
- * `epoch`, and no command may be decided.
- */
-export type ControlRecord =
-  | { readonly status: 'ready'; readonly epoch: number }
-  | { readonly status: 'rebuilding'; readonly epoch: number; readonly progress: RebuildProgress | null };
-
 type Item = Record<string, unknown>;
 
-const controlFromItem = (item: Item): ControlRecord =>
-  item.status === 'rebuilding'
-    ? { status: 'rebuilding', epoch: Number(item.epoch), progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress) }
-    : { status: 'ready', epoch: Number(item.epoch) };
-
-/** What a batch reads before it decides, in one consistent batched read. */
-export interface HeadsSnapshot {
-  /** By `headKey`; absent for aggregates without events. */
-  readonly heads: ReadonlyMap<string, Head>;
-  /** By `topic-partition`. */
-  readonly checkpoints: ReadonlyMap<string, StoredCheckpoint>;
-  /** Operator releases by `topic-partition` (absent: none). */
-  readonly releases: ReadonlyMap<string, readonly Release[]>;
-  readonly control: ControlRecord | undefined;
-}
-
-/** An archived command to look up: whose, and which. */
-export interface ArchiveLookup {
-  readonly aggregateType: string;
-  readonly aggregateId: string;
-  readonly commandId: string;
-}
-
 /** Reads and writes aggregate heads, partition checkpoints, the archive and the control item in one DynamoDB table. */
-export class AggregatesTable {
+export class AggregatesTable implements HeadsStore {
   /** The operator releases of the commands partitions. */
   readonly releases: ReleaseList;
 
@@ -132,6 +78,11 @@ export class AggregatesTable {
     return batchGetAll(this.doc, this.tableName, [...new Set(pks)].map((pk) => ({ pk })), this.maxReadAttempts);
   }
 
+  /** Size of a head's item as stored (aggregates-items.ts `headItemBytes`). */
+  sizeOf(head: Head): number {
+    return headItemBytes(head);
+  }
+
   /** The control item by consistent read. */
   async getControl(): Promise<ControlRecord | undefined> {
     const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: CONTROL_KEY }, ConsistentRead: true }));
@@ -144,13 +95,7 @@ export class AggregatesTable {
    */
   async putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
     return this.putIf(
-      {
-        pk: CONTROL_KEY,
-        status: next.status,
-        epoch: next.epoch,
-        ...(next.status === 'rebuilding' && next.progress !== null ? { progress: JSON.stringify(next.progress) } : {}),
-        updatedAt: new Date().toISOString(),
-      },
+      { ...controlItem(next), updatedAt: new Date().toISOString() },
       expected === undefined
         ? { ConditionExpression: 'attribute_not_exists(pk)' }
         : {
@@ -231,7 +176,7 @@ export class AggregatesTable {
   /** One head by consistent read. */
   async get(aggregateType: string, aggregateId: string): Promise<Head | undefined> {
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: headKey(aggregateType, aggregateId) }, ConsistentRead: true }),
+      new GetCommand({ TableName: this.tableName, Key: { pk: aggregateKey(aggregateType, aggregateId) }, ConsistentRead: true }),
     );
     return out.Item === undefined ? undefined : fromItem(out.Item);
   }

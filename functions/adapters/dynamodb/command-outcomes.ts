@@ -8,7 +8,8 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ResultRecord } from '../../core/wire.ts';
 import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
 import { batchGetAll } from './clients.ts';
-import { archivedFromItem, archiveKey, HEAD_OUTCOME_ATTRIBUTES, headKey, recentFromItem, resultFromItem, resultKey } from './aggregates-items.ts';
+import { aggregateKey } from '../../core/aggregate.ts';
+import { archivedFromItem, archiveKey, HEAD_OUTCOME_ATTRIBUTES, recentFromItem, resultFromItem, resultKey } from './aggregates-items.ts';
 import { AggregatesTable } from './aggregates-table.ts';
 
 /** What a result item holds beyond the head's outcome attributes. */
@@ -33,7 +34,7 @@ export class CommandOutcomes implements OutcomeReader {
    */
   async outcome(ref: CommandRef, options: { readonly archivedSince?: number } = {}): Promise<ResultRecord | undefined> {
     const { aggregateType, aggregateId, commandId } = ref;
-    const head = headKey(aggregateType, aggregateId);
+    const head = aggregateKey(aggregateType, aggregateId);
     const items = await batchGetAll(
       this.doc,
       this.tableName,

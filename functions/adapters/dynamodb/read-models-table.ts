@@ -27,7 +27,8 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { aggregateKey, type FlaggedGap } from '../../core/projection.ts';
+import { aggregateKey } from '../../core/aggregate.ts';
+import type { FlaggedGap } from '../../core/projection.ts';
 import { sleep } from '../../core/async.ts';
 import type { Release } from '../../core/release.ts';
 import { batchGetAll } from './clients.ts';

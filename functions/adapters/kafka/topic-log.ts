@@ -4,22 +4,12 @@
  * commands topic when the command side must look at records it was not given.
  */
 import type { Admin, Kafka } from 'kafkajs';
+import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
 
-/** Offsets per partition number. */
-export type PartitionOffsets = Readonly<Record<string, number>>;
-
-/** A raw record of the topic. */
-export interface LogRecord {
-  readonly partition: number;
-  readonly offset: number;
-  /** The record's timestamp (ms). */
-  readonly timestamp: number;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-}
+export type { LogRecord, PartitionOffsets } from '../../core/log.ts';
 
 /** Reads one topic. */
-export class TopicLog {
+export class TopicLog implements LogReader {
   private admin: Admin | undefined;
 
   constructor(

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, type BadCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
+import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
+import { registry } from '../../../functions/core/registry.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { decodeEvent } from '../../../functions/event/decode.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';

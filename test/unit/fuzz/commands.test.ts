@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand } from '../../../functions/command/decode.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
+import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../functions/command/process-batch.ts';
+import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { decodeEvent } from '../../../functions/event/decode.ts';
