@@ -23,7 +23,7 @@ import { isRejection, type AnyAggregate, type Message } from '../functions/core/
 import { mapConcurrent } from '../functions/core/async.ts';
 import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.ts';
 import { type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
-import type { BatchOutput, KeyedResult } from '../functions/adapters/kafka/publisher.ts';
+import type { BatchOutput, KeyedResult } from '../functions/command/ports.ts';
 import type { IncomingCommand } from '../functions/command/decode.ts';
 import { decodeBatch } from '../functions/command/process-batch.ts';
 import { registry } from '../functions/core/registry.ts';

@@ -12,7 +12,8 @@ import { EventSourceMappingGate, lockOnlyGate } from './adapters/aws/trigger-gat
 import { AggregatesTable } from './adapters/dynamodb/aggregates-table.ts';
 import { createDocumentClient, createDynamoClient } from './adapters/dynamodb/clients.ts';
 import { CommandOutcomes } from './adapters/dynamodb/command-outcomes.ts';
-import { projectionRowKey, ReadModelsTable } from './adapters/dynamodb/read-models-table.ts';
+import { ReadModelsTable } from './adapters/dynamodb/read-models-table.ts';
+import { projectionRowKey } from './event/ports.ts';
 import { createKafka, createProducer } from './adapters/kafka/clients.ts';
 import { KafkaCommandSender } from './adapters/kafka/command-sender.ts';
 import { ConsumerOffsets } from './adapters/kafka/consumer-offsets.ts';

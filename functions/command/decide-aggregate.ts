@@ -4,6 +4,7 @@
  * and keeps the head within its size limit. The result is what to commit (one head), what to
  * publish, what to answer and what to archive; no I/O.
  */
+import type { UnkeptResult } from './ports.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
 import { topicPartition, type EventRecord, type Reason, type ResultRecord } from '../core/wire.ts';
@@ -59,12 +60,6 @@ export interface AggregateOutcome {
    * a head never remembers. Duplicates are left out: their outcome is remembered already.
    */
   readonly unkept: readonly UnkeptResult[];
-}
-
-/** An outcome no head remembers, with its command record's timestamp (ms). */
-export interface UnkeptResult {
-  readonly result: ResultRecord;
-  readonly at: number;
 }
 
 const bounded = (reason: Reason): Reason =>

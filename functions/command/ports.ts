@@ -8,7 +8,6 @@ import type { DeadLetter } from '../core/dead-letter.ts';
 import type { LogRecord } from '../core/log.ts';
 import type { Release } from '../core/release.ts';
 import type { EventRecord, ResultRecord } from '../core/wire.ts';
-import type { UnkeptResult } from './decide-aggregate.ts';
 import type { ArchivedCommand, Head } from './head.ts';
 import type { StoredCheckpoint } from './partition.ts';
 
@@ -65,6 +64,12 @@ export interface HeadsStore {
   archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;
   /** Keeps the outcomes no head remembers, for readers by commandId, for `retentionMs`. */
   keepResults(unkept: readonly UnkeptResult[], retentionMs: number): Promise<void>;
+}
+
+/** An outcome no head remembers, with its command record's timestamp (ms). */
+export interface UnkeptResult {
+  readonly result: ResultRecord;
+  readonly at: number;
 }
 
 /** A result with the key it is published under. */

@@ -15,11 +15,11 @@ import { aggregateKey } from '../core/aggregate.ts';
 import type { DeadLetter } from '../core/dead-letter.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
 import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf } from './check-partitions.ts';
-import { decideAggregate, type AggregateOutcome, type UnkeptResult } from './decide-aggregate.ts';
+import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from './decode.ts';
 import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
 import { advance, outboxConfirmed, type StoredCheckpoint } from './partition.ts';
-import { VersionConflictError, type BatchPublisher, type CommandLog, type EventsTopicState, type HeadsStore, type KeyedResult } from './ports.ts';
+import { VersionConflictError, type BatchPublisher, type CommandLog, type EventsTopicState, type HeadsStore, type KeyedResult, type UnkeptResult } from './ports.ts';
 import { registry } from '../core/registry.ts';
 
 /** What the command side needs from the outside world. */

@@ -3,6 +3,7 @@
  * into records with raw bytes. Decoding never throws on a bad record: it describes the fault,
  * so that one bad record cannot block its partition.
  */
+import type { LogRecord } from './log.ts';
 
 /** One record as the trigger delivers it: key and value base64, headers as byte arrays. */
 export interface MskRecord {
@@ -84,6 +85,29 @@ export const decodeMskEvent = (event: MskEvent): TriggerRecord[][] =>
   Object.values(event.records).map((records) =>
     records.map(decodeRecord).sort((a, b) => a.offset - b.offset),
   );
+
+/**
+ * A record read from the log as the trigger would have delivered it, without building the
+ * payload: the base64 original is made only if a dead letter asks for it.
+ */
+export const triggerRecordOf = (topic: string, record: LogRecord): TriggerRecord => ({
+  topic,
+  partition: record.partition,
+  offset: record.offset,
+  timestamp: record.timestamp,
+  key: record.key ?? undefined,
+  value: record.value ?? undefined,
+  get original(): MskRecord {
+    return {
+      topic,
+      partition: record.partition,
+      offset: record.offset,
+      timestamp: record.timestamp,
+      key: record.key === null ? null : record.key.toString('base64'),
+      value: record.value === null ? null : record.value.toString('base64'),
+    };
+  },
+});
 
 const encoder = new TextEncoder();
 

@@ -15,7 +15,7 @@ import {
   type ProjectionGapPolicy,
 } from '../core/projection.ts';
 import { topicPartition, type CommandEnvelope, type SourcePosition } from '../core/wire.ts';
-import type { ItemKey, StoredItem } from '../adapters/dynamodb/read-models-table.ts';
+import type { ItemKey, StoredItem } from './ports.ts';
 import type { IncomingEvent } from './decode.ts';
 import type { ConsumerRef } from './errors.ts';
 

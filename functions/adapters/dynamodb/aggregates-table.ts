@@ -12,9 +12,8 @@ import { sleep } from '../../core/async.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../command/head.ts';
-import type { UnkeptResult } from '../../command/decide-aggregate.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
-import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore } from '../../command/ports.ts';
+import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../command/ports.ts';
 import { batchGetAll } from './clients.ts';
 import {
   archivedFromItem,

@@ -27,82 +27,27 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { aggregateKey } from '../../core/aggregate.ts';
 import type { FlaggedGap } from '../../core/projection.ts';
 import { sleep } from '../../core/async.ts';
-import type { Release } from '../../core/release.ts';
+import {
+  ControlConflictError,
+  itemId,
+  ReadModelsTableError,
+  RevisionConflictError,
+  type BatchSnapshot,
+  type ItemKey,
+  type ReadModels,
+  type ReadModelsControl,
+  type StoredItem,
+} from '../../event/ports.ts';
 import { batchGetAll } from './clients.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
-
-/** Base class of the errors of this module. */
-export class ReadModelsTableError extends Error {
-  override readonly name: string = 'ReadModelsTableError';
-}
-
-/** An item's conditional write lost: another writer changed it first. Carries what that writer left. */
-export class RevisionConflictError extends ReadModelsTableError {
-  override readonly name = 'RevisionConflictError';
-  constructor(
-    readonly key: ItemKey,
-    readonly expectedRevision: number,
-    /** The item as the winning writer left it (undefined when it is gone). */
-    readonly current: StoredItem | undefined,
-    options?: ErrorOptions,
-  ) {
-    super(`read model ${key.pk} / ${key.sk}: expected revision ${expectedRevision}, found ${current?.revision ?? 'none'}`, options);
-  }
-}
-
-/** Primary key of an item. */
-export interface ItemKey {
-  readonly pk: string;
-  readonly sk: string;
-}
-
-/** A projection row or a reaction checkpoint, as stored. */
-export interface StoredItem {
-  /** The projection's row, or the reaction's state for one aggregate. */
-  readonly data: unknown;
-  /** Per `aggregateKey`, the version applied. */
-  readonly versions: Readonly<Record<string, number>>;
-  /** Per `topic-partition`, the last offset applied: rows that dedupe per partition only. */
-  readonly offsets?: Readonly<Record<string, number>>;
-  /** The most recent flagged gaps (skip-and-flag), oldest first. */
-  readonly gaps: readonly FlaggedGap[];
-  /** Every gap ever flagged on the item. */
-  readonly gapCount: number;
-  /** Writes so far; 0 for an item that does not exist. */
-  readonly revision: number;
-}
-
-/** Key of a projection's row. */
-export const projectionRowKey = (projection: string, rowId: string): ItemKey => ({ pk: projection, sk: rowId });
-
-/** Partition key of a reaction's checkpoints. */
-export const reactionCheckpointPk = (reaction: string): string => `~reaction#${reaction}`;
-
-/** Key of a reaction's checkpoint for one source aggregate. */
-export const reactionCheckpointKey = (reaction: string, aggregateType: string, aggregateId: string): ItemKey => ({
-  pk: reactionCheckpointPk(reaction),
-  sk: aggregateKey(aggregateType, aggregateId),
-});
 
 /** Key of an events partition's operator releases (core/release.ts); `~` cannot start a projection name. */
 export const releasesKey = (tp: string): ItemKey => ({ pk: '~release', sk: tp });
 
 /** Key of the table's control item. */
 export const controlKey: ItemKey = { pk: '~control', sk: 'read-models' };
-
-/** Whether the read models are in step with the events topic. */
-export interface ReadModelsControl {
-  /** `ready`: in step, the event handler applies events. `rebuilding`: a rebuild holds the event handler. */
-  readonly status: 'ready' | 'rebuilding';
-  /** Writes so far: the optimistic-concurrency token of the control item. */
-  readonly revision: number;
-}
-
-/** One string per key, for maps. */
-export const itemId = (key: ItemKey): string => JSON.stringify([key.pk, key.sk]);
 
 type Item = Record<string, unknown>;
 
@@ -123,26 +68,8 @@ const controlFromItem = (item: Item): ReadModelsControl => ({
   revision: Number(item.revision ?? 0),
 });
 
-/** What one batched read of the event side returns. */
-export interface BatchSnapshot {
-  /** The items found, by `itemId`. */
-  readonly items: Map<string, StoredItem>;
-  /** The control item, undefined when the table has none. */
-  readonly control: ReadModelsControl | undefined;
-  /** The operator releases of each partition asked for (empty lists for none). */
-  readonly releases: Map<string, Release[]>;
-}
-
-/** The control item's conditional write lost: someone else changed it first. */
-export class ControlConflictError extends ReadModelsTableError {
-  override readonly name = 'ControlConflictError';
-  constructor(readonly tableName: string, readonly expectedRevision: number, options?: ErrorOptions) {
-    super(`the control item of ${tableName} is no longer at revision ${expectedRevision}: another writer changed it`, options);
-  }
-}
-
 /** Reads and writes projection rows and reaction checkpoints in one DynamoDB table. */
-export class ReadModelsTable {
+export class ReadModelsTable implements ReadModels {
   /** The operator releases of the events partitions. */
   readonly releases: ReleaseList;
 

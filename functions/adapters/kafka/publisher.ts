@@ -5,24 +5,9 @@
  */
 import type { Message as KafkaMessage, Producer } from 'kafkajs';
 import type { DeadLetter } from '../../core/dead-letter.ts';
-import type { CommandEnvelope, EventRecord, ResultRecord } from '../../core/wire.ts';
+import type { BatchOutput, BatchPublisher } from '../../command/ports.ts';
+import type { EventSideOutput, EventSidePublisherPort } from '../../event/ports.ts';
 import { ProducerConnection } from './clients.ts';
-
-/** A result with the key it is published under. */
-export interface KeyedResult {
-  readonly key: string | null;
-  readonly result: ResultRecord;
-}
-
-/** A dead letter with the original record key, byte for byte. */
-export type KeyedDeadLetter = DeadLetter;
-
-/** Everything one batch publishes. */
-export interface BatchOutput {
-  readonly events: readonly EventRecord[];
-  readonly results: readonly KeyedResult[];
-  readonly deadLetters: readonly KeyedDeadLetter[];
-}
 
 /** Names of the topics the command side writes to. */
 export interface OutputTopics {
@@ -76,7 +61,7 @@ const sendDeadLetters = (producer: Producer, topic: string, deadLetters: readonl
   sendChunked(producer, topic, deadLetters.map(deadLetterMessage), PRODUCE_REQUEST_BYTES.deadLetters);
 
 /** Publishes command batches through one idempotent producer, connecting on first use. */
-export class KafkaPublisher {
+export class KafkaPublisher implements BatchPublisher {
   private readonly connection: ProducerConnection;
 
   constructor(
@@ -102,12 +87,6 @@ export class KafkaPublisher {
   }
 }
 
-/** Everything one event batch publishes: the reactions' commands and dead letters. */
-export interface EventSideOutput {
-  readonly commands: readonly CommandEnvelope[];
-  readonly deadLetters: readonly DeadLetter[];
-}
-
 /** Names of the topics the event side writes to. */
 export interface EventSideTopics {
   readonly commands: string;
@@ -119,7 +98,7 @@ export interface EventSideTopics {
  * the command side sees them in order per aggregate) and dead letters. A failure throws, so
  * the batch fails before any reaction checkpoint moves, and the retry re-sends the same commandIds.
  */
-export class EventSidePublisher {
+export class EventSidePublisher implements EventSidePublisherPort {
   private readonly connection: ProducerConnection;
 
   constructor(
