@@ -23,8 +23,7 @@ import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/runtime/client.ts';
 import { startTriggers, type InvocationReport, type TriggerMapping } from '../local/runtime/trigger.ts';
-import { createAggregatesTable } from '../test/support/dynamo.ts';
-import { createTopics, unique } from '../test/support/kafka.ts';
+import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
 

@@ -11,7 +11,7 @@ import { createDocumentClient, createDynamoClient } from '../functions/adapters/
 import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
 import { KafkaPublisher, type OutputTopics } from '../functions/adapters/kafka/publisher.ts';
 import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.ts';
-import { countRequests } from '../test/support/dynamo.ts';
+import { countRequests } from '../local/scratch.ts';
 
 /** Where a benchmarked handler reads and writes. */
 export interface BenchTargets {

@@ -29,7 +29,7 @@ import { provision } from '../local/provision.ts';
 import { CommandClient, newCommandId } from '../local/runtime/client.ts';
 import { mappingsFromTopology } from '../local/runtime/mappings.ts';
 import { startTriggers } from '../local/runtime/trigger.ts';
-import { countRequests } from '../test/support/dynamo.ts';
+import { countRequests } from '../local/scratch.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';

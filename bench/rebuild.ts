@@ -26,8 +26,7 @@ import { retentionMs, topics } from '../functions/topology.ts';
 import type { AccountState } from '../functions/domain/account/index.ts';
 import { LogFold } from '../functions/rebuild/fold.ts';
 import { rebuildAggregates, verifyAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
-import { countRequests, createAggregatesTable } from '../test/support/dynamo.ts';
-import { createTopics, unique } from '../test/support/kafka.ts';
+import { countRequests, createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 
 const { values: args } = parseArgs({
   options: {
