@@ -22,6 +22,10 @@ export class PartitionBuffer {
   private readonly busy = new Set<string>();
   /** Per partition, the first offset not yet committed: anything below is done. */
   private readonly floors = new Map<string, number>();
+  /** Per partition, the highest offset the consumer has given since it last joined its group. */
+  private readonly received = new Map<string, number>();
+  /** Per partition, how many times its log has started again. */
+  private readonly lives = new Map<string, number>();
   private count = 0;
 
   /** Records waiting, in all partitions. */
@@ -32,6 +36,7 @@ export class PartitionBuffer {
   /** Adds a record in offset order; drops it (false) when it is committed already or queued. */
   add(record: MskRecord, now: number): boolean {
     const tp = topicPartition(record);
+    this.received.set(tp, Math.max(this.received.get(tp) ?? -1, record.offset));
     const queue = this.queues.get(tp) ?? [];
     const last = queue.at(-1)?.record.offset ?? -1;
     if (record.offset < (this.floors.get(tp) ?? 0) || record.offset <= last) return false;
@@ -112,6 +117,30 @@ export class PartitionBuffer {
   /** Drops every waiting record (busy marks stay): after a rebalance the consumer reads again from the committed offsets. */
   clear(): void {
     this.queues.clear();
+    this.received.clear();
     this.count = 0;
+  }
+
+  /**
+   * Called with the first offset of each fetched batch, before its records are added: true
+   * when the consumer went back to an offset it had already given without rejoining its group,
+   * which happens when the partition's log started again (its topic was deleted and
+   * recreated). What waits or was committed of the old log is then forgotten, and batches
+   * taken from it are stale: their `life` is no longer the partition's.
+   */
+  restartsAt(tp: string, offset: number): boolean {
+    const received = this.received.get(tp);
+    if (received === undefined || offset > received) return false;
+    this.count -= this.queues.get(tp)?.length ?? 0;
+    this.queues.delete(tp);
+    this.floors.delete(tp);
+    this.received.delete(tp);
+    this.lives.set(tp, this.life(tp) + 1);
+    return true;
+  }
+
+  /** How many times the partition's log has started again: a batch taken in another life is stale. */
+  life(tp: string): number {
+    return this.lives.get(tp) ?? 0;
   }
 }

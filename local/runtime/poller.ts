@@ -169,6 +169,13 @@ export class Poller {
     const live = (): boolean => payload.isRunning() && !payload.isStale() && !this.stopping;
     if (!live()) return;
     const now = Date.now();
+    const tp = `${batch.topic}-${batch.partition}`;
+    const first = batch.messages[0]?.offset;
+    if (first !== undefined && this.buffer.restartsAt(tp, Number(first)))
+      this.deps.log(
+        `${this.mapping.functionName}: ${tp} starts again at offset ${first}: its topic was recreated. What was fetched of the old topic is dropped, ` +
+          'and a batch of it still running is not committed (its offsets would skip records of the new one)',
+      );
     for (const m of batch.messages) if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
     // Moves the fetch position only; offsets are committed after the handler succeeds.
     payload.resolveOffset(batch.lastOffset());
@@ -206,6 +213,7 @@ export class Poller {
 
   private async runBatch(initial: Batch): Promise<void> {
     const id = ++this.sequence;
+    const lives = new Map([...initial.keys()].map((tp) => [tp, this.buffer.life(tp)]));
     let batch = initial;
     let attempt = 0;
     let blockedSince: number | undefined;
@@ -213,7 +221,7 @@ export class Poller {
       while (batch.size > 0) {
         while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
         if (this.stopping) return;
-        batch = this.ownedOnly(batch);
+        batch = this.sameLife(this.ownedOnly(batch), lives);
         if (batch.size === 0) return;
         attempt++;
         const started = Date.now();
@@ -230,7 +238,7 @@ export class Poller {
         };
         const failed = called.ok ? failedFrom(called.value, batch) : 'all';
         if (failed !== 'all' && failed.size === 0) {
-          await this.commit(batch);
+          await this.commit(batch, lives);
           this.unblock(batch.keys());
           this.deps.report({ ...base, outcome: 'ok' });
           return;
@@ -244,7 +252,7 @@ export class Poller {
           continue;
         }
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
-        await this.commit(done);
+        await this.commit(done, lives);
         this.unblock(done.keys(), retry);
         batch = retry;
         const error = called.ok
@@ -262,7 +270,7 @@ export class Poller {
     } catch (error) {
       // Not the handler's failure (that is handled above) but the trigger's own: go again.
       this.deps.log(`${this.mapping.functionName}: batch ${id} ${message(error)}; its records go again`);
-      this.buffer.putBack(batch, Date.now());
+      this.buffer.putBack(this.sameLife(batch, lives), Date.now());
     } finally {
       this.unblock(initial.keys());
       for (const tp of initial.keys()) this.buffer.release(tp);
@@ -295,6 +303,14 @@ export class Poller {
     return new Map([...batch].filter(([tp]) => assigned.has(tp)));
   }
 
+  /** The partitions of the batch whose log has not started again since it was taken (the others' records are gone with their topic). */
+  private sameLife(batch: Batch, lives: ReadonlyMap<string, number>): Batch {
+    const stale = [...batch.keys()].filter((tp) => this.buffer.life(tp) !== lives.get(tp));
+    if (stale.length === 0) return batch;
+    this.deps.log(`${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken from the old topic are dropped`);
+    return new Map([...batch].filter(([tp]) => !stale.includes(tp)));
+  }
+
   /** Calls the handler with the batch's event; a handler still running at its timeout is waited for, so the partition stays single-flight. */
   private async invoke(batch: Batch): Promise<Called> {
     const event = mskEvent([...batch.values()].flat(), this.deps.source);
@@ -322,9 +338,13 @@ export class Poller {
     }
   }
 
-  /** Commits the offset after each partition's last record; a failed commit (lost partition) means a later redelivery. */
-  private async commit(batch: Batch): Promise<void> {
-    const offsets = [...batch.values()].flatMap((records) => {
+  /**
+   * Commits the offset after each partition's last record; a failed commit (lost partition)
+   * means a later redelivery. A partition whose log started again since the batch was taken is
+   * left alone: the old offset, committed on the new topic, would skip its records.
+   */
+  private async commit(batch: Batch, lives: ReadonlyMap<string, number>): Promise<void> {
+    const offsets = [...this.sameLife(batch, lives).values()].flatMap((records) => {
       const last = records.at(-1);
       return last === undefined ? [] : [{ topic: last.topic, partition: last.partition, offset: String(last.offset + 1) }];
     });

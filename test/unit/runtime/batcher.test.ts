@@ -59,4 +59,30 @@ describe('the trigger buffer', () => {
     buffer.release('t-0');
     expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1, 2] });
   });
+
+  it('starts a partition again when the consumer goes back without rejoining (a recreated topic): the old queue and floor are forgotten, the old batch is stale', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2, 3]);
+    buffer.take(2);
+    buffer.advance('t-0', 2);
+    expect(buffer.restartsAt('t-0', 4)).toBe(false);
+    expect(buffer.life('t-0')).toBe(0);
+
+    expect(buffer.restartsAt('t-0', 0)).toBe(true);
+    expect(buffer.life('t-0')).toBe(1);
+    expect(buffer.size).toBe(0);
+    fill(buffer, 0, [0, 1]);
+    // The old batch still holds the partition: one batch per partition at a time.
+    expect(buffer.take(10).size).toBe(0);
+    buffer.release('t-0');
+    expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1] });
+  });
+
+  it('takes a re-fetch after the consumer rejoined its group for what it is, not for a recreated topic', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2]);
+    buffer.clear();
+    expect(buffer.restartsAt('t-0', 0)).toBe(false);
+    expect(buffer.life('t-0')).toBe(0);
+  });
 });
