@@ -122,21 +122,33 @@ export class PartitionBuffer {
   }
 
   /**
-   * Called with the first offset of each fetched batch, before its records are added: true
-   * when the consumer went back to an offset it had already given without rejoining its group,
-   * which happens when the partition's log started again (its topic was deleted and
-   * recreated). What waits or was committed of the old log is then forgotten, and batches
-   * taken from it are stale: their `life` is no longer the partition's.
+   * True when a fetched batch starting at `offset` goes back: to an offset the consumer gave
+   * since it last joined its group, or (after a rejoin, which fetches from the group's
+   * committed offsets) below what was committed here. Both happen when the partition's log
+   * started again: its topic was deleted and recreated, which deletes the group's offsets too.
    */
-  restartsAt(tp: string, offset: number): boolean {
+  wentBack(tp: string, offset: number): boolean {
     const received = this.received.get(tp);
-    if (received === undefined || offset > received) return false;
+    const floor = this.floors.get(tp);
+    return (received !== undefined && offset <= received) || (floor !== undefined && offset < floor);
+  }
+
+  /** The first offset not yet committed here, if anything was. */
+  floor(tp: string): number | undefined {
+    return this.floors.get(tp);
+  }
+
+  /**
+   * The partition starts again (its log did, or the group's committed offset is not where
+   * this buffer left it): what waits and what was committed here are forgotten, and batches
+   * taken before are stale, as their `life` is no longer the partition's.
+   */
+  restart(tp: string): void {
     this.count -= this.queues.get(tp)?.length ?? 0;
     this.queues.delete(tp);
     this.floors.delete(tp);
     this.received.delete(tp);
     this.lives.set(tp, this.life(tp) + 1);
-    return true;
   }
 
   /** How many times the partition's log has started again: a batch taken in another life is stale. */

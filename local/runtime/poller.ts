@@ -5,7 +5,7 @@
  * long as it fails: its partitions are blocked, never skipped (no retry limit, no on-failure
  * destination), and say so. A partition is in at most one invocation at a time.
  */
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { PartitionBuffer, type Batch } from './batcher.ts';
 import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
 import { lambdaContext, type FunctionModule } from './lambda.ts';
@@ -83,6 +83,8 @@ const offsetsOf = (batch: Batch): Record<string, number[]> =>
 export class Poller {
   private readonly buffer = new PartitionBuffer();
   private consumer: Consumer | undefined;
+  /** Reads the group's committed offsets before invocations (checkCommitted). */
+  private admin: Admin | undefined;
   private paused: boolean;
   private stopping = false;
   /** Partitions the group gave this member, once it has joined. */
@@ -157,6 +159,7 @@ export class Poller {
     for (const waiters of [this.resumeWaiters, this.roomWaiters, this.sleepers]) this.notify(waiters);
     await Promise.allSettled([...this.batches]);
     await this.consumer?.disconnect();
+    await this.admin?.disconnect();
   }
 
   private notify(waiters: Set<() => void>): void {
@@ -171,11 +174,13 @@ export class Poller {
     const now = Date.now();
     const tp = `${batch.topic}-${batch.partition}`;
     const first = batch.messages[0]?.offset;
-    if (first !== undefined && this.buffer.restartsAt(tp, Number(first)))
+    if (first !== undefined && this.buffer.wentBack(tp, Number(first))) {
+      this.buffer.restart(tp);
       this.deps.log(
         `${this.mapping.functionName}: ${tp} starts again at offset ${first}: its topic was recreated. What was fetched of the old topic is dropped, ` +
           'and a batch of it still running is not committed (its offsets would skip records of the new one)',
       );
+    }
     for (const m of batch.messages) if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
     // Moves the fetch position only; offsets are committed after the handler succeeds.
     payload.resolveOffset(batch.lastOffset());
@@ -221,6 +226,7 @@ export class Poller {
       while (batch.size > 0) {
         while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
         if (this.stopping) return;
+        await this.checkCommitted(batch);
         batch = this.sameLife(this.ownedOnly(batch), lives);
         if (batch.size === 0) return;
         attempt++;
@@ -303,11 +309,61 @@ export class Poller {
     return new Map([...batch].filter(([tp]) => assigned.has(tp)));
   }
 
+  /**
+   * Before an invocation: the group's committed offset of each partition must be where this
+   * poller's commits left it. A topic deleted and recreated loses the group's offsets, and a
+   * consumer that did not notice (kafkajs sends no topic ids: a new topic that already reached
+   * its fetch position looks like the old one going on) would hand over records from the
+   * middle of the new topic. Such a partition starts again where the group stands (its log
+   * start when it has no offset); so does one whose last commit failed, which only delivers
+   * records again.
+   */
+  private async checkCommitted(batch: Batch): Promise<void> {
+    const floors = [...batch.keys()].flatMap((tp) => {
+      const floor = this.buffer.floor(tp);
+      return floor === undefined ? [] : [{ tp, floor }];
+    });
+    if (floors.length === 0 || this.consumer === undefined) return;
+    const { topic } = this.mapping;
+    let group: Awaited<ReturnType<Admin['fetchOffsets']>>[number] | undefined;
+    let ends: Awaited<ReturnType<Admin['fetchTopicOffsets']>>;
+    try {
+      const admin = await this.connectedAdmin();
+      [[group], ends] = await Promise.all([admin.fetchOffsets({ groupId: this.mapping.consumerGroupId, topics: [topic] }), admin.fetchTopicOffsets(topic)]);
+    } catch (error) {
+      // The broker does not answer: neither will the invocation's own Kafka calls; its failure is retried as usual.
+      this.deps.log(`${this.mapping.functionName}: could not read the group's committed offsets (${message(error)}); invoking without that check`);
+      return;
+    }
+    for (const { tp, floor } of floors) {
+      const partition = Number(tp.slice(topic.length + 1));
+      const committed = Number(group?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
+      if (committed === floor) continue;
+      const start = Number(ends.find((e) => e.partition === partition)?.low ?? 0);
+      const from = committed >= 0 ? committed : start;
+      this.buffer.restart(tp);
+      this.consumer.seek({ topic, partition, offset: String(from) });
+      this.deps.log(
+        `${this.mapping.functionName}: ${tp} was committed up to ${floor} here, but the group ${committed >= 0 ? `has ${committed}` : 'has no offset'}` +
+          `${committed >= 0 ? '' : ' (its topic was deleted and recreated)'}: it starts again at offset ${from}`,
+      );
+    }
+  }
+
+  private async connectedAdmin(): Promise<Admin> {
+    if (this.admin === undefined) {
+      const admin = this.deps.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    return this.admin;
+  }
+
   /** The partitions of the batch whose log has not started again since it was taken (the others' records are gone with their topic). */
   private sameLife(batch: Batch, lives: ReadonlyMap<string, number>): Batch {
     const stale = [...batch.keys()].filter((tp) => this.buffer.life(tp) !== lives.get(tp));
     if (stale.length === 0) return batch;
-    this.deps.log(`${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken from the old topic are dropped`);
+    this.deps.log(`${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken before are dropped (what is in the log comes again)`);
     return new Map([...batch].filter(([tp]) => !stale.includes(tp)));
   }
 

@@ -106,8 +106,8 @@ const recreate = async (topic: string): Promise<void> => {
       await createTopics(admin, { [topic]: 1 });
       return;
     } catch (error) {
-      if (attempt >= 40) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      if (attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 };
@@ -279,6 +279,25 @@ describe('the emulated MSK trigger', () => {
     await waitFor('the new records', () => valuesSeen(m.functionName).includes('new-1@1'));
     expect(valuesSeen(m.functionName)).toEqual(['old-0@0', 'old-1@1', 'old-2@2', 'new-0@0', 'new-1@1']);
     await waitFor('the commit on the new topic', async () => (await committed(m.consumerGroupId, topic)) === 2);
+  });
+
+  it('starts a recreated topic from offset 0 even when it already reached the consumer\'s position before the consumer noticed', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    await produce(topic, ['old-0', 'old-1', 'old-2']);
+    await start(m);
+    await waitFor('the old records to be committed', async () => (await committed(m.consumerGroupId, topic)) === 3);
+
+    // Past offset 3 at once (a producer that knows nothing of the old topic): a consumer that
+    // fetches at 3 finds records there, as if nothing had happened.
+    await recreate(topic);
+    const fresh = kafka.producer();
+    await fresh.connect();
+    await fresh.send({ topic, messages: Array.from({ length: 8 }, (_, i) => ({ key: `new-${i}`, value: `new-${i}` })) });
+    await fresh.disconnect();
+    await waitFor('the new records', () => valuesSeen(m.functionName).includes('new-7@7'));
+    expect(valuesSeen(m.functionName)).toEqual(['old-0@0', 'old-1@1', 'old-2@2', ...Array.from({ length: 8 }, (_, i) => `new-${i}@${i}`)]);
+    await waitFor('the commit on the new topic', async () => (await committed(m.consumerGroupId, topic)) === 8);
   });
 
   it('never commits a batch of the old topic onto the recreated one, so none of the new records is skipped', async () => {

@@ -60,15 +60,14 @@ describe('the trigger buffer', () => {
     expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1, 2] });
   });
 
-  it('starts a partition again when the consumer goes back without rejoining (a recreated topic): the old queue and floor are forgotten, the old batch is stale', () => {
+  it('notices a consumer that goes back without rejoining (a recreated topic), and starting again forgets the old queue and floor and makes the old batch stale', () => {
     const buffer = new PartitionBuffer();
     fill(buffer, 0, [0, 1, 2, 3]);
     buffer.take(2);
     buffer.advance('t-0', 2);
-    expect(buffer.restartsAt('t-0', 4)).toBe(false);
-    expect(buffer.life('t-0')).toBe(0);
-
-    expect(buffer.restartsAt('t-0', 0)).toBe(true);
+    expect(buffer.wentBack('t-0', 4)).toBe(false);
+    expect(buffer.wentBack('t-0', 0)).toBe(true);
+    buffer.restart('t-0');
     expect(buffer.life('t-0')).toBe(1);
     expect(buffer.size).toBe(0);
     fill(buffer, 0, [0, 1]);
@@ -78,11 +77,24 @@ describe('the trigger buffer', () => {
     expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1] });
   });
 
-  it('takes a re-fetch after the consumer rejoined its group for what it is, not for a recreated topic', () => {
+  it('takes a re-fetch from the committed offset after the consumer rejoined its group for what it is, not for a recreated topic', () => {
     const buffer = new PartitionBuffer();
-    fill(buffer, 0, [0, 1, 2]);
+    fill(buffer, 0, [0, 1, 2, 3]);
+    buffer.take(4);
+    buffer.advance('t-0', 2);
     buffer.clear();
-    expect(buffer.restartsAt('t-0', 0)).toBe(false);
-    expect(buffer.life('t-0')).toBe(0);
+    expect(buffer.wentBack('t-0', 2)).toBe(false);
+  });
+
+  it('notices a rejoin that fetches below what was committed: the group lost its offsets with the deleted topic', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2, 3]);
+    buffer.take(4);
+    buffer.advance('t-0', 4);
+    buffer.clear();
+    expect(buffer.wentBack('t-0', 0)).toBe(true);
+    buffer.restart('t-0');
+    expect(buffer.floor('t-0')).toBeUndefined();
+    expect(buffer.add(record(0, 0), 0)).toBe(true);
   });
 });
