@@ -227,6 +227,8 @@ export class Poller {
         while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
         if (this.stopping) return;
         await this.checkCommitted(batch);
+        // Paused meanwhile: wait again (and check again after), so that a resolved pause means no invocation starts.
+        if (this.paused || this.stopping) continue;
         batch = this.sameLife(this.ownedOnly(batch), lives);
         if (batch.size === 0) return;
         attempt++;
