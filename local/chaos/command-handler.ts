@@ -9,7 +9,7 @@ import { createDocumentClient, createDynamoClient } from '../../functions/adapte
 import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
-import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
+import { KafkaPublisher, PRODUCE_REQUEST_BYTES, type BatchOutput } from '../../functions/adapters/publisher.ts';
 import { createCommandProcessor } from '../../functions/command/process-batch.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -22,11 +22,22 @@ const heads = new HeadsTable(createDocumentClient(dynamo), tableName('aggregates
 const eventLog = new EventLog(kafka, topicName('events'));
 const commandLog = new TopicLogs(kafka);
 const topics = { events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') };
-const publisher = new KafkaPublisher(createProducer(kafka), topics);
-/** The second of two racing invocations runs in its own sandbox, with its own producer. */
-const rival = new KafkaPublisher(createProducer(kafka), topics);
-
 type Publisher = { publish(output: BatchOutput): Promise<void> };
+
+/** A publisher that notes the batches whose events are too many bytes for one produce request (they go in chunks). */
+const observed = (inner: KafkaPublisher): Publisher & { close(): Promise<void> } => ({
+  publish: (output) => {
+    const bytes = output.events.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e)), 0);
+    if (bytes > PRODUCE_REQUEST_BYTES.records) currentPlan()?.count('publish-in-chunks');
+    return inner.publish(output);
+  },
+  close: () => inner.close(),
+});
+
+const publisher = observed(new KafkaPublisher(createProducer(kafka), topics));
+/** The second of two racing invocations runs in its own sandbox, with its own producer. */
+const rival = observed(new KafkaPublisher(createProducer(kafka), topics));
+
 const processor = (p: Publisher) => createCommandProcessor({ aggregates, heads, publisher: p, eventLog, commandLog });
 
 /** Handles one trigger invocation, with the fault the plan chooses for it; answers with the partial batch response. */

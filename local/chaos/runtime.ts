@@ -1,0 +1,92 @@
+/**
+ * The runtime of a chaos run, as a process of its own (started by runtime-process.ts), so
+ * that the run can kill it as hard as a machine dies: the emulated MSK trigger runs the chaos
+ * command and event handlers on the run's topics and tables (named by the environment), with
+ * this runtime's fault plan. Invocation reports and fault counts go to the run over the IPC
+ * channel; pause, resume, the blocked partitions, calm and stop come from it.
+ */
+import { FaultPlan, installPlan } from './faults.ts';
+import { formatReport, startTriggers, type Triggers } from '../runtime/trigger.ts';
+import { chaosMappings, type FromRuntime, type RuntimeConfig, type ToRuntime } from './runtime-protocol.ts';
+
+const config = JSON.parse(process.env.CHAOS_RUNTIME ?? 'null') as RuntimeConfig | null;
+if (config === null || typeof process.send !== 'function') {
+  console.error('local/chaos/runtime.ts is started by the chaos run (local/chaos/runtime-process.ts), with CHAOS_RUNTIME and an IPC channel');
+  process.exit(2);
+}
+
+const tell = (message: FromRuntime): void => {
+  if (process.connected) process.send?.(message);
+};
+const log = (line: string): void => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
+
+const plan = new FaultPlan(config.seed, config.rates, (kind) => tell({ type: 'count', kind }));
+installPlan(plan);
+
+let triggers: Triggers | undefined;
+let stopping: Promise<void> | undefined;
+const stop = (): Promise<void> =>
+  (stopping ??= (async () => {
+    await triggers?.stop().catch((error: unknown) => log(`stopping the triggers failed: ${String(error)}`));
+  })());
+
+/** Starts the triggers, as the configured startup says. */
+const start = async (): Promise<{ triggers: Triggers; lines: string[] }> => {
+  const lines: string[] = [];
+  const running = await startTriggers({
+    mappings: chaosMappings(config),
+    backoff: config.backoff,
+    onInvocation: (report) => {
+      tell({ type: 'report', report });
+      // The log keeps what went wrong and when a blocked partition went on; the run counts the rest.
+      if (report.outcome !== 'ok' || report.blockedSince !== undefined) log(formatReport(report));
+    },
+    log,
+  });
+  return { triggers: running, lines };
+};
+
+const answer = async ({ id, call }: ToRuntime): Promise<void> => {
+  try {
+    const running = triggers;
+    if (running === undefined) throw new Error('the runtime has not started its triggers');
+    switch (call.op) {
+      case 'pause':
+        await running.pause(call.functionName);
+        return tell({ type: 'reply', id });
+      case 'resume':
+        running.resume(call.functionName);
+        return tell({ type: 'reply', id });
+      case 'blocked':
+        return tell({ type: 'reply', id, value: running.blocked() });
+      case 'calm':
+        plan.active = false;
+        return tell({ type: 'reply', id });
+      case 'stop':
+        await stop();
+        tell({ type: 'reply', id });
+        process.disconnect();
+        return;
+      default: {
+        const unknown: never = call;
+        return unknown;
+      }
+    }
+  } catch (error) {
+    tell({ type: 'reply', id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+  }
+};
+
+process.on('message', (message: ToRuntime) => void answer(message));
+// The run is gone (it ended, or died): end too, rather than run on unseen.
+process.on('disconnect', () => void stop().then(() => process.exit(0)));
+
+try {
+  const started = await start();
+  triggers = started.triggers;
+  tell({ type: 'ready', lines: started.lines });
+} catch (error) {
+  tell({ type: 'failed', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+  await stop();
+  process.exit(1);
+}
