@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: plays the design's problems (DESIGN.md, "The problems it solves") against
+ * `npm run demo`: plays the design's problems (docs/DESIGN.md, "The problems it solves") against
  * the local system and prints a transcript. Uses the running system (`npm start`) when its
  * command handler group has members; otherwise starts the stack and the triggers itself,
  * under the real topology names, and stops what it started at the end. Exits 0 only if every

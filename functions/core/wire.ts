@@ -1,5 +1,5 @@
 /**
- * The wire contract (DESIGN.md): command, event, result and dead-letter records as JSON.
+ * The wire contract (docs/DESIGN.md, "Records"): command, event, result and dead-letter records as JSON.
  * Pure: schemas, types and builders; no I/O.
  */
 import * as z from './schema.ts';

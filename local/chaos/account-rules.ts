@@ -1,5 +1,5 @@
 /**
- * The `account` invariants a checker can verify from the events topic alone (DESIGN.md):
+ * The `account` invariants a checker can verify from the events topic alone (docs/DESIGN.md):
  * the history starts with AccountOpened, balance = deposits − withdrawals is never negative,
  * an account closes only at zero, and nothing follows AccountClosed.
  */

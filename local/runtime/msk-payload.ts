@@ -1,6 +1,6 @@
 /**
  * Builds the MSK trigger payload from records read with kafkajs, exactly as AWS sends it
- * (DESIGN.md, "Facts about the platform"): records grouped by `topic-partition` in offset
+ * (the MSK trigger's documented payload): records grouped by `topic-partition` in offset
  * order, key and value base64, headers as `[{name: [byte, …]}]`.
  */
 import type { IHeaders, KafkaMessage } from 'kafkajs';

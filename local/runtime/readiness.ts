@@ -1,6 +1,6 @@
 /**
  * Whether commands may be decided: the aggregates table must be in step with the events
- * topic (DESIGN.md, problem 4). The emulator keeps its tables in memory, so after it restarts
+ * topic (docs/DESIGN.md, problem 4). The emulator keeps its tables in memory, so after it restarts
  * the Kafka log still holds events and the table is empty: the local system must notice and
  * hold commands until the snapshot rebuild has caught up.
  */

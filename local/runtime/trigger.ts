@@ -2,7 +2,7 @@
  * The local MSK trigger: runs every function of the topology that has a Kafka trigger
  * against the real broker, building the event exactly as the MSK event source mapping does
  * and calling the function's own `handler` module. LocalStack's Kafka triggers are a paid
- * feature, so the project emulates them (DESIGN.md, "Facts about the platform").
+ * feature, so the project emulates them (see docs/DESIGN.md).
  */
 import type { Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/adapters/kafka.ts';

@@ -1,4 +1,4 @@
-/** Builds trigger events exactly as the MSK trigger sends them (DESIGN.md), for tests. */
+/** Builds trigger events exactly as the MSK trigger sends them (docs/DESIGN.md), for tests. */
 import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
 
 /** A record to put in a trigger event; `value` objects are JSON-encoded, strings and bytes sent as they are. */
