@@ -10,7 +10,7 @@ import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
 import { KafkaPublisher, PRODUCE_REQUEST_BYTES, type BatchOutput } from '../../functions/adapters/publisher.ts';
-import { createCommandProcessor } from '../../functions/command/process-batch.ts';
+import { createCommandProcessor, type BatchItemFailure, type BatchResult } from '../../functions/command/process-batch.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
@@ -40,32 +40,43 @@ const rival = observed(new KafkaPublisher(createProducer(kafka), topics));
 
 const processor = (p: Publisher) => createCommandProcessor({ aggregates, heads, publisher: p, eventLog, commandLog });
 
+type Response = { batchItemFailures: BatchItemFailure[] };
+
+/** The partial batch response of a result; of several (racing invocations), the earliest failure per partition. */
+const respond = (...results: readonly BatchResult[]): Response => {
+  const first = new Map<string, BatchItemFailure>();
+  for (const failure of results.flatMap((r) => r.batchItemFailures)) {
+    const { partition, offset } = failure.itemIdentifier;
+    if (offset < (first.get(partition)?.itemIdentifier.offset ?? Infinity)) first.set(partition, failure);
+  }
+  return { batchItemFailures: [...first.values()] };
+};
+
 /** Handles one trigger invocation, with the fault the plan chooses for it; answers with the partial batch response. */
-export const handler = async (event: MskEvent): Promise<{ batchItemFailures: unknown[] } | undefined> => {
+export const handler = async (event: MskEvent): Promise<Response> => {
   const plan = currentPlan();
   const fault = plan?.nextInvocationFault();
-  if (plan === undefined || fault === undefined) {
-    const { batchItemFailures } = await processor(publisher)(event);
-    return { batchItemFailures: [...batchItemFailures] };
-  }
+  if (plan === undefined || fault === undefined) return respond(await processor(publisher)(event));
   switch (fault) {
     case 'crash-after-commit':
-      await processor({
-        publish: () => {
-          plan.count(fault);
-          return Promise.reject(new InjectedFault(fault));
-        },
-      })(event);
-      return;
+      return respond(
+        await processor({
+          publish: () => {
+            plan.count(fault);
+            return Promise.reject(new InjectedFault(fault));
+          },
+        })(event),
+      );
     case 'crash-mid-publish':
-      await processor({
-        publish: async (output) => {
-          await publisher.publish({ events: output.events, results: [], deadLetters: [] });
-          plan.count(fault);
-          throw new InjectedFault(fault);
-        },
-      })(event);
-      return;
+      return respond(
+        await processor({
+          publish: async (output) => {
+            await publisher.publish({ events: output.events, results: [], deadLetters: [] });
+            plan.count(fault);
+            throw new InjectedFault(fault);
+          },
+        })(event),
+      );
     case 'crash-before-offset-commit':
       await processor(publisher)(event);
       plan.count(fault);
@@ -73,14 +84,14 @@ export const handler = async (event: MskEvent): Promise<{ batchItemFailures: unk
     case 'duplicate-delivery':
       await processor(publisher)(event);
       plan.count(fault);
-      await processor(publisher)(event);
-      return;
+      // The trigger acts on the answer of the delivery it made: the second.
+      return respond(await processor(publisher)(event));
     case 'racing-invocations': {
       plan.count(fault);
       const outcomes = await Promise.allSettled([processor(publisher)(event), processor(rival)(event)]);
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
-      return;
+      return respond(...outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])));
     }
     default: {
       const unhandled: never = fault;
