@@ -56,6 +56,8 @@ export interface ChaosOptions {
   readonly tableLoss: TableLoss;
   /** A DynamoDB emulator of the run's own (restarted and killed by the run); otherwise the configured endpoint is used. */
   readonly emulator?: OwnEmulator;
+  /** The hard kill leaves the broker running (it is shared, or the run was told to leave it alone). @default false */
+  readonly spareBroker?: boolean;
   /** How long a dependency outage (DynamoDB, Kafka) lasts. @default 180 s */
   readonly outageMs?: number;
   readonly rates?: FaultRates;
@@ -191,6 +193,11 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         dynamo = createDynamoClient();
       },
       runtime: () => runtime as RuntimeProcess,
+      restartRuntime: async () => {
+        runtime = await startRuntime('npm-start');
+        return runtime;
+      },
+      spareBroker: options.spareBroker ?? false,
       reports,
       count,
       note: (line) => notes.push(line),
@@ -221,6 +228,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     add('cli-rebuild', () => operator.cliRebuild());
     add('table-restored', () => operator.restoreTable());
     if (options.tableLoss !== 'none') add('table-loss', () => operator.loseTables());
+    add('hard-kill', () => operator.hardKill());
     // Evenly over the commands; the table's backup halfway between the step before its restore and the restore.
     const steps: Step[] = chosen.map((c, i) => ({ at: (i + 1) / (chosen.length + 1), barrier: c.barrier, run: c.run }));
     const restore = chosen.findIndex((c) => c.name === 'table-restored');
@@ -245,24 +253,32 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     const partitionOf = (key: string): number => partitioner({ topic: topics.commands, partitionMetadata, message: { key, value: null } });
     const tickMs = 50;
     const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+    /** While a fault outlasts its share of the commands, they keep coming at this rate. */
+    const trickle = Math.min(rate, 5);
 
     say(`sending ${options.commands} commands over ${options.accounts} accounts at ${rate}/s; infrastructure faults: ${chosen.map((c) => c.name).join(', ') || 'none'}`);
     const sendStarted = Date.now();
     let current: Promise<void> = Promise.resolve();
+    let running = false;
     let next = 0;
-    let pausedMs = 0;
     while (planned.length < options.commands) {
-      while (next < steps.length && planned.length >= (steps[next]?.at ?? 1) * options.commands) {
-        // One infrastructure fault at a time; commands keep coming unless it is a barrier.
-        const waitFrom = Date.now();
-        await current;
-        const step = steps[next++] as Step;
-        current = step.run();
-        if (step.barrier) await current;
-        pausedMs += Date.now() - waitFrom;
+      const tickStarted = Date.now();
+      let waiting = false;
+      if (next < steps.length && planned.length >= (steps[next]?.at ?? 1) * options.commands) {
+        if (!running) {
+          // One infrastructure fault at a time; commands keep coming unless it is a barrier.
+          await current;
+          const step = steps[next++] as Step;
+          running = true;
+          current = step.run().finally(() => (running = false));
+          if (step.barrier) await current;
+          continue;
+        }
+        waiting = true;
       }
       const chunk: PlannedCommand[] = [];
-      while (chunk.length < perTick && planned.length + chunk.length < options.commands) chunk.push(...workload.next());
+      const size = waiting ? 1 : perTick;
+      while (chunk.length < size && planned.length + chunk.length < options.commands) chunk.push(...workload.next());
       await sender.send(chunk.map((p) => p.command));
       planned.push(...chunk);
       if (largeEvery > 0 && Math.floor(planned.length / largeEvery) > Math.floor((planned.length - chunk.length) / largeEvery)) {
@@ -276,7 +292,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         await run.runtime().resume(COMMAND_HANDLER);
         count('large-metadata', large.length);
       }
-      const due = sendStarted + pausedMs + (planned.length / rate) * 1000;
+      const due = tickStarted + (chunk.length / (waiting ? trickle : rate)) * 1000;
       if (due > Date.now()) await sleep(due - Date.now());
     }
     await current;

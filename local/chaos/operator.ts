@@ -27,7 +27,7 @@ import type { InvocationReport } from '../runtime/trigger.ts';
 import { projectRoot } from '../stack/paths.ts';
 import type { FaultKind } from './faults.ts';
 import type { ResultsFollower } from './outcomes.ts';
-import { restartBroker, type OwnEmulator } from './restarts.ts';
+import { brokerNotOurs, killBroker, restartBroker, type OwnEmulator } from './restarts.ts';
 import { COMMAND_HANDLER, EVENT_HANDLER } from './runtime-protocol.ts';
 import type { RuntimeProcess } from './runtime-process.ts';
 import type { CommandSender } from './sender.ts';
@@ -57,6 +57,10 @@ export interface RunState {
   readonly renewDynamo: () => void;
   /** The runtime process running now (a hard kill replaces it). */
   readonly runtime: () => RuntimeProcess;
+  /** Starts a new runtime process through npm start's startup path, in place of the current one. */
+  readonly restartRuntime: () => Promise<RuntimeProcess>;
+  /** The hard kill leaves the broker running. */
+  readonly spareBroker: boolean;
   readonly reports: readonly TimedReport[];
   readonly count: (kind: FaultKind) => void;
   readonly note: (line: string) => void;
@@ -120,7 +124,7 @@ export const mostAttempts = (reports: readonly TimedReport[], from: number, to: 
 
 /** The run as operator. */
 export class Operator {
-  private backup: { items: Record<string, unknown>[]; at: number } | undefined;
+  private backup: { items: Record<string, unknown>[]; at: number; sent: number } | undefined;
   /** Outages by kind: when each began and ended, for the summary. */
   readonly outages: { kind: FaultKind; from: number; to: number }[] = [];
 
@@ -250,7 +254,7 @@ export class Operator {
         items.push(...(page.Items ?? []));
         start = page.LastEvaluatedKey;
       } while (start !== undefined);
-      this.backup = { items, at: Date.now() };
+      this.backup = { items, at: Date.now(), sent: this.run.planned.length };
     } finally {
       await runtime().resume(COMMAND_HANDLER);
     }
@@ -266,6 +270,17 @@ export class Operator {
     const { say, runtime, tables } = this.run;
     const backup = this.backup;
     if (backup === undefined) throw new Error('table restore: no backup was taken');
+    // The copy must be older than the table: wait until a command sent after it has been decided.
+    const { follower, planned } = this.run;
+    const movedOn = await waitFor(
+      async () => {
+        await follower.poll().catch(() => undefined);
+        return planned.slice(backup.sent).some((p) => !p.resent && follower.byCommand.has(p.command.commandId));
+      },
+      this.run.drainTimeoutMs,
+      500,
+    );
+    if (!movedOn) throw new Error('table restore: no command was decided after the backup');
     await runtime().pause(COMMAND_HANDLER);
     const dynamo = this.run.dynamo();
     await dynamo.send(new DeleteTableCommand({ TableName: tables.aggregates }));
@@ -340,6 +355,44 @@ export class Operator {
     this.run.note(
       `${tableLoss === 'restart-emulator' ? 'emulator-restart' : 'table-loss'}: every table lost; ${refused ? 'the command handler refused (TableBehindLogError)' : 'NO refusal seen'}; ` +
         `rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and ${accountSummary.name} from ${projected.eventsRead}`,
+    );
+  }
+
+  /**
+   * Kills everything with SIGKILL, as a machine that loses power: the runtime process, the
+   * broker (when it is this project's stack's and not spared) and the run's emulator (every
+   * table lost). Then starts the emulator again, as npm start would start the stack's own,
+   * and a new runtime process through npm start's startup path, which starts the broker,
+   * provisions, and rebuilds whatever is behind the events topic before letting each side go on.
+   */
+  async hardKill(): Promise<void> {
+    const { say, emulator, runtime } = this.run;
+    const from = Date.now();
+    const killed: string[] = [];
+    const spared: string[] = [];
+    const old = runtime();
+    await old.kill();
+    killed.push(`runtime ${old.pid}`);
+    const brokerWhy = this.run.spareBroker ? 'spared (--no-broker-restart)' : await brokerNotOurs();
+    if (brokerWhy === undefined) killed.push(`broker ${await killBroker()}`);
+    else spared.push(`broker (${brokerWhy})`);
+    if (emulator !== undefined) {
+      const pid = emulator.pid();
+      await emulator.kill();
+      killed.push(`emulator ${pid ?? '?'}`);
+    } else spared.push('emulator (AWS_ENDPOINT_URL_DYNAMODB is not the run\'s)');
+    say(`hard kill: SIGKILL to ${killed.join(', ')}${spared.length > 0 ? `; spared ${spared.join(', ')}` : ''}`);
+    if (emulator !== undefined) {
+      await emulator.start();
+      this.run.renewDynamo();
+    }
+    const next = await this.run.restartRuntime();
+    const back = Date.now() - from;
+    this.run.count('hard-kill');
+    say(`hard kill: back in ${seconds(back)}; ${next.startup.join('; ')}`);
+    this.run.note(
+      `hard-kill: SIGKILL to ${killed.join(', ')}${spared.length > 0 ? ` (spared ${spared.join(', ')})` : ''}; ` +
+        `back in ${seconds(back)} through npm start's startup path (runtime ${next.pid}): ${next.startup.join('; ') || 'nothing to rebuild'}`,
     );
   }
 }

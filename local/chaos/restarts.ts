@@ -4,10 +4,11 @@
  * project's stack runs it), and a DynamoDB emulator of the run's own, so restarting or
  * killing it loses the run's tables and nobody else's.
  */
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { kafka } from '../stack/kafka.ts';
 import { venvBin } from '../stack/dynamodb.ts';
-import { projectRoot } from '../stack/paths.ts';
+import { logFile, projectRoot } from '../stack/paths.ts';
 import { commandLine, isOurs, readPidFile, removePidFile, startDetached, stopRecorded, waitUntil } from '../stack/processes.ts';
 import { sleep } from '../../functions/core/async.ts';
 
@@ -106,6 +107,9 @@ export const startOwnEmulator = async (port: number): Promise<OwnEmulator> => {
     },
     kill: () => killRecorded(name, markers),
     start,
-    stop: async () => void (await stopRecorded(name, markers, 5_000)),
+    stop: async () => {
+      await stopRecorded(name, markers, 5_000);
+      rmSync(logFile(name), { force: true });
+    },
   };
 };

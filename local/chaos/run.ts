@@ -136,6 +136,12 @@ const main = async (): Promise<number> => {
     if (tableLoss !== 'none') tableLoss = 'restart-emulator';
     console.log(`chaos: DynamoDB is a moto server of the run's own at ${emulator.endpoint}, restarted and killed mid-run`);
   } else console.log('chaos: AWS_ENDPOINT_URL_DYNAMODB is set: the emulator is not ours to restart; the run deletes and recreates its tables instead, and the hard kill spares it');
+  // Ctrl-C: the runtime process ends with this one (its IPC channel closes); the emulator is detached and must be stopped.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      console.error(`\nchaos: ${signal}: stopping the run's emulator; the run's topics and tables are kept`);
+      void (emulator?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+    });
   const brokerFaults: readonly InfrastructureFault[] = ['broker-restart', 'kafka-outage'];
   const faults = INFRASTRUCTURE_FAULTS.filter((f) => !skip.includes(f) && !(values['no-broker-restart'] && brokerFaults.includes(f)));
   try {
@@ -148,6 +154,7 @@ const main = async (): Promise<number> => {
       outageMs: outage * 1000,
       largeEvery,
       tableLoss,
+      spareBroker: values['no-broker-restart'],
       ...(emulator === undefined ? {} : { emulator }),
       rates: { invocation: faultRate, throttle: 0.02, storm: 0.002 },
       keep: values.keep,

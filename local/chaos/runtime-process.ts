@@ -45,8 +45,9 @@ export class RuntimeProcess {
     exited: Promise<void>,
   ) {
     this.exited = exited;
+    // A request the process did not answer before it died: nothing runs any more to pause or resume.
     void exited.then(() => {
-      for (const { reject } of this.pending.values()) reject(new RuntimeProcessError(`the runtime process ${child.pid} exited`));
+      for (const { resolve } of this.pending.values()) resolve(undefined);
       this.pending.clear();
     });
     child.on('message', (message: FromRuntime) => {
@@ -103,9 +104,16 @@ export class RuntimeProcess {
     return this.child.pid ?? -1;
   }
 
+  /** True once the process has exited (stopped, or killed). */
+  get gone(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  /** A request; a process that is gone has nothing to pause or resume and nothing blocked: it answers nothing. */
   private call(call: RuntimeCall): Promise<readonly BlockedPartition[] | undefined> {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
+      if (this.gone) return resolve(undefined);
       if (!this.child.connected) return reject(new RuntimeProcessError(`the runtime process ${this.pid} is gone`));
       this.pending.set(id, { resolve, reject });
       this.child.send({ id, call } satisfies ToRuntime);
@@ -141,7 +149,7 @@ export class RuntimeProcess {
 
   /** Lets running invocations end, closes the clients, and waits for the process to exit (killing it after `graceMs`). */
   async stop(graceMs = 60_000): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) void this.call({ op: 'stop' }).catch(() => undefined);
+    if (!this.gone) void this.call({ op: 'stop' }).catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
     if ((await Promise.race([this.exited, late])) === 'late') await this.kill();

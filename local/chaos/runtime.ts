@@ -6,7 +6,7 @@
  * channel; pause, resume, the blocked partitions, calm and stop come from it.
  */
 import { FaultPlan, installPlan } from './faults.ts';
-import { formatReport, startTriggers, type Triggers } from '../runtime/trigger.ts';
+import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../runtime/trigger.ts';
 import { chaosMappings, type FromRuntime, type RuntimeConfig, type ToRuntime } from './runtime-protocol.ts';
 
 const config = JSON.parse(process.env.CHAOS_RUNTIME ?? 'null') as RuntimeConfig | null;
@@ -24,26 +24,29 @@ const plan = new FaultPlan(config.seed, config.rates, (kind) => tell({ type: 'co
 installPlan(plan);
 
 let triggers: Triggers | undefined;
+let stopTriggers: (() => Promise<void>) | undefined;
 let stopping: Promise<void> | undefined;
 const stop = (): Promise<void> =>
   (stopping ??= (async () => {
-    await triggers?.stop().catch((error: unknown) => log(`stopping the triggers failed: ${String(error)}`));
+    await stopTriggers?.().catch((error: unknown) => log(`stopping the triggers failed: ${String(error)}`));
   })());
 
 /** Starts the triggers, as the configured startup says. */
-const start = async (): Promise<{ triggers: Triggers; lines: string[] }> => {
-  const lines: string[] = [];
-  const running = await startTriggers({
+const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; stop: () => Promise<void> }> => {
+  const options = {
     mappings: chaosMappings(config),
     backoff: config.backoff,
-    onInvocation: (report) => {
+    onInvocation: (report: InvocationReport) => {
       tell({ type: 'report', report });
       // The log keeps what went wrong and when a blocked partition went on; the run counts the rest.
       if (report.outcome !== 'ok' || report.blockedSince !== undefined) log(formatReport(report));
     },
     log,
-  });
-  return { triggers: running, lines };
+  };
+  // Imported only here: it loads the rebuild function, which connects its clients at once.
+  if (config.startup === 'npm-start') return (await import('./startup.ts')).startLikeNpmStart(options, log);
+  const running = await startTriggers(options);
+  return { triggers: running, lines: [], stop: () => running.stop() };
 };
 
 const answer = async ({ id, call }: ToRuntime): Promise<void> => {
@@ -84,6 +87,7 @@ process.on('disconnect', () => void stop().then(() => process.exit(0)));
 try {
   const started = await start();
   triggers = started.triggers;
+  stopTriggers = started.stop;
   tell({ type: 'ready', lines: started.lines });
 } catch (error) {
   tell({ type: 'failed', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

@@ -346,8 +346,8 @@ export class Poller {
       this.buffer.restart(tp);
       this.consumer.seek({ topic, partition, offset: String(from) });
       this.deps.log(
-        `${this.mapping.functionName}: ${tp} was committed up to ${floor} here, but the group ${committed >= 0 ? `has ${committed}` : 'has no offset'}` +
-          `${committed >= 0 ? '' : ' (its topic was deleted and recreated)'}: it starts again at offset ${from}`,
+        `${this.mapping.functionName}: ${tp} was committed up to ${floor} here, but the group ${committed >= 0 ? `has ${committed}` : 'has no offset'} ` +
+          `(its topic was recreated, or a commit failed): it starts again at offset ${from}`,
       );
     }
   }
