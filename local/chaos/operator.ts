@@ -217,7 +217,9 @@ export class Operator {
     const { say, commandsGroup } = this.run;
     say('cli rebuild: kafka-aggregates rebuild, while commands keep arriving');
     const from = Date.now();
-    const { stdout, code, stderr } = await new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
+    // Commands wait in the trigger (as behind a backlog) until the rebuild holds its lock, so that batches meet it.
+    await this.run.runtime().pause(COMMAND_HANDLER);
+    const cli = new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
       execFile(
         process.execPath,
         ['bin/kafka-aggregates.js', 'rebuild'],
@@ -229,6 +231,11 @@ export class Operator {
         (error, out, err) => resolve({ stdout: out, stderr: err, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 2 }),
       );
     });
+    let done = false;
+    void cli.finally(() => (done = true));
+    await waitFor(async () => done || (await this.heads.getControl().catch(() => undefined))?.status === 'rebuilding', 120_000, 50);
+    await this.run.runtime().resume(COMMAND_HANDLER);
+    const { stdout, code, stderr } = await cli;
     if (code !== 0) throw new Error(`cli rebuild: kafka-aggregates rebuild exited with ${code}:\n${stderr.slice(-2000)}`);
     const report = JSON.parse(stdout) as RebuildReport;
     const to = Date.now();
