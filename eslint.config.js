@@ -18,14 +18,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['functions/domain/**/*.ts', 'functions/core/**/*.ts'],
+    files: ['functions/domain/**/*.ts', 'functions/core/**/*.ts', 'functions/command-api/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['node:*', 'kafkajs', '@aws-sdk/*', '@middy/*', '@aws-lambda-powertools/*', 'aws-cdk-lib', 'aws-cdk-lib/*'], message: 'The domain and core are pure: no I/O, no AWS SDK, no Kafka.' },
-            { group: ['**/adapters/**', '**/runtime/**'], message: 'The domain and core may not depend on adapters.' },
+            { group: ['node:*', 'kafkajs', '@aws-sdk/*', '@middy/*', '@aws-lambda-powertools/*', 'aws-cdk-lib', 'aws-cdk-lib/*'], message: 'The domain, core and command API logic are pure: no I/O, no AWS SDK, no Kafka.' },
+            { group: ['**/adapters/**', '**/runtime/**'], message: 'The domain, core and command API logic may not depend on adapters: declare the interface, let an adapter implement it.' },
           ],
         },
       ],

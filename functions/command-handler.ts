@@ -4,11 +4,11 @@
  * infrastructure failures, so the trigger retries the batch (idempotently).
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { tableName, topicName } from './config.ts';
+import { readerGroupPrefix, tableName, topicName } from './config.ts';
+import { createLogger, createMetrics } from './adapters/powertools.ts';
 import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
 import { HeadsTable } from './adapters/heads-table.ts';
 import { EventLog, TopicLogs } from './adapters/event-log.ts';
@@ -18,11 +18,11 @@ import { createCommandProcessor, type BatchItemFailure } from './command/process
 import type { MskEvent } from './core/msk-event.ts';
 import { aggregates } from './domain/index.ts';
 
-const logger = new Logger({ serviceName: 'command-handler' });
-const metrics = new Metrics({ namespace: 'KafkaAggregates', serviceName: 'command-handler' });
+const logger = createLogger('command-handler');
+const metrics = createMetrics('command-handler');
 const kafka = createKafka('command-handler');
 const eventLog = new EventLog(kafka, topicName('events'));
-const commandLog = new TopicLogs(kafka);
+const commandLog = new TopicLogs(kafka, readerGroupPrefix());
 const publisher = new KafkaPublisher(createProducer(kafka), {
   events: topicName('events'),
   results: topicName('results'),

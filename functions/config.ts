@@ -51,5 +51,45 @@ export const dynamoEndpoint = (): string | undefined =>
 /** AWS region (`AWS_REGION`), `us-east-1` for local runs. */
 export const awsRegion = (): string => env('AWS_REGION') ?? env('AWS_DEFAULT_REGION') ?? 'us-east-1';
 
+/**
+ * Prefix of the throwaway consumer groups a function reads a range of a topic with (`<prefix>-reader-…`):
+ * its own group on AWS (`KAFKA_CONSUMER_GROUP`, which its IAM policy names), a generic one locally.
+ */
+export const readerGroupPrefix = (): string => env('KAFKA_CONSUMER_GROUP') ?? 'kafka-aggregates';
+
 /** Kafka authentication: `iam` for MSK IAM (SASL/OAUTHBEARER over TLS), `none` for plaintext. */
 export const kafkaAuth = (): 'iam' | 'none' => (env('KAFKA_AUTH') === 'iam' ? 'iam' : 'none');
+
+const wholeNumber = (name: string, fallback: number): number => {
+  const value = env(name);
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+  return n;
+};
+
+/**
+ * How the command API waits for outcomes: the first read near the typical command-to-outcome
+ * time (earlier reads find nothing and cost a request each; docs/BENCHMARKS.md measures it
+ * locally), then reads at doubling gaps. On AWS set `COMMAND_API_FIRST_READ_MS` near the p50
+ * of the function's `outcomeAfterMs` metric.
+ */
+export const commandApiWait = () => ({
+  /** How long POST /commands waits when the caller does not say (`Prefer: wait=<s>`). */
+  waitMs: wholeNumber('COMMAND_API_WAIT_MS', 10_000),
+  /** The longest wait a caller may ask for; below the function's timeout and API Gateway's 30 s. */
+  maxWaitMs: wholeNumber('COMMAND_API_MAX_WAIT_MS', 25_000),
+  wait: {
+    firstReadAfterMs: wholeNumber('COMMAND_API_FIRST_READ_MS', 100),
+    gapMs: wholeNumber('COMMAND_API_READ_GAP_MS', 50),
+    factor: 2,
+    maxGapMs: 1_000,
+  },
+});
+
+/** Loopback port of the local command API (`npm start`); 0 picks a free one. */
+export const commandApiPort = (): number => {
+  const port = wholeNumber('COMMAND_API_PORT', 3000);
+  if (port > 65_535) throw new Error(`COMMAND_API_PORT must be a TCP port (0–65535), got ${port}`);
+  return port;
+};

@@ -5,7 +5,11 @@
  * environment may override them (see config.ts).
  */
 
-/** How long Kafka keeps a topic's records; `forever` never deletes (retention.ms = -1). */
+/**
+ * How long Kafka keeps a topic's records. `forever` never deletes: retention.ms = -1 and
+ * retention.bytes = -1 (a size limit deletes too; MSK Serverless limits a partition to
+ * 250 GiB unless told otherwise).
+ */
 export type Retention = { readonly days: number } | 'forever';
 
 /** A Kafka topic the system owns. */
@@ -14,6 +18,11 @@ export interface TopicSpec {
   readonly name: string;
   /** Partition count: the unit of ordering and of parallelism. */
   readonly partitions: number;
+  /**
+   * Records are keyed by aggregate id and their order per key matters: the partition count
+   * may never change (a new count moves keys to other partitions). Other topics may grow.
+   */
+  readonly keyed: boolean;
   readonly retention: Retention;
   /** Largest record batch the topic accepts (`max.message.bytes`); the broker's default when absent. */
   readonly maxMessageBytes?: number;
@@ -29,6 +38,8 @@ export interface TableSpec {
   readonly partitionKey: string;
   /** Name of the sort key attribute (type S), when the table has one. */
   readonly sortKey?: string;
+  /** Attribute holding an item's expiry (epoch seconds), for DynamoDB's TTL. */
+  readonly timeToLiveAttribute?: string;
   /** Stateful tables hold what cannot be thrown away lightly (deletion protection on AWS). */
   readonly description: string;
 }
@@ -45,15 +56,27 @@ export interface TriggerSpec {
   readonly consumerGroupId: string;
 }
 
+/** An HTTP front door of a function: an API Gateway HTTP API, IAM authorization on every route. */
+export interface HttpSpec {
+  /** Steady requests per second the API admits (stage throttling); more get 429. */
+  readonly rateLimit: number;
+  /** Requests admitted at once above the steady rate. */
+  readonly burstLimit: number;
+}
+
 /** A Lambda function of the system. */
 export interface FunctionSpec {
   /** Source file of the handler, relative to the project root. */
   readonly entry: string;
   /** Kafka trigger, absent for functions invoked directly. */
   readonly trigger?: TriggerSpec;
+  /** HTTP front door, for functions that serve requests (locally: a loopback server). */
+  readonly http?: HttpSpec;
   /** Lambda timeout in seconds (a Kafka trigger allows at most 14 minutes). */
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /** Most instances that may run at once (Lambda's reserved concurrency). @default unreserved */
+  readonly reservedConcurrency?: number;
   /**
    * Key of another function whose trigger this one may disable and enable, and nothing more.
    * The snapshot rebuild uses it to hold command processing until it has caught up.
@@ -63,20 +86,36 @@ export interface FunctionSpec {
   readonly writes?: readonly TopicKey[];
   /** Topics the function's own code consumes (default: none when triggered, every topic when invoked directly). */
   readonly reads?: readonly TopicKey[];
-  /** Tables the function reads and writes (default: every table). */
-  readonly tables?: readonly TableKey[];
+  /** Tables the function reads and writes; it gets no access to the others. */
+  readonly tables: readonly TableKey[];
+  /** Tables the function only reads (consistent single and batched reads). @default none */
+  readonly readsTables?: readonly TableKey[];
+  /**
+   * `items`: reads single items and batches of keys, writes single items (a handler's hot path).
+   * `batches`: also writes items in batches. `maintenance`: also queries, scans and deletes
+   * (rebuilds wipe and re-read whole tables).
+   * @default 'items'
+   */
+  readonly tableAccess?: 'items' | 'batches' | 'maintenance';
+  /**
+   * Key of a triggered function whose trigger's committed offsets this one reads: the
+   * read-models rebuild replays the events topic up to where that trigger has handled it.
+   */
+  readonly readsOffsetsOf?: string;
 }
 
 export const topics = {
   commands: {
     name: 'commands',
     partitions: 3,
+    keyed: true,
     retention: { days: 7 },
     description: 'Commands to aggregates, key = aggregateId',
   },
   events: {
     name: 'events',
     partitions: 3,
+    keyed: true,
     retention: 'forever',
     // The largest event is smaller than the largest head (350 KB, its outbox holds it); the
     // publisher sends at most 768 KiB per request, and a larger single record goes alone.
@@ -86,6 +125,8 @@ export const topics = {
   results: {
     name: 'results',
     partitions: 3,
+    // Keyed for locality only: a client reads its result by commandId, whatever the partition.
+    keyed: false,
     retention: { days: 1 },
     // Results are small: rejection messages are bounded (MAX_REASON_CHARS).
     maxMessageBytes: 1024 * 1024,
@@ -94,6 +135,7 @@ export const topics = {
   deadLetter: {
     name: 'dead-letter',
     partitions: 1,
+    keyed: false,
     retention: { days: 14 },
     // A dead letter carries the original record as base64 (4/3 of its size) plus the reason:
     // room for any record the broker's default 1 MiB limit let onto a source topic.
@@ -109,6 +151,8 @@ export const tables = {
   aggregates: {
     name: 'aggregates',
     partitionKey: 'pk',
+    // Archived commandIds and kept outcomes expire (head-item.ts); heads and checkpoints have no expiry.
+    timeToLiveAttribute: 'expiresAt',
     description: 'Aggregate heads (state, version, source offsets, recent commands, outbox) and publish watermarks',
   },
   readModels: {
@@ -129,6 +173,12 @@ export const functions = {
     trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 0, consumerGroupId: 'kafka-aggregates-command-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
+    // It reads its own topic back, only when a batch does not line up with its partition's checkpoint.
+    reads: ['commands'],
+    tables: ['aggregates'],
+    // It archives the accepted commands that leave a head's recent window and keeps the
+    // outcomes no head remembers (for the command API), 25 per request.
+    tableAccess: 'batches',
   },
   eventHandler: {
     entry: 'functions/event-handler.ts',
@@ -144,13 +194,38 @@ export const functions = {
     // Invoked directly; resumable, so the time limit bounds one run, not the rebuild.
     timeoutSeconds: 900,
     memoryMb: 1769,
+    // One rebuild at a time: a second invocation waits (asynchronous) or is throttled, never races the first.
+    reservedConcurrency: 1,
     controlsTriggerOf: 'commandHandler',
+    readsOffsetsOf: 'eventHandler',
     reads: ['events'],
     writes: ['events'],
     tables: ['aggregates', 'readModels'],
+    tableAccess: 'maintenance',
+  },
+  commandApi: {
+    entry: 'functions/command-api.ts',
+    // POST /commands waits for the outcome up to 25 s (COMMAND_API_MAX_WAIT_MS); API Gateway gives up at 30 s.
+    http: { rateLimit: 100, burstLimit: 200 },
+    timeoutSeconds: 29,
+    memoryMb: 512,
+    writes: ['commands'],
+    reads: [],
+    tables: [],
+    readsTables: ['aggregates', 'readModels'],
   },
 } as const satisfies Record<string, FunctionSpec>;
 
 /** Retention in milliseconds as Kafka's `retention.ms` wants it. */
 export const retentionMs = (retention: Retention): number =>
   retention === 'forever' ? -1 : retention.days * 24 * 60 * 60 * 1000;
+
+/**
+ * The topic settings the topology declares, as Kafka config entries. `retention.bytes` is
+ * declared only for `forever` (-1); a time-bound topic keeps the cluster's size limit.
+ */
+export const topicConfig = (spec: Pick<TopicSpec, 'retention' | 'maxMessageBytes'>): Record<string, string> => ({
+  'retention.ms': String(retentionMs(spec.retention)),
+  ...(spec.retention === 'forever' ? { 'retention.bytes': '-1' } : {}),
+  ...(spec.maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(spec.maxMessageBytes) }),
+});

@@ -6,11 +6,10 @@
  */
 import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { Duration, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
-import { KafkaDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { tableEnv, topicEnv } from '../functions/config.ts';
-import type { FunctionSpec, TableKey, TopicKey } from '../functions/topology.ts';
+import type { FunctionSpec, TopicKey } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 import { pascal, type Tables } from './tables.ts';
@@ -18,26 +17,36 @@ import { pascal, type Tables } from './tables.ts';
 /** A topology function as the stack deploys it (the deployment facts live in the topology). */
 export type DeployableFunctionSpec = FunctionSpec;
 
-/** What a trigger does with a batch that keeps failing (MSK supports these in provisioned mode). */
+/**
+ * What a trigger does with a batch that keeps failing. Block, never skip: there is no
+ * on-failure destination (Lambda would cap the retries at 10 and commit past the records),
+ * and a failing batch is retried until it succeeds or an operator releases its records
+ * (`kafka-aggregates skip`); the offset-lag alarm says when a partition stands still.
+ */
 export interface TriggerErrorHandling {
   /**
-   * Retries of a failed batch before its records go to the dead-letter topic. Lambda caps
-   * infinite retries at 10 when an on-failure destination is set.
-   * @default 10
+   * Retries of a failed batch; -1 retries until it succeeds (records never expire from the
+   * events topic; a commands record would at its topic's retention).
+   * @default -1
    */
   readonly retryAttempts?: number;
   /**
-   * Split a failing batch in two and retry the halves, to isolate a poison record.
-   * @default true
+   * Split a failing batch in two and retry the halves. Off: the handlers report the first
+   * record they could not handle (`batchItemFailures`), so Lambda already retries from
+   * exactly there, and a whole batch fails only for causes that a smaller batch does not
+   * cure (DynamoDB or Kafka unavailable); halving would only multiply invocations and
+   * requests during an outage.
+   * @default false
    */
   readonly bisectBatchOnError?: boolean;
   /**
-   * Let the function report the failed records of a batch (`batchItemFailures`).
+   * Let the function report the first failed record of each partition (`batchItemFailures`):
+   * what precedes it is committed, it and what follows are retried.
    * @default true
    */
   readonly reportBatchItemFailures?: boolean;
   /**
-   * Provisioned pollers, which these error controls and a Kafka on-failure destination need.
+   * Provisioned pollers per trigger, which these error controls need.
    * @default 1
    */
   readonly minimumPollers?: number;
@@ -56,8 +65,6 @@ export interface HandlersProps {
   readonly cluster: KafkaCluster;
   /** Name of each topic on the cluster. */
   readonly topicNames: Readonly<Record<TopicKey, string>>;
-  /** Topic that receives the records of batches a trigger gave up on. */
-  readonly deadLetterTopic: TopicKey;
   readonly tables: Tables;
   readonly vpc: ec2.IVpc;
   readonly subnets: ec2.SubnetSelection;
@@ -77,14 +84,23 @@ export interface HandlersProps {
    * @default - none
    */
   readonly environment?: Readonly<Record<string, string>>;
-  /** @default 'kafka-aggregates' */
+  /** Powertools service name of every function. @default 'kafka-aggregates' */
   readonly serviceName?: string;
-  /** @default 'KafkaAggregates' */
+  /** CloudWatch namespace of the functions' metrics. @default 'KafkaAggregates' */
   readonly metricsNamespace?: string;
+  /**
+   * Provisioned poller group that every trigger joins, so that they share event poller
+   * capacity instead of each holding its own minimum.
+   * @default - each trigger has pollers of its own
+   */
+  readonly pollerGroupName?: string;
 }
 
 /** Consumer group of a function's own consumers (not its trigger's). */
 export const ownConsumerGroup = (key: string): string => `kafka-aggregates-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** The throwaway consumer groups a function reads ranges of a topic with (functions/config.ts `readerGroupPrefix`). */
+export const readerGroups = (ownGroup: string): string => `${ownGroup}-reader-*`;
 
 /** The deployed functions and their triggers. */
 export class Handlers extends Construct {
@@ -92,17 +108,17 @@ export class Handlers extends Construct {
   readonly functions: Readonly<Record<string, NodejsFunction>>;
   /** Each trigger by the key of the function it invokes. */
   readonly triggers: Readonly<Record<string, lambda.EventSourceMapping>>;
+  /** The specs the functions were deployed from, by key. */
+  readonly specs: Readonly<Record<string, DeployableFunctionSpec>>;
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
     const allTopics = Object.keys(props.topicNames) as TopicKey[];
-    const allTables = Object.keys(props.tables.tables) as TableKey[];
     const errors = props.errorHandling ?? {};
     const functions: Record<string, NodejsFunction> = {};
     const triggers: Record<string, lambda.EventSourceMapping> = {};
 
-    const stackEnvironment: Record<string, string> = {
-      ...Object.fromEntries(allTables.map((t) => [tableEnv[t], props.tables.tables[t].tableName])),
+    const sharedEnvironment: Record<string, string> = {
       ...Object.fromEntries(allTopics.map((t) => [topicEnv[t], props.topicNames[t]])),
       KAFKA_BROKERS: props.cluster.bootstrapBrokers,
       KAFKA_AUTH: props.cluster.auth,
@@ -113,11 +129,20 @@ export class Handlers extends Construct {
     for (const [key, spec] of Object.entries(props.functions)) {
       const trigger = spec.trigger;
       const ownGroup = ownConsumerGroup(key);
+      // A function learns the names of its own tables only.
+      const stackEnvironment: Record<string, string> = {
+        ...Object.fromEntries([...spec.tables, ...(spec.readsTables ?? [])].map((t) => [tableEnv[t], props.tables.tables[t].tableName])),
+        ...sharedEnvironment,
+        ...(trigger ? { TRIGGER_CONSUMER_GROUP: trigger.consumerGroupId } : {}),
+      };
       const fn = createNodeFunction(this, pascal(key), {
         entry: spec.entry,
-        description: trigger ? `kafka-aggregates ${key}, triggered by topic ${props.topicNames[trigger.topic]}` : `kafka-aggregates ${key}, invoked directly`,
+        description: trigger
+          ? `kafka-aggregates ${key}, triggered by topic ${props.topicNames[trigger.topic]}`
+          : `kafka-aggregates ${key}, ${spec.http === undefined ? 'invoked directly' : 'behind an HTTP API'}`,
         timeout: Duration.seconds(spec.timeoutSeconds),
         memorySize: spec.memoryMb,
+        ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
         vpc: props.vpc,
         vpcSubnets: props.subnets,
         securityGroups: [props.securityGroup],
@@ -126,18 +151,21 @@ export class Handlers extends Construct {
       });
       functions[key] = fn;
 
-      for (const table of spec.tables ?? allTables) props.tables.grantReadWrite(fn, table);
+      for (const table of spec.tables) props.tables.grantAccess(fn, table, spec.tableAccess ?? 'items');
+      for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
       props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]));
       const reads = spec.reads ?? (trigger ? [] : allTopics);
-      props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup]);
+      // Its own group, and the throwaway groups of its reads of a range (`<own group>-reader-…`), deleted after use.
+      props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup, readerGroups(ownGroup)]);
+      if (reads.length > 0) props.cluster.grantDeleteGroups(fn, [readerGroups(ownGroup)]);
 
       if (trigger) {
         const topic = props.topicNames[trigger.topic];
         props.cluster.grantRead(fn, [topic], [trigger.consumerGroupId]);
         props.cluster.grantTrigger(fn);
-        // The dead-letter topic is written by the trigger's pollers with the function's role.
-        props.cluster.grantWrite(fn, [props.topicNames[props.deadLetterTopic]]);
-        // The pollers place network interfaces in the cluster's subnets; these calls take no resource ARN.
+        // The MSK trigger describes the cluster's VPC, subnets and security groups to place its
+        // pollers' network interfaces (created with the VPC access policy's ENI actions); these
+        // describe calls take no resource ARN.
         fn.addToRolePolicy(
           new iam.PolicyStatement({ actions: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'], resources: ['*'] }),
         );
@@ -149,17 +177,15 @@ export class Handlers extends Construct {
           startingPosition: lambda.StartingPosition.TRIM_HORIZON,
           batchSize: trigger.batchSize,
           maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
-          onFailure: new KafkaDlq(props.topicNames[props.deadLetterTopic]),
-          retryAttempts: errors.retryAttempts ?? 10,
-          bisectBatchOnError: errors.bisectBatchOnError ?? true,
+          // No onFailure: block, never skip (see TriggerErrorHandling).
+          retryAttempts: errors.retryAttempts ?? -1,
+          bisectBatchOnError: errors.bisectBatchOnError ?? false,
           reportBatchItemFailures: errors.reportBatchItemFailures ?? true,
           provisionedPollerConfig: {
             minimumPollers: errors.minimumPollers ?? 1,
             maximumPollers: errors.maximumPollers ?? Math.max(errors.minimumPollers ?? 1, props.partitions[trigger.topic]),
+            ...(props.pollerGroupName !== undefined ? { pollerGroupName: props.pollerGroupName } : {}),
           },
-          ...(props.cluster.scramSecret
-            ? { sourceAccessConfigurations: [{ type: lambda.SourceAccessConfigurationType.SASL_SCRAM_512_AUTH, uri: props.cluster.scramSecret.secretArn }] }
-            : {}),
         });
         // Create the mapping once the role's policy (a dependency of the function) and the topics exist.
         mapping.node.addDependency(fn);
@@ -177,11 +203,32 @@ export class Handlers extends Construct {
       }
       grantTriggerControl(fn, mapping);
       fn.addEnvironment('CONTROLLED_TRIGGER_UUID', mapping.eventSourceMappingId);
+      // The rebuild also reads where the trigger it holds has committed.
+      const controlled = props.functions[spec.controlsTriggerOf]?.trigger;
+      if (controlled !== undefined) {
+        props.cluster.grantDescribeGroups(fn, [props.topicNames[controlled.topic]], [controlled.consumerGroupId]);
+        fn.addEnvironment('COMMANDS_CONSUMER_GROUP', controlled.consumerGroupId);
+      }
       // After disabling the trigger, wait out a batch already in flight before reading the log.
       fn.addEnvironment('COMMAND_DRAIN_SECONDS', String(props.functions[spec.controlsTriggerOf]?.timeoutSeconds ?? 0));
     }
+
+    for (const [key, spec] of Object.entries(props.functions)) {
+      if (spec.readsOffsetsOf === undefined) continue;
+      const followed = props.functions[spec.readsOffsetsOf]?.trigger;
+      const fn = functions[key];
+      if (followed === undefined || fn === undefined) {
+        throw new Error(`Function ${key} reads the trigger offsets of ${spec.readsOffsetsOf}, which has no trigger`);
+      }
+      // The read-models rebuild replays the log up to where the event trigger has committed,
+      // after waiting out a batch in flight (the event function's timeout).
+      props.cluster.grantDescribeGroups(fn, [props.topicNames[followed.topic]], [followed.consumerGroupId]);
+      fn.addEnvironment('READ_MODELS_CONSUMER_GROUP', followed.consumerGroupId);
+      fn.addEnvironment('READ_MODELS_DRAIN_SECONDS', String(props.functions[spec.readsOffsetsOf]?.timeoutSeconds ?? 0));
+    }
     this.functions = functions;
     this.triggers = triggers;
+    this.specs = props.functions;
   }
 }
 

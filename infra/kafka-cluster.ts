@@ -1,20 +1,14 @@
 /**
- * The Kafka cluster: a new MSK Serverless cluster with IAM authentication, or an existing
- * MSK cluster (IAM or SASL/SCRAM). Gives the bootstrap brokers, the ARNs that MSK IAM
- * access control uses for topics and consumer groups, and least-privilege grants on them.
+ * The Kafka cluster: a new MSK Serverless cluster, or an existing MSK cluster, both with IAM
+ * authentication. Gives the bootstrap brokers, the ARNs that MSK IAM access control uses for
+ * topics and consumer groups, and least-privilege grants on them.
+ *
+ * A new cluster holds the log of record (the events topic): it is retained when the stack is
+ * deleted and when a change would replace it (its properties are create-only), and so is
+ * its security group, which its network interfaces keep using.
  */
-import {
-  Fn,
-  Stack,
-  Token,
-  aws_ec2 as ec2,
-  aws_iam as iam,
-  aws_msk as msk,
-  aws_secretsmanager as secretsmanager,
-  custom_resources as cr,
-} from 'aws-cdk-lib';
+import { Fn, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_msk as msk, custom_resources as cr } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import type { MskAuth } from './settings.ts';
 
 /** Properties of {@link KafkaCluster}. */
 export interface KafkaClusterProps {
@@ -30,17 +24,8 @@ export interface KafkaClusterProps {
    */
   readonly existingClusterArn?: string;
   /**
-   * Authentication of an existing cluster (a new one is IAM).
-   * @default 'iam'
-   */
-  readonly auth?: MskAuth;
-  /**
-   * SCRAM credentials secret, when `auth` is `scram`.
-   * @default - none
-   */
-  readonly scramSecretArn?: string;
-  /**
-   * Security group of an existing cluster, to let the clients in.
+   * Security group of an existing cluster, to let the clients in; required with
+   * `existingClusterArn`.
    * @default - none
    */
   readonly existingSecurityGroupId?: string;
@@ -51,10 +36,10 @@ export interface KafkaClusterProps {
   readonly clusterName?: string;
 }
 
-/** Port of the brokers for each authentication (TLS). */
-const BROKER_PORT: Record<MskAuth, number> = { iam: 9098, scram: 9096 };
-/** Field of the GetBootstrapBrokers response for each authentication. */
-const BROKER_FIELD: Record<MskAuth, string> = { iam: 'BootstrapBrokerStringSaslIam', scram: 'BootstrapBrokerStringSaslScram' };
+/** Port of the brokers for IAM authentication (TLS). */
+const BROKER_PORT = 9098;
+/** Field of the GetBootstrapBrokers response for IAM authentication. */
+const BROKER_FIELD = 'BootstrapBrokerStringSaslIam';
 
 /** An MSK cluster the stack talks to. */
 export class KafkaCluster extends Construct {
@@ -63,20 +48,19 @@ export class KafkaCluster extends Construct {
   /** Name of the cluster (the `Cluster Name` dimension of its CloudWatch metrics). */
   readonly clusterName: string;
   /** How clients authenticate. */
-  readonly auth: MskAuth;
-  /** Comma-separated bootstrap brokers for that authentication. */
+  readonly auth = 'iam';
+  /** Comma-separated bootstrap brokers for IAM authentication. */
   readonly bootstrapBrokers: string;
-  /** SCRAM credentials, when `auth` is `scram`. */
-  readonly scramSecret?: secretsmanager.ISecret;
-  /** Security group of the cluster, when known; the trigger's pollers use it too. */
-  readonly securityGroup?: ec2.ISecurityGroup;
+  /** Security group of the cluster; the trigger's pollers use it too. */
+  readonly securityGroup: ec2.ISecurityGroup;
+  /** The cluster this stack created, when it created one. */
+  readonly serverlessCluster?: msk.CfnServerlessCluster;
   /** The custom resource that reads the bootstrap brokers. */
   readonly brokersLookup: cr.AwsCustomResource;
 
   constructor(scope: Construct, id: string, props: KafkaClusterProps) {
     super(scope, id);
-    this.auth = props.auth ?? 'iam';
-    const port = BROKER_PORT[this.auth];
+    const port = BROKER_PORT;
 
     if (props.existingClusterArn === undefined) {
       const sg = new ec2.SecurityGroup(this, 'SecurityGroup', {
@@ -84,9 +68,11 @@ export class KafkaCluster extends Construct {
         description: 'MSK Serverless cluster of kafka-aggregates and its Lambda pollers',
         allowAllOutbound: true,
       });
-      // The trigger's pollers run with the cluster's own security group: it must let itself in.
+      // The trigger's pollers connect from network interfaces that carry the cluster's own
+      // security group, so the group must let itself in on the broker port.
       sg.addIngressRule(sg, ec2.Port.tcp(port), 'MSK trigger pollers');
       sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
+      sg.applyRemovalPolicy(RemovalPolicy.RETAIN);
       this.securityGroup = sg;
       const cluster = new msk.CfnServerlessCluster(this, 'Cluster', {
         clusterName: props.clusterName ?? Stack.of(this).stackName.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 64),
@@ -98,21 +84,19 @@ export class KafkaCluster extends Construct {
           },
         ],
       });
+      // The log of record lives here: never delete it with the stack, nor on a replacement.
+      cluster.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      this.serverlessCluster = cluster;
       this.clusterArn = cluster.attrArn;
       this.clusterName = cluster.clusterName;
     } else {
       this.clusterArn = props.existingClusterArn;
       this.clusterName = props.existingClusterArn.split(':cluster/')[1]?.split('/')[0] ?? '';
       if (this.clusterName === '') throw new Error(`KafkaCluster: not an MSK cluster ARN: ${props.existingClusterArn}`);
-      if (props.existingSecurityGroupId !== undefined) {
-        const sg = ec2.SecurityGroup.fromSecurityGroupId(this, 'SecurityGroup', props.existingSecurityGroupId, { mutable: true });
-        sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
-        this.securityGroup = sg;
-      }
-    }
-    if (this.auth === 'scram') {
-      if (props.scramSecretArn === undefined) throw new Error('KafkaCluster: SCRAM authentication needs scramSecretArn');
-      this.scramSecret = secretsmanager.Secret.fromSecretCompleteArn(this, 'ScramSecret', props.scramSecretArn);
+      if (props.existingSecurityGroupId === undefined) throw new Error('KafkaCluster: an existing cluster needs existingSecurityGroupId');
+      const sg = ec2.SecurityGroup.fromSecurityGroupId(this, 'SecurityGroup', props.existingSecurityGroupId, { mutable: true });
+      sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
+      this.securityGroup = sg;
     }
 
     this.brokersLookup = new cr.AwsCustomResource(this, 'BootstrapBrokers', {
@@ -121,12 +105,12 @@ export class KafkaCluster extends Construct {
         action: 'getBootstrapBrokers',
         parameters: { ClusterArn: this.clusterArn },
         physicalResourceId: cr.PhysicalResourceId.of(this.clusterArn),
-        outputPaths: [BROKER_FIELD[this.auth]],
+        outputPaths: [BROKER_FIELD],
       },
       policy: cr.AwsCustomResourcePolicy.fromSdkCalls({ resources: [this.clusterArn] }),
       installLatestAwsSdk: false,
     });
-    this.bootstrapBrokers = this.brokersLookup.getResponseField(BROKER_FIELD[this.auth]);
+    this.bootstrapBrokers = this.brokersLookup.getResponseField(BROKER_FIELD);
   }
 
   /** ARN of a topic of this cluster, as MSK IAM access control names it. */
@@ -139,7 +123,7 @@ export class KafkaCluster extends Construct {
     return this.resourceArn('group', groupId);
   }
 
-  /** Lets `grantee` connect with IAM (nothing for SCRAM, whose access is the secret). */
+  /** Lets `grantee` connect with IAM. */
   grantConnect(grantee: iam.IGrantable): void {
     this.grantData(grantee, ['kafka-cluster:Connect'], [this.clusterArn]);
   }
@@ -162,15 +146,41 @@ export class KafkaCluster extends Construct {
     }
   }
 
-  /** Lets `grantee` list, describe and create `topics` (the topic provider). */
-  grantCreateTopics(grantee: iam.IGrantable, topics: readonly string[]): void {
+  /** Lets `grantee` delete the consumer groups `groups` (patterns allowed): the throwaway groups of its reads. */
+  grantDeleteGroups(grantee: iam.IGrantable, groups: readonly string[]): void {
+    this.grantData(grantee, ['kafka-cluster:DeleteGroup'], groups.map((g) => this.groupArn(g)));
+  }
+
+  /**
+   * Lets `grantee` create `topics`, grow them, and read and alter their configs (the topic
+   * provider, which brings existing topics in line with the topology).
+   */
+  grantManageTopics(grantee: iam.IGrantable, topics: readonly string[]): void {
     this.grantConnect(grantee);
-    this.grantData(grantee, ['kafka-cluster:DescribeTopic', 'kafka-cluster:CreateTopic'], topics.map((t) => this.topicArn(t)));
+    this.grantData(
+      grantee,
+      [
+        'kafka-cluster:DescribeTopic',
+        'kafka-cluster:CreateTopic',
+        'kafka-cluster:AlterTopic',
+        'kafka-cluster:DescribeTopicDynamicConfiguration',
+        'kafka-cluster:AlterTopicDynamicConfiguration',
+      ],
+      topics.map((t) => this.topicArn(t)),
+    );
+  }
+
+  /** Lets `grantee` read the committed offsets of `groups` on `topics` (and nothing else of them). */
+  grantDescribeGroups(grantee: iam.IGrantable, topics: readonly string[], groups: readonly string[]): void {
+    if (groups.length === 0) return;
+    this.grantConnect(grantee);
+    this.grantData(grantee, ['kafka-cluster:DescribeTopic'], topics.map((t) => this.topicArn(t)));
+    this.grantData(grantee, ['kafka-cluster:DescribeGroup'], groups.map((g) => this.groupArn(g)));
   }
 
   /**
    * What an MSK trigger needs on the cluster itself, besides reading its topic in its group:
-   * cluster description and brokers (control plane), and, for SCRAM, the secret.
+   * the cluster's description and brokers (control plane) and its dynamic configuration.
    */
   grantTrigger(grantee: iam.IGrantable): void {
     iam.Grant.addToPrincipal({
@@ -179,12 +189,10 @@ export class KafkaCluster extends Construct {
       resourceArns: [this.clusterArn],
     });
     this.grantData(grantee, ['kafka-cluster:DescribeClusterDynamicConfiguration'], [this.clusterArn]);
-    this.scramSecret?.grantRead(grantee);
   }
 
   private grantData(grantee: iam.IGrantable, actions: string[], resourceArns: string[]): void {
-    // kafka-cluster:* actions only exist with IAM access control.
-    if (this.auth === 'iam') iam.Grant.addToPrincipal({ grantee, actions, resourceArns });
+    iam.Grant.addToPrincipal({ grantee, actions, resourceArns });
   }
 
   /**

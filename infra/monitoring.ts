@@ -1,7 +1,11 @@
 /**
  * Alarms and a dashboard: per function errors, per trigger offset lag (records behind the
- * end of its topic), and arrivals on the dead-letter topic. Alarms notify an SNS topic when
- * one is configured.
+ * end of its topic: a blocked partition stands still while its topic grows), records the
+ * functions dead-lettered, and event partitions halted on a gap. Every metric exists
+ * whatever the cluster kind: Lambda's own (`AWS/Lambda`, by function name) and the
+ * functions' Powertools metrics (by service), none of MSK's (whose dimensions differ
+ * between MSK Serverless and provisioned clusters). Alarms notify an SNS topic when one is
+ * configured.
  */
 import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_sns as sns, aws_sns_subscriptions as subscriptions } from 'aws-cdk-lib';
 import type { aws_dynamodb as dynamodb, aws_lambda as lambda } from 'aws-cdk-lib';
@@ -16,9 +20,11 @@ export interface MonitoringProps {
   readonly triggered: readonly string[];
   /** Tables by topology key. */
   readonly tables: Readonly<Record<string, dynamodb.ITable>>;
-  /** `Cluster Name` dimension of the MSK metrics. */
-  readonly clusterName: string;
-  /** Name of the dead-letter topic. */
+  /** Namespace of the functions' Powertools metrics. */
+  readonly metricsNamespace: string;
+  /** Powertools service name of the functions (the `service` dimension of their metrics). */
+  readonly serviceName: string;
+  /** Name of the dead-letter topic, for descriptions. */
   readonly deadLetterTopic: string;
   /**
    * Records behind above which a trigger's lag alarm fires.
@@ -83,15 +89,14 @@ export class Monitoring extends Construct {
       if (lagMetrics.length > 0) widgets.push(new cloudwatch.GraphWidget({ title: `${key}: offset lag`, left: lagMetrics, width: 12 }));
     }
 
-    const deadLetters = new cloudwatch.Metric({
-      namespace: 'AWS/Kafka',
-      metricName: 'MessagesInPerSec',
-      dimensionsMap: { 'Cluster Name': props.clusterName, Topic: props.deadLetterTopic },
-      period: Duration.minutes(1),
-      statistic: cloudwatch.Stats.MAXIMUM,
-    });
-    this.addAlarm('DeadLetterArrivals', deadLetters, 0, `Records arrived on ${props.deadLetterTopic}: a batch was given up on, or a record could not be handled`);
-    widgets.push(new cloudwatch.GraphWidget({ title: `${props.deadLetterTopic}: records in per second`, left: [deadLetters], width: 12 }));
+    // Emitted by the handlers (functions/*-handler.ts); the only writers of the dead-letter topic.
+    const own = (metricName: string) =>
+      new cloudwatch.Metric({ namespace: props.metricsNamespace, metricName, dimensionsMap: { service: props.serviceName }, period, statistic: cloudwatch.Stats.SUM });
+    const deadLettered = own('deadLettered');
+    const gapsHalted = own('gapsHalted');
+    this.addAlarm('DeadLettered', deadLettered, 0, `Records went to ${props.deadLetterTopic}: bad input, or records an operator skipped`);
+    this.addAlarm('EventGapHalted', gapsHalted, 0, 'An events partition halts at a gap: fill it (republish) or release it (kafka-aggregates skip --pass-gap)');
+    widgets.push(new cloudwatch.GraphWidget({ title: 'dead-lettered records and halted gaps', left: [deadLettered, gapsHalted], width: 12 }));
 
     for (const [key, table] of Object.entries(props.tables)) {
       widgets.push(

@@ -6,6 +6,7 @@
 import { Stack, Validations, type App } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import { ownConsumerGroup, readerGroups } from './handlers.ts';
 import type { KafkaAggregatesStack } from './stack.ts';
 
 /** Registers the AWS Solutions rule pack on the app. */
@@ -27,6 +28,15 @@ const acknowledge = (scope: IConstruct, ...acks: Acknowledgement[]): void => {
 
 const MANAGED_POLICY = (name: string): string => `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${name}]`;
 
+/** A resource as cdk-nag names it in a finding: the parts of a joined ARN, tokens as their JSON. */
+const nagResource = (stack: Stack, arn: string): string => {
+  const resolved: unknown = stack.resolve(arn);
+  if (typeof resolved === 'string') return resolved;
+  const join = (resolved as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (join === undefined) return JSON.stringify(resolved);
+  return join[1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join(join[0]);
+};
+
 /** Acknowledges the findings the stack accepts by design. */
 export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
   // Every Lambda role of the stack, ours and the CDK custom-resource providers', has these.
@@ -46,7 +56,7 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
   for (const fn of functions) {
     acknowledge(fn, {
       id: 'AwsSolutions-L1',
-      reason: 'Node.js 22 is the runtime the project targets and tests (engines, esbuild target node22); moving to a newer runtime is a deliberate upgrade, not drift.',
+      reason: 'Node.js 22 is the runtime the bundles are built for (esbuild target node22, runtime pinned in infra/node-function.ts); moving to a newer runtime is a deliberate upgrade, not drift.',
     });
   }
   for (const key of Object.keys(stack.handlers.triggers)) {
@@ -54,7 +64,16 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
     if (fn === undefined) continue;
     acknowledge(fn, {
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'The MSK trigger needs ec2:DescribeVpcs, DescribeSubnets and DescribeSecurityGroups to place its pollers in the cluster subnets; these actions support no resource-level permissions.',
+      reason: "The MSK trigger describes the cluster's VPC, subnets and security groups (ec2:DescribeVpcs, DescribeSubnets, DescribeSecurityGroups) to place its pollers' network interfaces there; these actions support no resource-level permissions.",
+    });
+  }
+  for (const [key, spec] of Object.entries(stack.handlers.specs)) {
+    const fn = stack.handlers.functions[key];
+    if (fn === undefined || (spec.reads ?? (spec.trigger ? [] : ['any'])).length === 0) continue;
+    acknowledge(fn, {
+      id: `AwsSolutions-IAM5[Resource::${nagResource(stack, stack.cluster.groupArn(readerGroups(ownConsumerGroup(key))))}]`,
+      reason:
+        "A read of a range of a topic joins a consumer group of its own, named after the function's group, and deletes it after: the names are unknown in advance, so the grant names the function's prefix, not every group.",
     });
   }
   acknowledge(stack.topics.provider, {

@@ -1,9 +1,11 @@
 /**
  * The network the functions and the MSK cluster live in: private subnets without NAT, a
- * DynamoDB gateway endpoint, and the interface endpoints an MSK trigger needs to reach
- * Lambda and STS (and Secrets Manager for SCRAM) from inside the cluster's VPC.
+ * DynamoDB gateway endpoint, and a Lambda interface endpoint for the one function that calls
+ * the Lambda API (the rebuild disables and enables the commands trigger). The MSK triggers
+ * need no endpoint: in provisioned mode Lambda makes the connections its pollers need.
+ * Nothing here calls STS: the functions sign MSK IAM tokens with their role's credentials.
  */
-import { aws_ec2 as ec2 } from 'aws-cdk-lib';
+import { RemovalPolicy, aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 
 /** Properties of {@link Network}. */
@@ -19,16 +21,12 @@ export interface NetworkProps {
    */
   readonly maxAzs?: number;
   /**
-   * Create the Lambda and STS interface endpoints the MSK trigger needs without NAT, and
-   * (for an existing VPC) the DynamoDB gateway endpoint; a new VPC always gets the latter.
+   * Create the Lambda interface endpoint the functions' own Lambda API calls need without
+   * NAT, and (for an existing VPC) the DynamoDB gateway endpoint; a new VPC always gets the
+   * latter.
    * @default true
    */
   readonly interfaceEndpoints?: boolean;
-  /**
-   * Also create a Secrets Manager endpoint (SCRAM authentication).
-   * @default false
-   */
-  readonly secretsManagerEndpoint?: boolean;
 }
 
 /** A VPC, the private subnets to place functions in, and the functions' security group. */
@@ -70,11 +68,7 @@ export class Network extends Construct {
 
     const endpoints: Record<string, ec2.InterfaceVpcEndpoint> = {};
     if (props.interfaceEndpoints ?? true) {
-      const services: Record<string, ec2.InterfaceVpcEndpointAwsService> = {
-        Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA,
-        Sts: ec2.InterfaceVpcEndpointAwsService.STS,
-        ...(props.secretsManagerEndpoint ? { SecretsManager: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER } : {}),
-      };
+      const services: Record<string, ec2.InterfaceVpcEndpointAwsService> = { Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA };
       for (const [name, service] of Object.entries(services)) {
         // Closed by default: only the security groups given to allowEndpointsFrom get in.
         endpoints[name] = this.vpc.addInterfaceEndpoint(name, { service, subnets: this.subnets, privateDnsEnabled: true, open: false });
@@ -84,8 +78,19 @@ export class Network extends Construct {
     this.allowEndpointsFrom(this.functionSecurityGroup);
   }
 
-  /** Lets `peer` reach the interface endpoints on HTTPS (the MSK pollers use the cluster's group). */
+  /** Lets `peer` reach the interface endpoints on HTTPS. */
   allowEndpointsFrom(peer: ec2.IConnectable): void {
     for (const endpoint of Object.values(this.interfaceEndpoints)) endpoint.connections.allowDefaultPortFrom(peer, 'HTTPS to the endpoint');
+  }
+
+  /**
+   * Keeps the VPC and its subnets when the stack is deleted: a retained MSK cluster keeps its
+   * network interfaces in them, so deleting them would fail the stack's deletion. Only for a
+   * VPC this stack created.
+   */
+  retainForCluster(): void {
+    for (const child of this.vpc.node.findAll()) {
+      if (child instanceof ec2.CfnVPC || child instanceof ec2.CfnSubnet) child.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    }
   }
 }

@@ -26,6 +26,11 @@ export interface NodeFunctionProps {
   readonly vpc: ec2.IVpc;
   readonly vpcSubnets: ec2.SubnetSelection;
   readonly securityGroups: ec2.ISecurityGroup[];
+  /**
+   * Reserved concurrency: most instances at once.
+   * @default - unreserved
+   */
+  readonly reservedConcurrency?: number;
   /** Environment; `NODE_OPTIONS=--enable-source-maps` is added to it. */
   readonly environment: Record<string, string>;
   /**
@@ -66,6 +71,7 @@ export const createNodeFunction = (scope: Construct, id: string, props: NodeFunc
     architecture: lambda.Architecture.ARM_64,
     timeout: props.timeout,
     memorySize: props.memorySize,
+    ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
     description: props.description,
     vpc: props.vpc,
     vpcSubnets: props.vpcSubnets,

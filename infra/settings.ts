@@ -4,7 +4,11 @@
  */
 import type { Node } from 'constructs';
 
-/** How the functions and the trigger authenticate to Kafka. */
+/**
+ * How the functions and the trigger authenticate to Kafka. Only IAM is deployable: the
+ * functions' Kafka client and the topics provider speak MSK IAM (or plaintext locally), not
+ * SASL/SCRAM, so `scram` is refused at synth rather than deployed half-working.
+ */
 export type MskAuth = 'iam' | 'scram';
 
 /** How the DynamoDB tables are encrypted at rest. */
@@ -23,24 +27,24 @@ export interface StackSettings {
    */
   readonly mskClusterArn?: string;
   /**
-   * Authentication of an existing cluster. A new MSK Serverless cluster is always `iam`.
+   * Authentication of the cluster; `iam` is the only one deployed (see {@link MskAuth}).
    * @default 'iam'
    */
-  readonly mskAuth: MskAuth;
+  readonly mskAuth: 'iam';
   /**
-   * Secrets Manager secret (name must start with `AmazonMSK_`) holding the SCRAM credentials.
-   * @default - none; required when `mskAuth` is `scram`
-   */
-  readonly mskScramSecretArn?: string;
-  /**
-   * Security group of an existing cluster; the stack lets the functions in on the broker port.
-   * @default - none: allow the functions' security group in yourself
+   * Security group of an existing cluster; the stack lets the functions in on the broker
+   * port. Required with `mskClusterArn`: the functions' security group is created by the
+   * stack, so nobody could allow it in beforehand.
+   * @default - none (required with `mskClusterArn`)
    */
   readonly mskSecurityGroupId?: string;
   /**
-   * Create interface endpoints (Lambda, STS, Secrets Manager for SCRAM) the MSK trigger
-   * needs in a VPC without NAT.
-   * @default true
+   * Create the endpoints the functions' own calls need in a VPC without NAT: the Lambda
+   * interface endpoint (the rebuild disables and enables the commands trigger) and, for an
+   * existing VPC, the DynamoDB gateway endpoint (a new VPC always gets it). With `vpcId` it
+   * must be given: an endpoint that the VPC already has would conflict (private DNS names,
+   * route tables), and the stack cannot see what the VPC has.
+   * @default true for a new VPC; required with `vpcId`
    */
   readonly vpcEndpoints: boolean;
   /**
@@ -66,6 +70,21 @@ export interface StackSettings {
    * @default 1000
    */
   readonly offsetLagThreshold: number;
+  /**
+   * Browser origins allowed to call the command API (CORS), comma separated in the context.
+   * @default - none: CORS off
+   */
+  readonly commandApiCorsOrigins?: readonly string[];
+  /**
+   * Powertools service name of the functions' logs and metrics (`POWERTOOLS_SERVICE_NAME`).
+   * @default 'kafka-aggregates'
+   */
+  readonly serviceName: string;
+  /**
+   * CloudWatch namespace of the functions' metrics (`POWERTOOLS_METRICS_NAMESPACE`).
+   * @default 'KafkaAggregates'
+   */
+  readonly metricsNamespace: string;
 }
 
 const DEFAULTS = {
@@ -74,6 +93,8 @@ const DEFAULTS = {
   topicReplicationFactor: -1,
   tableEncryption: 'aws-managed',
   offsetLagThreshold: 1000,
+  serviceName: 'kafka-aggregates',
+  metricsNamespace: 'KafkaAggregates',
 } as const satisfies Partial<StackSettings>;
 
 /** A context value that cannot be used. */
@@ -111,36 +132,75 @@ const integer = (node: Node, key: string, fallback: number): number => {
   return n;
 };
 
-const flag = (node: Node, key: string, fallback: boolean): boolean => {
+const flag = (node: Node, key: string): boolean | undefined => {
   const value = text(node, key);
-  if (value === undefined) return fallback;
+  if (value === undefined) return undefined;
   if (value !== 'true' && value !== 'false') throw new SettingsError(key, `expected true or false, got ${value}`);
   return value === 'true';
 };
 
-/** Reads and checks the stack settings from the context of `node`. */
+/** Origins (`scheme://host[:port]`), comma separated; `*` is refused: name who may call. */
+const origins = (node: Node, key: string): string[] | undefined => {
+  const value = text(node, key);
+  if (value === undefined) return undefined;
+  return value.split(',').map((origin) => {
+    const trimmed = origin.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(trimmed);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined || parsed.origin !== trimmed)
+      throw new SettingsError(key, `expected origins such as https://app.example.com, comma separated (no *, no path), got ${JSON.stringify(trimmed)}`);
+    return trimmed;
+  });
+};
+
+/** Reads and checks the stack settings from the context of `node`; refuses modes that would not deploy or not work. */
 export const settingsFromContext = (node: Node): StackSettings => {
-  const settings: StackSettings = {
-    vpcId: text(node, 'vpcId'),
-    mskClusterArn: text(node, 'mskClusterArn'),
-    mskAuth: oneOf(node, 'mskAuth', ['iam', 'scram'], DEFAULTS.mskAuth),
-    mskScramSecretArn: text(node, 'mskScramSecretArn'),
-    mskSecurityGroupId: text(node, 'mskSecurityGroupId'),
-    vpcEndpoints: flag(node, 'vpcEndpoints', DEFAULTS.vpcEndpoints),
+  const vpcId = text(node, 'vpcId');
+  const mskClusterArn = text(node, 'mskClusterArn');
+  const mskSecurityGroupId = text(node, 'mskSecurityGroupId');
+  const vpcEndpoints = flag(node, 'vpcEndpoints');
+  const mskAuth = oneOf(node, 'mskAuth', ['iam', 'scram'], DEFAULTS.mskAuth);
+  if (mskAuth === 'scram' || text(node, 'mskScramSecretArn') !== undefined) {
+    throw new SettingsError(
+      'mskAuth',
+      'SASL/SCRAM is not supported: the functions\' Kafka client and the topics provider authenticate with MSK IAM only. ' +
+        'Enable IAM access control on the cluster (MSK supports several methods at once) and deploy with mskAuth=iam.',
+    );
+  }
+  if (mskClusterArn !== undefined && vpcId === undefined) {
+    throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');
+  }
+  if (mskClusterArn !== undefined && mskSecurityGroupId === undefined) {
+    throw new SettingsError(
+      'mskSecurityGroupId',
+      "required with mskClusterArn: the stack creates the functions' security group, so only the stack can let it in to the cluster's; " +
+        'give the security group of the existing cluster',
+    );
+  }
+  if (vpcId !== undefined && vpcEndpoints === undefined) {
+    throw new SettingsError(
+      'vpcEndpoints',
+      'required with vpcId: say true to create the DynamoDB gateway and Lambda interface endpoints the functions need, ' +
+        'or false if the VPC has them already (or NAT); an endpoint the VPC already has would fail the deployment',
+    );
+  }
+  return {
+    vpcId,
+    mskClusterArn,
+    mskAuth: 'iam',
+    mskSecurityGroupId,
+    vpcEndpoints: vpcEndpoints ?? DEFAULTS.vpcEndpoints,
     topicReplicationFactor: integer(node, 'topicReplicationFactor', DEFAULTS.topicReplicationFactor),
     tableEncryption: oneOf(node, 'tableEncryption', ['aws-managed', 'customer-managed'], DEFAULTS.tableEncryption),
     alarmTopicArn: text(node, 'alarmTopicArn'),
     alarmEmail: text(node, 'alarmEmail'),
     offsetLagThreshold: integer(node, 'offsetLagThreshold', DEFAULTS.offsetLagThreshold),
+    commandApiCorsOrigins: origins(node, 'commandApiCorsOrigins'),
+    serviceName: text(node, 'serviceName') ?? DEFAULTS.serviceName,
+    metricsNamespace: text(node, 'metricsNamespace') ?? DEFAULTS.metricsNamespace,
   };
-  if (settings.mskClusterArn !== undefined && settings.vpcId === undefined) {
-    throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');
-  }
-  if (settings.mskClusterArn === undefined && settings.mskAuth !== 'iam') {
-    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam');
-  }
-  if (settings.mskAuth === 'scram' && settings.mskScramSecretArn === undefined) {
-    throw new SettingsError('mskScramSecretArn', 'required when mskAuth is scram');
-  }
-  return settings;
 };

@@ -5,6 +5,8 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { functions as topologyFunctions, tables as topologyTables, topics as topologyTopics, type TopicKey } from '../functions/topology.ts';
+import { routes as commandApiRoutes } from '../functions/command-api/routes.ts';
+import { CommandApi } from './command-api.ts';
 import { Handlers, type DeployableFunctionSpec, type TriggerErrorHandling } from './handlers.ts';
 import { KafkaCluster } from './kafka-cluster.ts';
 import { Monitoring } from './monitoring.ts';
@@ -42,6 +44,8 @@ export class KafkaAggregatesStack extends Stack {
   readonly tables: Tables;
   readonly handlers: Handlers;
   readonly monitoring: Monitoring;
+  /** The command API's front door, when the functions include the command API. */
+  readonly commandApi?: CommandApi;
 
   constructor(scope: Construct, id: string, props: KafkaAggregatesStackProps) {
     super(scope, id, props);
@@ -50,19 +54,16 @@ export class KafkaAggregatesStack extends Stack {
     this.network = new Network(this, 'Network', {
       ...(settings.vpcId !== undefined ? { vpcId: settings.vpcId } : {}),
       interfaceEndpoints: settings.vpcEndpoints,
-      secretsManagerEndpoint: settings.mskAuth === 'scram',
     });
     this.cluster = new KafkaCluster(this, 'Kafka', {
       vpc: this.network.vpc,
       subnets: this.network.subnets,
       clientSecurityGroup: this.network.functionSecurityGroup,
-      auth: settings.mskAuth,
       ...(settings.mskClusterArn !== undefined ? { existingClusterArn: settings.mskClusterArn } : {}),
-      ...(settings.mskScramSecretArn !== undefined ? { scramSecretArn: settings.mskScramSecretArn } : {}),
       ...(settings.mskSecurityGroupId !== undefined ? { existingSecurityGroupId: settings.mskSecurityGroupId } : {}),
     });
-    // The trigger's pollers run in the cluster's subnets with its security group and call Lambda and STS.
-    if (this.cluster.securityGroup !== undefined) this.network.allowEndpointsFrom(this.cluster.securityGroup);
+    // A cluster the stack created outlives it, and so must the subnets it sits in.
+    if (this.cluster.serverlessCluster !== undefined && settings.vpcId === undefined) this.network.retainForCluster();
     this.topics = new KafkaTopics(this, 'Topics', {
       cluster: this.cluster,
       topics: topologyTopics,
@@ -79,7 +80,6 @@ export class KafkaAggregatesStack extends Stack {
       partitions: Object.fromEntries(Object.entries(topologyTopics).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
       cluster: this.cluster,
       topicNames: this.topics.names,
-      deadLetterTopic: 'deadLetter',
       tables: this.tables,
       vpc: this.network.vpc,
       subnets: this.network.subnets,
@@ -87,13 +87,24 @@ export class KafkaAggregatesStack extends Stack {
       triggersDependOn: this.topics.resource,
       ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
       ...(props.environment !== undefined ? { environment: props.environment } : {}),
+      serviceName: settings.serviceName,
+      metricsNamespace: settings.metricsNamespace,
+      pollerGroupName: `${this.stackName.replace(/[^a-zA-Z0-9-_]/g, '-').slice(0, 120)}-pollers`,
     });
+
+    const apiFunction = this.handlers.functions.commandApi;
+    const apiSpec = functions.commandApi?.http;
+    if (apiFunction !== undefined && apiSpec !== undefined) {
+      this.commandApi = new CommandApi(this, 'CommandApi', { handler: apiFunction, routes: Object.values(commandApiRoutes), throttle: apiSpec, corsOrigins: settings.commandApiCorsOrigins });
+      new CfnOutput(this, 'CommandApiUrl', { value: this.commandApi.url });
+    }
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       functions: this.handlers.functions,
       triggered: Object.keys(this.handlers.triggers),
       tables: this.tables.tables,
-      clusterName: this.cluster.clusterName,
+      metricsNamespace: settings.metricsNamespace,
+      serviceName: settings.serviceName,
       deadLetterTopic: this.topics.names.deadLetter,
       offsetLagThreshold: settings.offsetLagThreshold,
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),

@@ -50,6 +50,7 @@ export class Tables extends Construct {
       const table = new dynamodb.Table(this, pascal(key), {
         partitionKey: { name: spec.partitionKey, type: dynamodb.AttributeType.STRING },
         ...(spec.sortKey !== undefined ? { sortKey: { name: spec.sortKey, type: dynamodb.AttributeType.STRING } } : {}),
+        ...(spec.timeToLiveAttribute !== undefined ? { timeToLiveAttribute: spec.timeToLiveAttribute } : {}),
         billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         ...(this.key !== undefined
@@ -64,28 +65,42 @@ export class Tables extends Construct {
   }
 
   /**
-   * Lets `grantee` read and write the table `key`, and use its key when customer-managed,
-   * with named actions only (the CDK's `grantReadWriteData` adds `kms:*` wildcards).
+   * Lets `grantee` call the item actions of `access` on the table `key`, and use its key when
+   * customer-managed, with named actions only (the CDK's `grantReadWriteData` adds `kms:*`
+   * wildcards and actions no function calls).
    */
-  grantReadWrite(grantee: iam.IGrantable, key: TableKey): void {
-    this.tables[key].grant(grantee, ...TABLE_READ_WRITE_ACTIONS);
+  grantAccess(grantee: iam.IGrantable, key: TableKey, access: TableAccess): void {
+    this.tables[key].grant(grantee, ...TABLE_ACTIONS[access]);
     this.key?.grant(grantee, ...KEY_USE_ACTIONS);
+  }
+
+  /** Lets `grantee` read items of the table `key` by key, and decrypt with its key when customer-managed. */
+  grantRead(grantee: iam.IGrantable, key: TableKey): void {
+    this.tables[key].grant(grantee, ...TABLE_READ_ACTIONS);
+    this.key?.grant(grantee, 'kms:Decrypt', 'kms:DescribeKey');
   }
 }
 
-/** DynamoDB item access of the functions (no streams, no table management). */
-export const TABLE_READ_WRITE_ACTIONS = [
-  'dynamodb:BatchGetItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:DescribeTable',
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-  'dynamodb:UpdateItem',
-] as const;
+/** DynamoDB reads of items by key: no scans, no queries, no streams, no table management. */
+export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem'] as const;
+
+/** How much of a table a function may use (the topology's `tableAccess`). */
+export type TableAccess = 'items' | 'batches' | 'maintenance';
+
+const ITEMS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'] as const;
+const BATCHES = [...ITEMS, 'dynamodb:BatchWriteItem'] as const;
+
+/**
+ * The DynamoDB actions behind each access level: exactly the requests the adapters send
+ * (functions/adapters/*-table.ts, release-list.ts, dynamodb.ts; a unit test keeps the two in
+ * step). `items`: consistent batched reads, single reads, conditional puts. `batches`: also
+ * batched writes. `maintenance`: also the scans, queries and deletes of rebuilds.
+ */
+export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
+  items: ITEMS,
+  batches: BATCHES,
+  maintenance: [...BATCHES, 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:DeleteItem'],
+};
 
 /** What a principal needs of the table key to read and write an encrypted table. */
 const KEY_USE_ACTIONS = [

@@ -1,7 +1,8 @@
 /**
- * The topology's Kafka topics, created by a custom resource (functions/topics-provider.ts)
- * that runs the same `ensureTopics` as the local stack: partitions and `retention.ms` come
- * from functions/topology.ts. Topics are never deleted by the stack.
+ * The topology's Kafka topics, created and kept in line by a custom resource
+ * (functions/topics-provider.ts) that runs the same `ensureTopics` as the local stack:
+ * partitions, retention (`retention.ms`, and `retention.bytes` for the log of record) and
+ * size limits come from functions/topology.ts. Topics are never deleted by the stack.
  */
 import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { CustomResource, Duration, custom_resources as cr } from 'aws-cdk-lib';
@@ -44,15 +45,15 @@ export class KafkaTopics extends Construct {
 
     this.providerFunction = createNodeFunction(this, 'ProviderFunction', {
       entry: 'functions/topics-provider.ts',
-      description: 'Creates the Kafka topics of kafka-aggregates (never deletes them)',
+      description: 'Creates the Kafka topics of kafka-aggregates and keeps their settings in line (never deletes them)',
       timeout: Duration.minutes(2),
       memorySize: 256,
       vpc: props.vpc,
       vpcSubnets: props.subnets,
       securityGroups: [props.securityGroup],
-      environment: { KAFKA_AUTH: props.cluster.auth === 'iam' ? 'iam' : 'none' },
+      environment: { KAFKA_AUTH: props.cluster.auth },
     });
-    props.cluster.grantCreateTopics(this.providerFunction, specs.map((s) => s.name));
+    props.cluster.grantManageTopics(this.providerFunction, specs.map((s) => s.name));
 
     this.provider = new cr.Provider(this, 'Provider', { onEventHandler: this.providerFunction });
     this.resource = new CustomResource(this, 'Topics', {

@@ -18,10 +18,12 @@ import { ensureTopics, type NamedTopic } from '../functions/adapters/topics.ts';
 import { tableName, topicName } from '../functions/config.ts';
 import { tables, topics, type TableKey, type TableSpec, type TopicKey } from '../functions/topology.ts';
 
-/** What a provisioning run created; empty lists when everything existed already. */
+/** What a provisioning run created or changed; empty lists when everything was in line already. */
 export interface ProvisionResult {
   readonly createdTopics: string[];
   readonly createdTables: string[];
+  /** Existing topics whose settings were brought in line with the topology, one line each. */
+  readonly alteredTopics: string[];
 }
 
 /** The topology's topics under their names in this environment. */
@@ -61,11 +63,15 @@ export const provision = async (): Promise<ProvisionResult> => {
   const dynamo = createDynamoClient();
   try {
     await admin.connect();
-    const [createdTopics, tablesCreated] = await Promise.all([
+    const [topicChanges, tablesCreated] = await Promise.all([
       ensureTopics(admin, namedTopics()),
       Promise.all(namedTables().map(async (spec) => ((await ensureTable(dynamo, spec)) ? [spec.name] : []))),
     ]);
-    return { createdTopics, createdTables: tablesCreated.flat() };
+    const alteredTopics = [
+      ...topicChanges.altered.map((a) => `${a.topic}: ${Object.entries(a.configs).map(([k, v]) => `${k}=${v}`).join(', ')}`),
+      ...topicChanges.grown.map((g) => `${g.topic}: ${g.from} -> ${g.to} partitions`),
+    ];
+    return { createdTopics: topicChanges.created, createdTables: tablesCreated.flat(), alteredTopics };
   } finally {
     await admin.disconnect();
     dynamo.destroy();
@@ -74,8 +80,9 @@ export const provision = async (): Promise<ProvisionResult> => {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   provision().then(
-    ({ createdTopics, createdTables }) => {
+    ({ createdTopics, createdTables, alteredTopics }) => {
       console.log(`Topics created: ${createdTopics.join(', ') || 'none (all existed)'}`);
+      for (const line of alteredTopics) console.log(`Topic brought in line with the topology: ${line}`);
       console.log(`Tables created: ${createdTables.join(', ') || 'none (all existed)'}`);
     },
     (error: unknown) => {

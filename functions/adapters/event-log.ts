@@ -27,6 +27,8 @@ export class EventLog {
     readonly topic: string,
     /** Consumer group for reads; on MSK with IAM it must be the one the function may use. Default: a throwaway group per read. */
     private readonly groupId?: string,
+    /** Prefix of the throwaway groups (`<prefix>-reader-…`), which the function's IAM policy names. */
+    private readonly groupPrefix = 'kafka-aggregates',
   ) {}
 
   private async connectedAdmin(): Promise<Admin> {
@@ -87,7 +89,7 @@ export class EventLog {
     if (remaining.size === 0) return;
     // Fetch only what is asked for: the other partitions may be long.
     const idle = Object.keys((await this.offsets()).end).map(Number).filter((p) => !remaining.has(p));
-    const groupId = this.groupId ?? `kafka-aggregates-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const groupId = this.groupId ?? `${this.groupPrefix}-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, maxBytesPerPartition: 4 * 1024 * 1024 });
     await consumer.connect();
     try {
@@ -157,12 +159,16 @@ export class EventLog {
 export class TopicLogs {
   private readonly logs = new Map<string, EventLog>();
 
-  constructor(private readonly kafka: Kafka) {}
+  constructor(
+    private readonly kafka: Kafka,
+    /** Prefix of the throwaway groups the reads use (see EventLog). */
+    private readonly groupPrefix?: string,
+  ) {}
 
   private log(topic: string): EventLog {
     let log = this.logs.get(topic);
     if (log === undefined) {
-      log = new EventLog(this.kafka, topic);
+      log = new EventLog(this.kafka, topic, undefined, this.groupPrefix);
       this.logs.set(topic, log);
     }
     return log;

@@ -1,9 +1,9 @@
 /**
  * The layout of the aggregates table's items: a head, a partition checkpoint, an archived
- * command, the control item; and the size of a head's item as DynamoDB counts it. Pure
+ * command, a kept outcome, the control item; and the size of a head's item as DynamoDB counts it. Pure
  * codecs; heads-table.ts does the I/O.
  */
-import type { EventRecord } from '../core/wire.ts';
+import type { EventRecord, ResultRecord } from '../core/wire.ts';
 import type { ArchivedCommand, Head, RecentCommand } from '../command/head.ts';
 import type { PartitionCheckpoint } from '../command/partition.ts';
 
@@ -16,6 +16,9 @@ export const checkpointKey = (tp: string): string => `~partition#${tp}`;
 /** Key of an archived accepted command of an aggregate. */
 export const archiveKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
   `~command#${headKey(aggregateType, aggregateId)}#${commandId}`;
+/** Key of the kept outcome of a command that no head remembers (functions/command/decide-aggregate.ts `unkept`). */
+export const resultKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~result#${headKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
 export const CONTROL_KEY = '~control';
 /** Key of a commands partition's operator releases (core/release.ts). */
@@ -67,11 +70,38 @@ export const fromItem = (item: Item): Head => ({
   version: Number(item.version),
   state: JSON.parse(item.state as string) as unknown,
   offsets: Object.fromEntries(Object.entries((item.offsets ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
-  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
-  archivedUntil: Number(item.archivedUntil ?? 0),
+  ...recentFromItem(item),
   outbox: JSON.parse((item.outbox as string | undefined) ?? '[]') as EventRecord[],
   writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
 });
+
+/** What a reader of outcomes needs of a head item; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
+export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => ({
+  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
+  archivedUntil: Number(item.archivedUntil ?? 0),
+});
+
+/** The attributes `recentFromItem` reads (a projection: less to transfer; DynamoDB bills the whole item all the same). */
+export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
+
+/** The item of a kept outcome; it expires (DynamoDB TTL, `expiresAt` in seconds) `retentionMs` after its command record's time. */
+export const resultItem = (result: ResultRecord & { readonly commandId: string; readonly aggregateType: string; readonly aggregateId: string }, at: number, retentionMs: number): Item => ({
+  pk: resultKey(result.aggregateType, result.aggregateId, result.commandId),
+  // The key joins ids that may hold `#`; the identity, stored whole, tells a collision from the outcome.
+  commandId: result.commandId,
+  aggregateId: result.aggregateId,
+  ...(result.status === 'accepted' ? { version: result.version } : { code: result.reason.code, message: result.reason.message }),
+  at,
+  expiresAt: Math.ceil((at + retentionMs) / 1000),
+});
+
+/** Parses a kept outcome item of the command `commandId` of an aggregate; undefined when the item is another command's (a key collision). */
+export const resultFromItem = (aggregateType: string, aggregateId: string, commandId: string, item: Item): ResultRecord | undefined => {
+  if (item.commandId !== commandId || item.aggregateId !== aggregateId) return undefined;
+  return typeof item.code === 'string'
+    ? { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: item.code, message: typeof item.message === 'string' ? item.message : '' } }
+    : { commandId, aggregateType, aggregateId, status: 'accepted', version: Number(item.version) };
+};
 
 /** The item of a checkpoint. */
 export const checkpointItem = (checkpoint: PartitionCheckpoint & { readonly since?: string }): Item => ({
@@ -99,6 +129,8 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
 /** The item of an archived command; it expires (DynamoDB TTL, `expiresAt` in seconds) when the dedupe window has passed. */
 export const archiveItem = (aggregateType: string, aggregateId: string, command: ArchivedCommand, windowMs: number): Item => ({
   pk: archiveKey(aggregateType, aggregateId, command.commandId),
+  // The key joins ids with '#', which ids may hold: the item says whose it is, and readers check.
+  aggregateId,
   commandId: command.commandId,
   version: command.version,
   at: command.at,
@@ -107,6 +139,10 @@ export const archiveItem = (aggregateType: string, aggregateId: string, command:
 
 /** Parses an archived command item. */
 export const archivedFromItem = (item: Item): ArchivedCommand => ({ commandId: item.commandId as string, version: Number(item.version), at: Number(item.at) });
+
+/** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
+export const archivedIs = (item: Item, lookup: { readonly aggregateId: string; readonly commandId: string }): boolean =>
+  item.aggregateId === lookup.aggregateId && item.commandId === lookup.commandId;
 
 const encoder = new TextEncoder();
 const utf8 = (text: string): number => encoder.encode(text).length;

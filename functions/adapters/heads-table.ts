@@ -1,8 +1,8 @@
 /**
  * The aggregates table: consistent batched reads of what a batch needs (heads, partition
  * checkpoints, operator releases, the control item), the conditional write that orders and
- * deduplicates every commit, the archive of accepted commandIds, and the control item that
- * holds commands during a rebuild. Item layouts live in head-item.ts.
+ * deduplicates every commit, the archive of accepted commandIds, the outcomes no head
+ * remembers, and the control item that holds commands during a rebuild. Item layouts live in head-item.ts.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -10,9 +10,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../core/release.ts';
 import { sleep } from '../core/async.ts';
 import type { ArchivedCommand, Head } from '../command/head.ts';
+import type { UnkeptResult } from '../command/decide-aggregate.ts';
 import { batchGetAll } from './dynamodb.ts';
 import {
   archivedFromItem,
+  archivedIs,
   archiveItem,
   archiveKey,
   checkpointFromItem,
@@ -22,6 +24,7 @@ import {
   fromItem,
   headKey,
   releasesKey,
+  resultItem,
   toItem,
   type StoredCheckpoint,
 } from './head-item.ts';
@@ -265,15 +268,38 @@ export class HeadsTable {
   async readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]> {
     if (lookups.length === 0) return [];
     const items = await this.batchGetItems(lookups.map((l) => archiveKey(l.aggregateType, l.aggregateId, l.commandId)));
-    return items.map(archivedFromItem);
+    return items.filter((item) => lookups.some((l) => archivedIs(item, l))).map(archivedFromItem);
   }
 
   /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */
   async archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void> {
-    for (let i = 0; i < commands.length; i += 25) {
-      let pending: Item[] = commands.slice(i, i + 25).map((c) => ({ PutRequest: { Item: archiveItem(aggregateType, aggregateId, c, windowMs) } }));
+    await this.putAll(commands.map((c) => archiveItem(aggregateType, aggregateId, c, windowMs)), `archive writes of ${aggregateType} ${aggregateId}`);
+  }
+
+  /**
+   * Keeps outcomes no head remembers, for `retentionMs` after their command's time, so that a
+   * reader polling by commandId (the command API) finds every outcome; 25 per request, and
+   * idempotent (a redelivered batch decides them the same). Those without a full identity
+   * (a record whose commandId or aggregate could not be read) cannot be asked for, and are not kept.
+   */
+  async keepResults(unkept: readonly UnkeptResult[], retentionMs: number): Promise<void> {
+    const items = unkept.flatMap(({ result, at }) =>
+      result.commandId !== null && result.aggregateType !== null && result.aggregateId !== null
+        ? [resultItem({ ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId }, at, retentionMs)]
+        : [],
+    );
+    // One item per key (BatchWriteItem refuses a request that names a key twice): the first, as a head's recent commands answer.
+    const byKey = new Map<string, Item>();
+    for (const item of items) if (!byKey.has(item.pk as string)) byKey.set(item.pk as string, item);
+    await this.putAll([...byKey.values()], 'kept outcomes');
+  }
+
+  /** Puts items with BatchWriteItem, 25 per request, retrying unprocessed ones with backoff. */
+  private async putAll(items: readonly Item[], what: string): Promise<void> {
+    for (let i = 0; i < items.length; i += 25) {
+      let pending: Item[] = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
       for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts) throw new HeadsTableError(`${pending.length} archive writes of ${aggregateType} ${aggregateId} still unprocessed in ${this.tableName}`);
+        if (attempt > this.maxReadAttempts) throw new HeadsTableError(`${pending.length} ${what} still unprocessed in ${this.tableName}`);
         if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
         const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
         pending = out.UnprocessedItems?.[this.tableName] ?? [];

@@ -8,8 +8,14 @@
  *   so it can be read and filtered like any item.
  * - reaction checkpoint: pk = `~reaction#<name>` (`~` cannot start a projection name),
  *   sk = `<aggregateType>#<aggregateId>`; `data` is the reaction's state for that aggregate.
- * Both carry `versions` (per aggregate, the version applied), `revision` (bumped by every
- * write; the optimistic-concurrency token), and `gaps` / `gapCount` once a gap was flagged.
+ * - control item: pk = `~control`, sk = `read-models`; whether the table is in step with the
+ *   events topic (`ready`) or being rebuilt (`rebuilding`). A table without one is new, or
+ *   lost its items (the local emulator restarted): see event/readiness.ts.
+ * - operator releases of an events partition: pk = `~release`, sk = `<topic>-<partition>`.
+ * Rows and checkpoints carry `versions` (per aggregate, the version applied; for a row that
+ * dedupes per partition, the most recent aggregates only), `offsets` for such a row (per
+ * partition, the last offset applied), `revision` (bumped by every write; the
+ * optimistic-concurrency token), and `gaps` / `gapCount` once a gap was flagged.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -23,8 +29,9 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { aggregateKey, type FlaggedGap } from '../core/projection.ts';
 import { sleep } from '../core/async.ts';
+import type { Release } from '../core/release.ts';
 import { batchGetAll } from './dynamodb.ts';
-import { ReleaseList } from './release-list.ts';
+import { ReleaseList, releasesFromItem } from './release-list.ts';
 
 /** Base class of the errors of this module. */
 export class ReadModelsTableError extends Error {
@@ -57,6 +64,8 @@ export interface StoredItem {
   readonly data: unknown;
   /** Per `aggregateKey`, the version applied. */
   readonly versions: Readonly<Record<string, number>>;
+  /** Per `topic-partition`, the last offset applied: rows that dedupe per partition only. */
+  readonly offsets?: Readonly<Record<string, number>>;
   /** The most recent flagged gaps (skip-and-flag), oldest first. */
   readonly gaps: readonly FlaggedGap[];
   /** Every gap ever flagged on the item. */
@@ -80,18 +89,56 @@ export const reactionCheckpointKey = (reaction: string, aggregateType: string, a
 /** Key of an events partition's operator releases (core/release.ts); `~` cannot start a projection name. */
 export const releasesKey = (tp: string): ItemKey => ({ pk: '~release', sk: tp });
 
+/** Key of the table's control item. */
+export const controlKey: ItemKey = { pk: '~control', sk: 'read-models' };
+
+/** Whether the read models are in step with the events topic. */
+export interface ReadModelsControl {
+  /** `ready`: in step, the event handler applies events. `rebuilding`: a rebuild holds the event handler. */
+  readonly status: 'ready' | 'rebuilding';
+  /** Writes so far: the optimistic-concurrency token of the control item. */
+  readonly revision: number;
+}
+
 /** One string per key, for maps. */
 export const itemId = (key: ItemKey): string => JSON.stringify([key.pk, key.sk]);
 
 type Item = Record<string, unknown>;
 
+const numbers = (value: unknown): Record<string, number> =>
+  Object.fromEntries(Object.entries((value ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)]));
+
 const fromItem = (item: Item): StoredItem => ({
   data: item.data,
-  versions: Object.fromEntries(Object.entries((item.versions ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
+  versions: numbers(item.versions),
+  ...(item.offsets === undefined ? {} : { offsets: numbers(item.offsets) }),
   gaps: (item.gaps ?? []) as FlaggedGap[],
   gapCount: Number(item.gapCount ?? 0),
   revision: Number(item.revision ?? 0),
 });
+
+const controlFromItem = (item: Item): ReadModelsControl => ({
+  status: item.status === 'rebuilding' ? 'rebuilding' : 'ready',
+  revision: Number(item.revision ?? 0),
+});
+
+/** What one batched read of the event side returns. */
+export interface BatchSnapshot {
+  /** The items found, by `itemId`. */
+  readonly items: Map<string, StoredItem>;
+  /** The control item, undefined when the table has none. */
+  readonly control: ReadModelsControl | undefined;
+  /** The operator releases of each partition asked for (empty lists for none). */
+  readonly releases: Map<string, Release[]>;
+}
+
+/** The control item's conditional write lost: someone else changed it first. */
+export class ControlConflictError extends ReadModelsTableError {
+  override readonly name = 'ControlConflictError';
+  constructor(readonly tableName: string, readonly expectedRevision: number, options?: ErrorOptions) {
+    super(`the control item of ${tableName} is no longer at revision ${expectedRevision}: another writer changed it`, options);
+  }
+}
 
 /** Reads and writes projection rows and reaction checkpoints in one DynamoDB table. */
 export class ReadModelsTable {
@@ -108,12 +155,52 @@ export class ReadModelsTable {
 
   /** Consistent batched read (100 keys per request), by `itemId`; absent items are left out. */
   async read(keys: readonly ItemKey[]): Promise<Map<string, StoredItem>> {
-    const found = new Map<string, StoredItem>();
-    const unique = [...new Map(keys.map((k) => [itemId(k), { pk: k.pk, sk: k.sk }])).values()];
+    return (await this.readBatch(keys, [])).items;
+  }
+
+  /**
+   * The event side's one consistent batched read: the items, the control item and the
+   * releases of `partitions` (`topic-partition`) in the same BatchGetItem requests.
+   */
+  async readBatch(keys: readonly ItemKey[], partitions: readonly string[]): Promise<BatchSnapshot> {
+    const snapshot: BatchSnapshot = { items: new Map(), control: undefined, releases: new Map(partitions.map((tp) => [tp, []])) };
+    const releaseOf = new Map(partitions.map((tp) => [itemId(releasesKey(tp)), tp]));
+    const all = [...keys, controlKey, ...partitions.map(releasesKey)];
+    const unique = [...new Map(all.map((k) => [itemId(k), { pk: k.pk, sk: k.sk }])).values()];
+    let control: ReadModelsControl | undefined;
     for (const item of await batchGetAll(this.doc, this.tableName, unique, this.maxReadAttempts)) {
-      found.set(itemId({ pk: item.pk as string, sk: item.sk as string }), fromItem(item));
+      const id = itemId({ pk: item.pk as string, sk: item.sk as string });
+      const tp = releaseOf.get(id);
+      if (tp !== undefined) snapshot.releases.set(tp, releasesFromItem(item));
+      else if (id === itemId(controlKey)) control = controlFromItem(item);
+      else snapshot.items.set(id, fromItem(item));
     }
-    return found;
+    return { ...snapshot, control };
+  }
+
+  /** The control item, by consistent read. */
+  async getControl(): Promise<ReadModelsControl | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { ...controlKey }, ConsistentRead: true }));
+    return out.Item === undefined ? undefined : controlFromItem(out.Item);
+  }
+
+  /** Sets the control item's status, on the condition that it is still at `expectedRevision` (absent when 0). */
+  async putControl(status: ReadModelsControl['status'], expectedRevision: number): Promise<ReadModelsControl> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...controlKey, status, revision: expectedRevision + 1, updatedAt: new Date().toISOString() },
+          ...(expectedRevision === 0
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'revision = :expected', ExpressionAttributeValues: { ':expected': expectedRevision } }),
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new ControlConflictError(this.tableName, expectedRevision, { cause: error });
+      throw error;
+    }
+    return { status, revision: expectedRevision + 1 };
   }
 
   /**
@@ -131,6 +218,7 @@ export class ReadModelsTable {
             sk: key.sk,
             data: item.data,
             versions: item.versions,
+            ...(item.offsets === undefined ? {} : { offsets: item.offsets }),
             ...(item.gapCount > 0 ? { gaps: item.gaps, gapCount: item.gapCount } : {}),
             revision: expectedRevision + 1,
             updatedAt: new Date().toISOString(),

@@ -53,6 +53,18 @@ export interface AggregateOutcome {
   readonly retryFrom: RawRecord | null;
   /** Accepted commands that leave the recent window: archived before the head is written. */
   readonly archive: readonly ArchivedCommand[];
+  /**
+   * Outcomes decided here that no head remembers: every one when no head is written (an
+   * aggregate's batch of rejections), and the answers to reused or forgotten positions, which
+   * a head never remembers. Duplicates are left out: their outcome is remembered already.
+   */
+  readonly unkept: readonly UnkeptResult[];
+}
+
+/** An outcome no head remembers, with its command record's timestamp (ms). */
+export interface UnkeptResult {
+  readonly result: ResultRecord;
+  readonly at: number;
 }
 
 const bounded = (reason: Reason): Reason =>
@@ -80,6 +92,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   let state = base.state;
   let version = base.version;
   let last: { tp: string; offset: number } | null = null;
+  const fresh: { readonly kept: UnkeptResult; readonly remembered: boolean }[] = [];
 
   const rejected = (commandId: string, reason: Reason): ResultRecord => ({ commandId, aggregateType, aggregateId, status: 'rejected', reason: bounded(reason) });
   const remember = (incoming: IncomingCommand, tp: string, result: ResultRecord): void => {
@@ -99,7 +112,9 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
       continue;
     }
     if (known.kind === 'answered') {
-      results.push(rejected(envelope.commandId, known.reason));
+      const result = rejected(envelope.commandId, known.reason);
+      results.push(result);
+      fresh.push({ kept: { result, at: record.timestamp }, remembered: false });
       counts.rejected++;
       continue;
     }
@@ -107,7 +122,9 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
     if (release?.action === 'skip') {
       const reason = { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) };
       deadLetters.push({ record, reason });
-      results.push(rejected(envelope.commandId, reason));
+      const result = rejected(envelope.commandId, reason);
+      results.push(result);
+      fresh.push({ kept: { result, at: record.timestamp }, remembered: false });
       counts.rejected++;
       continue;
     }
@@ -142,11 +159,15 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
     }
     results.push(result);
     remember(incoming, tp, result);
+    fresh.push({ kept: { result, at: record.timestamp }, remembered: true });
   }
 
   const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
-  if (events.length === 0 || last === null)
-    return { outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [] }, handled: limit, added: 0 };
+  if (events.length === 0 || last === null) {
+    const unkept = fresh.map((f) => f.kept);
+    return { outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept }, handled: limit, added: 0 };
+  }
+  const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
   const keep = Math.max(RECENT_COMMANDS, limit);
   const evicted = recent.slice(0, Math.max(0, recent.length - keep));
   const archive = [...new Map(
@@ -163,7 +184,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
     outbox: [...carried, ...events],
     writtenAt: last,
   };
-  return { outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive }, handled: limit, added: events.length };
+  return { outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept }, handled: limit, added: events.length };
 };
 
 const fits = (batch: AggregateBatch, folded: Folded): boolean => folded.outcome.next === null || batch.sizeOf(folded.outcome.next) <= batch.maxHeadBytes;

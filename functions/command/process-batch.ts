@@ -16,7 +16,7 @@ import { headKey, VersionConflictError, type HeadsTable, type StoredCheckpoint }
 import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/publisher.ts';
 import { retentionMs, topics } from '../topology.ts';
 import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf, TableBehindLogError, type PartitionCheckDeps } from './check-partitions.ts';
-import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
+import { decideAggregate, type AggregateOutcome, type UnkeptResult } from './decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from './decode.ts';
 import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
 import { advance, outboxConfirmed } from './partition.ts';
@@ -29,7 +29,7 @@ export { TableBehindLogError } from './check-partitions.ts';
 export interface CommandSideDeps {
   /** The deployment's aggregate types. */
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putCheckpoint' | 'getCheckpoint' | 'putControl' | 'readArchive' | 'archive'>;
+  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putCheckpoint' | 'getCheckpoint' | 'putControl' | 'readArchive' | 'archive' | 'keepResults'>;
   readonly publisher: { publish(output: BatchOutput): Promise<void> };
   /** Asked once per table lifetime: may an unmarked table start empty, or must it be rebuilt first? */
   readonly eventLog: { isEmpty(): Promise<boolean> };
@@ -43,6 +43,8 @@ export interface CommandSideDeps {
   readonly maxHeadBytes?: number;
   /** How long an accepted commandId is recognised, in ms of record time (default: the commands topic's retention). */
   readonly dedupeWindowMs?: number;
+  /** How long outcomes no head remembers are kept, in ms of record time (default: the results topic's retention). */
+  readonly keptResultsMs?: number;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -125,6 +127,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const maxHeadBytes = deps.maxHeadBytes ?? MAX_HEAD_BYTES;
   const dedupeWindowMs = deps.dedupeWindowMs ?? retentionMs(topics.commands.retention);
+  const keptResultsMs = deps.keptResultsMs ?? retentionMs(topics.results.retention);
 
   /** Accepted commandIds of the aggregate's archive that the batch may repeat (only read when the head archived some lately). */
   const archivedFor = async (base: Head, commands: readonly IncomingCommand[]): Promise<Map<string, ArchivedCommand>> => {
@@ -206,10 +209,15 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
 
     const events = [];
     const retryFrom = new Map<string, number>();
+    // Outcomes no head of this batch remembers (bad records, an aggregate's rejections without events):
+    // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
+    // decodeBatch gives a bad record's result and dead letter at the same index.
+    const unkept: UnkeptResult[] = results.map(({ result }, i) => ({ result, at: deadLetters[i]?.record.source.timestamp ?? 0 }));
     for (const [key, outcome] of outcomes) {
       const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
       events.push(...outcome.toPublish);
       results.push(...outcome.results.map((result) => ({ key: aggregateId, result })));
+      unkept.push(...outcome.unkept);
       deadLetters.push(...outcome.deadLetters.map((d) => deadLetter(d.record, d.reason)));
       summary.accepted += outcome.counts.accepted;
       summary.rejected += outcome.counts.rejected;
@@ -223,6 +231,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
     summary.retried = [...retryFrom].reduce((n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0), 0);
+    await deps.heads.keepResults(unkept, keptResultsMs);
     await deps.publisher.publish({ events, results, deadLetters });
 
     // Everything this batch committed is published: move each partition's checkpoint past it.

@@ -64,9 +64,24 @@ export interface ProjectionDefinition<R, E extends Message> {
   /**
    * Gap policy. Gap detection assumes a row sees every event of each aggregate it tracks,
    * from version 1 (an entity view such as one row per aggregate over all its event types).
-   * @default 'halt'
+   * @default 'halt' ('ignore' with `dedupe: 'per-partition'`)
    */
   readonly onGap?: ProjectionGapPolicy;
+  /**
+   * How a row recognises an event it has applied already.
+   * - `per-aggregate`: the version applied for each aggregate. Exact, and what gap detection
+   *   needs, but the row keeps one entry per aggregate it has seen: right for rows about one
+   *   aggregate (or a few).
+   * - `per-partition`: the last offset applied for each events partition, plus the versions of
+   *   the MAX_RECENT_AGGREGATES aggregates it saw last. Stays small however many aggregates
+   *   reach the row (totals, counters, per-day rows), at a documented cost: a redelivered or
+   *   replayed event is always recognised, but a copy of an event that the command side
+   *   published again at a later offset (after a crash between its commit and its publish
+   *   watermark) is recognised only while its aggregate is among the row's recent ones.
+   *   Needs `onGap: 'ignore'` (a row without every aggregate's version cannot see gaps).
+   * @default 'per-aggregate'
+   */
+  readonly dedupe?: 'per-aggregate' | 'per-partition';
 }
 
 /** A projection definition with its types erased, as the runtime holds it. */
@@ -93,6 +108,9 @@ export interface FlaggedGap {
 
 /** How many flagged gaps a row keeps, the most recent ones; `gapCount` counts them all. */
 export const MAX_FLAGGED_GAPS = 20;
+
+/** How many aggregates' versions a row that dedupes per partition keeps, the most recently seen. */
+export const MAX_RECENT_AGGREGATES = 256;
 
 /** How an event's version relates to the version applied for its aggregate. */
 export type VersionCheck =

@@ -67,3 +67,27 @@ export class ItemConflictRetriesExhaustedError extends EventSideError {
 export class InvalidDefinitionError extends EventSideError {
   override readonly name = 'InvalidDefinitionError';
 }
+
+/**
+ * The read-models table has no control item, yet the event trigger has already handled events:
+ * the table lost its items (the local emulator restarted) while the consumer group kept its
+ * offsets. Applying the next events would meet a gap on every row. Retryable: the event side
+ * holds until the read models are rebuilt up to where the trigger stands.
+ */
+export class ReadModelsBehindLogError extends EventSideError {
+  override readonly name = 'ReadModelsBehindLogError';
+  constructor(readonly tableName: string, readonly groupId: string) {
+    super(
+      `table ${tableName} is behind the events topic (no control item, but consumer group ${groupId} has handled events): ` +
+        'rebuild the read models (kafka-aggregates rebuild --read-models, or the snapshot rebuild with {"readModels": true}); events wait meanwhile',
+    );
+  }
+}
+
+/** A read-models rebuild holds the event side. Retryable: events wait until it has caught up. */
+export class ReadModelsRebuildingError extends EventSideError {
+  override readonly name = 'ReadModelsRebuildingError';
+  constructor(readonly tableName: string) {
+    super(`the read models in ${tableName} are being rebuilt; events wait until the rebuild has caught up`);
+  }
+}

@@ -1,11 +1,20 @@
 /**
  * The pure heart of the event side: folds the batch's events for one read-model item (a
- * projection row or a reaction checkpoint) into the item, skipping duplicates by version and
- * meeting gaps with the consumer's policy. The result is what to write (once) and what to
- * publish; no I/O.
+ * projection row or a reaction checkpoint) into the item, skipping duplicates (by version,
+ * or by partition offset for rows that dedupe per partition) and meeting gaps with the
+ * consumer's policy or an operator's pass-gap release. The result is what to write (once)
+ * and what to publish; no I/O.
  */
-import { aggregateKey, checkVersion, MAX_FLAGGED_GAPS, type DomainEvent, type FlaggedGap, type ProjectionGapPolicy } from '../core/projection.ts';
-import type { CommandEnvelope, SourcePosition } from '../core/wire.ts';
+import {
+  aggregateKey,
+  checkVersion,
+  MAX_FLAGGED_GAPS,
+  MAX_RECENT_AGGREGATES,
+  type DomainEvent,
+  type FlaggedGap,
+  type ProjectionGapPolicy,
+} from '../core/projection.ts';
+import { topicPartition, type CommandEnvelope, type SourcePosition } from '../core/wire.ts';
 import type { ItemKey, StoredItem } from '../adapters/read-models-table.ts';
 import type { IncomingEvent } from './decode.ts';
 import type { ConsumerRef } from './errors.ts';
@@ -31,6 +40,8 @@ export interface ItemFolder {
   readonly consumer: ConsumerRef;
   readonly key: ItemKey;
   readonly policy: ProjectionGapPolicy;
+  /** How the item recognises events it has applied (see ProjectionDefinition.dedupe). */
+  readonly dedupe: 'per-aggregate' | 'per-partition';
   /** The item's data before its first event. */
   readonly initial: unknown;
   /** Applies one new event (throws a ConsumerFailedError when user code fails). */
@@ -54,9 +65,46 @@ export interface ItemPlan {
 /** Data as JSON gives it back (no undefined, no class instances), as DynamoDB will store it. */
 const plain = (data: unknown): unknown => (data === undefined ? undefined : (JSON.parse(JSON.stringify(data)) as unknown));
 
+/** Options of {@link foldItem}. */
+export interface FoldOptions {
+  /** True for an event an operator released to pass its gap (core/release.ts, `pass-gap`). */
+  readonly passGap?: (position: SourcePosition) => boolean;
+}
+
+/** Keeps the MAX_RECENT_AGGREGATES most recently set entries (insertion order is recency). */
+const remember = (versions: Record<string, number>, aggregate: string, version: number): void => {
+  delete versions[aggregate];
+  versions[aggregate] = version;
+  const keys = Object.keys(versions);
+  for (const key of keys.slice(0, Math.max(0, keys.length - MAX_RECENT_AGGREGATES))) delete versions[key];
+};
+
+/**
+ * The events with each aggregate's own events in version order, in the slots its events had:
+ * a missing version published again later in the batch (a gap filled by a re-published
+ * outbox) is applied before the event that revealed the gap. Other interleavings stay.
+ */
+export const inVersionOrder = (events: readonly IncomingEvent[]): IncomingEvent[] => {
+  const slots = new Map<string, number[]>();
+  events.forEach(({ event }, i) => {
+    const key = aggregateKey(event.aggregateType, event.aggregateId);
+    slots.set(key, [...(slots.get(key) ?? []), i]);
+  });
+  const ordered = [...events];
+  for (const indexes of slots.values()) {
+    const mine = indexes.map((i) => events[i] as IncomingEvent).sort((a, b) => a.event.version - b.event.version);
+    indexes.forEach((slot, n) => (ordered[slot] = mine[n] as IncomingEvent));
+  }
+  return ordered;
+};
+
 /** Folds `events` (in partition order) into `stored` (undefined when the item does not exist). */
-export const foldItem = (folder: ItemFolder, stored: StoredItem | undefined, events: readonly IncomingEvent[]): ItemPlan => {
+export const foldItem = (folder: ItemFolder, stored: StoredItem | undefined, given: readonly IncomingEvent[], options: FoldOptions = {}): ItemPlan => {
+  const perPartition = folder.dedupe === 'per-partition';
+  // Per partition, offsets are the guard: partition order it is.
+  const events = perPartition ? given : inVersionOrder(given);
   const versions: Record<string, number> = { ...stored?.versions };
+  const offsets: Record<string, number> = { ...stored?.offsets };
   const newGaps: FlaggedGap[] = [];
   const flagged: GapFound[] = [];
   const commands: CommandEnvelope[] = [];
@@ -68,13 +116,16 @@ export const foldItem = (folder: ItemFolder, stored: StoredItem | undefined, eve
 
   for (const { event, position } of events) {
     const aggregate = aggregateKey(event.aggregateType, event.aggregateId);
+    const tp = topicPartition(position);
     const current = versions[aggregate] ?? 0;
     const check = checkVersion(current, event.version);
-    if (check.kind === 'duplicate') {
+    // Per partition: an offset at or below the last one applied was applied (redelivery,
+    // replay); a copy at a later offset is caught while its aggregate is still remembered.
+    if (check.kind === 'duplicate' || (perPartition && position.offset <= (offsets[tp] ?? -1))) {
       duplicates++;
       continue;
     }
-    if (check.kind === 'gap' && folder.policy !== 'ignore') {
+    if (!perPartition && check.kind === 'gap' && folder.policy !== 'ignore') {
       const gap: GapFound = {
         consumer: folder.consumer,
         item: folder.key.sk,
@@ -85,7 +136,7 @@ export const foldItem = (folder: ItemFolder, stored: StoredItem | undefined, eve
         eventId: event.eventId,
         position,
       };
-      if (folder.policy === 'halt') {
+      if (folder.policy === 'halt' && options.passGap?.(position) !== true) {
         halt = gap;
         break;
       }
@@ -98,13 +149,22 @@ export const foldItem = (folder: ItemFolder, stored: StoredItem | undefined, eve
       commands.push(...result.commands);
       applied++;
     }
-    versions[aggregate] = event.version;
+    if (perPartition) {
+      remember(versions, aggregate, Math.max(event.version, versions[aggregate] ?? 0));
+      offsets[tp] = Math.max(position.offset, offsets[tp] ?? -1);
+    } else versions[aggregate] = event.version;
     moved = true;
   }
 
   const gapCount = (stored?.gapCount ?? 0) + newGaps.length;
   const next = moved
-    ? { data: plain(data), versions, gaps: [...(stored?.gaps ?? []), ...newGaps].slice(-MAX_FLAGGED_GAPS), gapCount }
+    ? {
+        data: plain(data),
+        versions,
+        ...(perPartition ? { offsets } : {}),
+        gaps: [...(stored?.gaps ?? []), ...newGaps].slice(-MAX_FLAGGED_GAPS),
+        gapCount,
+      }
     : null;
   return { next, applied, duplicates, commands, flagged, halt };
 };

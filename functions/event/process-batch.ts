@@ -1,10 +1,17 @@
 /**
  * One event batch, end to end: decode, route each event to the projection rows and reaction
- * checkpoints it touches, read them all in consistent batched reads, fold each item's events
- * (skipping duplicates by version, meeting gaps with the consumer's policy), publish the
- * reactions' commands and the dead letters, then write each changed item once, conditional
- * on the revision read. Malformed records are dead-lettered; only infrastructure failures,
- * failing user code and halting gaps throw, and a retry of the same batch is idempotent.
+ * checkpoints it touches, read them all (with the table's control item and the batch
+ * partitions' operator releases) in consistent batched reads, fold each item's events
+ * (skipping duplicates, meeting gaps with the consumer's policy), publish the reactions'
+ * commands and the dead letters, then write each changed item once, conditional on the
+ * revision read.
+ *
+ * Malformed records are dead-lettered. A gap under the `halt` policy stops its partition
+ * there: the batch applies what precedes the gap and reports the gap's offset as the first
+ * failed record of that partition (`halted`, for the trigger's `batchItemFailures`), so the
+ * partition is retried from the gap until the missing events arrive or an operator releases
+ * it. Infrastructure failures and failing user code throw; a retry of the same batch is
+ * idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
@@ -12,14 +19,26 @@ import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
-import { topicPartition } from '../core/wire.ts';
-import { RevisionConflictError, type ReadModelsTable, type StoredItem } from '../adapters/read-models-table.ts';
+import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
+import { topicPartition, type SourcePosition } from '../core/wire.ts';
+import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type ReadModelsTable } from '../adapters/read-models-table.ts';
 import { decodeEvent, type IncomingEvent } from './decode.ts';
-import { EventGapError, ItemConflictRetriesExhaustedError } from './errors.ts';
-import { foldItem, type GapFound, type ItemPlan } from './fold.ts';
+import { EventGapError, ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
+import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import type { EventSideOutput } from '../adapters/publisher.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
+
+/**
+ * How the live event side checks that its table is in step with the events topic before it
+ * applies anything (event/readiness.ts). Replays run without it: they hold the control item.
+ */
+export interface ReadinessCheck {
+  /** Consumer group of the trigger, for the error that says why the side holds. */
+  readonly groupId: string;
+  /** Asked when the table has no control item: has the trigger handled events already? */
+  hasHandledAny(): Promise<boolean>;
+}
 
 /** What the event side needs from the outside world. */
 export interface EventSideDeps {
@@ -27,8 +46,14 @@ export interface EventSideDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly projections: readonly AnyProjection[];
   readonly reactions: readonly AnyReaction[];
-  readonly readModels: Pick<ReadModelsTable, 'read' | 'write'>;
+  readonly readModels: Pick<ReadModelsTable, 'tableName' | 'readBatch' | 'write' | 'putControl'>;
   readonly publisher: { publish(output: EventSideOutput): Promise<void> };
+  /**
+   * Check the control item before applying anything (the live handler). Without it the
+   * processor applies whatever it is given (replays, which hold the control item themselves).
+   * @default - no check
+   */
+  readonly readiness?: ReadinessCheck;
   /** Re-applications allowed per item after lost races, before the batch fails. */
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
@@ -41,6 +66,8 @@ export interface EventBatchSummary {
   /** Well-formed events. */
   events: number;
   deadLettered: number;
+  /** Records an operator's `skip` release sent to the dead-letter topic (counted in `deadLettered` too). */
+  skippedByOperator: number;
   /** Projection rows and reaction checkpoints the batch's events reach. */
   items: number;
   /** Event applications to items (one event may reach several items). */
@@ -50,21 +77,47 @@ export interface EventBatchSummary {
   itemsWritten: number;
   commandsIssued: number;
   conflicts: number;
-  /** Gaps passed over under `skip-and-flag`, with where they are. */
+  /** Gaps passed over under `skip-and-flag` or an operator's `pass-gap` release, with where they are. */
   gapsFlagged: GapFound[];
+  /**
+   * Per partition that halted at a gap, the first gap: nothing from its offset on was applied
+   * on that partition. The trigger retries the partition from there.
+   */
+  halted: GapFound[];
 }
 
-const gapError = (gap: GapFound): EventGapError =>
+/** The halting gaps of a summary as the MSK trigger's partial batch response. */
+export const batchItemFailures = (halted: readonly GapFound[]): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
+  batchItemFailures: halted.map((gap) => ({ itemIdentifier: { partition: topicPartition(gap.position), offset: gap.position.offset } })),
+});
+
+/** The error that says where a gap halts its partition. */
+export const gapError = (gap: GapFound): EventGapError =>
   new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);
+
+/** The release of `position`'s partition that covers it, if any. */
+const releaseAt = (releases: ReadonlyMap<string, readonly Release[]>, position: SourcePosition): Release | undefined =>
+  releaseFor(releases.get(topicPartition(position)) ?? [], position.offset);
+
+/** Fails the batch unless the table is in step with the log (or, new, may start empty now). */
+const checkReady = async (deps: EventSideDeps, snapshot: BatchSnapshot): Promise<void> => {
+  const readiness = deps.readiness;
+  if (readiness === undefined) return;
+  if (snapshot.control?.status === 'rebuilding') throw new ReadModelsRebuildingError(deps.readModels.tableName);
+  if (snapshot.control !== undefined) return;
+  // A new table, or one that lost its items: it may start empty only if nothing was handled yet.
+  if (await readiness.hasHandledAny()) throw new ReadModelsBehindLogError(deps.readModels.tableName, readiness.groupId);
+  await deps.readModels.putControl('ready', 0).catch((error: unknown) => {
+    // Another invocation marked it first: just as good.
+    if (!(error instanceof ControlConflictError)) throw error;
+  });
+};
 
 /** Builds the batch processor that the event handler Lambda calls once per invocation. */
 export const createEventProcessor = (deps: EventSideDeps) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
-
-  const plan = (routes: ReadonlyMap<string, Route>, snapshot: ReadonlyMap<string, StoredItem>) =>
-    new Map([...routes].map(([id, route]) => [id, foldItem(route.folder, snapshot.get(id), route.events)] as const));
 
   return async (event: MskEvent): Promise<EventBatchSummary> => {
     const records = decodeMskEvent(event).flat();
@@ -76,30 +129,52 @@ export const createEventProcessor = (deps: EventSideDeps) => {
       else bad.push(deadLetter(decoded.bad.record, decoded.bad.reason));
     }
 
+    const partitions = [...new Set(records.map((r) => topicPartition(r)))];
     let routes = routeEvents(good, registry);
-    const snapshot = await deps.readModels.read([...routes.values()].map((r) => r.folder.key));
-    let plans = plan(routes, snapshot);
+    const snapshot = await deps.readModels.readBatch([...routes.values()].map((r) => r.folder.key), partitions);
+    await checkReady(deps, snapshot);
+
+    // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
+    const skipped: DeadLetter[] = [];
+    const skip = (position: SourcePosition): Release | undefined => {
+      const release = releaseAt(snapshot.releases, position);
+      return release?.action === 'skip' ? release : undefined;
+    };
+    for (const record of records) {
+      const release = skip(record);
+      if (release !== undefined) skipped.push(deadLetter(record, { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) }));
+    }
+    if (skipped.length > 0) {
+      good = good.filter((e) => skip(e.position) === undefined);
+      bad = bad.filter((d) => skip(d.record.source) === undefined);
+      routes = routeEvents(good, registry);
+    }
+    const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
+    const plan = (routing: ReadonlyMap<string, Route>) =>
+      new Map([...routing].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));
+    let plans = plan(routes);
 
     // A halting gap stops its partition at the gap's offset, for every item: cut the batch
     // there and fold again (cutting a suffix off an aggregate's events creates no new gap).
-    const halts = [...plans.values()].flatMap((p) => (p.halt === undefined ? [] : [p.halt]));
-    const cut = new Map<string, number>();
-    for (const gap of halts) {
+    const firstHalt = new Map<string, GapFound>();
+    for (const gap of [...plans.values()].flatMap((p) => (p.halt === undefined ? [] : [p.halt]))) {
       const tp = topicPartition(gap.position);
-      cut.set(tp, Math.min(cut.get(tp) ?? Infinity, gap.position.offset));
+      const known = firstHalt.get(tp);
+      if (known === undefined || gap.position.offset < known.position.offset) firstHalt.set(tp, gap);
     }
-    if (cut.size > 0) {
-      const before = (p: { topic: string; partition: number; offset: number }) => p.offset < (cut.get(topicPartition(p)) ?? Infinity);
+    let deadLetters = [...bad, ...skipped];
+    if (firstHalt.size > 0) {
+      const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);
       good = good.filter((e) => before(e.position));
-      bad = bad.filter((d) => before(d.record.source));
+      deadLetters = deadLetters.filter((d) => before(d.record.source));
       routes = routeEvents(good, registry);
-      plans = plan(routes, snapshot);
+      plans = plan(routes);
     }
 
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
     const published = new Set<string>();
     const commands = [...plans.values()].flatMap((p) => p.commands);
-    await deps.publisher.publish({ commands, deadLetters: bad });
+    await deps.publisher.publish({ commands, deadLetters });
     for (const c of commands) published.add(c.commandId);
 
     let conflicts = 0;
@@ -107,8 +182,9 @@ export const createEventProcessor = (deps: EventSideDeps) => {
     await mapConcurrent([...plans], writeConcurrency, async ([id, first]) => {
       const route = routes.get(id) as Route;
       let current = first;
-      let stored = snapshot.get(id);
+      let stored = snapshot.items.get(id);
       for (let attempt = 0; ; attempt++) {
+        // Only after a lost race: the winner moved the item so that these events now meet a gap.
         if (current.halt !== undefined) throw gapError(current.halt);
         if (current.next === null) break;
         const unsent = current.commands.filter((c) => !published.has(c.commandId));
@@ -126,21 +202,18 @@ export const createEventProcessor = (deps: EventSideDeps) => {
             throw new ItemConflictRetriesExhaustedError(route.folder.key.pk, route.folder.key.sk, attempt + 1, { cause: error });
           // Another invocation moved the item: fold the same events onto what it left.
           stored = error.current;
-          current = foldItem(route.folder, stored, route.events);
+          current = foldItem(route.folder, stored, route.events, fold);
         }
       }
       final.set(id, current);
     });
 
-    if (halts.length > 0) {
-      const first = [...halts].sort((a, b) => a.position.offset - b.position.offset)[0] as GapFound;
-      throw gapError(first);
-    }
     const outcomes = [...final.values()];
     return {
       records: records.length,
       events: good.length,
-      deadLettered: bad.length,
+      deadLettered: deadLetters.length,
+      skippedByOperator: deadLetters.filter((d) => d.record.reason.code === SKIPPED_BY_OPERATOR).length,
       items: routes.size,
       applied: outcomes.reduce((n, p) => n + p.applied, 0),
       duplicates: outcomes.reduce((n, p) => n + p.duplicates, 0),
@@ -148,6 +221,7 @@ export const createEventProcessor = (deps: EventSideDeps) => {
       commandsIssued: published.size,
       conflicts,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
+      halted: [...firstHalt.values()].sort((a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position))),
     };
   };
 };

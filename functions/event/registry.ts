@@ -58,9 +58,13 @@ export const eventRegistry = (
   const byAggregate = new Map<string, AnyReaction[]>();
   for (const projection of projections) {
     checkConsumes('projection', projection, aggregates);
+    if (projection.dedupe === 'per-partition' && (projection.onGap ?? 'ignore') !== 'ignore')
+      throw new InvalidDefinitionError(
+        `projection ${projection.name} dedupes per partition, so its rows do not know every aggregate's version and cannot see gaps: set onGap: 'ignore'`,
+      );
     for (const [aggregateType, eventTypes] of Object.entries(projection.consumes as Readonly<Record<string, readonly string[]>>)) {
       const all = Object.keys((aggregates.get(aggregateType) as AnyAggregate).events);
-      if ((projection.onGap ?? 'halt') !== 'ignore' && all.some((t) => !eventTypes.includes(t)))
+      if ((projection.onGap ?? (projection.dedupe === 'per-partition' ? 'ignore' : 'halt')) !== 'ignore' && all.some((t) => !eventTypes.includes(t)))
         throw new InvalidDefinitionError(
           `projection ${projection.name} reads only some events of ${aggregateType} (${eventTypes.join(', ')}), so its rows would see version jumps: ` +
             `list every event type (${all.join(', ')}) or set onGap: 'ignore'`,

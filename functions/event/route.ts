@@ -36,7 +36,8 @@ const projectionFolder = (projection: AnyProjection, rowId: string): ItemFolder 
   return {
     consumer,
     key: projectionRowKey(projection.name, rowId),
-    policy: projection.onGap ?? 'halt',
+    policy: projection.onGap ?? (projection.dedupe === 'per-partition' ? 'ignore' : 'halt'),
+    dedupe: projection.dedupe ?? 'per-aggregate',
     initial: undefined,
     apply: (row, event) =>
       guard(consumer, event, () => {
@@ -54,6 +55,7 @@ const reactionFolder = (reaction: AnyReaction, event: DomainEvent): ItemFolder =
     consumer,
     key: reactionCheckpointKey(reaction.name, event.aggregateType, event.aggregateId),
     policy: reaction.onGap ?? 'halt',
+    dedupe: 'per-aggregate',
     initial: reaction.initialState,
     apply: (state, e) =>
       listed[e.aggregateType]?.includes(e.type)

@@ -11,7 +11,7 @@ import { EventSidePublisher } from '../../functions/adapters/publisher.ts';
 import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
-import { createEventProcessor } from '../../functions/event/process-batch.ts';
+import { batchItemFailures, createEventProcessor } from '../../functions/event/process-batch.ts';
 import { projections } from '../../functions/projections/index.ts';
 
 const dynamo = createDynamoClient();
@@ -27,10 +27,8 @@ const process = createEventProcessor({
   publisher,
 });
 
-/** Handles one trigger invocation. */
-export const handler = async (event: MskEvent): Promise<void> => {
-  await process(event);
-};
+/** Handles one trigger invocation; a halting gap is the first failed record of its partition. */
+export const handler = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => batchItemFailures((await process(event)).halted);
 
 /** Disconnects the clients. */
 export const shutdown = async (): Promise<void> => {

@@ -1,5 +1,6 @@
 /** `kafka-aggregates tail`: prints a topic's records as they come, until Ctrl-C. */
 import { createKafka } from '../../functions/adapters/kafka.ts';
+import { readDeadLetter } from '../../functions/core/dead-letter.ts';
 import { topicName } from '../../functions/config.ts';
 import type { TopicKey } from '../../functions/topology.ts';
 import { watchTopics, type WatchedRecord } from '../runtime/watch.ts';
@@ -13,6 +14,11 @@ const help = `Usage: kafka-aggregates tail <events|results|commands|dead-letter>
 Prints each record of the topic as it is written, one line per record:
   <partition>@<offset> <time> <key> <value>
 until Ctrl-C. Topic names follow COMMANDS_TOPIC, EVENTS_TOPIC, RESULTS_TOPIC, DEAD_LETTER_TOPIC.
+
+Dead letters are decoded, whoever wrote them (this project's handlers, or a Lambda on-failure
+destination, whose record holds the failed batch):
+  <partition>@<offset> <time> <code> <source topic>-<partition>@<offset> key=<key> <message>
+    value: <the original value, as text>
 
 Options:
   --from-beginning   start at the first record instead of the end
@@ -31,6 +37,18 @@ export const formatRecord = (r: WatchedRecord): string => {
   return `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()} ${text(r.key)} ${text(r.value)}${headers === '' ? '' : ` [${headers}]`}`;
 };
 
+const decoded = (base64: string | null): string => (base64 === null ? '(null)' : Buffer.from(base64, 'base64').toString('utf8'));
+
+/** The lines of a dead-letter record: decoded in either format, or as any record when it is neither. */
+export const formatDeadLetter = (r: WatchedRecord): string => {
+  const views = r.value === null ? undefined : readDeadLetter(r.value.toString('utf8'));
+  if (views === undefined || views.length === 0) return formatRecord(r);
+  const at = `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()}`;
+  return views
+    .map((v) => `${at} ${v.code} ${v.source.topic}-${v.source.partition}@${v.source.offset} key=${decoded(v.key)} ${v.message}\n  value: ${decoded(v.value)}`)
+    .join('\n');
+};
+
 /** The `tail` command. */
 export const tail: CliCommand = {
   name: 'tail',
@@ -47,7 +65,8 @@ export const tail: CliCommand = {
     if (key === undefined || extra.length > 0) throw usageError('tail', `tail needs one of ${Object.keys(TOPICS).join(', ')}`);
     await requireBroker();
     const topic = topicName(key);
-    const watcher = await watchTopics(createKafka('kafka-aggregates-cli'), [topic], (r) => console.log(formatRecord(r)), {
+    const format = key === 'deadLetter' ? formatDeadLetter : formatRecord;
+    const watcher = await watchTopics(createKafka('kafka-aggregates-cli'), [topic], (r) => console.log(format(r)), {
       fromBeginning: values['from-beginning'] ?? false,
       groupPrefix: 'kafka-aggregates-tail',
     }).catch((error: unknown) => {

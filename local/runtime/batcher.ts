@@ -84,6 +84,26 @@ export class PartitionBuffer {
   }
 
   /**
+   * The records of a batch that goes again, followed by what arrived on its partitions since
+   * it was taken, up to `batchSize` records in all: a retry reads each partition again from
+   * its first unhandled offset, as a consumer that seeks back to it would.
+   */
+  topUp(batch: Batch, batchSize: number): Batch {
+    let room = batchSize - [...batch.values()].reduce((n, records) => n + records.length, 0);
+    const topped = new Map<string, MskRecord[]>();
+    for (const [tp, records] of batch) {
+      const queue = this.queues.get(tp) ?? [];
+      const last = records.at(-1)?.offset ?? Infinity;
+      // Only what directly follows the batch's records, so nothing is handed out twice.
+      const fresh = room > 0 && queue.length > 0 && (queue[0]?.record.offset ?? -1) > last ? queue.splice(0, room).map((w) => w.record) : [];
+      room -= fresh.length;
+      this.count -= fresh.length;
+      topped.set(tp, [...records, ...fresh]);
+    }
+    return topped;
+  }
+
+  /**
    * Returns records of an unfinished batch to the front of their partition's queue (those
    * not committed meanwhile), so they go again in the next batch.
    */

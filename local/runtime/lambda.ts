@@ -15,13 +15,13 @@ import type { TriggerMapping } from './mappings.ts';
 export type KafkaHandler = (event: MskEvent, context: Context) => Promise<unknown>;
 
 /** A loaded function module: its handler, and its `shutdown` when it exports one (to close clients). */
-export interface FunctionModule {
-  readonly handler: KafkaHandler;
+export interface FunctionModule<H = KafkaHandler> {
+  readonly handler: H;
   readonly shutdown?: () => Promise<void>;
 }
 
-/** Imports a function's entry (relative to the project root) and checks that it exports `handler`. */
-export const loadFunction = async (entry: string): Promise<FunctionModule> => {
+/** Imports a function's entry (relative to the project root) and checks that it exports `handler` (of the type `H` its caller invokes). */
+export const loadFunction = async <H = KafkaHandler>(entry: string): Promise<FunctionModule<H>> => {
   const url = pathToFileURL(isAbsolute(entry) ? entry : resolve(projectRoot, entry)).href;
   let module: Record<string, unknown>;
   try {
@@ -32,7 +32,7 @@ export const loadFunction = async (entry: string): Promise<FunctionModule> => {
   const { handler, shutdown } = module;
   if (typeof handler !== 'function') throw new HandlerModuleError(entry, `${entry} exports no \`handler\` function`);
   return {
-    handler: handler as KafkaHandler,
+    handler: handler as H,
     ...(typeof shutdown === 'function' ? { shutdown: shutdown as () => Promise<void> } : {}),
   };
 };
@@ -42,7 +42,7 @@ const unsupported = (name: string) => (): never => {
 };
 
 /** A context object as Lambda passes it, for one invocation that must end by `deadline` (ms). */
-export const lambdaContext = (mapping: TriggerMapping, region: string, deadline: number): Context => ({
+export const lambdaContext = (mapping: Pick<TriggerMapping, 'functionName' | 'memoryMb'>, region: string, deadline: number): Context => ({
   callbackWaitsForEmptyEventLoop: true,
   functionName: mapping.functionName,
   functionVersion: '$LATEST',

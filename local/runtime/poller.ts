@@ -262,7 +262,7 @@ export class Poller {
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
         await this.commit(done, lives);
         this.unblock(done.keys(), retry);
-        batch = retry;
+        batch = this.buffer.topUp(retry, this.mapping.batchSize);
         const error = called.ok
           ? failed === 'all'
             ? 'BatchItemFailuresError: batchItemFailures names a record the batch does not hold'

@@ -1,13 +1,16 @@
 /**
- * Whether commands may be decided: the aggregates table must be in step with the events
- * topic (docs/DESIGN.md, problem 4). The emulator keeps its tables in memory, so after it restarts
- * the Kafka log still holds events and the table is empty: the local system must notice and
- * hold commands until the snapshot rebuild has caught up.
+ * Whether the tables are in step with the events topic (docs/DESIGN.md, problem 4). The emulator
+ * keeps its tables in memory, so after it restarts the Kafka log still holds events (and the
+ * consumer groups their offsets) while the tables are empty: the local system must notice
+ * and hold each side until its tables are rebuilt. Commands must not be decided against
+ * empty heads; events must not be applied to empty rows mid-log (every row would meet a gap).
  */
 import type { Kafka } from 'kafkajs';
+import { ConsumerOffsets } from '../../functions/adapters/consumer-offsets.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
 import { EventLog } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 
 /**
@@ -27,6 +30,26 @@ export const aggregatesReadiness = async (kafka: Kafka): Promise<Readiness> => {
     return (await log.isEmpty()) ? 'new' : 'behind';
   } finally {
     await log.close();
+    dynamo.destroy();
+  }
+};
+
+/**
+ * Whether the read models are in step with the events topic, judged against the event
+ * trigger's consumer group `groupId`. `ready`: in step. `new`: no control item and the group
+ * has handled nothing, the event handler starts the table itself. `behind`: no control item
+ * but the group has handled events, the read models must be rebuilt up to where it stands.
+ * `rebuilding`: a read-models rebuild holds the control item (it stopped midway).
+ */
+export const readModelsReadiness = async (kafka: Kafka, groupId: string): Promise<Readiness> => {
+  const dynamo = createDynamoClient();
+  const group = new ConsumerOffsets(kafka, topicName('events'), groupId);
+  try {
+    const control = await new ReadModelsTable(createDocumentClient(dynamo), tableName('readModels')).getControl();
+    if (control !== undefined) return control.status === 'ready' ? 'ready' : 'rebuilding';
+    return (await group.hasHandledAny()) ? 'behind' : 'new';
+  } finally {
+    await group.close();
     dynamo.destroy();
   }
 };

@@ -1,7 +1,7 @@
 /**
  * The AWS Solutions rules (cdk-nag v3) find nothing unacknowledged, on the default stack
- * and on the variant that uses an existing VPC and an existing SCRAM cluster; and the CDK
- * itself reports no error or warning annotation.
+ * and on the variant that uses an existing VPC and an existing cluster; and the CDK itself
+ * reports no error or warning annotation.
  */
 import { aws_iam as iam } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
@@ -13,7 +13,6 @@ const ACCOUNT = '123456789012';
 const REGION = 'eu-west-1';
 const VPC_ID = 'vpc-0123456789abcdef0';
 const CLUSTER_ARN = `arn:aws:kafka:${REGION}:${ACCOUNT}:cluster/existing/0a1b2c3d-1111-2222-3333-444455556666-2`;
-const SECRET_ARN = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:AmazonMSK_kafka-aggregates-AbCdEf`;
 
 /** What `Vpc.fromLookup` would have cached in cdk.context.json for the existing VPC. */
 const vpcLookup = {
@@ -62,7 +61,7 @@ describe('default stack', () => {
   });
 });
 
-describe('existing VPC and SCRAM cluster', () => {
+describe('existing VPC and existing cluster', () => {
   let synth: Synthesized;
   const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   beforeAll(() => {
@@ -73,9 +72,8 @@ describe('existing VPC and SCRAM cluster', () => {
       context: {
         vpcId: VPC_ID,
         mskClusterArn: CLUSTER_ARN,
-        mskAuth: 'scram',
-        mskScramSecretArn: SECRET_ARN,
         mskSecurityGroupId: 'sg-00000000000000001',
+        vpcEndpoints: true,
         ...vpcLookup,
       },
     });
@@ -89,15 +87,18 @@ describe('existing VPC and SCRAM cluster', () => {
     expect(unacknowledged(synth)).toEqual([]);
   });
 
-  it('creates no cluster and no VPC, and triggers with the SCRAM secret from the existing cluster', () => {
+  it('creates no cluster and no VPC, triggers on the existing cluster with IAM, and lets the functions into its security group', () => {
     synth.template.resourceCountIs('AWS::MSK::ServerlessCluster', 0);
     synth.template.resourceCountIs('AWS::EC2::VPC', 0);
     for (const mapping of Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'))) {
-      expect(mapping.Properties).toMatchObject({
-        EventSourceArn: CLUSTER_ARN,
-        SourceAccessConfigurations: [{ Type: 'SASL_SCRAM_512_AUTH', URI: SECRET_ARN }],
-      });
+      expect(mapping.Properties).toMatchObject({ EventSourceArn: CLUSTER_ARN });
+      expect(mapping.Properties?.SourceAccessConfigurations).toBeUndefined();
     }
-    synth.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', { GroupId: 'sg-00000000000000001', FromPort: 9096, ToPort: 9096 });
+    synth.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', { GroupId: 'sg-00000000000000001', FromPort: 9098, ToPort: 9098 });
+  });
+
+  it('creates the DynamoDB gateway and Lambda interface endpoints in the existing VPC when vpcEndpoints is true', () => {
+    const endpoints = Object.values(resourcesOf(synth.template, 'AWS::EC2::VPCEndpoint')).map((e) => `${String(e.Properties?.VpcEndpointType)} ${JSON.stringify(e.Properties?.ServiceName)}`);
+    expect(endpoints.sort()).toEqual([expect.stringMatching(/^Gateway .*dynamodb/), expect.stringMatching(/^Interface .*\.lambda/)]);
   });
 });

@@ -6,15 +6,19 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { functions, retentionMs, tables, topics, type FunctionSpec } from '../../functions/topology.ts';
-import { actionsOf, policyStatements, resourcesOf, synthesize, type Synthesized } from './synth.ts';
+import { functions, retentionMs, tables, topicConfig, topics, type FunctionSpec } from '../../functions/topology.ts';
+import { TABLE_ACTIONS } from '../../infra/tables.ts';
+import { actionsOf, policyStatements, resourcesOf, statementsOfFunction, synthesize, type Synthesized } from './synth.ts';
 
 let synth: Synthesized;
-/** The optional features at once: customer-managed table key and e-mail alarm notifications. */
+/** The optional features at once: customer-managed table key, e-mail alarm notifications, Powertools names. */
 let variant: Synthesized;
 beforeAll(() => {
   synth = synthesize();
-  variant = synthesize({ context: { tableEncryption: 'customer-managed', alarmEmail: 'ops@example.com' }, skipBundling: true });
+  variant = synthesize({
+    context: { tableEncryption: 'customer-managed', alarmEmail: 'ops@example.com', serviceName: 'orders', metricsNamespace: 'Orders' },
+    skipBundling: true,
+  });
 }, 180_000);
 
 const handlerFunctions = () =>
@@ -74,6 +78,21 @@ describe('MSK cluster', () => {
     for (const s of lookups) expect(s.Resource).not.toBe('*');
   });
 
+  it('retains the cluster, its security group, and the VPC and subnets it sits in, on deletion and on replacement', () => {
+    const retained = (type: string) => Object.values(resourcesOf(synth.template, type));
+    const [cluster] = retained('AWS::MSK::ServerlessCluster');
+    expect(cluster).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    const clusterGroups = (cluster?.Properties?.VpcConfigs as { SecurityGroups: { 'Fn::GetAtt': [string, string] }[] }[])[0]?.SecurityGroups ?? [];
+    for (const ref of clusterGroups) {
+      expect(resourcesOf(synth.template, 'AWS::EC2::SecurityGroup')[ref['Fn::GetAtt'][0]]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    }
+    expect(clusterGroups).toHaveLength(1);
+    for (const type of ['AWS::EC2::VPC', 'AWS::EC2::Subnet']) {
+      expect(retained(type).length, type).toBeGreaterThan(0);
+      for (const r of retained(type)) expect(r, type).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    }
+  });
+
   it('lets the cluster security group in from itself (the trigger pollers) and from the functions on 9098 only', () => {
     const rules = Object.values(resourcesOf(synth.template, 'AWS::EC2::SecurityGroupIngress')).filter((r) => r.Properties?.FromPort === 9098);
     expect(rules).toHaveLength(2);
@@ -82,7 +101,7 @@ describe('MSK cluster', () => {
 });
 
 describe('network', () => {
-  it('has private subnets without NAT, a DynamoDB gateway endpoint and Lambda and STS interface endpoints', () => {
+  it('has private subnets without NAT, a DynamoDB gateway endpoint and a Lambda interface endpoint, and no STS endpoint', () => {
     synth.template.resourceCountIs('AWS::EC2::NatGateway', 0);
     synth.template.resourceCountIs('AWS::EC2::InternetGateway', 0);
     synth.template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
@@ -90,7 +109,8 @@ describe('network', () => {
       ServiceName: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('dynamodb')])]) }),
     });
     const interfaces = Object.values(resourcesOf(synth.template, 'AWS::EC2::VPCEndpoint')).filter((e) => e.Properties?.VpcEndpointType === 'Interface');
-    expect(interfaces.map((e) => JSON.stringify(e.Properties?.ServiceName)).sort()).toEqual([expect.stringContaining('.lambda'), expect.stringContaining('.sts')]);
+    // The rebuild calls the Lambda API; the triggers need no endpoint in provisioned mode, and nothing calls STS.
+    expect(interfaces.map((e) => JSON.stringify(e.Properties?.ServiceName))).toEqual([expect.stringContaining('.lambda')]);
     for (const e of interfaces) expect(e.Properties?.PrivateDnsEnabled).toBe(true);
   });
 });
@@ -108,18 +128,65 @@ describe('topics', () => {
     expect(resource?.Properties?.Brokers).toEqual({ 'Fn::GetAtt': [expect.any(String), 'BootstrapBrokerStringSaslIam'] });
   });
 
-  it('lets the topic provider create and describe exactly the topology topics, and nothing more on Kafka', () => {
+  it('keeps the events topic forever by time and by size (retention.ms and retention.bytes -1), and marks commands and events keyed', () => {
+    const [resource] = Object.values(resourcesOf(synth.template, 'Custom::KafkaTopics'));
+    const declared = JSON.parse(String(resource?.Properties?.Topics)) as { name: string; retention: 'forever'; keyed: boolean }[];
+    const events = declared.find((t) => t.name === topics.events.name);
+    expect(events).toMatchObject({ retention: 'forever', keyed: true });
+    expect(topicConfig(events as never)).toMatchObject({ 'retention.ms': '-1', 'retention.bytes': '-1' });
+    expect(declared.find((t) => t.name === topics.commands.name)?.keyed).toBe(true);
+  });
+
+  it('lets the topic provider create, grow, describe and alter the configs of exactly the topology topics, and nothing more on Kafka', () => {
     const provider = Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function')).find(([id]) => id.startsWith('TopicsProviderFunction'));
     expect(provider).toBeDefined();
     const kafka = policyStatements(synth.template)
       .filter((s) => s.owner.startsWith('TopicsProviderFunction'))
       .flatMap(actionsOf)
       .filter((a) => a.startsWith('kafka'));
-    expect(new Set(kafka)).toEqual(new Set(['kafka-cluster:Connect', 'kafka-cluster:DescribeTopic', 'kafka-cluster:CreateTopic']));
+    expect(new Set(kafka)).toEqual(
+      new Set([
+        'kafka-cluster:Connect',
+        'kafka-cluster:DescribeTopic',
+        'kafka-cluster:CreateTopic',
+        'kafka-cluster:AlterTopic',
+        'kafka-cluster:DescribeTopicDynamicConfiguration',
+        'kafka-cluster:AlterTopicDynamicConfiguration',
+      ]),
+    );
+    const topicStatements = policyStatements(synth.template).filter(
+      (s) => s.owner.startsWith('TopicsProviderFunction') && actionsOf(s).includes('kafka-cluster:AlterTopicDynamicConfiguration'),
+    );
+    for (const s of topicStatements) expect(JSON.stringify(s.Resource)).toMatch(/:topic\//);
   });
 });
 
 describe('functions', () => {
+  const functionId = (key: string): string => {
+    const fn = synth.stack.handlers.functions[key];
+    if (fn === undefined) throw new Error(`no function ${key}`);
+    return synth.stack.getLogicalId(fn.node.defaultChild as never);
+  };
+
+  it('runs one snapshot rebuild at a time (reserved concurrency 1), and leaves the others unreserved', () => {
+    const concurrency = (key: string) => resourcesOf(synth.template, 'AWS::Lambda::Function')[functionId(key)]?.Properties?.ReservedConcurrentExecutions;
+    expect(concurrency('snapshotRebuild')).toBe(1);
+    for (const key of ['commandHandler', 'eventHandler', 'commandApi']) expect(concurrency(key)).toBeUndefined();
+  });
+
+  it('lets the command handler read its own topic back with throwaway groups of its own, and delete them, and nothing more of Kafka groups', () => {
+    const statements = statementsOfFunction(synth.template, functionId('commandHandler'));
+    const groupStatements = statements.filter((st) => actionsOf(st).some((a) => a.includes('Group')));
+    const resources = JSON.stringify(groupStatements.map((st) => st.Resource));
+    expect(resources).toContain('kafka-aggregates-command-handler-reader-*');
+    expect(resources).toContain(functions.commandHandler.trigger.consumerGroupId);
+    expect(groupStatements.flatMap(actionsOf).sort()).toEqual(
+      expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:DeleteGroup', 'kafka-cluster:DescribeGroup']),
+    );
+    const deletes = groupStatements.filter((st) => actionsOf(st).includes('kafka-cluster:DeleteGroup'));
+    expect(JSON.stringify(deletes.map((st) => st.Resource))).not.toContain(`${functions.commandHandler.trigger.consumerGroupId}"`);
+  });
+
   it('deploys one function per topology function, ARM64 on Node.js 22 with source maps', () => {
     const deployed = handlerFunctions();
     expect(deployed).toHaveLength(Object.keys(functions).length);
@@ -130,16 +197,23 @@ describe('functions', () => {
     }
   });
 
-  it('gives each function its timeout, memory, and the table, topic, Kafka and Powertools variables', () => {
-    for (const [key, spec] of Object.entries(functions)) {
+  it('gives each function its timeout, memory, the names of its own tables only (those it writes or reads), and the topic, Kafka and Powertools variables', () => {
+    for (const [key, spec] of Object.entries(functions as Record<string, FunctionSpec>)) {
+      const tableVariables = Object.fromEntries(
+        (['aggregates', 'readModels'] as const).map((t) => [
+          tableEnv[t],
+          [...spec.tables, ...(spec.readsTables ?? [])].includes(t)
+            ? { Ref: Match.stringLikeRegexp(`^Tables${t === 'aggregates' ? 'Aggregates' : 'ReadModels'}`) }
+            : Match.absent(),
+        ]),
+      );
       synth.template.hasResourceProperties('AWS::Lambda::Function', {
         Description: Match.stringLikeRegexp(`^kafka-aggregates ${key}`),
         Timeout: spec.timeoutSeconds,
         MemorySize: spec.memoryMb,
         Environment: {
           Variables: Match.objectLike({
-            [tableEnv.aggregates]: { Ref: Match.stringLikeRegexp('^TablesAggregates') },
-            [tableEnv.readModels]: { Ref: Match.stringLikeRegexp('^TablesReadModels') },
+            ...tableVariables,
             [topicEnv.commands]: topics.commands.name,
             [topicEnv.events]: topics.events.name,
             [topicEnv.results]: topics.results.name,
@@ -153,6 +227,18 @@ describe('functions', () => {
         },
       });
     }
+  });
+});
+
+describe('settings', () => {
+  it('gives the functions the Powertools service name and metrics namespace of the settings, and alarms on those', () => {
+    for (const key of Object.keys(functions)) {
+      variant.template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp(`^kafka-aggregates ${key}`),
+        Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'orders', POWERTOOLS_METRICS_NAMESPACE: 'Orders' }) },
+      });
+    }
+    variant.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'deadLettered', Namespace: 'Orders', Dimensions: [{ Name: 'service', Value: 'orders' }] });
   });
 });
 
@@ -173,16 +259,27 @@ describe('triggers', () => {
     }
   });
 
-  it('sends batches it gives up on to the dead-letter topic, after bounded retries with bisect and partial batch response', () => {
-    for (const mapping of Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'))) {
-      const source = Object.values(topics).find((t) => t.name === (mapping.Properties?.Topics as string[])[0]);
+  it('blocks instead of skipping: no on-failure destination, unbounded retries, no record age limit, no bisect, partial batch responses', () => {
+    const mappings = Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(2);
+    for (const mapping of mappings) {
+      expect(mapping.Properties?.DestinationConfig).toBeUndefined();
+      expect(mapping.Properties?.MaximumRecordAgeInSeconds).toBeUndefined();
       expect(mapping.Properties).toMatchObject({
-        DestinationConfig: { OnFailure: { Destination: `kafka://${topics.deadLetter.name}` } },
-        MaximumRetryAttempts: 10,
-        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: -1,
+        BisectBatchOnFunctionError: false,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
-        ProvisionedPollerConfig: { MinimumPollers: 1, MaximumPollers: source?.partitions },
       });
+    }
+  });
+
+  it('runs both triggers in provisioned mode in one shared poller group, at most one poller per partition each', () => {
+    const mappings = Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'));
+    const groups = new Set(mappings.map((m) => (m.Properties?.ProvisionedPollerConfig as { PollerGroupName?: string }).PollerGroupName));
+    expect([...groups]).toEqual([`${synth.stack.stackName}-pollers`]);
+    for (const mapping of mappings) {
+      const source = Object.values(topics).find((t) => t.name === (mapping.Properties?.Topics as string[])[0]);
+      expect(mapping.Properties?.ProvisionedPollerConfig).toMatchObject({ MinimumPollers: 1, MaximumPollers: source?.partitions });
     }
   });
 
@@ -194,6 +291,55 @@ describe('triggers', () => {
 });
 
 describe('IAM', () => {
+  const tableStatements = (key: string) => {
+    const fn = synth.stack.handlers.functions[key];
+    if (fn === undefined) throw new Error(`no function ${key}`);
+    return statementsOfFunction(synth.template, synth.stack.getLogicalId(fn.node.defaultChild as never)).filter((s) =>
+      actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+    );
+  };
+
+  it('grants each function its own tables only: the command handler the aggregates, the event handler the read models, the rebuild both', () => {
+    const tablesOf = (key: string) => {
+      const text = JSON.stringify(tableStatements(key).map((s) => s.Resource));
+      return ['Aggregates', 'ReadModels'].filter((t) => text.includes(`Tables${t}`));
+    };
+    expect(tablesOf('commandHandler')).toEqual(['Aggregates']);
+    expect(tablesOf('eventHandler')).toEqual(['ReadModels']);
+    expect(tablesOf('snapshotRebuild')).toEqual(['Aggregates', 'ReadModels']);
+  });
+
+  it('grants the handlers the item actions they call (the command handler also batched writes) and the rebuild also its scans, queries and deletes, nothing else on DynamoDB', () => {
+    const actions = (key: string) => new Set(tableStatements(key).flatMap(actionsOf));
+    expect(actions('commandHandler')).toEqual(new Set(TABLE_ACTIONS.batches));
+    expect(actions('eventHandler')).toEqual(new Set(TABLE_ACTIONS.items));
+    expect(actions('snapshotRebuild')).toEqual(new Set(TABLE_ACTIONS.maintenance));
+  });
+
+  it('lets the rebuild read the committed offsets of both triggers\' groups, and tells it the groups and the event side\'s drain time', () => {
+    const fn = synth.stack.handlers.functions.snapshotRebuild;
+    if (fn === undefined) throw new Error('no rebuild');
+    const id = synth.stack.getLogicalId(fn.node.defaultChild as never);
+    const describe = JSON.stringify(statementsOfFunction(synth.template, id).filter((s) => actionsOf(s).includes('kafka-cluster:DescribeGroup')).map((s) => s.Resource));
+    expect(describe).toContain(`/${functions.eventHandler.trigger.consumerGroupId}"`);
+    expect(describe).toContain(`/${functions.commandHandler.trigger.consumerGroupId}"`);
+    const variables = (resourcesOf(synth.template, 'AWS::Lambda::Function')[id]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables).toMatchObject({
+      READ_MODELS_CONSUMER_GROUP: functions.eventHandler.trigger.consumerGroupId,
+      READ_MODELS_DRAIN_SECONDS: String(functions.eventHandler.timeoutSeconds),
+      COMMANDS_CONSUMER_GROUP: functions.commandHandler.trigger.consumerGroupId,
+    });
+  });
+
+  it('tells each triggered function its trigger\'s consumer group (the event handler checks its table against it)', () => {
+    for (const key of ['commandHandler', 'eventHandler'] as const) {
+      synth.template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp(`^kafka-aggregates ${key}`),
+        Environment: { Variables: Match.objectLike({ TRIGGER_CONSUMER_GROUP: functions[key].trigger.consumerGroupId }) },
+      });
+    }
+  });
+
   it('has no wildcard action in any policy', () => {
     const actions = policyStatements(synth.template).flatMap(actionsOf);
     expect(actions.length).toBeGreaterThan(0);
@@ -214,14 +360,22 @@ describe('IAM', () => {
 });
 
 describe('monitoring', () => {
-  it('alarms on errors of every function, offset lag of every trigger, and dead-letter arrivals', () => {
+  it('alarms on errors of every function, offset lag of every trigger (AWS/Lambda by function), dead-lettered records and halted gaps', () => {
     const alarms = Object.values(resourcesOf(synth.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties ?? {});
     const named = (metric: string) => alarms.filter((a) => a.MetricName === metric);
     expect(named('Errors')).toHaveLength(Object.keys(functions).length);
-    expect(named('OffsetLag')).toHaveLength(Object.values(functions).filter((f) => 'trigger' in f).length);
-    expect(named('MessagesInPerSec')).toEqual([
-      expect.objectContaining({ Namespace: 'AWS/Kafka', Dimensions: expect.arrayContaining([{ Name: 'Topic', Value: topics.deadLetter.name }]) as unknown }) as unknown,
-    ]);
+    const lag = named('OffsetLag');
+    expect(lag).toHaveLength(Object.values(functions).filter((f) => 'trigger' in f).length);
+    for (const a of lag) {
+      expect(a).toMatchObject({ Namespace: 'AWS/Lambda', Dimensions: [{ Name: 'FunctionName', Value: expect.anything() as unknown }] });
+    }
+    for (const metric of ['deadLettered', 'gapsHalted']) {
+      expect(named(metric)).toEqual([
+        expect.objectContaining({ Namespace: 'KafkaAggregates', Statistic: 'Sum', Dimensions: [{ Name: 'service', Value: 'kafka-aggregates' }] }) as unknown,
+      ]);
+    }
+    // Nothing from AWS/Kafka: its dimensions differ between MSK Serverless and provisioned clusters.
+    expect(alarms.filter((a) => a.Namespace === 'AWS/Kafka')).toEqual([]);
     synth.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
   });
 

@@ -41,6 +41,6 @@ describe('topics provider', () => {
       // Brokers that do not resolve: a connection attempt would fail the test.
       ResourceProperties: { ...properties, Brokers: 'unreachable.invalid:9098' },
     };
-    await expect(onEvent(event)).resolves.toEqual({ PhysicalResourceId: 'kafka-aggregates-topics', Data: { Created: '', Topics: '' } });
+    await expect(onEvent(event)).resolves.toEqual({ PhysicalResourceId: 'kafka-aggregates-topics', Data: { Created: '', Altered: '', Topics: '' } });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeadLetterRecord, EventRecord } from '../../functions/core/wire.ts';
-import { EventGapError } from '../../functions/event/errors.ts';
+import type { EventRecord } from '../../functions/core/wire.ts';
+import { batchItemFailures, gapError } from '../../functions/event/process-batch.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { projectionRowKey } from '../../functions/adapters/read-models-table.ts';
@@ -55,7 +55,7 @@ describe('projections on the real emulator: each event applied once and in order
     expect(await getAccountSummary(side.readModels, id)).toMatchObject({ balance: 105, version: 3 });
   });
 
-  it('halts at a gap with an error naming the aggregate and both versions, and applies nothing after it on that partition', async () => {
+  it('halts at a gap: applies what precedes it, nothing after it on that partition, and reports the gap as the partition\'s first failed record', async () => {
     const [a, b, c] = [unique('acc'), unique('acc'), unique('acc')];
     const topic = unique('events');
     const batch = mskEvent([
@@ -63,26 +63,27 @@ describe('projections on the real emulator: each event applied once and in order
       ...onPartition(topic, 1, [opened(c)]),
     ]);
     const process = side.processor();
-    const error = await process(batch).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const summary = await process(batch);
 
-    expect(error).toBeInstanceOf(EventGapError);
-    expect(error).toMatchObject({ aggregateType: 'account', aggregateId: a, appliedVersion: 2, eventVersion: 4, position: { topic, partition: 0, offset: 2 } });
-    expect((error as Error).message).toContain(`account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing)`);
+    expect(summary.halted).toEqual([
+      expect.objectContaining({ aggregateType: 'account', aggregateId: a, appliedVersion: 2, eventVersion: 4, position: { topic, partition: 0, offset: 2 } }),
+    ]);
+    expect(batchItemFailures(summary.halted)).toEqual({ batchItemFailures: [{ itemIdentifier: { partition: `${topic}-0`, offset: 2 } }] });
+    expect(gapError(summary.halted[0]!).message).toContain(`account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing)`);
     // Before the gap: applied. After it on its partition: nothing, not even another aggregate. Other partitions: applied.
     expect(await getAccountSummary(side.readModels, a)).toMatchObject({ balance: 50, version: 2 });
     expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
     expect(await getAccountSummary(side.readModels, c)).toMatchObject({ version: 1 });
 
-    // The trigger retries the same batch: it halts again at the same place, changing nothing.
-    await expect(process(batch)).rejects.toThrow(EventGapError);
+    // The trigger retries the partition from the gap: it halts again at the same place, changing nothing.
+    const again = await process(mskEvent(onPartition(topic, 0, [deposited(a, 4, 7), opened(b)], 2)));
+    expect(again.halted.map((g) => g.position.offset)).toEqual([2]);
+    expect(again.itemsWritten).toBe(0);
     expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
 
     // Once the missing event is on the partition, the retry gets past it.
-    const summary = await process(mskEvent(onPartition(topic, 0, [deposited(a, 3, 1), deposited(a, 4, 7), opened(b)], 4)));
-    expect(summary.gapsFlagged).toEqual([]);
+    const filled = await process(mskEvent(onPartition(topic, 0, [deposited(a, 3, 1), deposited(a, 4, 7), opened(b)], 4)));
+    expect(filled).toMatchObject({ gapsFlagged: [], halted: [] });
     expect(await getAccountSummary(side.readModels, a)).toMatchObject({ balance: 58, version: 4 });
     expect(await getAccountSummary(side.readModels, b)).toMatchObject({ version: 1 });
   });
@@ -113,9 +114,16 @@ describe('projections on the real emulator: each event applied once and in order
     const all = onPartition(topic, 0, [opened(id), deposited(id, 2, 100), deposited(id, 3, 20), deposited(id, 4, 3)]);
     const key = projectionRowKey(accountSummary.name, id);
     // A second invocation read the items before the first one wrote them: its reads are stale.
-    const stale = await side.readModels.read([key]);
+    const stale = await side.readModels.readBatch([key], [`${topic}-0`]);
     await side.processor()(mskEvent(all.slice(0, 2)));
-    const racing = side.processor({ readModels: { read: () => Promise.resolve(new Map(stale)), write: (k, item, revision) => side.readModels.write(k, item, revision) } });
+    const racing = side.processor({
+      readModels: {
+        tableName: side.readModels.tableName,
+        readBatch: () => Promise.resolve({ ...stale, items: new Map(stale.items) }),
+        putControl: (status, revision) => side.readModels.putControl(status, revision),
+        write: (k, item, revision) => side.readModels.write(k, item, revision),
+      },
+    });
     const summary = await racing(mskEvent(all));
 
     expect(summary.conflicts).toBe(2); // the row and the reaction checkpoint
@@ -139,8 +147,8 @@ describe('projections on the real emulator: each event applied once and in order
 
     expect(summary).toMatchObject({ events: 3, deadLettered: 4 });
     expect(await getAccountSummary(side.readModels, id)).toMatchObject({ balance: 20, version: 3 });
-    const letters = (await side.deadLetters()).filter((d: DeadLetterRecord) => d.source.topic === topic);
-    expect(letters.map((d) => [d.source.offset, d.reason.code])).toEqual([
+    const letters = (await side.deadLetters()).filter((d) => d.source.topic === topic);
+    expect(letters.map((d) => [d.source.offset, d.code])).toEqual([
       [1, 'InvalidEvent'],
       [3, 'KeyMismatch'],
       [4, 'UnknownEventType'],

@@ -18,10 +18,12 @@ afterAll(async () => {
 });
 
 /** Read models whose reaction checkpoint writes fail `failures` times: a crash after publishing the commands. */
-const crashingCheckpoints = (table: ReadModelsTable, failures = 1): Pick<ReadModelsTable, 'read' | 'write'> => {
+const crashingCheckpoints = (table: ReadModelsTable, failures = 1): Pick<ReadModelsTable, 'tableName' | 'readBatch' | 'putControl' | 'write'> => {
   let left = failures;
   return {
-    read: (keys) => table.read(keys),
+    tableName: table.tableName,
+    readBatch: (keys, partitions) => table.readBatch(keys, partitions),
+    putControl: (status, revision) => table.putControl(status, revision),
     write: async (key, item, revision) => {
       if (key.pk.startsWith('~reaction#') && left-- > 0) throw new Error('injected crash: after publishing the commands, before the checkpoint');
       await table.write(key, item, revision);

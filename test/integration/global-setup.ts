@@ -1,13 +1,14 @@
 /**
  * Integration tests run against the real local stack: start the Kafka broker and the
  * DynamoDB emulator unless they already answer (installing them on first use), create the
- * topology's topics and tables, catch the aggregates table up with the events topic if the
- * emulator lost it (as `npm start` does), and on teardown stop only what this run started. A
+ * topology's topics and tables, catch the aggregates table and the read models up with the
+ * events topic if the emulator lost them (as `npm start` does), and on teardown stop only what this run started. A
  * stack left running with `npm run stack:up` is reused and kept, so repeated runs start in seconds.
  */
 import { createKafka } from '../../functions/adapters/kafka.ts';
 import { provision } from '../../local/provision.ts';
-import { aggregatesReadiness } from '../../local/runtime/readiness.ts';
+import { functions } from '../../functions/topology.ts';
+import { aggregatesReadiness, readModelsReadiness } from '../../local/runtime/readiness.ts';
 import { startStack } from '../../local/stack/stack.ts';
 
 const log = (line: string): void => console.log(`[local stack] ${line}`);
@@ -26,6 +27,16 @@ export default async function setup(): Promise<() => Promise<void>> {
       try {
         const report = await runRebuild({}, { onProgress: () => undefined });
         log(`rebuild ${'status' in report ? report.status : 'done'}`);
+      } finally {
+        await shutdown();
+      }
+    }
+    if (['behind', 'rebuilding'].includes(await readModelsReadiness(kafka, functions.eventHandler.trigger.consumerGroupId))) {
+      log('the default read models are behind the events topic (the emulator restarted): rebuilding them');
+      const { runRebuild, shutdown } = await import('../../functions/snapshot-rebuild.ts');
+      try {
+        const report = await runRebuild({ readModels: true }, { onProgress: () => undefined });
+        log(`read models rebuild ${'status' in report ? report.status : 'done'}`);
       } finally {
         await shutdown();
       }

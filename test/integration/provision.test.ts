@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient } from '../../functions/adapters/dynamodb.ts';
 import { createKafka } from '../../functions/adapters/kafka.ts';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { retentionMs, tables, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
+import { ensureTopics, TopicMismatchError } from '../../functions/adapters/topics.ts';
+import { retentionMs, tables, topicConfig as topologyConfig, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
 import { provision, type ProvisionResult } from '../../local/provision.ts';
 
 const runId = randomUUID().slice(0, 8);
@@ -63,6 +64,10 @@ describe('local provisioner', () => {
     for (const key of topicKeys) expect(retention(key), key).toBe(String(retentionMs(topics[key].retention)));
   });
 
+  it('keeps the events topic whole by size too: retention.bytes -1', async () => {
+    expect(await topicConfig(fresh(topics.events.name), 'retention.bytes')).toBe('-1');
+  });
+
   it('creates every table of the topology on demand, with the declared string keys, and ACTIVE', async () => {
     expect([...first.createdTables].sort()).toEqual(tableKeys.map((k) => fresh(tables[k].name)).sort());
     for (const key of tableKeys) {
@@ -79,6 +84,68 @@ describe('local provisioner', () => {
   });
 
   it('is idempotent: a second run creates nothing and does not fail', async () => {
-    await expect(provision()).resolves.toEqual({ createdTopics: [], createdTables: [] });
+    await expect(provision()).resolves.toEqual({ createdTopics: [], createdTables: [], alteredTopics: [] });
+  });
+});
+
+/** A topic config's value as the broker reports it. */
+const topicConfig = async (topic: string, name: string): Promise<string | undefined> => {
+  const { resources } = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }] });
+  return resources[0]?.configEntries.find((e) => e.configName === name)?.configValue;
+};
+
+describe('existing topics that differ from the topology', () => {
+  const name = (what: string) => `${what}-drift-${runId}-${Math.random().toString(36).slice(2, 6)}`;
+  const made: string[] = [];
+  afterAll(async () => {
+    if (made.length > 0) await admin.deleteTopics({ topics: made });
+  });
+  const create = async (topic: string, partitions: number, configEntries: { name: string; value: string }[]) => {
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries }] });
+    made.push(topic);
+  };
+
+  it('brings an events topic created with a time and size limit to retention forever, keeping settings others made', async () => {
+    const topic = name('events');
+    await create(topic, topics.events.partitions, [
+      { name: 'retention.ms', value: '604800000' },
+      { name: 'retention.bytes', value: '1073741824' },
+      { name: 'cleanup.policy', value: 'delete' },
+      { name: 'min.compaction.lag.ms', value: '1000' },
+    ]);
+    const changes = await ensureTopics(admin, [{ ...topics.events, name: topic }]);
+
+    // Every declared setting differs from what the topic was created with.
+    expect(changes.altered).toEqual([{ topic, configs: topologyConfig(topics.events) }]);
+    expect(topologyConfig(topics.events)).toMatchObject({ 'retention.ms': '-1', 'retention.bytes': '-1' });
+    expect(await topicConfig(topic, 'retention.ms')).toBe('-1');
+    expect(await topicConfig(topic, 'retention.bytes')).toBe('-1');
+    expect(await topicConfig(topic, 'min.compaction.lag.ms')).toBe('1000');
+    // In line now: nothing more to change.
+    expect((await ensureTopics(admin, [{ ...topics.events, name: topic }])).altered).toEqual([]);
+  });
+
+  it('refuses a keyed topic whose partition count differs, naming why, and changes nothing', async () => {
+    const topic = name('commands');
+    await create(topic, topics.commands.partitions + 1, [{ name: 'retention.ms', value: '1000' }]);
+    const error = await ensureTopics(admin, [{ ...topics.commands, name: topic }]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+    expect(error).toBeInstanceOf(TopicMismatchError);
+    expect((error as Error).message).toMatch(/breaks per-aggregate order/);
+    expect(await topicConfig(topic, 'retention.ms')).toBe('1000');
+  });
+
+  it('adds partitions to a topic that is not keyed, and refuses to shrink one', async () => {
+    const grow = name('results');
+    await create(grow, 1, []);
+    const changes = await ensureTopics(admin, [{ ...topics.results, name: grow }]);
+    expect(changes.grown).toEqual([{ topic: grow, from: 1, to: topics.results.partitions }]);
+
+    const shrink = name('dead-letter');
+    await create(shrink, topics.deadLetter.partitions + 2, []);
+    await expect(ensureTopics(admin, [{ ...topics.deadLetter, name: shrink }])).rejects.toThrow(/cannot remove partitions/);
   });
 });

@@ -9,7 +9,8 @@ import { createDocumentClient, createDynamoClient } from '../../functions/adapte
 import { createProducer } from '../../functions/adapters/kafka.ts';
 import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
 import type { MskEvent } from '../../functions/core/msk-event.ts';
-import { eventId, type CommandEnvelope, type DeadLetterRecord, type EventRecord } from '../../functions/core/wire.ts';
+import type { DeadLetterView } from '../../functions/core/dead-letter.ts';
+import { eventId, type CommandEnvelope, type EventRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { createEventProcessor, type EventSideDeps } from '../../functions/event/process-batch.ts';
 import { EventSidePublisher } from '../../functions/adapters/publisher.ts';
@@ -17,7 +18,7 @@ import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { tables } from '../../functions/topology.ts';
 import { countRequests } from './dynamo.ts';
-import { createTopologyTopics, readJson, readTopic, testKafka, unique, type ReadRecord } from './kafka.ts';
+import { createTopologyTopics, readDeadLetters, readJson, readTopic, testKafka, unique, type ReadRecord } from './kafka.ts';
 import { mskEvent } from './msk.ts';
 
 /** Creates a table with the read-models table's key schema (pk and sk, both strings). */
@@ -49,7 +50,8 @@ export interface EventSide {
   /** The records on the commands topic, raw (for feeding the command side). */
   commandRecords(): Promise<ReadRecord[]>;
   commands(): Promise<CommandEnvelope[]>;
-  deadLetters(): Promise<DeadLetterRecord[]>;
+  /** The dead letters, in either format (this project's or a Lambda on-failure destination's). */
+  deadLetters(): Promise<DeadLetterView[]>;
   close(): Promise<void>;
 }
 
@@ -75,7 +77,7 @@ export const startEventSide = async (): Promise<EventSide> => {
     processor: (overrides = {}) => createEventProcessor({ aggregates, projections, reactions, readModels, publisher, ...overrides }),
     commandRecords: () => readTopic(kafka, topics.commands),
     commands: () => readJson<CommandEnvelope>(kafka, topics.commands),
-    deadLetters: () => readJson<DeadLetterRecord>(kafka, topics.deadLetter),
+    deadLetters: () => readDeadLetters(kafka, topics.deadLetter),
     close: async () => {
       await publisher.close();
       dynamo.destroy();

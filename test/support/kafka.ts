@@ -2,6 +2,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/adapters/kafka.ts';
 import { ensureTopics } from '../../functions/adapters/topics.ts';
+import { readDeadLetter, type DeadLetterView } from '../../functions/core/dead-letter.ts';
 import { topics as topologyTopics, type TopicKey } from '../../functions/topology.ts';
 
 /** A record read back from a topic. */
@@ -84,3 +85,14 @@ export const readTopic = async (kafka: Kafka, topic: string): Promise<ReadRecord
 /** The JSON values of a topic's records. */
 export const readJson = async <T>(kafka: Kafka, topic: string): Promise<T[]> =>
   (await readTopic(kafka, topic)).map((r) => JSON.parse(r.value ?? 'null') as T);
+
+/**
+ * The dead letters on a topic, in either format (this project's, or those of a Lambda
+ * on-failure destination); a record in neither format fails the read.
+ */
+export const readDeadLetters = async (kafka: Kafka, topic: string): Promise<DeadLetterView[]> =>
+  (await readTopic(kafka, topic)).flatMap((r) => {
+    const views = r.value === null ? undefined : readDeadLetter(r.value);
+    if (views === undefined) throw new Error(`${topic}-${r.partition}@${r.offset} is not a dead letter: ${String(r.value).slice(0, 200)}`);
+    return views;
+  });

@@ -149,6 +149,38 @@ describe('decideAggregate: folding a batch', () => {
   });
 });
 
+describe('decideAggregate: outcomes no head remembers', () => {
+  const unkeptOf = (outcome: AggregateOutcome) => outcome.unkept.map(({ result, at }) => `${summary([result])[0]} @${at - RECORD_TIME}`);
+
+  it('leaves every outcome of a batch that writes no head unkept, with its record time', async () => {
+    const outcome = await decide(accountHead(), [deposit(1, 5), close(2)]);
+    expect(outcome.next).toBeNull();
+    expect(unkeptOf(outcome)).toStrictEqual(['c-0-1 AccountNotOpen @1', 'c-0-2 AccountNotOpen @2']);
+  });
+
+  it('leaves nothing unkept when the head it writes remembers every outcome, rejections included', async () => {
+    const outcome = await decide(accountHead(), [open(1), withdraw(2, 10), deposit(3, 5)]);
+    expect(committed(outcome).recent.map((r) => r.commandId)).toStrictEqual(['c-0-1', 'c-0-2', 'c-0-3']);
+    expect(outcome.unkept).toStrictEqual([]);
+  });
+
+  it('leaves duplicates out: their outcome is remembered already', async () => {
+    const head = committed(await decide(accountHead(), [open(10), deposit(11, 100, { commandId: 'dep' })]));
+    const resent = await decide(head, [deposit(12, 100, { commandId: 'dep' }), withdraw(13, 500)], confirmedThrough(11));
+    expect(resent.next).toBeNull();
+    expect(summary(resent.results)).toStrictEqual(['dep v2', 'c-0-13 InsufficientFunds']);
+    expect(unkeptOf(resent)).toStrictEqual(['c-0-13 InsufficientFunds @13']);
+  });
+
+  it('leaves the answer to a position whose outcome is forgotten unkept, even beside a head write', async () => {
+    const head = committed(await decide(accountHead(), [open(10), withdraw(11, 5), deposit(12, 100)]));
+    const forgotten = { ...head, recent: [] };
+    const outcome = await decide(forgotten, [withdraw(11, 5), deposit(13, 1)], confirmedThrough(12));
+    expect(summary(outcome.results)).toStrictEqual(['c-0-11 OutcomeNotRetained', 'c-0-13 v3']);
+    expect(unkeptOf(outcome)).toStrictEqual(['c-0-11 OutcomeNotRetained @11']);
+  });
+});
+
 describe('decideAggregate: optimistic concurrency from the client', () => {
   it('rejects a stale expectedVersion with VersionMismatch and accepts the current one', async () => {
     const head = committed(await decide(accountHead(), [open(1), deposit(2, 100)]));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defineProjection, type ProjectionGapPolicy } from '../../../functions/core/projection.ts';
+import { defineProjection, MAX_RECENT_AGGREGATES, type ProjectionGapPolicy } from '../../../functions/core/projection.ts';
 import type { StoredItem } from '../../../functions/adapters/read-models-table.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import type { AccountEvent } from '../../../functions/domain/account/index.ts';
@@ -88,10 +88,65 @@ describe('foldItem: gaps', () => {
     expect(late).toMatchObject({ next: null, duplicates: 1 });
   });
 
+  it('applies a missing version published again later in the batch before the event that revealed the gap: a filled gap does not halt', () => {
+    const [v1, v2, v4] = [accountEvent('acc-1', 1, opened(), { offset: 0 }), accountEvent('acc-1', 2, deposited(500), { offset: 1 }), accountEvent('acc-1', 4, withdrawn(100), { offset: 2 })];
+    const v3 = accountEvent('acc-1', 3, deposited(7), { offset: 4 });
+    const plan = foldSummary([v1, v2, v4, v3]);
+    expect(plan).toMatchObject({ halt: undefined, applied: 4 });
+    expect(plan.next?.data).toMatchObject({ balance: 407, version: 4 });
+  });
+
+  it('passes a gap under halt when an operator released that event (pass-gap), flagging it on the row; other gaps still halt', () => {
+    const routes = routeEvents(withGap(), eventRegistry(aggregates, [accountSummary], []));
+    const [route] = [...routes.values()];
+    const plan = foldItem(route!.folder, undefined, route!.events, { passGap: (p) => p.offset === 4 });
+    expect(plan).toMatchObject({ halt: undefined, applied: 4 });
+    expect(plan.next?.gaps).toEqual([{ aggregate: 'account#acc-1', missingFrom: 3, missingTo: 3, eventId: 'account:acc-1:4' }]);
+    expect(plan.flagged).toMatchObject([{ appliedVersion: 2, eventVersion: 4, position: { offset: 4 } }]);
+    expect(foldItem(route!.folder, undefined, route!.events, { passGap: (p) => p.offset === 5 }).halt).toMatchObject({ eventVersion: 4 });
+  });
+
   it('with ignore, applies across the jump without flagging it', () => {
     const plan = foldSummary(withGap(), undefined, 'ignore');
     expect(plan).toMatchObject({ halt: undefined, flagged: [], applied: 4 });
     expect(plan.next?.gapCount).toBe(0);
+  });
+});
+
+describe('foldItem: rows that dedupe per partition', () => {
+  const totals = defineProjection<{ deposits: number }, AccountEvent>({
+    name: 'deposit-totals',
+    consumes: { account: ['MoneyDeposited'] },
+    rowId: () => 'all',
+    evolve: (row, e) => ({ deposits: (row?.deposits ?? 0) + (e.type === 'MoneyDeposited' ? e.data.amount : 0) }),
+    dedupe: 'per-partition',
+  });
+  const fold = (events: IncomingEvent[], before?: StoredItem): ItemPlan => {
+    const [route] = [...routeEvents(events, eventRegistry(aggregates, [totals], [])).values()];
+    return foldItem(route!.folder, before, route!.events);
+  };
+  /** One deposit of 1 by each of `n` accounts, all on partition 0, from offset `from`. */
+  const manyAccounts = (n: number, from = 0) => Array.from({ length: n }, (_, i) => accountEvent(`acc-${from + i}`, 2, deposited(1), { offset: from + i }));
+
+  it('keeps a bounded record however many aggregates reach the row: the last offset per partition and the most recent aggregates', () => {
+    const plan = fold(manyAccounts(MAX_RECENT_AGGREGATES * 4));
+    expect(plan.next?.data).toEqual({ deposits: MAX_RECENT_AGGREGATES * 4 });
+    expect(plan.next?.offsets).toEqual({ 'events-0': MAX_RECENT_AGGREGATES * 4 - 1 });
+    expect(Object.keys(plan.next?.versions ?? {})).toHaveLength(MAX_RECENT_AGGREGATES);
+    expect(plan.next?.versions).toHaveProperty(`account#acc-${MAX_RECENT_AGGREGATES * 4 - 1}`, 2);
+  });
+
+  it('skips a redelivered batch by offset, and a copy of a recent aggregate\'s event published again at a later offset', () => {
+    const first = fold(manyAccounts(10));
+    expect(fold(manyAccounts(10), stored(first))).toMatchObject({ next: null, duplicates: 10 });
+    const copy = accountEvent('acc-9', 2, deposited(1), { offset: 50 });
+    expect(fold([copy], stored(first))).toMatchObject({ next: null, duplicates: 1 });
+    const fresh = accountEvent('acc-9', 3, deposited(5), { offset: 51 });
+    expect(fold([fresh], stored(first)).next?.data).toEqual({ deposits: 15 });
+  });
+
+  it('is refused with a gap policy other than ignore, which it cannot honour', () => {
+    expect(() => eventRegistry(aggregates, [{ ...totals, onGap: 'halt' }], [])).toThrow(/dedupes per partition.*set onGap: 'ignore'/);
   });
 });
 

@@ -97,4 +97,18 @@ describe('the trigger buffer', () => {
     expect(buffer.floor('t-0')).toBeUndefined();
     expect(buffer.add(record(0, 0), 0)).toBe(true);
   });
+
+  it('tops a retried batch up with what arrived on its own partitions since, up to batchSize, handing nothing out twice', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2]);
+    fill(buffer, 1, [0]);
+    const batch = buffer.take(2);
+    expect(offsets(batch)).toEqual({ 't-0': [0, 1] });
+    fill(buffer, 0, [3, 4, 5]);
+    const retry = new Map([['t-0', batch.get('t-0')!.slice(1)]]);
+    expect(offsets(buffer.topUp(retry, 4))).toEqual({ 't-0': [1, 2, 3, 4] });
+    expect(offsets(buffer.topUp(new Map([['t-0', [record(0, 4)]]]), 4))).toEqual({ 't-0': [4, 5] });
+    buffer.release('t-0');
+    expect(offsets(buffer.take(10))).toEqual({ 't-1': [0] });
+  });
 });

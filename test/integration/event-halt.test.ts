@@ -1,0 +1,215 @@
+/**
+ * The event side blocks instead of skipping. Through the emulated MSK trigger and the real
+ * event handler (on this file's own topics, table and consumer group): a gap under `halt`
+ * holds its partition past the old retry budget of ten retries, commits what precedes it,
+ * dead-letters nothing, and goes on once the missing event is on the partition. Through the
+ * batch processor: an operator's `skip` and `pass-gap` releases, read in the same batched
+ * read, and the control item that holds the event side while its table is behind the log.
+ */
+import type { Admin, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
+import { ReadModelsTable, projectionRowKey } from '../../functions/adapters/read-models-table.ts';
+import { tableEnv, topicEnv } from '../../functions/config.ts';
+import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../../functions/core/release.ts';
+import type { EventRecord } from '../../functions/core/wire.ts';
+import { ReadModelsBehindLogError, ReadModelsRebuildingError } from '../../functions/event/errors.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
+import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
+import { mappingsFromTopology } from '../../local/runtime/mappings.ts';
+import { startTriggers, type InvocationReport, type Triggers } from '../../local/runtime/trigger.ts';
+import { accountEventRecord, createReadModelsTable, startEventSide, type EventSide } from '../support/event-side.ts';
+import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../support/kafka.ts';
+import { mskEvent, type RecordSpec } from '../support/msk.ts';
+
+const kafka = testKafka();
+const names = { events: unique('events'), commands: unique('commands'), deadLetter: unique('dead-letter'), table: unique('read-models'), group: unique('event-trigger') };
+const env: Record<string, string> = {
+  [topicEnv.events]: names.events,
+  [topicEnv.commands]: names.commands,
+  [topicEnv.deadLetter]: names.deadLetter,
+  [tableEnv.readModels]: names.table,
+  // The event handler checks its table against its trigger's group, here this file's.
+  TRIGGER_CONSUMER_GROUP: names.group,
+};
+const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+const dynamo = createDynamoClient();
+const table = new ReadModelsTable(createDocumentClient(dynamo), names.table);
+let admin: Admin;
+let producer: Producer;
+let side: EventSide;
+
+beforeAll(async () => {
+  Object.assign(process.env, env);
+  admin = kafka.admin();
+  producer = kafka.producer();
+  await Promise.all([admin.connect(), producer.connect()]);
+  await createTopologyTopics(admin, { events: names.events, commands: names.commands, deadLetter: names.deadLetter });
+  await createReadModelsTable(dynamo, names.table);
+  side = await startEventSide();
+});
+
+afterAll(async () => {
+  await side.close();
+  await Promise.all([admin.disconnect(), producer.disconnect()]);
+  dynamo.destroy();
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada' });
+const deposited = (id: string, version: number, amount: number) => accountEventRecord(id, version, 'MoneyDeposited', { amount });
+
+/** Writes events to partition 0 of this file's events topic, in the order given. */
+const publish = async (...events: EventRecord[]): Promise<void> => {
+  await producer.send({ topic: names.events, messages: events.map((e) => ({ partition: 0, key: e.aggregateId, value: JSON.stringify(e) })) });
+};
+
+const committed = async (partition = 0): Promise<number> => {
+  const [entry] = await admin.fetchOffsets({ groupId: names.group, topics: [names.events] });
+  return Number(entry?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
+};
+
+const waitFor = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> => {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+describe('a gap under halt, through the emulated trigger and the real event handler', () => {
+  let triggers: Triggers;
+  const reports: InvocationReport[] = [];
+  afterAll(async () => {
+    await triggers.stop();
+  });
+
+  it('holds its partition past the old budget of ten retries, commits what precedes it, dead-letters nothing, and goes on once the missing event is there', async () => {
+    const [a, b] = [unique('acc'), unique('acc')];
+    await publish(opened(a), deposited(a, 2, 5000), deposited(a, 4, 700), opened(b));
+    triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['eventHandler'], groupIds: { eventHandler: names.group } }),
+      backoff: { initialMs: 20, maxMs: 100 },
+      onInvocation: (r) => reports.push(r),
+      log: () => undefined,
+      kafka,
+    });
+    const tp = `${names.events}-0`;
+    const halted = () => reports.filter((r) => r.outcome === 'partial' && r.offsets[tp]?.[0] === 2);
+    await waitFor('twelve attempts halted at the gap', () => halted().length >= 12);
+
+    // Halted: the events before the gap applied and committed, nothing at or after it, nothing dead-lettered.
+    expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
+    expect(halted().at(-1)).toMatchObject({ attempt: expect.any(Number) as unknown, blockedSince: expect.any(Number) as unknown });
+    expect(triggers.blocked()).toEqual([expect.objectContaining({ partition: tp, offset: 2 })]);
+    expect(await committed()).toBe(2);
+    expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5000, version: 2 });
+    expect(await getAccountSummary(table, b)).toBeUndefined();
+    expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+
+    // The missing event reaches the partition (as a re-published outbox would): the retry applies it first.
+    await publish(deposited(a, 3, 1));
+    await waitFor('the partition to go on', async () => (await committed()) === 5);
+    expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5701, version: 4 });
+    expect(await getAccountSummary(table, b)).toMatchObject({ version: 1 });
+    expect(triggers.blocked()).toEqual([]);
+    expect(reports.at(-1)).toMatchObject({ outcome: 'ok', blockedSince: expect.any(Number) as unknown });
+    expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+  }, 90_000);
+});
+
+describe('operator releases, read in the batch\'s own batched read', () => {
+  const release = (action: Release['action'], from: number, to = from): Release => ({
+    action,
+    from,
+    to,
+    reason: 'events written by a buggy producer, ticket OPS-7',
+    by: 'ops@test',
+    at: '2026-11-30T12:00:00.000Z',
+  });
+  const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] => events.map((value, offset) => ({ topic, partition: 0, offset, key: value.aggregateId, value }));
+
+  it('skip: dead-letters exactly the released records with SkippedByOperator and the operator\'s reason, and the partition goes on', async () => {
+    const [a, b] = [unique('acc'), unique('acc')];
+    const topic = unique('events');
+    const records = onPartition(topic, [opened(a), deposited(a, 2, 10), deposited(a, 3, 20), opened(b)]);
+    const skip = release('skip', 1, 2);
+    await side.readModels.releases.add(`${topic}-0`, skip);
+    side.requests.reset();
+    const summary = await side.processor()(mskEvent(records));
+
+    expect(summary).toMatchObject({ deadLettered: 2, skippedByOperator: 2, halted: [] });
+    // The releases came with the items: one batched read, no extra request.
+    expect(side.requests.get('BatchGetItemCommand')).toBe(1);
+    expect(side.requests.get('GetItemCommand')).toBe(0);
+    const letters = (await side.deadLetters()).filter((d) => d.source.topic === topic);
+    expect(letters.map((d) => [d.source.offset, d.code, d.message])).toEqual([
+      [1, SKIPPED_BY_OPERATOR, skipMessage(skip)],
+      [2, SKIPPED_BY_OPERATOR, skipMessage(skip)],
+    ]);
+    expect(JSON.parse(Buffer.from(letters[0]!.value!, 'base64').toString('utf8'))).toMatchObject({ aggregateId: a, version: 2 });
+    expect(await getAccountSummary(side.readModels, a)).toMatchObject({ balance: 0, version: 1 });
+    expect(await getAccountSummary(side.readModels, b)).toMatchObject({ version: 1 });
+  });
+
+  it('pass-gap: applies the released event across its gap once, flagged on the row, and later events follow', async () => {
+    const a = unique('acc');
+    const topic = unique('events');
+    const records = onPartition(topic, [opened(a), deposited(a, 2, 10), deposited(a, 5, 300), deposited(a, 6, 4)]);
+    const process = side.processor();
+    expect((await process(mskEvent(records))).halted).toMatchObject([{ aggregateId: a, appliedVersion: 2, eventVersion: 5, position: { offset: 2 } }]);
+
+    await side.readModels.releases.add(`${topic}-0`, release('pass-gap', 2));
+    const retried = mskEvent(records.slice(2));
+    const summary = await process(retried);
+    expect(summary.halted).toEqual([]);
+    // Flagged on both items the event reaches: the account-summary row and the reaction checkpoint.
+    expect(summary.gapsFlagged.map((g) => [g.consumer.kind, g.appliedVersion, g.eventVersion, g.position.offset]).sort()).toEqual([
+      ['projection', 2, 5, 2],
+      ['reaction', 2, 5, 2],
+    ]);
+    const row = await side.readModels.get(projectionRowKey(accountSummary.name, a));
+    expect(row).toMatchObject({ gapCount: 1, gaps: [{ aggregate: `account#${a}`, missingFrom: 3, missingTo: 4 }], data: { balance: 314, version: 6 } });
+    // Once: delivered again, the released event is a duplicate, and nothing is flagged twice.
+    expect(await process(retried)).toMatchObject({ applied: 0, gapsFlagged: [] });
+    expect((await side.readModels.get(projectionRowKey(accountSummary.name, a)))?.gapCount).toBe(1);
+  });
+});
+
+describe('the control item: the event side holds while its table is behind the log', () => {
+  const fresh = async (): Promise<ReadModelsTable> => {
+    const name = unique('read-models');
+    await createReadModelsTable(dynamo, name);
+    return new ReadModelsTable(createDocumentClient(dynamo), name);
+  };
+  const batch = (id: string) => mskEvent([{ topic: unique('events'), offset: 7, key: id, value: deposited(id, 4, 1) }]);
+
+  it('refuses a table without a control item once the trigger has handled events, applying nothing', async () => {
+    const readModels = await fresh();
+    const id = unique('acc');
+    const process = side.processor({ readModels, readiness: { groupId: 'g', hasHandledAny: () => Promise.resolve(true) } });
+    await expect(process(batch(id))).rejects.toThrow(ReadModelsBehindLogError);
+    await expect(process(batch(id))).rejects.toThrow(/behind the events topic .* consumer group g has handled events/);
+    expect(await getAccountSummary(readModels, id)).toBeUndefined();
+    expect(await readModels.getControl()).toBeUndefined();
+  });
+
+  it('marks a new table ready when the trigger has handled nothing yet, and then applies', async () => {
+    const readModels = await fresh();
+    const id = unique('acc');
+    const process = side.processor({ readModels, readiness: { groupId: 'g', hasHandledAny: () => Promise.resolve(false) } });
+    const summary = await process(mskEvent([{ topic: unique('events'), offset: 0, key: id, value: opened(id) }]));
+    expect(summary.applied).toBeGreaterThan(0);
+    expect(await readModels.getControl()).toEqual({ status: 'ready', revision: 1 });
+  });
+
+  it('holds while a rebuild has the control item', async () => {
+    const readModels = await fresh();
+    await readModels.putControl('rebuilding', 0);
+    const process = side.processor({ readModels, readiness: { groupId: 'g', hasHandledAny: () => Promise.resolve(false) } });
+    await expect(process(batch(unique('acc')))).rejects.toThrow(ReadModelsRebuildingError);
+  });
+});

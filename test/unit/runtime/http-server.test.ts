@@ -1,0 +1,74 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_REQUEST_BYTES, serveHttpFunction, type HttpFunctionServer, type HttpHandler } from '../../../local/http/server.ts';
+
+let server: HttpFunctionServer;
+const events: APIGatewayProxyEventV2[] = [];
+let answer: HttpHandler = () => Promise.resolve({ statusCode: 204 });
+
+beforeAll(async () => {
+  server = await serveHttpFunction({
+    port: 0,
+    handler: (event, context) => {
+      events.push(event);
+      expect(context.functionName).toBe('commandApi');
+      return answer(event, context);
+    },
+  });
+});
+afterAll(() => server.stop());
+
+describe('the local HTTP server of a topology function', () => {
+  it('listens on the loopback interface only', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('delivers a request as a function URL event: path and query raw, headers lower case, text body as it is', async () => {
+    answer = () => Promise.resolve({ statusCode: 201, headers: { 'x-answer': 'yes' }, body: '{"ok":true}' });
+    const response = await fetch(`${server.url}/commands/a%2Fb?aggregateType=account&aggregateId=a%20b`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Prefer: 'wait=3' },
+      body: '{"é":1}',
+    });
+    expect([response.status, response.headers.get('x-answer'), await response.text()]).toStrictEqual([201, 'yes', '{"ok":true}']);
+    const event = events.at(-1) as APIGatewayProxyEventV2;
+    expect(event).toMatchObject({
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: '/commands/a%2Fb',
+      rawQueryString: 'aggregateType=account&aggregateId=a%20b',
+      queryStringParameters: { aggregateType: 'account', aggregateId: 'a b' },
+      headers: { 'content-type': 'application/json', prefer: 'wait=3' },
+      body: '{"é":1}',
+      isBase64Encoded: false,
+      requestContext: { http: { method: 'POST', path: '/commands/a%2Fb' }, stage: '$default' },
+    });
+  });
+
+  it('delivers a body that is not UTF-8 as base64, as function URLs do', async () => {
+    answer = () => Promise.resolve({ statusCode: 200, body: '' });
+    await fetch(`${server.url}/x`, { method: 'POST', body: new Uint8Array([0xff, 0xfe, 0x00]) });
+    expect(events.at(-1)).toMatchObject({ body: Buffer.from([0xff, 0xfe, 0x00]).toString('base64'), isBase64Encoded: true });
+  });
+
+  it('answers a plain returned value as a 200 JSON body, and a thrown error as 502', async () => {
+    answer = () => Promise.resolve('"just a string"');
+    const plain = await fetch(`${server.url}/x`);
+    expect([plain.status, plain.headers.get('content-type'), await plain.text()]).toStrictEqual([200, 'application/json', '"just a string"']);
+    answer = () => Promise.reject(new Error('the function broke'));
+    const broken = await fetch(`${server.url}/x`);
+    expect(broken.status).toBe(502);
+  });
+
+  it('refuses a request larger than Lambda takes with 413, without invoking the function', async () => {
+    const before = events.length;
+    const response = await fetch(`${server.url}/commands`, { method: 'POST', body: new Uint8Array(MAX_REQUEST_BYTES + 1) });
+    expect(response.status).toBe(413);
+    expect(events.length).toBe(before);
+  });
+
+  it('says which variable moves it when its port is taken', async () => {
+    const port = Number(new URL(server.url).port);
+    await expect(serveHttpFunction({ port, handler: answer })).rejects.toThrow(/set COMMAND_API_PORT/);
+  });
+});
