@@ -30,7 +30,7 @@ import { groupLag, mostAttempts, Operator, waitFor, type RunState, type TableLos
 import { compareOutcomes, ResultsFollower, type OutcomeMismatch } from './outcomes.ts';
 import { Random } from './random.ts';
 import type { OwnEmulator } from './restarts.ts';
-import { chaosMappings, COMMAND_HANDLER, type RuntimeConfig } from './runtime-protocol.ts';
+import { chaosMappings, COMMAND_HANDLER, EVENT_HANDLER, type RuntimeConfig } from './runtime-protocol.ts';
 import { RuntimeProcess } from './runtime-process.ts';
 import { CommandSender } from './sender.ts';
 import { TcpProxy } from './tcp-proxy.ts';
@@ -39,8 +39,8 @@ import { Workload, type PlannedCommand } from './workload.ts';
 export type { OutcomeMismatch } from './outcomes.ts';
 export type { TableLoss } from './operator.ts';
 
-/** The faults the run brings on the infrastructure, in the order it brings them. */
-export const INFRASTRUCTURE_FAULTS = ['broker-restart', 'dynamodb-outage', 'topic-recreated', 'kafka-outage', 'cli-rebuild', 'table-restored', 'table-loss', 'hard-kill'] as const;
+/** The faults the run brings on the infrastructure, in the order it brings them (INFRASTRUCTURE_FAULTS order is the schedule's). */
+export const INFRASTRUCTURE_FAULTS = ['topic-recreated', 'broker-restart', 'dynamodb-outage', 'kafka-outage', 'cli-rebuild', 'table-restored', 'table-loss', 'hard-kill'] as const;
 
 /** One of the infrastructure faults (`table-loss` is the emulator restart when the run has its own emulator). */
 export type InfrastructureFault = (typeof INFRASTRUCTURE_FAULTS)[number];
@@ -151,7 +151,9 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   const follower = new ResultsFollower(kafka, topics.results);
   const sender = new CommandSender(kafka, topics.commands, (options.outageMs ?? 180_000) + 300_000);
   const mappingConfig = { groupIdPrefix: `${runId}-`, batchSize: options.batchSize ?? 50 };
-  const commandsGroup = chaosMappings(mappingConfig).find((m) => m.functionName === COMMAND_HANDLER)?.consumerGroupId ?? '';
+  const groupOf = (name: string): string => chaosMappings(mappingConfig).find((m) => m.functionName === name)?.consumerGroupId ?? '';
+  const commandsGroup = groupOf(COMMAND_HANDLER);
+  const eventsGroup = groupOf(EVENT_HANDLER);
   let proxy: TcpProxy | undefined;
   let runtime: RuntimeProcess | undefined;
   let generation = 0;
@@ -160,7 +162,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     await provision();
     await admin.connect();
     proxy = await TcpProxy.start(process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'http://127.0.0.1:8000');
-    const runtimeEnv = { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, COMMANDS_CONSUMER_GROUP: commandsGroup };
+    // The run's consumer groups, where the functions and the rebuilds look for their triggers' positions.
+    const runtimeEnv = { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, COMMANDS_CONSUMER_GROUP: commandsGroup, TRIGGER_CONSUMER_GROUP: eventsGroup };
     const startRuntime = async (startup: RuntimeConfig['startup']): Promise<RuntimeProcess> => {
       const config: RuntimeConfig = {
         seed: options.seed + 7919 * generation++,
@@ -185,6 +188,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       topics,
       tables,
       commandsGroup,
+      eventsGroup,
       kafka,
       admin,
       dynamo: () => dynamo,
@@ -221,9 +225,10 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     const add = (name: InfrastructureFault, step: () => Promise<void>, barrier = false) => {
       if (faults.has(name)) chosen.push({ name, barrier, run: step });
     };
+    // The topic first: the faults after it meet a commands topic in its second incarnation.
+    add('topic-recreated', () => operator.recreateCommandsTopic(), true);
     add('broker-restart', () => operator.brokerRestart());
     add('dynamodb-outage', () => operator.dynamodbOutage());
-    add('topic-recreated', () => operator.recreateCommandsTopic(), true);
     add('kafka-outage', () => operator.kafkaOutage());
     add('cli-rebuild', () => operator.cliRebuild());
     add('table-restored', () => operator.restoreTable());

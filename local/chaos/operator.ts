@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Admin, Kafka } from 'kafkajs';
+import { ConsumerOffsets } from '../../functions/adapters/consumer-offsets.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb.ts';
 import type { EventLog } from '../../functions/adapters/event-log.ts';
 import { HeadsTable } from '../../functions/adapters/heads-table.ts';
@@ -18,9 +19,9 @@ import { ensureTopics } from '../../functions/adapters/topics.ts';
 import { triggerPositions } from '../../functions/adapters/trigger-positions.ts';
 import { sleep } from '../../functions/core/async.ts';
 import { aggregates } from '../../functions/domain/index.ts';
-import { accountSummary } from '../../functions/projections/account-summary.ts';
+import { projections } from '../../functions/projections/index.ts';
 import { rebuildAggregates, type RebuildReport } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
+import { rebuildReadModels } from '../../functions/rebuild/rebuild-projection.ts';
 import { retentionMs, topics as topologyTopics } from '../../functions/topology.ts';
 import { provision } from '../provision.ts';
 import type { InvocationReport } from '../runtime/trigger.ts';
@@ -50,6 +51,8 @@ export interface RunState {
   readonly tables: { readonly aggregates: string; readonly readModels: string };
   /** The commands trigger's consumer group. */
   readonly commandsGroup: string;
+  /** The event trigger's consumer group. */
+  readonly eventsGroup: string;
   readonly kafka: Kafka;
   readonly admin: Admin;
   /** DynamoDB at the emulator itself, not through the runtime's proxy (replaced when the emulator restarts). */
@@ -351,17 +354,21 @@ export class Operator {
     const refused = await this.refusalAfter(Date.now(), () => runtime().resume(COMMAND_HANDLER));
     if (!refused) this.run.skip('table loss: no TableBehindLogError observed (no batch arrived before the rebuild)');
     const rebuilt = await this.rebuildHeads();
-    const projected = await rebuildProjection({
+    // The read models up to where the event trigger stands, as npm start rebuilds them; it goes on from there.
+    const group = new ConsumerOffsets(this.run.kafka, this.run.topics.events, this.run.eventsGroup);
+    const projected = await rebuildReadModels({
       aggregates,
-      projection: accountSummary,
+      projections,
+      reactions: [],
       readModels: new ReadModelsTable(createDocumentClient(this.run.dynamo()), tables.readModels),
       eventLog: this.run.eventLog,
-    });
+      trigger: group,
+    }).finally(() => group.close());
     await runtime().resume(EVENT_HANDLER);
-    say(`table loss: rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and ${accountSummary.name} from ${projected.eventsRead}; both handlers run again`);
+    say(`table loss: rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models from ${projected.eventsRead}; both handlers run again`);
     this.run.note(
       `${tableLoss === 'restart-emulator' ? 'emulator-restart' : 'table-loss'}: every table lost; ${refused ? 'the command handler refused (TableBehindLogError)' : 'NO refusal seen'}; ` +
-        `rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and ${accountSummary.name} from ${projected.eventsRead}`,
+        `rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models (${projected.applied} applications) from ${projected.eventsRead}`,
     );
   }
 
@@ -380,7 +387,7 @@ export class Operator {
     const old = runtime();
     await old.kill();
     killed.push(`runtime ${old.pid}`);
-    const brokerWhy = this.run.spareBroker ? 'spared (--no-broker-restart)' : await brokerNotOurs();
+    const brokerWhy = this.run.spareBroker ? 'the run leaves it alone' : await brokerNotOurs();
     if (brokerWhy === undefined) killed.push(`broker ${await killBroker()}`);
     else spared.push(`broker (${brokerWhy})`);
     if (emulator !== undefined) {

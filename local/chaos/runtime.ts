@@ -36,6 +36,8 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
   const options = {
     mappings: chaosMappings(config),
     backoff: config.backoff,
+    // A killed runtime's group members hold their partitions this long before the next one gets them.
+    sessionTimeoutMs: 10_000,
     onInvocation: (report: InvocationReport) => {
       tell({ type: 'report', report });
       // The log keeps what went wrong and when a blocked partition went on; the run counts the rest.
@@ -43,8 +45,26 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
     },
     log,
   };
-  // Imported only here: it loads the rebuild function, which connects its clients at once.
-  if (config.startup === 'npm-start') return (await import('./startup.ts')).startLikeNpmStart(options, log);
+  if (config.startup === 'npm-start') {
+    // Imported only here: they load the rebuild function, which creates its clients at once.
+    const [{ startSystem }, { shutdown: shutdownRebuild }] = await Promise.all([import('../runtime/system.ts'), import('../../functions/snapshot-rebuild.ts')]);
+    const lines: string[] = [];
+    const system = await startSystem({
+      mappings: options.mappings,
+      backoff: options.backoff,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+      onInvocation: options.onInvocation,
+      log: (line) => {
+        log(line);
+        // What the startup did: what it started and created, what it rebuilt (not its progress).
+        if (/^\[(provision|rebuild)\]|^\[stack\] .*(ready at|started in)/.test(line) && !/ of [\d,]+ events$/.test(line)) lines.push(line);
+      },
+    });
+    const running = system.triggers;
+    if (running === undefined) throw new Error('npm start\'s startup ended before its triggers started');
+    // Not system.stop(): the broker it started stays up, as the machine's.
+    return { triggers: running, lines, stop: async () => void (await Promise.allSettled([running.stop(), shutdownRebuild()])) };
+  }
   const running = await startTriggers(options);
   return { triggers: running, lines: [], stop: () => running.stop() };
 };

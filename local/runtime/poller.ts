@@ -70,6 +70,8 @@ export interface PollerDeps {
   readonly onBlockedChange?: () => void;
   readonly log: (line: string) => void;
   readonly paused: boolean;
+  /** The consumer's session timeout: how long a member that died unannounced holds its partitions. @default kafkajs's 30 s */
+  readonly sessionTimeoutMs?: number;
 }
 
 type Called = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
@@ -113,7 +115,12 @@ export class Poller {
 
   /** Joins the group (starting at the earliest offset when it has no committed ones) and starts consuming. */
   async start(): Promise<void> {
-    const consumer = this.deps.kafka.consumer({ groupId: this.mapping.consumerGroupId, maxWaitTimeInMs: 250, allowAutoTopicCreation: false });
+    const consumer = this.deps.kafka.consumer({
+      groupId: this.mapping.consumerGroupId,
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+      ...(this.deps.sessionTimeoutMs === undefined ? {} : { sessionTimeout: this.deps.sessionTimeoutMs }),
+    });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)));
