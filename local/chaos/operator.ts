@@ -86,6 +86,9 @@ export interface RunState {
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
+/** Retries the trigger used to make before it sent a failing batch to its on-failure destination and went on. */
+const OLD_RETRY_BUDGET = 10;
+
 /** Polls `condition` until it holds; false after `timeoutMs`. */
 export const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> => {
   const until = Date.now() + timeoutMs;
@@ -117,7 +120,7 @@ const blockedDuring = (reports: readonly TimedReport[], from: number, to: number
       if (ended.length === 0) return `${fn} not blocked`;
       const longest = Math.max(...ended.map((r) => r.at - (r.report.blockedSince ?? r.at)));
       const attempts = Math.max(...ended.map((r) => r.report.attempt - 1));
-      return `${fn} blocked up to ${seconds(longest)} (${attempts} failed attempts at most${attempts > 10 ? ', past the old budget of 10' : ''})`;
+      return `${fn} blocked up to ${seconds(longest)} (${attempts} failed attempts at most${attempts > OLD_RETRY_BUDGET ? `, past the old budget of ${OLD_RETRY_BUDGET}` : ''})`;
     })
     .join(', ');
 
@@ -152,30 +155,46 @@ export class Operator {
 
   /** Cuts the runtime's connections to DynamoDB for the outage's length; the data stays. */
   async dynamodbOutage(): Promise<void> {
-    const { say, proxy, outageMs } = this.run;
-    say(`dynamodb outage: cutting the runtime's connections to DynamoDB for ${seconds(outageMs)}`);
+    const { say, proxy } = this.run;
+    say(`dynamodb outage: cutting the runtime's connections to DynamoDB for ${seconds(this.run.outageMs)} at least, until a batch has failed more than ten times`);
     const from = Date.now();
     await proxy.cut();
     this.run.count('dynamodb-outage');
-    await sleep(outageMs);
+    const pastBudget = await this.lasts(from);
     await proxy.restore();
     const to = Date.now();
     this.outages.push({ kind: 'dynamodb-outage', from, to });
     const wentOn = await this.goneOn();
     say(`dynamodb outage: connections restored after ${seconds(to - from)}; ${wentOn ? 'every partition went on' : 'partitions still blocked'}`);
-    this.run.note(`dynamodb-outage: connections cut for ${seconds(to - from)}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`);
+    this.run.note(
+      `dynamodb-outage: connections cut for ${seconds(to - from)}${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
+    );
   }
 
-  /** Stops the broker for the outage's length and starts it again with its data. */
+  /** Stops the broker for the outage's length (and until a batch has failed more than ten times), then starts it with its data. */
   async kafkaOutage(): Promise<void> {
     const from = Date.now();
-    const outcome = await restartBroker(this.run.say, this.run.outageMs);
+    let pastBudget = false;
+    const outcome = await restartBroker(this.run.say, async () => void (pastBudget = await this.lasts(from)));
     if (!outcome.restarted) return this.run.skip(`kafka outage skipped: ${outcome.why}`);
     const to = Date.now();
     this.run.count('kafka-outage');
     this.outages.push({ kind: 'kafka-outage', from, to });
     const wentOn = await this.goneOn();
-    this.run.note(`kafka-outage: broker down ${seconds(outcome.ms)} (data kept); ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`);
+    this.run.note(
+      `kafka-outage: broker down ${seconds(outcome.ms)} (data kept)${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
+    );
+  }
+
+  /**
+   * An outage lasts the run's outage length, and on until some batch has failed more than ten
+   * times (the old retry budget, after which the trigger used to skip it), for ten more minutes
+   * at most. True when one did.
+   */
+  private async lasts(from: number): Promise<boolean> {
+    await sleep(Math.max(0, from + this.run.outageMs - Date.now()));
+    // The first attempt and OLD_RETRY_BUDGET retries failed: the one after is past the old budget.
+    return waitFor(() => this.run.reports.some((r) => r.at >= from && r.report.attempt > OLD_RETRY_BUDGET + 1), 600_000, 500);
   }
 
   /** Waits until every command sent has a result, the commands trigger has committed everything and nothing is blocked. */

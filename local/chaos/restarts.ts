@@ -10,7 +10,6 @@ import { kafka } from '../stack/kafka.ts';
 import { venvBin } from '../stack/dynamodb.ts';
 import { logFile, projectRoot } from '../stack/paths.ts';
 import { commandLine, isOurs, readPidFile, removePidFile, startDetached, stopRecorded, waitUntil } from '../stack/processes.ts';
-import { sleep } from '../../functions/core/async.ts';
 
 /** Why the broker is not the run's to stop, or undefined when it is. */
 export const brokerNotOurs = async (): Promise<string | undefined> => {
@@ -19,14 +18,21 @@ export const brokerNotOurs = async (): Promise<string | undefined> => {
   return undefined;
 };
 
-/** Stops and starts the local broker (its log survives on disk); says why not when it is not ours. */
-export const restartBroker = async (say: (line: string) => void, downMs = 0): Promise<{ restarted: true; ms: number } | { restarted: false; why: string }> => {
+/**
+ * Stops and starts the local broker (its log survives on disk), after `down` when given (an
+ * outage); says why not when it is not ours.
+ */
+export const restartBroker = async (
+  say: (line: string) => void,
+  down?: () => Promise<void>,
+): Promise<{ restarted: true; ms: number } | { restarted: false; why: string }> => {
   const why = await brokerNotOurs();
   if (why !== undefined) return { restarted: false, why };
   const since = Date.now();
-  say(`broker ${downMs > 0 ? 'outage' : 'restart'}: stopping the local broker at ${kafka.endpoint}${downMs > 0 ? ` for ${Math.round(downMs / 1000)} s` : ''} (other clients see an outage)`);
+  const downMs = down === undefined ? 0 : 1;
+  say(`broker ${downMs > 0 ? 'outage' : 'restart'}: stopping the local broker at ${kafka.endpoint} (other clients see an outage)`);
   await kafka.stop();
-  if (downMs > 0) await sleep(downMs);
+  await down?.();
   await kafka.launch();
   const ms = Date.now() - since;
   say(`broker ${downMs > 0 ? 'outage' : 'restart'}: the broker answers again after ${(ms / 1000).toFixed(1)} s`);

@@ -32,7 +32,7 @@ describe('a seeded chaos run', () => {
       tableLoss: 'restart-emulator',
       emulator,
       spareBroker: true,
-      outageMs: 6_000,
+      outageMs: 3_000,
       backoff: { initialMs: 50, maxMs: 400 },
       largeEvery: 200,
       rates: { invocation: 0.3, throttle: 0.03, storm: 0.003 },
