@@ -32,4 +32,5 @@ export default tseslint.config(
     },
   },
   { files: ['*.js', 'bin/*.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['bin/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
 );

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { createDynamoClient } from '../functions/adapters/dynamodb.ts';
 import { createKafka } from '../functions/adapters/kafka.ts';
+import { configuredEndpoint } from '../functions/config.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/runtime/client.ts';
@@ -218,7 +219,7 @@ const main = async (): Promise<boolean> => {
       ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
       ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/command-handler.ts builds it'],
       ['baseline', 'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record'],
-      ['DynamoDB', `${process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`],
+      ['DynamoDB', `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`],
     ];
     process.stdout.write(`\ncommand-side benchmark: ours vs the naive baseline\n${formatTable([...header, ...rows])}\n`);
     process.stdout.write('\nrebuild benchmark: npm run bench:rebuild (separately; it fills and replays an events topic of 100,000 events)\n');

@@ -42,11 +42,18 @@ export const kafkaBrokers = (): string[] =>
 export const onAws = (): boolean => env('AWS_LAMBDA_FUNCTION_NAME') !== undefined;
 
 /**
- * DynamoDB endpoint: the AWS SDK's own `AWS_ENDPOINT_URL_DYNAMODB`; outside Lambda it
- * defaults to the local emulator, on AWS it is left to the SDK.
+ * The endpoint the environment gives a service, read as the AWS SDK reads it: the
+ * service's own variable (`AWS_ENDPOINT_URL_DYNAMODB`) first, then the general
+ * `AWS_ENDPOINT_URL` (which LocalStack also sets inside its Lambda functions).
  */
-export const dynamoEndpoint = (): string | undefined =>
-  env('AWS_ENDPOINT_URL_DYNAMODB') ?? (onAws() ? undefined : LOCAL_DYNAMODB_ENDPOINT);
+export const configuredEndpoint = (service: 'DYNAMODB' | 'LAMBDA'): string | undefined =>
+  env(`AWS_ENDPOINT_URL_${service}`) ?? env('AWS_ENDPOINT_URL');
+
+/**
+ * DynamoDB endpoint: the configured one; otherwise the local emulator outside Lambda, and the
+ * SDK's own resolution on AWS.
+ */
+export const dynamoEndpoint = (): string | undefined => configuredEndpoint('DYNAMODB') ?? (onAws() ? undefined : LOCAL_DYNAMODB_ENDPOINT);
 
 /** AWS region (`AWS_REGION`), `us-east-1` for local runs. */
 export const awsRegion = (): string => env('AWS_REGION') ?? env('AWS_DEFAULT_REGION') ?? 'us-east-1';

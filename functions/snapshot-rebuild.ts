@@ -13,9 +13,9 @@
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { tableName, topicName } from './config.ts';
+import { createLambdaClient } from './adapters/aws-clients.ts';
 import { createLogger } from './adapters/powertools.ts';
 import { createDocumentClient, createDynamoClient } from './adapters/dynamodb.ts';
 import { EventLog } from './adapters/event-log.ts';
@@ -65,7 +65,7 @@ const eventTrigger = new ConsumerOffsets(kafka, topicName('events'), process.env
 const triggerUuid = process.env.CONTROLLED_TRIGGER_UUID;
 /** The commands trigger's consumer group, whose committed offsets the rebuilt checkpoints start from. */
 const commandsGroup = process.env.COMMANDS_CONSUMER_GROUP ?? functions.commandHandler.trigger.consumerGroupId;
-const defaultGate: CommandGate = triggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(new LambdaClient({}), triggerUuid);
+const defaultGate: CommandGate = triggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), triggerUuid);
 
 /** Time kept in hand to write the last checkpoint before Lambda's limit. */
 const SAFETY_MS = 60_000;

@@ -3,6 +3,7 @@
  * apart from infra/app.ts so tests build exactly what `cdk synth` builds.
  */
 import { App, type AppProps } from 'aws-cdk-lib';
+import { applyLocalStackTarget } from './localstack.ts';
 import { acknowledgeFindings, addNagChecks } from './nag.ts';
 import { settingsFromContext } from './settings.ts';
 import { KafkaAggregatesStack, type KafkaAggregatesStackProps } from './stack.ts';
@@ -33,6 +34,7 @@ export const defineApp = (props: AppProps = {}, overrides: Partial<Omit<KafkaAgg
     ...(env !== undefined ? { env } : {}),
     ...overrides,
   });
+  if (settings.target === 'localstack') applyLocalStackTarget(stack);
   addNagChecks(app);
   acknowledgeFindings(stack);
   return { app, stack };

@@ -1,7 +1,8 @@
 /**
  * The Kafka cluster: a new MSK Serverless cluster, or an existing MSK cluster, both with IAM
- * authentication. Gives the bootstrap brokers, the ARNs that MSK IAM access control uses for
- * topics and consumer groups, and least-privilege grants on them.
+ * authentication; or, with `auth: none`, plaintext (a new one is a provisioned cluster, for
+ * LocalStack, which has no MSK Serverless). Gives the bootstrap brokers, the ARNs that MSK IAM
+ * access control uses for topics and consumer groups, and least-privilege grants on them.
  *
  * A new cluster holds the log of record (the events topic): it is retained when the stack is
  * deleted and when a change would replace it (its properties are create-only), and so is
@@ -24,6 +25,12 @@ export interface KafkaClusterProps {
    */
   readonly existingClusterArn?: string;
   /**
+   * How clients authenticate: `iam`, or `none` (plaintext; a new cluster is then a provisioned
+   * one without authentication, which settings.ts allows only for LocalStack).
+   * @default 'iam'
+   */
+  readonly auth?: 'iam' | 'none';
+  /**
    * Security group of an existing cluster, to let the clients in; required with
    * `existingClusterArn`.
    * @default - none
@@ -36,10 +43,10 @@ export interface KafkaClusterProps {
   readonly clusterName?: string;
 }
 
-/** Port of the brokers for IAM authentication (TLS). */
-const BROKER_PORT = 9098;
-/** Field of the GetBootstrapBrokers response for IAM authentication. */
-const BROKER_FIELD = 'BootstrapBrokerStringSaslIam';
+/** Port of the brokers for each authentication (TLS for IAM). */
+const BROKER_PORT = { iam: 9098, none: 9092 } as const;
+/** Field of the GetBootstrapBrokers response for each authentication. */
+const BROKER_FIELD = { iam: 'BootstrapBrokerStringSaslIam', none: 'BootstrapBrokerString' } as const;
 
 /** An MSK cluster the stack talks to. */
 export class KafkaCluster extends Construct {
@@ -48,8 +55,8 @@ export class KafkaCluster extends Construct {
   /** Name of the cluster (the `Cluster Name` dimension of its CloudWatch metrics). */
   readonly clusterName: string;
   /** How clients authenticate. */
-  readonly auth = 'iam';
-  /** Comma-separated bootstrap brokers for IAM authentication. */
+  readonly auth: 'iam' | 'none';
+  /** Comma-separated bootstrap brokers for that authentication. */
   readonly bootstrapBrokers: string;
   /** Security group of the cluster; the trigger's pollers use it too. */
   readonly securityGroup: ec2.ISecurityGroup;
@@ -60,7 +67,8 @@ export class KafkaCluster extends Construct {
 
   constructor(scope: Construct, id: string, props: KafkaClusterProps) {
     super(scope, id);
-    const port = BROKER_PORT;
+    this.auth = props.auth ?? 'iam';
+    const port = BROKER_PORT[this.auth];
 
     if (props.existingClusterArn === undefined) {
       const sg = new ec2.SecurityGroup(this, 'SecurityGroup', {
@@ -74,21 +82,24 @@ export class KafkaCluster extends Construct {
       sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
       sg.applyRemovalPolicy(RemovalPolicy.RETAIN);
       this.securityGroup = sg;
-      const cluster = new msk.CfnServerlessCluster(this, 'Cluster', {
-        clusterName: props.clusterName ?? Stack.of(this).stackName.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 64),
-        clientAuthentication: { sasl: { iam: { enabled: true } } },
-        vpcConfigs: [
-          {
-            subnetIds: props.vpc.selectSubnets(props.subnets).subnetIds,
-            securityGroups: [this.securityGroup.securityGroupId],
-          },
-        ],
-      });
-      // The log of record lives here: never delete it with the stack, nor on a replacement.
-      cluster.applyRemovalPolicy(RemovalPolicy.RETAIN);
-      this.serverlessCluster = cluster;
-      this.clusterArn = cluster.attrArn;
-      this.clusterName = cluster.clusterName;
+      const clusterName = props.clusterName ?? Stack.of(this).stackName.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 64);
+      const subnetIds = props.vpc.selectSubnets(props.subnets).subnetIds;
+      if (this.auth === 'none') {
+        const cluster = plaintextCluster(this, clusterName, subnetIds, sg);
+        this.clusterArn = cluster.attrArn;
+        this.clusterName = cluster.clusterName;
+      } else {
+        const cluster = new msk.CfnServerlessCluster(this, 'Cluster', {
+          clusterName,
+          clientAuthentication: { sasl: { iam: { enabled: true } } },
+          vpcConfigs: [{ subnetIds, securityGroups: [sg.securityGroupId] }],
+        });
+        // The log of record lives here: never delete it with the stack, nor on a replacement.
+        cluster.applyRemovalPolicy(RemovalPolicy.RETAIN);
+        this.serverlessCluster = cluster;
+        this.clusterArn = cluster.attrArn;
+        this.clusterName = cluster.clusterName;
+      }
     } else {
       this.clusterArn = props.existingClusterArn;
       this.clusterName = props.existingClusterArn.split(':cluster/')[1]?.split('/')[0] ?? '';
@@ -105,12 +116,12 @@ export class KafkaCluster extends Construct {
         action: 'getBootstrapBrokers',
         parameters: { ClusterArn: this.clusterArn },
         physicalResourceId: cr.PhysicalResourceId.of(this.clusterArn),
-        outputPaths: [BROKER_FIELD],
+        outputPaths: [BROKER_FIELD[this.auth]],
       },
       policy: cr.AwsCustomResourcePolicy.fromSdkCalls({ resources: [this.clusterArn] }),
       installLatestAwsSdk: false,
     });
-    this.bootstrapBrokers = this.brokersLookup.getResponseField(BROKER_FIELD);
+    this.bootstrapBrokers = this.brokersLookup.getResponseField(BROKER_FIELD[this.auth]);
   }
 
   /** ARN of a topic of this cluster, as MSK IAM access control names it. */
@@ -205,3 +216,19 @@ export class KafkaCluster extends Construct {
     return Fn.join('', [Fn.select(0, halves), `:${kind}/`, Fn.select(1, halves), `/${name}`]);
   }
 }
+
+/**
+ * A plaintext, unauthenticated provisioned cluster, one broker per subnet: the new cluster
+ * with `auth: none`, which settings.ts allows only for LocalStack (its CloudFormation has
+ * AWS::MSK::Cluster but no AWS::MSK::ServerlessCluster). A development copy, so it goes with
+ * the stack rather than being retained like the serverless cluster.
+ */
+const plaintextCluster = (scope: Construct, clusterName: string, subnetIds: string[], sg: ec2.ISecurityGroup): msk.CfnCluster =>
+  new msk.CfnCluster(scope, 'Cluster', {
+    clusterName,
+    kafkaVersion: '3.9.x',
+    numberOfBrokerNodes: subnetIds.length,
+    brokerNodeGroupInfo: { clientSubnets: subnetIds, instanceType: 'kafka.t3.small', securityGroups: [sg.securityGroupId] },
+    clientAuthentication: { unauthenticated: { enabled: true } },
+    encryptionInfo: { encryptionInTransit: { clientBroker: 'PLAINTEXT', inCluster: true } },
+  });

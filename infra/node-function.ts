@@ -1,18 +1,17 @@
 /**
- * One way to build every Node.js function of the stack: an esbuild bundle (ESM, minified,
- * source maps, AWS SDK v3 bundled rather than taken from the runtime), ARM64, Node.js 22,
- * in the private subnets, with a log group of bounded retention.
+ * One way to build every Node.js function of the stack: an esbuild bundle (the options of
+ * infra/bundling.ts), ARM64, Node.js 22, in the private subnets, with a log group of bounded
+ * retention.
  */
 import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { type Duration, RemovalPolicy, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { BUNDLING, PROJECT_ROOT } from './bundling.ts';
 
-/** The project root: entries in the topology are relative to it. */
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export { PROJECT_ROOT };
 
 /** Properties of {@link createNodeFunction}. */
 export interface NodeFunctionProps {
@@ -48,9 +47,6 @@ export class MissingEntryError extends Error {
   }
 }
 
-// kafkajs and other CommonJS dependencies call require(); an ESM bundle must provide it.
-const REQUIRE_SHIM = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
-
 const withSourceMaps = (nodeOptions: string | undefined): string =>
   nodeOptions === undefined || nodeOptions === '' ? '--enable-source-maps' : nodeOptions.includes('--enable-source-maps') ? nodeOptions : `${nodeOptions} --enable-source-maps`;
 
@@ -80,16 +76,14 @@ export const createNodeFunction = (scope: Construct, id: string, props: NodeFunc
     environment: { ...props.environment, NODE_OPTIONS: withSourceMaps(props.environment.NODE_OPTIONS) },
     bundling: {
       format: OutputFormat.ESM,
-      target: 'node22',
-      platform: 'node',
-      mainFields: ['module', 'main'],
-      minify: true,
-      sourceMap: true,
-      sourcesContent: false,
-      // Bundle the modular AWS SDK v3 too: pinned by our lock file, and tree-shaken.
-      externalModules: [],
-      banner: REQUIRE_SHIM,
-      tsconfig: join(PROJECT_ROOT, 'tsconfig.json'),
+      target: BUNDLING.target,
+      mainFields: [...BUNDLING.mainFields],
+      minify: BUNDLING.minify,
+      sourceMap: BUNDLING.sourcemap,
+      sourcesContent: BUNDLING.sourcesContent,
+      externalModules: [...BUNDLING.external],
+      banner: BUNDLING.banner,
+      tsconfig: BUNDLING.tsconfig,
     },
   });
 };

@@ -5,17 +5,28 @@
 import type { Node } from 'constructs';
 
 /**
- * How the functions and the trigger authenticate to Kafka. Only IAM is deployable: the
- * functions' Kafka client and the topics provider speak MSK IAM (or plaintext locally), not
- * SASL/SCRAM, so `scram` is refused at synth rather than deployed half-working.
+ * How the functions and the trigger authenticate to Kafka. IAM and `none` (plaintext, for
+ * LocalStack or an existing plaintext cluster) are deployable: the functions' Kafka client and
+ * the topics provider speak MSK IAM or plaintext, not SASL/SCRAM, so `scram` is refused at
+ * synth rather than deployed half-working.
  */
-export type MskAuth = 'iam' | 'scram';
+export type MskAuth = 'iam' | 'scram' | 'none';
+
+/** Where the stack is deployed: AWS, or LocalStack (see infra/localstack.ts). */
+export type DeploymentTarget = 'aws' | 'localstack';
 
 /** How the DynamoDB tables are encrypted at rest. */
 export type TableEncryptionMode = 'aws-managed' | 'customer-managed';
 
 /** Settings of one deployment of the stack. */
 export interface StackSettings {
+  /**
+   * Where the stack is deployed. `localstack` creates a plaintext MSK cluster (LocalStack has
+   * no MSK Serverless), so `mskAuth` defaults to `none` and `vpcEndpoints` to false there, and
+   * leaves out what LocalStack does not need or have (infra/localstack.ts).
+   * @default 'aws'
+   */
+  readonly target: DeploymentTarget;
   /**
    * Existing VPC to deploy into (looked up at synth, so it needs an account and region).
    * @default - a new VPC with isolated private subnets in two AZs
@@ -27,10 +38,11 @@ export interface StackSettings {
    */
   readonly mskClusterArn?: string;
   /**
-   * Authentication of the cluster; `iam` is the only one deployed (see {@link MskAuth}).
-   * @default 'iam'
+   * Authentication of the cluster (see {@link MskAuth}). A new cluster is `iam` (MSK
+   * Serverless) on AWS and `none` (plaintext) on LocalStack.
+   * @default 'iam', and 'none' for target=localstack
    */
-  readonly mskAuth: 'iam';
+  readonly mskAuth: 'iam' | 'none';
   /**
    * Security group of an existing cluster; the stack lets the functions in on the broker
    * port. Required with `mskClusterArn`: the functions' security group is created by the
@@ -44,7 +56,7 @@ export interface StackSettings {
    * existing VPC, the DynamoDB gateway endpoint (a new VPC always gets it). With `vpcId` it
    * must be given: an endpoint that the VPC already has would conflict (private DNS names,
    * route tables), and the stack cannot see what the VPC has.
-   * @default true for a new VPC; required with `vpcId`
+   * @default true for a new VPC (false for target=localstack); required with `vpcId`
    */
   readonly vpcEndpoints: boolean;
   /**
@@ -88,6 +100,7 @@ export interface StackSettings {
 }
 
 const DEFAULTS = {
+  target: 'aws',
   mskAuth: 'iam',
   vpcEndpoints: true,
   topicReplicationFactor: -1,
@@ -159,17 +172,25 @@ const origins = (node: Node, key: string): string[] | undefined => {
 
 /** Reads and checks the stack settings from the context of `node`; refuses modes that would not deploy or not work. */
 export const settingsFromContext = (node: Node): StackSettings => {
+  const target = oneOf(node, 'target', ['aws', 'localstack'], DEFAULTS.target);
+  const local = target === 'localstack';
   const vpcId = text(node, 'vpcId');
   const mskClusterArn = text(node, 'mskClusterArn');
   const mskSecurityGroupId = text(node, 'mskSecurityGroupId');
   const vpcEndpoints = flag(node, 'vpcEndpoints');
-  const mskAuth = oneOf(node, 'mskAuth', ['iam', 'scram'], DEFAULTS.mskAuth);
+  const mskAuth = oneOf(node, 'mskAuth', ['iam', 'scram', 'none'], local ? 'none' : DEFAULTS.mskAuth);
   if (mskAuth === 'scram' || text(node, 'mskScramSecretArn') !== undefined) {
     throw new SettingsError(
       'mskAuth',
       'SASL/SCRAM is not supported: the functions\' Kafka client and the topics provider authenticate with MSK IAM only. ' +
         'Enable IAM access control on the cluster (MSK supports several methods at once) and deploy with mskAuth=iam.',
     );
+  }
+  if (mskClusterArn === undefined && !local && mskAuth !== 'iam') {
+    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam (none is for target=localstack or an existing cluster)');
+  }
+  if (mskClusterArn === undefined && local && mskAuth !== 'none') {
+    throw new SettingsError('mskAuth', 'the cluster this stack creates on LocalStack is plaintext (none): LocalStack has no MSK Serverless');
   }
   if (mskClusterArn !== undefined && vpcId === undefined) {
     throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');
@@ -189,11 +210,12 @@ export const settingsFromContext = (node: Node): StackSettings => {
     );
   }
   return {
+    target,
     vpcId,
     mskClusterArn,
-    mskAuth: 'iam',
+    mskAuth,
     mskSecurityGroupId,
-    vpcEndpoints: vpcEndpoints ?? DEFAULTS.vpcEndpoints,
+    vpcEndpoints: vpcEndpoints ?? (local ? false : DEFAULTS.vpcEndpoints),
     topicReplicationFactor: integer(node, 'topicReplicationFactor', DEFAULTS.topicReplicationFactor),
     tableEncryption: oneOf(node, 'tableEncryption', ['aws-managed', 'customer-managed'], DEFAULTS.tableEncryption),
     alarmTopicArn: text(node, 'alarmTopicArn'),

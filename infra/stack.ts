@@ -59,6 +59,7 @@ export class KafkaAggregatesStack extends Stack {
       vpc: this.network.vpc,
       subnets: this.network.subnets,
       clientSecurityGroup: this.network.functionSecurityGroup,
+      auth: settings.mskAuth,
       ...(settings.mskClusterArn !== undefined ? { existingClusterArn: settings.mskClusterArn } : {}),
       ...(settings.mskSecurityGroupId !== undefined ? { existingSecurityGroupId: settings.mskSecurityGroupId } : {}),
     });

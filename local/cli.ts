@@ -25,6 +25,8 @@ Run \`kafka-aggregates <command> --help\` for a command's arguments.
 Environment (defaults: the local stack):
   KAFKA_BROKERS              brokers, comma separated (127.0.0.1:9092)
   AWS_ENDPOINT_URL_DYNAMODB  DynamoDB endpoint (http://127.0.0.1:8000)
+  AWS_ENDPOINT_URL           endpoint of every AWS client (DynamoDB, Lambda) that has no
+                             variable of its own, e.g. LocalStack's http://localhost:4566
   COMMANDS_TOPIC, EVENTS_TOPIC, RESULTS_TOPIC, DEAD_LETTER_TOPIC, AGGREGATES_TABLE
                              names, when not the topology's defaults`;
 

@@ -19,7 +19,7 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const say = (line: string): void => console.log(line);
-const cli = 'node bin/kafka-aggregates.js';
+const cli = 'npx kafka-aggregates';
 
 const describeFunctions = (triggers: Triggers): string[] =>
   Object.entries(functions as Readonly<Record<string, FunctionSpec>>).map(([name, spec]) => {

@@ -3,8 +3,8 @@
  * `KAFKA_BROKERS`, IAM (SASL/OAUTHBEARER over TLS) for Amazon MSK when `KAFKA_AUTH=iam`.
  */
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
-import { generateAuthToken } from 'aws-msk-iam-sasl-signer-js';
 import { awsRegion, kafkaAuth, kafkaBrokers } from '../config.ts';
+import { mskIamTokenProvider } from './msk-iam.ts';
 
 /** A Kafka client for the configured brokers and authentication. */
 export const createKafka = (clientId: string, brokers: string[] = kafkaBrokers()): Kafka =>
@@ -15,10 +15,7 @@ export const createKafka = (clientId: string, brokers: string[] = kafkaBrokers()
     ...(kafkaAuth() === 'iam'
       ? {
           ssl: true,
-          sasl: {
-            mechanism: 'oauthbearer',
-            oauthBearerProvider: async () => ({ value: (await generateAuthToken({ region: awsRegion() })).token }),
-          },
+          sasl: { mechanism: 'oauthbearer', oauthBearerProvider: mskIamTokenProvider(awsRegion()) },
         }
       : {}),
   });

@@ -144,7 +144,7 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
  * answers, succeeds. Retries while the broker does not know the topics yet or the leader is
  * not serving them yet.
  */
-const waitForLeaders = async (admin: Admin, topics: readonly string[], timeoutMs = 30_000): Promise<void> => {
+export const waitForLeaders = async (admin: Admin, topics: readonly string[], timeoutMs = 30_000): Promise<void> => {
   const until = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -16,7 +16,7 @@ import { HeadsTable } from '../../functions/adapters/heads-table.ts';
 import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
 import { KafkaPublisher } from '../../functions/adapters/publisher.ts';
 import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
-import { tableName, topicName } from '../../functions/config.ts';
+import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT, tableName, topicName } from '../../functions/config.ts';
 import { sleep } from '../../functions/core/async.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { topics as topologyTopics } from '../../functions/topology.ts';
@@ -161,7 +161,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   try {
     await provision();
     await admin.connect();
-    proxy = await TcpProxy.start(process.env.AWS_ENDPOINT_URL_DYNAMODB ?? 'http://127.0.0.1:8000');
+    proxy = await TcpProxy.start(dynamoEndpoint() ?? LOCAL_DYNAMODB_ENDPOINT);
     // The run's consumer groups, where the functions and the rebuilds look for their triggers' positions.
     const runtimeEnv = { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, COMMANDS_CONSUMER_GROUP: commandsGroup, TRIGGER_CONSUMER_GROUP: eventsGroup };
     const startRuntime = async (startup: RuntimeConfig['startup']): Promise<RuntimeProcess> => {

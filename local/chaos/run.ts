@@ -6,6 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { configuredEndpoint } from '../../functions/config.ts';
 import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureFault, type TableLoss } from './chaos.ts';
 import { FAULT_KINDS } from './faults.ts';
 import { formatReport } from './report.ts';
@@ -19,26 +20,27 @@ const help = `Usage: npm run chaos -- [--commands 10000] [--accounts 300] [--see
                             [--no-table-loss] [--emulator-port 8011] [--keep]
 
 Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
-re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 150-200 KB
+re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 180-200 KB
 of metadata) through the emulated MSK trigger and the real command side, in a runtime process
 of its own, on topics, tables and consumer groups of its own. Inside the handlers it injects
 crashes after the DynamoDB commit, mid-publish and before the offset commit, duplicate
 deliveries, two invocations racing on one partition and throttling. On the infrastructure,
 one after another while commands keep coming, it brings on:
-  broker-restart    the local broker stopped and started (when this project's stack runs it)
-  dynamodb-outage   the runtime's connections to DynamoDB cut for --outage seconds (a proxy of the run's own)
   topic-recreated   the commands topic drained, deleted and created again
-  kafka-outage      the local broker stopped for --outage seconds, then started with its data
+  broker-restart    the local broker stopped and started (when this project's stack runs it)
+  dynamodb-outage   the runtime's connections to DynamoDB cut (a proxy of the run's own), --outage seconds and on
+                    until a batch has failed more than the old budget of ten retries
+  kafka-outage      the local broker stopped as long, then started with its data
   cli-rebuild       kafka-aggregates rebuild run as a child process during load
   table-restored    the aggregates table replaced by an older copy of itself; the run rebuilds once commands are refused
-  table-loss        the run's emulator restarted (every table lost), or with AWS_ENDPOINT_URL_DYNAMODB set its tables deleted
+  table-loss        the run's emulator restarted (every table lost), or with an endpoint of someone else's its tables deleted
   hard-kill         the runtime, the broker and the emulator killed with SIGKILL, then npm start's startup path
 DynamoDB is a moto server of the run's own on --emulator-port, unless AWS_ENDPOINT_URL_DYNAMODB
-is set. Then waits for quiescence, runs the invariant checker and compares every result with
+or AWS_ENDPOINT_URL is set. Then waits for quiescence, runs the invariant checker and compares every result with
 the outcome decided in order.
 
 Options:
-  --outage <s>          length of each dependency outage, in seconds (default 180)
+  --outage <s>          least length of each dependency outage, in seconds (default 180)
   --large-every <n>     a burst of ten large commands every n commands (0: none; default 1000)
   --skip <faults>       infrastructure faults to leave out, comma separated (names above)
   --no-broker-restart   leave the broker alone: no broker-restart or kafka-outage, and the hard kill spares it
@@ -131,11 +133,14 @@ const main = async (): Promise<number> => {
   // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.
   let emulator: OwnEmulator | undefined;
   let tableLoss: TableLoss = values['no-table-loss'] ? 'none' : 'drop-tables';
-  if ((process.env.AWS_ENDPOINT_URL_DYNAMODB ?? '').trim() === '') {
+  if (configuredEndpoint('DYNAMODB') === undefined) {
     emulator = await startOwnEmulator(Number(values['emulator-port']));
     if (tableLoss !== 'none') tableLoss = 'restart-emulator';
     console.log(`chaos: DynamoDB is a moto server of the run's own at ${emulator.endpoint}, restarted and killed mid-run`);
-  } else console.log('chaos: AWS_ENDPOINT_URL_DYNAMODB is set: the emulator is not ours to restart; the run deletes and recreates its tables instead, and the hard kill spares it');
+  } else
+    console.log(
+      `chaos: DynamoDB is ${configuredEndpoint('DYNAMODB')}: the emulator is not ours to restart; the run deletes and recreates its tables instead, and the hard kill spares it`,
+    );
   // Ctrl-C: the runtime process ends with this one (its IPC channel closes); the emulator is detached and must be stopped.
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {

@@ -33,7 +33,7 @@ export class CliError extends Error {
 /** What to do when the broker does not answer. */
 export const BROKER_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set KAFKA_BROKERS';
 /** What to do when the DynamoDB endpoint does not answer. */
-export const DYNAMODB_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set AWS_ENDPOINT_URL_DYNAMODB';
+export const DYNAMODB_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set AWS_ENDPOINT_URL_DYNAMODB (or AWS_ENDPOINT_URL)';
 /** What to do when a topic or table is missing. */
 export const PROVISION_HINT = 'create the topology with `npm start` (or `npx tsx local/provision.ts`), or point the *_TOPIC / *_TABLE variables at existing ones';
 

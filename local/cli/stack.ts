@@ -8,8 +8,8 @@ const help = `Usage: kafka-aggregates stack <up|down|reset>
   up      start the local Kafka broker and DynamoDB emulator (installing them on first use;
           they keep running after this command) and create the topology's topics and tables
   down    stop what the local stack started (a broker or emulator started otherwise is left alone)
-  reset   delete every topic and clear the emulator; parts set by KAFKA_BROKERS or
-          AWS_ENDPOINT_URL_DYNAMODB are never touched
+  reset   delete every topic and clear the emulator; parts set by KAFKA_BROKERS,
+          AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL are never touched
 
 Options:
   -h, --help   show this help

@@ -25,7 +25,7 @@ const endpoint = new URL(LOCAL_DYNAMODB_ENDPOINT);
 const log = logFile('moto');
 const markers = ['moto_server', venvDir];
 const hint =
-  'Or point AWS_ENDPOINT_URL_DYNAMODB at LocalStack or another DynamoDB endpoint (e.g. AWS_ENDPOINT_URL_DYNAMODB=http://localhost:4566); the stack then starts no emulator.';
+  'Or point AWS_ENDPOINT_URL_DYNAMODB (or AWS_ENDPOINT_URL, for every AWS client) at LocalStack or another DynamoDB endpoint (e.g. AWS_ENDPOINT_URL=http://localhost:4566); the stack then starts no emulator.';
 
 const requirementsHash = (): string => createHash('sha256').update(readFileSync(requirements)).digest('hex');
 const installed = (): boolean =>

@@ -3,6 +3,7 @@
  * as detached processes, so `npm start`, the tests and a developer's shell share them.
  * Each part whose endpoint the environment points elsewhere is left alone.
  */
+import { dynamoEndpoint } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { dynamodb } from './dynamodb.ts';
 import { kafka } from './kafka.ts';
@@ -31,7 +32,7 @@ const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFi
 
 const endpoints = (): StackHandle['endpoints'] => ({
   kafka: process.env.KAFKA_BROKERS?.trim() || kafka.endpoint,
-  dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB?.trim() || dynamodb.endpoint,
+  dynamodb: dynamoEndpoint() ?? dynamodb.endpoint,
 });
 
 /**
@@ -46,7 +47,7 @@ export const startStack = async (options: StartOptions = {}): Promise<StackHandl
 const start = async (say: (line: string) => void): Promise<StackHandle> => {
   const toStart: Component[] = [];
   for (const c of components) {
-    if (c.external()) say(`${c.title}: not started, using ${c.name === 'kafka' ? 'KAFKA_BROKERS' : 'AWS_ENDPOINT_URL_DYNAMODB'}=${c.name === 'kafka' ? endpoints().kafka : endpoints().dynamodb}`);
+    if (c.external()) say(`${c.title}: not started, using ${c.name === 'kafka' ? `KAFKA_BROKERS=${endpoints().kafka}` : `DynamoDB at ${endpoints().dynamodb}`}`);
     else if (await c.answers()) say(`${c.title}: already answering at ${c.endpoint}, reused`);
     else if (await c.running()) {
       say(`${c.title}: starting (by an earlier call), waiting for ${c.endpoint}`);

@@ -1,6 +1,7 @@
 /**
  * cfn-lint (PyPI, pinned in local/requirements.txt) on the synthesized templates: the
- * default stack, and the variant with a customer-managed key and alarm notifications.
+ * default stack, the variant with a customer-managed key and alarm notifications, and the
+ * LocalStack target.
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +35,13 @@ describe('cfn-lint', () => {
 
   it('finds no error in the template with a customer-managed key and an alarm topic', () => {
     const { outdir, stack } = synthesize({ skipBundling: true, context: { tableEncryption: 'customer-managed', alarmEmail: 'ops@example.com' } });
+    const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
+    expect(findings(output)).toEqual([]);
+    expect(code & 2).toBe(0);
+  });
+
+  it('finds no error in the LocalStack template (plaintext provisioned cluster)', () => {
+    const { outdir, stack } = synthesize({ skipBundling: true, context: { target: 'localstack' } });
     const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
     expect(findings(output)).toEqual([]);
     expect(code & 2).toBe(0);

@@ -1,7 +1,7 @@
 /** Kafka helpers for integration tests, against the real broker. */
 import type { Admin, Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ensureTopics } from '../../functions/adapters/topics.ts';
+import { ensureTopics, waitForLeaders } from '../../functions/adapters/topics.ts';
 import { readDeadLetter, type DeadLetterView } from '../../functions/core/dead-letter.ts';
 import { topics as topologyTopics, type TopicKey } from '../../functions/topology.ts';
 
@@ -35,6 +35,8 @@ export const createTopics = async (admin: Admin, topics: Record<string, number>)
     waitForLeaders: true,
     topics: Object.entries(topics).map(([topic, numPartitions]) => ({ topic, numPartitions, replicationFactor: 1 })),
   });
+  // A loaded broker may still refuse offsets of a topic it just created: wait until it answers.
+  await waitForLeaders(admin, Object.keys(topics));
 };
 
 /**

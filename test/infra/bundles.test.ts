@@ -1,0 +1,57 @@
+/**
+ * Bundle budget: each function, built with the stack's own esbuild options
+ * (infra/bundling.ts), must stay within its size. The budgets are the bundles' sizes once the
+ * MSK IAM token was signed with the SDK's own SigV4 parts (command handler 731.4 kB, down from
+ * 864.8 kB), plus about 2%: a new dependency that pushes a bundle past its budget fails here,
+ * and a budget is raised only on purpose. `npm run bench:bundles` shows what a bundle holds.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../../infra/bundling.ts';
+
+/** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
+const BUDGET: Readonly<Record<string, number>> = {
+  commandHandler: 745_000,
+  eventHandler: 740_000,
+  snapshotRebuild: 825_000,
+  commandApi: 740_000,
+  topicsProvider: 615_000,
+};
+
+const outdir = mkdtempSync(join(tmpdir(), 'kafka-aggregates-bundles-'));
+const bundles = new Map<string, Bundle>();
+
+beforeAll(async () => {
+  for (const [key, entry] of Object.entries(deployedEntries)) bundles.set(key, await buildBundle(entry, join(outdir, key)));
+}, 120_000);
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const bundle = (key: string): Bundle => {
+  const found = bundles.get(key);
+  if (found === undefined) throw new Error(`no bundle for ${key}`);
+  return found;
+};
+
+describe('function bundles', () => {
+  it('has a budget for every deployed function and no other', () => {
+    expect(Object.keys(BUDGET).sort()).toEqual(Object.keys(deployedEntries).sort());
+  });
+
+  it.each(Object.keys(BUDGET))('keeps %s within its budget', (key) => {
+    const { bytes } = bundle(key);
+    const largest = bytesByPackage(bundle(key)).slice(0, 8).map(([name, size]) => `${name} ${(size / 1000).toFixed(1)} kB`).join(', ');
+    expect(bytes, `${key} is ${(bytes / 1000).toFixed(1)} kB, budget ${BUDGET[key]! / 1000} kB; largest: ${largest}`).toBeLessThanOrEqual(BUDGET[key]!);
+  });
+
+  it('bundles no second SigV4 stack: no MSK signer library, STS client or credential-providers package', () => {
+    for (const [key] of bundles) {
+      const packages = bytesByPackage(bundle(key)).map(([name]) => name);
+      expect(packages, key).not.toContain('aws-msk-iam-sasl-signer-js');
+      expect(packages, key).not.toContain('@aws-sdk/client-sts');
+      expect(packages, key).not.toContain('@aws-sdk/credential-providers');
+      expect(packages, key).not.toContain('@aws-crypto/sha256-js');
+    }
+  });
+});
