@@ -185,9 +185,24 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
 const fits = (batch: AggregateBatch, folded: Folded): boolean => folded.outcome.next === null || batch.sizeOf(folded.outcome.next) <= batch.maxHeadBytes;
 
 /**
+ * True when the head carries an unconfirmed outbox that this batch publishes and that its
+ * checkpoint then confirms (it was written under the command's own position, before it): a
+ * command that does not fit beside that outbox is decided by the retry, from a head without
+ * it. Rejected here instead, it would be answered AggregateTooLarge now and accepted on a
+ * redelivery that finds the outbox confirmed.
+ */
+const fitsAfterPublish = (batch: AggregateBatch, index: number): boolean => {
+  const { base } = batch;
+  const record = (batch.commands[index] as IncomingCommand).record;
+  if (batch.outboxConfirmed || base.outbox.length === 0 || base.writtenAt === null) return false;
+  return base.writtenAt.tp === positionKey(topicPartition(record), batch.incarnationOf(record)) && record.offset > base.writtenAt.offset;
+};
+
+/**
  * Folds `batch.commands` (all for `base`'s aggregate, in partition order) against `base`.
  * When the head would outgrow its limit, it keeps the longest prefix of commands that fits;
- * a command that cannot fit even as the first new one is rejected as AggregateTooLarge.
+ * a command that cannot fit even as the first new one (beside no unconfirmed outbox) is
+ * rejected as AggregateTooLarge.
  */
 export const decideAggregate = (batch: AggregateBatch): AggregateOutcome => {
   const tooLarge = new Set<number>();
@@ -204,6 +219,7 @@ export const decideAggregate = (batch: AggregateBatch): AggregateOutcome => {
     }
     const before = fold(batch, hi - 1, tooLarge);
     if (before.added > 0 && fits(batch, before)) return before.outcome;
+    if (fitsAfterPublish(batch, hi - 1)) return before.outcome;
     // Nothing new fits beside it: no later batch would take it either.
     tooLarge.add(hi - 1);
   }

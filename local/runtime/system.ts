@@ -20,6 +20,7 @@ import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
+import type { Backoff } from './outcome.ts';
 import { formatReport, startTriggers, type InvocationReport, type Triggers } from './trigger.ts';
 
 /** Options of {@link startSystem}. */
@@ -32,6 +33,12 @@ export interface SystemOptions {
   readonly statusFile?: string;
   /** Asked between the steps: true stops the startup early (a signal arrived). @default never */
   readonly cancelled?: () => boolean;
+  /** Told of every invocation's outcome too (a harness that counts them). @default nothing */
+  readonly onInvocation?: (report: InvocationReport) => void;
+  /** Backoff of the triggers' retries. @default the trigger's (200 ms doubling up to 30 s) */
+  readonly backoff?: Backoff;
+  /** The triggers' consumer session timeout (see TriggerOptions). @default 30 s */
+  readonly sessionTimeoutMs?: number;
 }
 
 /** The running system. */
@@ -102,6 +109,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     let healing: Promise<void> | undefined;
     const onInvocation = (r: InvocationReport): void => {
       triggerLine(formatReport(r));
+      options.onInvocation?.(r);
       if (r.outcome !== 'ok' && commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true && healing === undefined)
         healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
     };
@@ -110,6 +118,8 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       mappings,
       startPaused: [...holdCommands, ...holdEvents],
       ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       log: triggerLine,
       onInvocation,
     });

@@ -125,6 +125,7 @@ export const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
   through: checkpoint.through,
   ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
   ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
+  ...(checkpoint.earlier === undefined || checkpoint.earlier.length === 0 ? {} : { earlier: checkpoint.earlier }),
 });
 
 /** Parses a checkpoint item. */
@@ -135,6 +136,9 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
   through: Number(item.through),
   fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
   ...(typeof item.since === 'string' ? { since: item.since } : {}),
+  ...(Array.isArray(item.earlier)
+    ? { earlier: (item.earlier as Item[]).map((r) => ({ incarnation: Number(r.incarnation), from: Number(r.from), through: Number(r.through) })) }
+    : {}),
 });
 
 /** The item of an archived command; it expires (DynamoDB TTL, `expiresAt` in seconds) when the dedupe window has passed. */

@@ -8,7 +8,8 @@ import type { PartitionOffsets } from './topic-log.ts';
 
 /** A consumer group's position on one topic. */
 export class ConsumerOffsets {
-  private admin: Admin | undefined;
+  /** One admin client, however many calls wait for it to connect (`starts` and `position` run together). */
+  private admin: Promise<Admin> | undefined;
 
   constructor(
     private readonly kafka: Kafka,
@@ -16,12 +17,15 @@ export class ConsumerOffsets {
     readonly groupId: string,
   ) {}
 
-  private async connected(): Promise<Admin> {
-    if (this.admin === undefined) {
+  private connected(): Promise<Admin> {
+    this.admin ??= (async () => {
       const admin = this.kafka.admin();
       await admin.connect();
-      this.admin = admin;
-    }
+      return admin;
+    })().catch((error: unknown) => {
+      this.admin = undefined;
+      throw error;
+    });
     return this.admin;
   }
 
@@ -50,7 +54,8 @@ export class ConsumerOffsets {
 
   /** Disconnects the admin client. */
   async close(): Promise<void> {
-    await this.admin?.disconnect();
+    const admin = this.admin;
     this.admin = undefined;
+    await (await admin?.catch(() => undefined))?.disconnect();
   }
 }

@@ -460,6 +460,26 @@ describe('decideAggregate: commands that break the aggregate', () => {
     expect(outcome.counts).toStrictEqual({ accepted: 1, rejected: 1, duplicates: 0 });
   });
 
+  it('leaves a command that does not fit beside an unconfirmed outbox for the retry, which decides it once the outbox is published: never AggregateTooLarge one time and accepted the next', async () => {
+    const commands = await incoming(note(1, 'x'.repeat(3000)), note(2, 'y'.repeat(3000)));
+    const first = committed(decideAggregate(batchOf(notesHead(), commands.slice(0, 1))));
+    // Room for one such event in the head, not for two.
+    const limit = headItemBytes(first) + 1000;
+
+    // The batch that wrote `first` crashed before publishing: its redelivery carries the outbox.
+    const redelivered = decideAggregate(batchOf(first, commands, { maxHeadBytes: limit }));
+    expect(summary(redelivered.results)).toStrictEqual(['c-0-1 v1']);
+    expect(redelivered.deadLetters).toStrictEqual([]);
+    expect(redelivered.retryFrom).toBe(commands[1]?.record);
+    expect(redelivered.toPublish.map((e) => e.version)).toStrictEqual([1]);
+    expect(redelivered.next).toBeNull();
+
+    // That batch published the outbox and its checkpoint covers offset 1: the retry decides the command.
+    const retry = decideAggregate(batchOf(first, commands.slice(1), { checkpoints: confirmedThrough(1), maxHeadBytes: limit }));
+    expect(summary(retry.results)).toStrictEqual(['c-0-2 v2']);
+    expect(retry.retryFrom).toBeNull();
+  });
+
   it('measures the head as DynamoDB stores it: multi-byte characters count as the bytes they take', async () => {
     const ascii = committed(decideAggregate(batchOf(notesHead(), await incoming(note(1, 'e'.repeat(1000))))));
     const limit = headItemBytes(ascii) + 500;
