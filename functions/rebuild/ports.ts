@@ -22,6 +22,12 @@ export interface RebuildHeadsStore {
   scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }>;
   /** Writes a rebuilt head unless a newer rebuild wrote it or the stored one is at a higher version; false when fenced off. */
   putRebuilt(head: Head, epoch: number): Promise<boolean>;
+  /**
+   * Writes rebuilt heads many per request, each fenced as by `putRebuilt`, only while the
+   * control item holds the lock of `epoch` (checked atomically with each request; RebuildLockError
+   * otherwise). Takes what it writes from the heads before it returns its promise.
+   */
+  putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }>;
   /** Heads written by the rebuild of `epoch`, by aggregate key (to resume it). */
   readRebuilt(aggregateKeys: readonly string[], epoch: number): Promise<Map<string, Head>>;
   archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;

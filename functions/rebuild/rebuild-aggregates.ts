@@ -12,7 +12,6 @@ import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher } from '../command/ports.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
-import type { ArchivedCommand, Head } from '../command/head.ts';
 import { outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
 import { canonicalHead, LogFold, type Gap, type UnusableRecord } from './fold.ts';
@@ -139,24 +138,38 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let archived = 0;
   let stoppedEarly = false;
 
-  const checkpoint = async () => {
+  // A checkpoint writes the heads changed since the last one, then saves the position: the
+  // fold goes on reading meanwhile (it hands over copies), and checkpoints run one after
+  // another, so a head's newer version is never overtaken by an older one.
+  let writing: Promise<void> = Promise.resolve();
+  let writeFailed: Error | undefined;
+  const checkpoint = () => {
     const dirty = fold.takeDirty();
-    report({ phase: 'writing heads', eventsRead, eventsTotal });
-    await mapConcurrent(dirty, writeConcurrency, async ({ head, archive }: { head: Head; archive: readonly ArchivedCommand[] }) => {
-      if (archive.length > 0) await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
-      archived += archive.length;
-      if (await heads.putRebuilt(head, epoch)) headsWritten++;
-      else fencedOff++;
-    });
     const progress: RebuildProgress = { ...started, checkpoint: { ...position }, eventsRead };
-    const next: ControlRecord = { status: 'rebuilding', epoch, progress };
-    if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
-    control = next;
+    const previous = writing;
+    report({ phase: 'writing heads', eventsRead, eventsTotal });
+    writing = (async () => {
+      await previous;
+      const archives = dirty.filter((d) => d.archive.length > 0);
+      // Archived before the heads that forget them are written, as the command side does.
+      await mapConcurrent(archives, writeConcurrency, async ({ head, archive }) => {
+        await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
+        archived += archive.length;
+      });
+      const written = await heads.putRebuiltAll(dirty.map((d) => d.head), epoch, writeConcurrency);
+      headsWritten += written.written;
+      fencedOff += written.fencedOff;
+      const next: ControlRecord = { status: 'rebuilding', epoch, progress };
+      if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
+      control = next;
+    })();
+    writing.catch((error: unknown) => (writeFailed ??= error instanceof Error ? error : new Error(String(error))));
     sinceCheckpoint = 0;
     lastCheckpoint = Date.now();
   };
 
   await eventLog.read(started.checkpoint, started.endOffsets, async (records) => {
+    if (writeFailed !== undefined) throw writeFailed;
     if (resumed) {
       const unseen = keysOf(records).filter((k) => !fold.has(k));
       for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
@@ -168,14 +181,19 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     eventsRead += records.length;
     sinceCheckpoint += records.length;
     report({ phase: 'reading', eventsRead, eventsTotal });
-    if (sinceCheckpoint >= checkpointEvery || Date.now() - lastCheckpoint >= checkpointIntervalMs) await checkpoint();
+    if (sinceCheckpoint >= checkpointEvery || Date.now() - lastCheckpoint >= checkpointIntervalMs) {
+      // At most one checkpoint waits behind the one being written: reading never runs far ahead of the table.
+      await writing;
+      checkpoint();
+    }
     if (options.deadline !== undefined && Date.now() >= options.deadline) {
       stoppedEarly = true;
       return 'stop';
     }
     return 'continue';
   });
-  await checkpoint();
+  checkpoint();
+  await writing;
 
   // 4. Caught up: the commands partitions' checkpoints start where the trigger goes on (in the
   // incarnation the log last saw), then release the lock and let commands through.

@@ -141,9 +141,10 @@ describe('the command side under the faults operations bring', () => {
     let batchDone: Promise<unknown> | undefined;
     // The rebuild writes its heads only once that batch has committed and published.
     const rebuildHeads = Object.assign(Object.create(side.heads) as AggregatesTable, {
-      putRebuilt: async (head: Parameters<AggregatesTable['putRebuilt']>[0], epoch: number) => {
+      putRebuiltAll: async (heads: Parameters<AggregatesTable['putRebuiltAll']>[0], epoch: number, concurrency: number) => {
+        const copies = heads.map((h) => ({ ...h }));
         await batchDone;
-        return side.heads.putRebuilt(head, epoch);
+        return side.heads.putRebuiltAll(copies, epoch, concurrency);
       },
     });
     const report = await rebuildAggregates({

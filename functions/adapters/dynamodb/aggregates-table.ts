@@ -4,13 +4,13 @@
  * deduplicates every commit, the archive of accepted commandIds, the outcomes no head
  * remembers, and the control item that holds commands during a rebuild. Item layouts live in head-item.ts.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
-import { sleep } from '../../core/async.ts';
+import { mapConcurrent, sleep } from '../../core/async.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
-import type { ControlRecord } from '../../control/control.ts';
+import { RebuildLockError, type ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../command/head.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../command/ports.ts';
@@ -40,6 +40,13 @@ export class AggregatesTableError extends Error {
 }
 
 type Item = Record<string, unknown>;
+
+/** A rebuilt head's write: never over a newer rebuild's head, never lowering a stored version. */
+const REBUILT_FENCE = '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
+/** Heads per TransactWriteItems of the rebuild: 100 actions at most, one of them the lock's check. */
+export const REBUILT_PER_REQUEST = 99;
+/** Bytes of heads per TransactWriteItems of the rebuild, below DynamoDB's 4 MB per transaction. */
+export const REBUILT_BYTES_PER_REQUEST = 3_500_000;
 
 /** Reads and writes aggregate heads, partition checkpoints, the archive and the control item in one DynamoDB table. */
 export class AggregatesTable implements HeadsStore {
@@ -114,11 +121,87 @@ export class AggregatesTable implements HeadsStore {
   async putRebuilt(head: Head, epoch: number): Promise<boolean> {
     return this.putIf(
       { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
-      {
-        ConditionExpression: '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)',
-        ExpressionAttributeValues: { ':epoch': epoch, ':version': head.version },
-      },
+      { ConditionExpression: REBUILT_FENCE, ExpressionAttributeValues: { ':epoch': epoch, ':version': head.version } },
     );
+  }
+
+  /**
+   * Writes heads rebuilt from the events topic, many per request: TransactWriteItems of up to
+   * {@link REBUILT_PER_REQUEST} heads and {@link REBUILT_BYTES_PER_REQUEST} bytes, each head
+   * with the two fences of `putRebuilt`, and a check that the control item still holds the
+   * lock of `epoch`. The check is part of the same atomic request, so no head is written once
+   * the lock was released or taken by a newer rebuild. A head fenced off is left out and the
+   * rest of its request written again. `concurrency`: requests in flight. The items are taken
+   * from the heads before this returns its promise: the caller may change them meanwhile.
+   * Throws RebuildLockError when the lock is no longer this rebuild's.
+   */
+  putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }> {
+    const now = new Date().toISOString();
+    const requests: Item[][] = [];
+    let bytes = Infinity;
+    for (const head of heads) {
+      const size = headItemBytes(head);
+      const last = requests.at(-1);
+      if (last === undefined || last.length >= REBUILT_PER_REQUEST || bytes + size > REBUILT_BYTES_PER_REQUEST) {
+        requests.push([]);
+        bytes = 0;
+      }
+      bytes += size;
+      (requests.at(-1) as Item[]).push({ ...toItem(head), offsets: { ...head.offsets }, rebuildEpoch: epoch, updatedAt: now });
+    }
+    const totals = { written: 0, fencedOff: 0 };
+    return mapConcurrent(requests, concurrency, async (items) => {
+      const { written, fencedOff } = await this.transactRebuilt(items, epoch);
+      totals.written += written;
+      totals.fencedOff += fencedOff;
+    }).then(() => totals);
+  }
+
+  private async transactRebuilt(items: readonly Item[], epoch: number): Promise<{ written: number; fencedOff: number }> {
+    let pending = items;
+    let fencedOff = 0;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      try {
+        await this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                ConditionCheck: {
+                  TableName: this.tableName,
+                  Key: { pk: CONTROL_KEY },
+                  ConditionExpression: '#status = :rebuilding AND epoch = :epoch',
+                  ExpressionAttributeNames: { '#status': 'status' },
+                  ExpressionAttributeValues: { ':rebuilding': 'rebuilding', ':epoch': epoch },
+                },
+              },
+              ...pending.map((Item) => ({
+                Put: {
+                  TableName: this.tableName,
+                  Item,
+                  ConditionExpression: REBUILT_FENCE,
+                  ExpressionAttributeValues: { ':epoch': epoch, ':version': Item.version },
+                },
+              })),
+            ],
+          }),
+        );
+        return { written: pending.length, fencedOff };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const reasons = error.CancellationReasons ?? [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
+        const fenced = new Set(pending.filter((_, i) => reasons[i + 1]?.Code === 'ConditionalCheckFailed'));
+        if (fenced.size > 0) {
+          fencedOff += fenced.size;
+          pending = pending.filter((item) => !fenced.has(item));
+          continue;
+        }
+        // A conflict with another request on one of the items, or throttling: again, with backoff.
+        if (attempt >= this.maxReadAttempts) throw error;
+        await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
+      }
+    }
+    return { written: 0, fencedOff };
   }
 
   /** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
