@@ -94,12 +94,12 @@ const BATCHES = [...ITEMS, 'dynamodb:BatchWriteItem'] as const;
  * The DynamoDB actions behind each access level: exactly the requests the adapters send
  * (functions/adapters/*-table.ts, release-list.ts, dynamodb.ts; a unit test keeps the two in
  * step). `items`: consistent batched reads, single reads, conditional puts. `batches`: also
- * batched writes. `maintenance`: also the scans, queries, deletes and transactional writes of rebuilds.
+ * batched writes. `maintenance`: also the scans, queries and deletes of rebuilds.
  */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   items: ITEMS,
   batches: BATCHES,
-  maintenance: [...BATCHES, 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:DeleteItem', 'dynamodb:TransactWriteItems'],
+  maintenance: [...BATCHES, 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:DeleteItem'],
 };
 
 /** What a principal needs of the table key to read and write an encrypted table. */

@@ -24,13 +24,15 @@ export interface RebuildHeadsStore {
   putRebuilt(head: Head, epoch: number): Promise<boolean>;
   /**
    * Writes rebuilt heads many per request, each fenced as by `putRebuilt`, only while the
-   * control item holds the lock of `epoch` (checked atomically with each request; RebuildLockError
-   * otherwise). Takes what it writes from the heads before it returns its promise.
+   * control item holds the lock of `epoch` (checked before each group of writes;
+   * RebuildLockError otherwise). Takes what it writes from the heads before it returns its promise.
    */
   putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }>;
   /** Heads written by the rebuild of `epoch`, by aggregate key (to resume it). */
   readRebuilt(aggregateKeys: readonly string[], epoch: number): Promise<Map<string, Head>>;
   archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;
+  /** One partition's checkpoint by consistent read. */
+  getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
   /** Replaces a partition's checkpoint whatever it was. */
   resetCheckpoint(next: StoredCheckpoint): Promise<void>;
 }

@@ -156,7 +156,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
         await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
         archived += archive.length;
       });
-      const written = await heads.putRebuiltAll(dirty.map((d) => d.head), epoch, writeConcurrency);
+      // A group is a read and four batched writes: about writeConcurrency requests in flight.
+      const written = await heads.putRebuiltAll(dirty.map((d) => d.head), epoch, Math.max(1, Math.ceil(writeConcurrency / 4)));
       headsWritten += written.written;
       fencedOff += written.fencedOff;
       const next: ControlRecord = { status: 'rebuilding', epoch, progress };
@@ -200,7 +201,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let checkpointsReset = 0;
   if (!stoppedEarly) {
     const positions = await deps.commandsTrigger.positions();
-    const { checkpoints } = await heads.scanAll();
+    // By key, not by a scan: the table holds every head by now.
+    const checkpoints = new Map(await Promise.all([...positions.keys()].map(async (tp) => [tp, await heads.getCheckpoint(tp)] as const)));
     for (const [tp, next] of positions) {
       const incarnation = Math.max(checkpoints.get(tp)?.incarnation ?? 1, fold.incarnations.get(tp) ?? 1);
       const since = checkpoints.get(tp)?.incarnation === incarnation ? checkpoints.get(tp)?.since : undefined;

@@ -4,8 +4,8 @@
  * deduplicates every commit, the archive of accepted commandIds, the outcomes no head
  * remembers, and the control item that holds commands during a rebuild. Item layouts live in head-item.ts.
  */
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
 import { mapConcurrent, sleep } from '../../core/async.ts';
@@ -43,10 +43,8 @@ type Item = Record<string, unknown>;
 
 /** A rebuilt head's write: never over a newer rebuild's head, never lowering a stored version. */
 const REBUILT_FENCE = '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
-/** Heads per TransactWriteItems of the rebuild: 100 actions at most, one of them the lock's check. */
-export const REBUILT_PER_REQUEST = 99;
-/** Bytes of heads per TransactWriteItems of the rebuild, below DynamoDB's 4 MB per transaction. */
-export const REBUILT_BYTES_PER_REQUEST = 3_500_000;
+/** Rebuilt heads per check of the lock and the fences: one BatchGetItem (100 keys, the control item's among them), four BatchWriteItems. */
+export const REBUILT_PER_CHECK = 99;
 
 /** Reads and writes aggregate heads, partition checkpoints, the archive and the control item in one DynamoDB table. */
 export class AggregatesTable implements HeadsStore {
@@ -126,82 +124,38 @@ export class AggregatesTable implements HeadsStore {
   }
 
   /**
-   * Writes heads rebuilt from the events topic, many per request: TransactWriteItems of up to
-   * {@link REBUILT_PER_REQUEST} heads and {@link REBUILT_BYTES_PER_REQUEST} bytes, each head
-   * with the two fences of `putRebuilt`, and a check that the control item still holds the
-   * lock of `epoch`. The check is part of the same atomic request, so no head is written once
-   * the lock was released or taken by a newer rebuild. A head fenced off is left out and the
-   * rest of its request written again. `concurrency`: requests in flight. The items are taken
-   * from the heads before this returns its promise: the caller may change them meanwhile.
-   * Throws RebuildLockError when the lock is no longer this rebuild's.
+   * Writes heads rebuilt from the events topic, many per request, with the fences of
+   * `putRebuilt` kept by a read just before the writes: per group of
+   * {@link REBUILT_PER_CHECK} heads, one consistent BatchGetItem of the control item and of
+   * the stored heads' versions and epochs, then BatchWriteItem of those it may overwrite (25
+   * per request). A lock that is no longer this rebuild's throws RebuildLockError and writes
+   * nothing more; a head a newer rebuild wrote, or stored at a higher version, is left as it is
+   * (fenced off). Why a read before the write is enough, where putRebuilt's condition was
+   * atomic: docs/DESIGN.md, "The rebuild's batched writes". `concurrency`: groups in flight.
+   * The items are taken from the heads before the promise is returned: the caller may change
+   * them meanwhile.
    */
   putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }> {
     const now = new Date().toISOString();
-    const requests: Item[][] = [];
-    let bytes = Infinity;
-    for (const head of heads) {
-      const size = headItemBytes(head);
-      const last = requests.at(-1);
-      if (last === undefined || last.length >= REBUILT_PER_REQUEST || bytes + size > REBUILT_BYTES_PER_REQUEST) {
-        requests.push([]);
-        bytes = 0;
-      }
-      bytes += size;
-      (requests.at(-1) as Item[]).push({ ...toItem(head), offsets: { ...head.offsets }, rebuildEpoch: epoch, updatedAt: now });
-    }
+    const items = heads.map((head): Item => ({ ...toItem(head), offsets: { ...head.offsets }, rebuildEpoch: epoch, updatedAt: now }));
+    const groups: Item[][] = [];
+    for (let i = 0; i < items.length; i += REBUILT_PER_CHECK) groups.push(items.slice(i, i + REBUILT_PER_CHECK));
     const totals = { written: 0, fencedOff: 0 };
-    return mapConcurrent(requests, concurrency, async (items) => {
-      const { written, fencedOff } = await this.transactRebuilt(items, epoch);
-      totals.written += written;
-      totals.fencedOff += fencedOff;
+    return mapConcurrent(groups, concurrency, async (group) => {
+      const stored = new Map<string, Item>();
+      for (const item of await batchGetAll(this.doc, this.tableName, [CONTROL_KEY, ...group.map((i) => i.pk)].map((pk) => ({ pk })), this.maxReadAttempts, ['pk', 'status', 'epoch', 'version', 'rebuildEpoch']))
+        stored.set(item.pk as string, item);
+      const control = stored.get(CONTROL_KEY);
+      if (control?.status !== 'rebuilding' || Number(control.epoch) !== epoch)
+        throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
+      const writable = group.filter((item) => {
+        const current = stored.get(item.pk as string);
+        return current === undefined || ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) && (current.version === undefined || Number(current.version) <= Number(item.version)));
+      });
+      await Promise.all(Array.from({ length: Math.ceil(writable.length / 25) }, (_, i) => this.putAll(writable.slice(i * 25, i * 25 + 25), 'rebuilt heads')));
+      totals.written += writable.length;
+      totals.fencedOff += group.length - writable.length;
     }).then(() => totals);
-  }
-
-  private async transactRebuilt(items: readonly Item[], epoch: number): Promise<{ written: number; fencedOff: number }> {
-    let pending = items;
-    let fencedOff = 0;
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      try {
-        await this.doc.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                ConditionCheck: {
-                  TableName: this.tableName,
-                  Key: { pk: CONTROL_KEY },
-                  ConditionExpression: '#status = :rebuilding AND epoch = :epoch',
-                  ExpressionAttributeNames: { '#status': 'status' },
-                  ExpressionAttributeValues: { ':rebuilding': 'rebuilding', ':epoch': epoch },
-                },
-              },
-              ...pending.map((Item) => ({
-                Put: {
-                  TableName: this.tableName,
-                  Item,
-                  ConditionExpression: REBUILT_FENCE,
-                  ExpressionAttributeValues: { ':epoch': epoch, ':version': Item.version },
-                },
-              })),
-            ],
-          }),
-        );
-        return { written: pending.length, fencedOff };
-      } catch (error) {
-        if (!(error instanceof TransactionCanceledException)) throw error;
-        const reasons = error.CancellationReasons ?? [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
-        const fenced = new Set(pending.filter((_, i) => reasons[i + 1]?.Code === 'ConditionalCheckFailed'));
-        if (fenced.size > 0) {
-          fencedOff += fenced.size;
-          pending = pending.filter((item) => !fenced.has(item));
-          continue;
-        }
-        // A conflict with another request on one of the items, or throttling: again, with backoff.
-        if (attempt >= this.maxReadAttempts) throw error;
-        await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-      }
-    }
-    return { written: 0, fencedOff };
   }
 
   /** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
