@@ -21,6 +21,7 @@ import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head 
 import { advance, outboxConfirmed, type StoredCheckpoint } from './partition.ts';
 import { VersionConflictError, type BatchPublisher, type CommandLog, type EventsTopicState, type HeadsStore, type KeyedResult, type UnkeptResult } from './ports.ts';
 import { registry } from '../core/registry.ts';
+import { HeadCache, type HeadCacheLimits } from './head-cache.ts';
 
 /** What the command side needs from the outside world. */
 export interface CommandSideDeps {
@@ -42,6 +43,8 @@ export interface CommandSideDeps {
   readonly dedupeWindowMs: number;
   /** How long outcomes no head remembers are kept, in ms of record time (the results topic's retention). */
   readonly keptResultsMs: number;
+  /** Warm heads kept between batches (head-cache.ts); `maxEntries: 0` keeps none. */
+  readonly headCache?: HeadCacheLimits;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -127,14 +130,31 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     return new Map(found.map((a) => [a.commandId, a]));
   };
 
-  return async (event: MskEvent): Promise<BatchResult> => {
+  const cache = new HeadCache(deps.headCache);
+  const keep = (key: string, head: Head) => cache.set(key, head, deps.heads.sizeOf(head));
+
+  const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
     const records = partitions.flat();
     const spans = spansOf(partitions);
     const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
 
-    const snapshot = await deps.heads.read([...byAggregate.keys()], [...spans.keys()]);
+    // Warm heads are not read again; the control item, checkpoints and releases always are:
+    // they tell a rebuild in progress, a table behind its log or a recreated topic, which no
+    // kept head can (a cache must never hide them).
+    const warm = new Map<string, Head>();
+    for (const key of byAggregate.keys()) {
+      const head = cache.get(key);
+      if (head !== undefined) warm.set(key, head);
+    }
+    let snapshot = await deps.heads.read([...byAggregate.keys()].filter((key) => !warm.has(key)), [...spans.keys()]);
     if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);
+    if (!cache.holdsEpoch(snapshot.control?.epoch ?? 0) && warm.size > 0) {
+      // The table was rebuilt (or is new) since the heads were kept: read them after all.
+      const again = await deps.heads.read([...warm.keys()], []);
+      snapshot = { ...snapshot, heads: new Map([...snapshot.heads, ...again.heads]) };
+      warm.clear();
+    }
     const fresh = snapshot.control === undefined;
     if (fresh) {
       // A new table, or one that lost its items: it may start empty only if the log is empty too.
@@ -163,7 +183,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const outcomes = new Map<string, AggregateOutcome>();
     await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
       const first = commands[0] as IncomingCommand;
-      let base: Head = snapshot.heads.get(key) ?? emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
+      const empty = () => emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
+      let base: Head = warm.get(key) ?? snapshot.heads.get(key) ?? empty();
+      let kept = warm.has(key);
       for (let attempt = 0; ; attempt++) {
         const outcome = decideAggregate({
           base,
@@ -177,6 +199,19 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
           maxHeadBytes,
         });
         if (outcome.next === null) {
+          if (kept) {
+            // No conditional write will check this decision: check the kept head against the table.
+            kept = false;
+            const now = await deps.heads.read([key], []);
+            if (now.control?.status === 'rebuilding') throw new RebuildInProgressError(now.control.epoch);
+            const current = now.heads.get(key) ?? empty();
+            if (current.version !== base.version) {
+              cache.delete(key);
+              base = current;
+              continue;
+            }
+          }
+          keep(key, base);
           outcomes.set(key, outcome);
           return;
         }
@@ -184,10 +219,13 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
         if (outcome.archive.length > 0) await deps.heads.archive(base.aggregateType, base.aggregateId, outcome.archive, dedupeWindowMs);
         try {
           await deps.heads.commit(outcome.next, base.version);
+          keep(key, outcome.next);
           outcomes.set(key, outcome);
           return;
         } catch (error) {
+          cache.delete(key);
           if (!(error instanceof VersionConflictError)) throw error;
+          kept = false;
           summary.conflicts++;
           if (attempt >= maxConflictRetries)
             throw new ConflictRetriesExhaustedError(base.aggregateType, base.aggregateId, attempt + 1, { cause: error });
@@ -245,5 +283,15 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     );
     const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
     return { ...summary, batchItemFailures };
+  };
+
+  return async (event: MskEvent): Promise<BatchResult> => {
+    try {
+      return await processBatch(event);
+    } catch (error) {
+      // Whatever failed, what the batch kept may not be what the table holds.
+      cache.clear();
+      throw error;
+    }
   };
 };
