@@ -14,7 +14,7 @@ import { topicPartition } from '../core/wire.ts';
 import { aggregateKey } from '../core/aggregate.ts';
 import type { DeadLetter } from '../core/dead-letter.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
-import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf } from './check-partitions.ts';
+import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf, type PartitionSpan } from './check-partitions.ts';
 import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from './decode.ts';
 import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
@@ -259,15 +259,32 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     summary.eventsPublished = events.length;
     summary.retried = [...retryFrom].reduce((n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0), 0);
     await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({ events, results, deadLetters });
+    await deps.publisher.publish({ events, results: [], deadLetters: [] });
 
-    // Everything this batch committed is published: move each partition's checkpoint past it.
-    await Promise.all(
+    // The events this batch committed are published: each partition's checkpoint moves past the
+    // batch while its results and dead letters go out. The checkpoint confirms only the
+    // outboxes (the events); what the results say is remembered by the heads and the kept
+    // outcomes, and a redelivery re-emits it whether the checkpoint moved or not. So the two
+    // need no order, and the next batch of the partition starts one round trip sooner.
+    await Promise.all([deps.publisher.publish({ events: [], results, deadLetters }), checkpointAll(spans, retryFrom, written, snapshot.checkpoints, effective)]);
+    const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
+    return { ...summary, batchItemFailures };
+  };
+
+  /** Moves each partition's checkpoint past what the batch completed. */
+  const checkpointAll = (
+    spans: ReadonlyMap<string, PartitionSpan>,
+    retryFrom: ReadonlyMap<string, number>,
+    written: ReadonlyMap<string, StoredCheckpoint>,
+    read: ReadonlyMap<string, StoredCheckpoint>,
+    effective: ReadonlyMap<string, StoredCheckpoint>,
+  ) =>
+    Promise.all(
       [...spans].map(async ([tp, span]) => {
         const through = (retryFrom.get(tp) ?? span.to + 1) - 1;
         const last = span.records.findLast((r) => r.offset <= through);
         if (last === undefined) return;
-        let stored = written.get(tp) ?? snapshot.checkpoints.get(tp);
+        let stored = written.get(tp) ?? read.get(tp);
         let base = effective.get(tp) as StoredCheckpoint;
         for (let attempt = 0; attempt < 5; attempt++) {
           const next = advance(base, last.offset, fingerprintOf(last));
@@ -281,9 +298,6 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
         throw new CheckpointContendedError(tp);
       }),
     );
-    const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
-    return { ...summary, batchItemFailures };
-  };
 
   return async (event: MskEvent): Promise<BatchResult> => {
     try {

@@ -1,0 +1,202 @@
+/**
+ * Command-to-result latency at a steady rate, against a raw Kafka round trip on the same
+ * broker in the same run, and DynamoDB requests per command for hot aggregates at a trickle:
+ *
+ *   npm run bench:latency -- --rate 50 --commands 500 --aggregates 5
+ *
+ * Raw: the same client (CommandClient: produce, then wait on the results topic) against an
+ * echo consumer that reads each command record and produces a result record for it at once:
+ * two produce-and-consume hops, no DynamoDB, no trigger. Ours: the command handler through the
+ * emulated MSK trigger, as `npm start` runs it, once with warm heads off and once on (each on
+ * its own topics and table). Latency is result arrival minus the command record's timestamp.
+ */
+import { cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import type { Kafka } from 'kafkajs';
+import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import type { CommandEnvelope, ResultRecord } from '../functions/core/wire.ts';
+import { functions } from '../functions/topology.ts';
+import { CommandClient } from '../local/runtime/client.ts';
+import { startTriggers } from '../local/runtime/trigger.ts';
+import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
+import * as latencyHandler from './latency-handler.ts';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const { values: args } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '50' },
+    commands: { type: 'string', default: '500' },
+    aggregates: { type: 'string', default: '5' },
+  },
+});
+const positive = (name: string, text: string): number => {
+  const n = Number(text.replaceAll('_', ''));
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  return n;
+};
+const RATE = positive('rate', args.rate);
+const COMMANDS = positive('commands', args.commands);
+const AGGREGATES = positive('aggregates', args.aggregates);
+
+const log = (text: string) => process.stderr.write(`${text}\n`);
+const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const trigger = functions.commandHandler.trigger;
+
+interface Topics {
+  readonly commands: string;
+  readonly events: string;
+  readonly results: string;
+  readonly deadLetter: string;
+}
+
+/** Opens the accounts, then Deposits round-robin over them (so every command is accepted in any order). */
+const workload = (prefix: string): { open: CommandEnvelope[]; steady: CommandEnvelope[] } => {
+  const ids = Array.from({ length: AGGREGATES }, (_, i) => `${prefix}-${i}`);
+  return {
+    open: ids.map((aggregateId) => ({ commandId: `${aggregateId}:open`, aggregateType: 'account', aggregateId, type: 'OpenAccount', data: { owner: 'Ada' } })),
+    steady: Array.from({ length: COMMANDS }, (_, i) => {
+      const aggregateId = ids[i % AGGREGATES] as string;
+      return { commandId: `${aggregateId}:${i}`, aggregateType: 'account', aggregateId, type: 'Deposit', data: { amount: 1 } };
+    }),
+  };
+};
+
+/** Sends one command at a time at RATE/s; resolves to each one's latency once every result came. */
+const steady = async (client: CommandClient, commands: readonly CommandEnvelope[]): Promise<{ latencies: number[]; accepted: number }> => {
+  const sent: Promise<{ latency: number; result: ResultRecord }>[] = [];
+  const t0 = Date.now();
+  for (let i = 0; i < commands.length; i++) {
+    const due = t0 + (i / RATE) * 1000;
+    if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+    const command = commands[i] as CommandEnvelope;
+    const timestamp = await client.sendMany([command]);
+    sent.push(client.result(command.commandId, 120_000).then((r) => ({ latency: r.receivedAt - timestamp, result: r.result })));
+  }
+  const done = await Promise.all(sent);
+  return { latencies: done.map((d) => d.latency).sort((a, b) => a - b), accepted: done.filter((d) => d.result.status === 'accepted').length };
+};
+
+/** The raw round trip: an echo consumer answers each command record with a result record, nothing else. */
+const raw = async (kafka: Kafka, topics: Topics) => {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  const consumer = kafka.consumer({ groupId: unique('bench-echo'), maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic: topics.commands, fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      const messages = batch.messages.map((m) => {
+        const c = JSON.parse(m.value?.toString('utf8') ?? '{}') as CommandEnvelope;
+        const result: ResultRecord = { commandId: c.commandId, aggregateType: c.aggregateType, aggregateId: c.aggregateId, status: 'accepted', version: 1 };
+        return { key: m.key, value: JSON.stringify(result) };
+      });
+      await producer.send({ topic: topics.results, acks: -1, messages });
+    },
+  });
+  const client = await CommandClient.connect(kafka, topics);
+  try {
+    const { open, steady: commands } = workload(unique('raw'));
+    await steady(client, open);
+    return await steady(client, commands);
+  } finally {
+    await client.close();
+    await consumer.disconnect();
+    await producer.disconnect();
+  }
+};
+
+const main = async (): Promise<void> => {
+  const kafka = createKafka('kafka-aggregates-bench');
+  const dynamo = createDynamoClient();
+  const admin = kafka.admin();
+  await admin.connect();
+  const run = unique('bench-lat');
+  const topicsOf = (name: string): Topics => ({ commands: `${run}-${name}-commands`, events: `${run}-${name}-events`, results: `${run}-${name}-results`, deadLetter: `${run}-${name}-dead-letter` });
+  const names = ['raw', 'cold', 'warm'] as const;
+  const created: string[] = [];
+  const tables: string[] = [];
+  try {
+    for (const name of names) {
+      const t = topicsOf(name);
+      await createTopics(admin, { [t.commands]: 3, [t.events]: 3, [t.results]: 3, [t.deadLetter]: 1 });
+      created.push(t.commands, t.events, t.results, t.deadLetter);
+    }
+    const rows: string[] = [];
+    log(`raw round trip: ${COMMANDS} commands at ${RATE}/s…`);
+    const rawRun = await raw(kafka, topicsOf('raw'));
+    const rawP50 = percentile(rawRun.latencies, 50);
+    rows.push(`  raw Kafka round trip (echo consumer)   p50 ${String(rawP50).padStart(5)} ms   p99 ${String(percentile(rawRun.latencies, 99)).padStart(5)} ms   ${rawRun.accepted}/${COMMANDS} answered`);
+
+    for (const name of ['cold', 'warm'] as const) {
+      const topics = topicsOf(name);
+      const tableName = `${run}-${name}`;
+      await createAggregatesTable(dynamo, tableName);
+      tables.push(tableName);
+      latencyHandler.useWarmHeads(name === 'warm');
+      latencyHandler.configure({ tableName, topics });
+      const triggers = await startTriggers({
+        kafka,
+        mappings: [
+          {
+            functionName: `latency-${name}`,
+            entry: fileURLToPath(new URL('./latency-handler.ts', import.meta.url)),
+            topic: topics.commands,
+            batchSize: trigger.batchSize,
+            maxBatchingWindowSeconds: trigger.maxBatchingWindowSeconds,
+            consumerGroupId: `${run}-${name}`,
+            timeoutSeconds: functions.commandHandler.timeoutSeconds,
+            memoryMb: functions.commandHandler.memoryMb,
+          },
+        ],
+        onInvocation: () => undefined,
+        log: () => undefined,
+      });
+      const client = await CommandClient.connect(kafka, topics);
+      try {
+        log(`ours, warm heads ${name === 'warm' ? 'on' : 'off'}: ${COMMANDS} commands at ${RATE}/s over ${AGGREGATES} accounts…`);
+        const { open, steady: commands } = workload(`${run}-${name}`);
+        await steady(client, open);
+        while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
+        latencyHandler.stats.reset();
+        const ours = await steady(client, commands);
+        while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
+        const batches = latencyHandler.stats.batches();
+        const requests = Object.entries(latencyHandler.stats.requests()).map(([k, v]) => `${k.replace(/Command$/, '')} ${v}`).join(', ');
+        const p50 = percentile(ours.latencies, 50);
+        rows.push(
+          `  ours, warm heads ${name === 'warm' ? 'on ' : 'off'}                  p50 ${String(p50).padStart(5)} ms   p99 ${String(percentile(ours.latencies, 99)).padStart(5)} ms   ${ours.accepted}/${COMMANDS} accepted; p50 / raw p50 ${(p50 / rawP50).toFixed(1)}`,
+          `    ${batches.length} batches, ${(batches.reduce((n, b) => n + b.records, 0) / Math.max(1, batches.length)).toFixed(2)} commands each; DynamoDB requests per command ${(latencyHandler.stats.total() / COMMANDS).toFixed(3)} (${requests})`,
+        );
+      } finally {
+        await client.close();
+        await triggers.stop();
+      }
+    }
+    const cpu = cpus();
+    process.stdout.write(
+      `\nlatency benchmark\n  machine  ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n` +
+        `  command  npm run bench:latency -- --rate ${RATE} --commands ${COMMANDS} --aggregates ${AGGREGATES}\n` +
+        `  trigger  emulated MSK trigger, batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s; one Deposit at a time, round-robin over ${AGGREGATES} accounts opened before\n` +
+        `${rows.join('\n')}\n`,
+    );
+  } finally {
+    await admin.deleteTopics({ topics: created }).catch((error: unknown) => log(`could not delete topics: ${String(error)}`));
+    await admin.disconnect();
+    for (const t of tables) await dynamo.send(new DeleteTableCommand({ TableName: t })).catch((error: unknown) => log(`could not delete table ${t}: ${String(error)}`));
+    dynamo.destroy();
+  }
+};
+
+// Exits explicitly, as bench/commands.ts does: the Kafka clients' timers would keep the process alive.
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  },
+);
