@@ -20,7 +20,7 @@ import { createKafka, createProducer } from '../functions/adapters/kafka/clients
 import type { CommandEnvelope, ResultRecord } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/runtime/client.ts';
-import { startTriggers } from '../local/runtime/trigger.ts';
+import { startTriggers, type InvocationReport } from '../local/runtime/trigger.ts';
 import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as latencyHandler from './latency-handler.ts';
 
@@ -153,9 +153,10 @@ const main = async (): Promise<void> => {
             memoryMb: functions.commandHandler.memoryMb,
           },
         ],
-        onInvocation: () => undefined,
+        onInvocation: (r) => reports.push(r),
         log: () => undefined,
       });
+      const reports: InvocationReport[] = [];
       const client = await CommandClient.connect(kafka, topics);
       try {
         log(`ours, warm heads ${name === 'warm' ? 'on' : 'off'}: ${COMMANDS} commands at ${RATE}/s over ${AGGREGATES} accounts…`);
@@ -163,6 +164,7 @@ const main = async (): Promise<void> => {
         await steady(client, open);
         while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
         latencyHandler.stats.reset();
+        reports.length = 0;
         const ours = await steady(client, commands);
         while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
         const batches = latencyHandler.stats.batches();
@@ -170,6 +172,7 @@ const main = async (): Promise<void> => {
         const p50 = percentile(ours.latencies, 50);
         rows.push(
           `  ours, warm heads ${name === 'warm' ? 'on ' : 'off'}                  p50 ${String(p50).padStart(5)} ms   p99 ${String(percentile(ours.latencies, 99)).padStart(5)} ms   ${ours.accepted}/${COMMANDS} accepted; p50 / raw p50 ${(p50 / rawP50).toFixed(1)}`,
+          `    handler time p50 ${percentile(reports.map((r) => r.durationMs).sort((a, b) => a - b), 50)} ms, p99 ${percentile(reports.map((r) => r.durationMs).sort((a, b) => a - b), 99)} ms`,
           `    ${batches.length} batches, ${(batches.reduce((n, b) => n + b.records, 0) / Math.max(1, batches.length)).toFixed(2)} commands each; DynamoDB requests per command ${(latencyHandler.stats.total() / COMMANDS).toFixed(3)} (${requests})`,
         );
       } finally {
