@@ -140,6 +140,9 @@ export class LogFold {
     head.version = event.version;
     head.state = aggregate.evolve(head.state, { type: event.type, data: event.data });
     head.offsets[tp] = Math.max(head.offsets[tp] ?? -1, event.source.offset);
+    // A rebuilt head has published everything it holds (a seeded one may carry its old outbox).
+    head.outbox = [];
+    head.writtenAt = null;
     this.dirty.add(k);
     this.applied++;
     return gap ? 'gap' : 'applied';
