@@ -34,7 +34,7 @@ type Schema = AnyAggregate['events'][string];
 const own = <T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined =>
   record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 
-const chainOf = (aggregate: AnyAggregate, type: string): Chain | undefined => own(aggregate.upcasters as Readonly<Record<string, Chain>> | undefined, type);
+const chainOf = (aggregate: AnyAggregate, type: string): Chain | undefined => own(aggregate.upcasters, type);
 
 const schemaOf = (aggregate: AnyAggregate, type: string): Schema | undefined => own(aggregate.events, type);
 

@@ -26,7 +26,7 @@ export const COMMAND_CODES = [
   'VersionMismatch',
 ] as const;
 
-/** Rejection codes of the event side's decoding (functions/event/decode.ts). */
+/** Dead-letter codes of the event reader (functions/core/event-reader.ts) on the event side. */
 export const EVENT_CODES = ['InvalidEvent', 'KeyMismatch', 'UnknownAggregateType', 'UnknownEventType'] as const;
 
 /** A record as the trigger would deliver it (key and value base64; `undefined` = field absent), and what it must get. */
