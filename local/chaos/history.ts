@@ -27,7 +27,7 @@ export const readTopicRecords = async (kafka: Kafka, topic: string): Promise<{ r
     const { start, end } = await log.offsets();
     const records: TopicRecord[] = [];
     await log.read(start, end, (chunk) => {
-      for (const r of chunk) records.push({ partition: r.partition, offset: r.offset, value: r.value?.toString('utf8') ?? null });
+      for (const r of chunk) records.push({ topic, partition: r.partition, offset: r.offset, key: r.key?.toString('utf8') ?? null, value: r.value?.toString('utf8') ?? null });
       return Promise.resolve('continue' as const);
     });
     records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);

@@ -5,6 +5,7 @@
  * it broken histories and the chaos run and `kafka-aggregates verify` share it.
  */
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
+import { readEvent } from '../../functions/core/event-reader.ts';
 import type { DomainEvent } from '../../functions/core/projection.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import type { Head } from '../../functions/command/head.ts';
@@ -72,8 +73,10 @@ export interface Violation {
 
 /** A record read off a topic. */
 export interface TopicRecord {
+  readonly topic: string;
   readonly partition: number;
   readonly offset: number;
+  readonly key: string | null;
   readonly value: string | null;
 }
 
@@ -154,11 +157,6 @@ const parse = <T>(value: string | null): T | undefined => {
   }
 };
 
-const isEvent = (e: unknown): e is EventRecord => {
-  const r = e as Partial<EventRecord> | undefined;
-  return typeof r?.aggregateType === 'string' && typeof r.aggregateId === 'string' && Number.isSafeInteger(r.version) && (r.version ?? 0) >= 1;
-};
-
 /** Missing numbers of 1..max among `present`, as inclusive ranges. */
 const missingRanges = (present: ReadonlySet<number>, max: number): [number, number][] => {
   const ranges: [number, number][] = [];
@@ -182,16 +180,22 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
 
   // 1. The events topic: dedupe by (aggregate, version), content must match, versions 1..n in order.
   const byAggregate = new Map<string, { type: string; id: string; versions: Map<number, { json: string; event: EventRecord }>; max: number }>();
-  const fold = new LogFold(registry(options.aggregates));
+  const known = registry(options.aggregates);
+  const fold = new LogFold(known);
   let duplicateEvents = 0;
   for (const record of history.events) {
-    fold.applyRecord(record.partition, record.offset, record.value);
-    const event = parse<unknown>(record.value);
-    if (!isEvent(event)) continue; // reported from the fold's unusable list
+    // The event reader, as the rebuild and the event side read: upcasters applied, faults reported.
+    const outcome = readEvent({ key: record.key, value: record.value, position: record }, known);
+    fold.applyRead(outcome);
+    // Versions are checked on every sound envelope, its data readable or not (that is reported from the fold's unusable list).
+    const stored = 'event' in outcome ? outcome.event.stored : outcome.fault.stored;
+    if (stored === undefined) continue;
+    // Content is compared as stored; the account rules and the projection see the event as the current code reads it.
+    const event: EventRecord = 'event' in outcome ? { ...stored, type: outcome.event.event.type, data: outcome.event.event.data } : stored;
     const k = keyOf(event.aggregateType, event.aggregateId);
     let entry = byAggregate.get(k);
     if (entry === undefined) byAggregate.set(k, (entry = { type: event.aggregateType, id: event.aggregateId, versions: new Map(), max: 0 }));
-    const json = JSON.stringify(event);
+    const json = JSON.stringify(stored);
     const seen = entry.versions.get(event.version);
     if (seen !== undefined) {
       if (seen.json === json) duplicateEvents++;
@@ -218,7 +222,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
     entry.max = Math.max(entry.max, event.version);
   }
   for (const u of fold.unusable)
-    add({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `partition ${u.partition} offset ${u.offset}: ${u.reason}` });
+    add({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
 
   const ordered = new Map<string, EventRecord[]>();
   for (const [k, entry] of byAggregate) {

@@ -32,13 +32,20 @@ const accepted = (e: Pick<EventRecord, 'aggregateType' | 'aggregateId' | 'versio
   version: e.version,
 });
 
+/** Records of events-0, each keyed by its aggregateId (null when it has none) as the command side keys them. */
 const records = (values: readonly unknown[]): TopicRecord[] =>
-  values.map((v, offset) => ({ partition: 0, offset, value: typeof v === 'string' ? v : JSON.stringify(v) }));
+  values.map((v, offset) => ({
+    topic: 'events',
+    partition: 0,
+    offset,
+    key: typeof (v as { aggregateId?: unknown } | null)?.aggregateId === 'string' ? (v as { aggregateId: string }).aggregateId : null,
+    value: typeof v === 'string' ? v : JSON.stringify(v),
+  }));
 
 /** Heads as a rebuild from these events writes them. */
 const headsOf = (events: readonly EventRecord[]): Head[] => {
   const fold = new LogFold(registry(aggregates));
-  events.forEach((e, i) => fold.applyRecord(0, i, JSON.stringify(e)));
+  for (const record of records(events)) fold.applyRecord({ key: record.key, value: record.value, position: record });
   return [...fold.all()];
 };
 
@@ -201,9 +208,9 @@ describe('the invariant checker', () => {
   it('reports records of the events topic that are not events, with their position', () => {
     const events = cleanEvents();
     const h = history(events);
-    const report = check({ ...h, events: [...h.events, { partition: 2, offset: 9, value: 'not json' }] });
+    const report = check({ ...h, events: [...h.events, { topic: 'events', partition: 2, offset: 9, key: 'a1', value: 'not json' }] });
     expect(report.violations).toMatchObject([{ kind: 'unusable-event', aggregateId: null }]);
-    expect(report.violations[0]?.message).toContain('partition 2 offset 9');
+    expect(report.violations[0]?.message).toContain('InvalidEvent: events-2 offset 9: record value is not JSON');
   });
 
   it('allows an alert command accepted with no events (an observation already taken into account), but not an account command', () => {
