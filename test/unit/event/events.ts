@@ -24,7 +24,7 @@ export const accountEvent = (
 });
 
 export const opened = (owner = 'Ada'): AccountEvent => ({ type: 'AccountOpened', data: { owner } });
-export const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount } });
+export const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });
 export const withdrawn = (amount: number): AccountEvent => ({ type: 'MoneyWithdrawn', data: { amount } });
 export const closed: AccountEvent = { type: 'AccountClosed', data: {} };
 
