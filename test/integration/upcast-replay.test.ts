@@ -15,6 +15,7 @@ import { createProducer } from '../../functions/adapters/kafka.ts';
 import { reactionCheckpointPk } from '../../functions/adapters/read-models-table.ts';
 import { defineAggregate } from '../../functions/core/aggregate.ts';
 import { EventChainError } from '../../functions/core/event-reader.ts';
+import { SKIPPED_BY_OPERATOR } from '../../functions/core/release.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { account } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -200,7 +201,7 @@ describe('an upcaster that fails on the log', () => {
     expect(await rebuildAggregates(rebuildDeps(side))).toMatchObject({ status: 'complete', resumed: true, gaps: [], unusable: [] });
   });
 
-  it('lists the failures in verify, with type, revision and position, and fails the event side batch', async () => {
+  it('lists the failures in verify, with type, revision and position, and fails the event side batch until an operator skips them', async () => {
     const { command, event } = replay('old');
     const report = await verifyAggregates({ aggregates: withBroken, heads: replay('current').command.heads, eventLog: command.eventLog });
     const failures = fixture.filter((r) => r.key === 'acc-2025-05' && r.value.type === 'MoneyDeposited');
@@ -209,8 +210,17 @@ describe('an upcaster that fails on the log', () => {
 
     const records = await readTopic(command.kafka, command.topics.events);
     const [batch] = triggerBatches(records, command.topics.events, records.length);
-    const error: unknown = await event.processor({ aggregates: withBroken })(batch!).catch((e: unknown) => e);
+    const process = event.processor({ aggregates: withBroken });
+    const error: unknown = await process(batch!).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EventChainError);
     expect((error as Error).message).toContain('account acc-2025-05');
+
+    // An operator's skip of exactly those records lets the partition go on; each is dead-lettered with the reason.
+    const unreadable = records.filter((r) => r.key === 'acc-2025-05' && (JSON.parse(r.value ?? '{}') as EventRecord).type === 'MoneyDeposited');
+    for (const r of unreadable)
+      await event.readModels.releases.add(`${command.topics.events}-${r.partition}`, { action: 'skip', from: r.offset, to: r.offset, reason: 'test: upcaster bug', by: 'ops@test', at: '2026-11-30T12:00:00.000Z' });
+    expect(await process(batch!)).toMatchObject({ skippedByOperator: unreadable.length, deadLettered: unreadable.length });
+    const letters = (await event.deadLetters()).filter((d) => d.source.topic === command.topics.events);
+    expect(letters.map((d) => d.code)).toEqual(unreadable.map(() => SKIPPED_BY_OPERATOR));
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { registry } from '../../../functions/command/process-batch.ts';
 import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
-import { readTriggerRecord } from '../../../functions/core/event-reader.ts';
+import { isChainFault, readTriggerRecord } from '../../../functions/core/event-reader.ts';
 import { b64, deposited, withRawField, EVENT_CODES, fuzz, headers, hostileEvent, identifier, nested, toMskRecord } from './arbitraries.ts';
 
 const aggregates = registry(deployed);
@@ -20,6 +20,18 @@ describe('the event reader on random and hostile records', () => {
         expect(decoded.fault.code, `${hostile.fault}: ${decoded.fault.message}`).toBe(hostile.code);
       }),
       fuzz(400),
+    );
+  });
+
+  it('reads any revision past the current one as UnknownRevision, a fault of the code rather than of the record', () => {
+    fc.assert(
+      fc.property(identifier.chain(deposited), fc.integer({ min: 3, max: 2 ** 31 }), (e, revision) => {
+        const decoded = readTriggerRecord(raw(b64(e.aggregateId), b64(JSON.stringify({ ...e, revision })), []), aggregates);
+        if (!('fault' in decoded)) throw new Error(`revision ${revision}: accepted`);
+        expect(decoded.fault.code).toBe('UnknownRevision');
+        expect(isChainFault(decoded.fault)).toBe(true);
+      }),
+      fuzz(200),
     );
   });
 
