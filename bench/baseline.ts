@@ -21,11 +21,12 @@ import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } fr
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isRejection, type AnyAggregate, type Message } from '../functions/core/aggregate.ts';
 import { mapConcurrent } from '../functions/core/async.ts';
-import { decodeMskEvent, type MskEvent } from '../functions/core/msk-event.ts';
+import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.ts';
 import { type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
-import type { BatchOutput, KeyedResult } from '../functions/adapters/publisher.ts';
+import type { BatchOutput, KeyedResult } from '../functions/command/ports.ts';
 import type { IncomingCommand } from '../functions/command/decode.ts';
-import { decodeBatch, registry } from '../functions/command/process-batch.ts';
+import { decodeBatch } from '../functions/command/process-batch.ts';
+import { registry } from '../functions/core/registry.ts';
 import { eventRecord } from '../functions/command/decide-one.ts';
 
 /** What the baseline needs: a table (key `pk`), a publisher and the aggregates. */

@@ -16,15 +16,14 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { createKafka } from '../functions/adapters/kafka.ts';
+import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka } from '../functions/adapters/kafka/clients.ts';
 import { configuredEndpoint } from '../functions/config.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/runtime/client.ts';
 import { startTriggers, type InvocationReport, type TriggerMapping } from '../local/runtime/trigger.ts';
-import { createAggregatesTable } from '../test/support/dynamo.ts';
-import { createTopics, unique } from '../test/support/kafka.ts';
+import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
 
@@ -217,7 +216,7 @@ const main = async (): Promise<boolean> => {
       ['command', `npm run bench -- --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
       ['trigger', `emulated MSK trigger (local/runtime startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`],
       ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
-      ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/command-handler.ts builds it'],
+      ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/handlers/commands.ts builds it'],
       ['baseline', 'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record'],
       ['DynamoDB', `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`],
     ];

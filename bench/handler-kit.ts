@@ -4,22 +4,25 @@
  * with a DynamoDB client that counts its requests (the SDK middleware the tests use) and a
  * record of every batch it handled.
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Kafka } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka.ts';
-import { KafkaPublisher, type OutputTopics } from '../functions/adapters/publisher.ts';
-import { decodeMskEvent, type MskEvent } from '../functions/core/msk-event.ts';
-import { countRequests } from '../test/support/dynamo.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher, type OutputTopics } from '../functions/adapters/kafka/publisher.ts';
+import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.ts';
+import { countRequests } from '../local/scratch.ts';
 
 /** Where a benchmarked handler reads and writes. */
 export interface BenchTargets {
   readonly tableName: string;
-  readonly topics: OutputTopics;
+  readonly topics: OutputTopics & { readonly commands: string };
 }
 
 /** The parts a handler's batch processor is built from. */
 export interface BenchParts {
+  /** The counted DynamoDB client, and a document client over it. */
+  readonly dynamo: DynamoDBClient;
   readonly doc: DynamoDBDocumentClient;
   readonly kafka: Kafka;
   readonly publisher: KafkaPublisher;
@@ -47,7 +50,7 @@ export const benchHandler = (name: string, build: (parts: BenchParts) => (event:
       const kafka = createKafka(`bench-${name}`);
       const publisher = new KafkaPublisher(createProducer(kafka), targets.topics);
       const closers: (() => Promise<void>)[] = [() => publisher.close()];
-      const process = build({ doc: createDocumentClient(dynamo), kafka, publisher, targets, onShutdown: (c) => closers.push(c) });
+      const process = build({ dynamo, doc: createDocumentClient(dynamo), kafka, publisher, targets, onShutdown: (c) => closers.push(c) });
       current = {
         process,
         requests,

@@ -16,10 +16,10 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CommandOutcomes } from '../functions/adapters/command-outcomes.ts';
-import { KafkaCommandSender } from '../functions/adapters/command-sender.ts';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka.ts';
+import { CommandOutcomes } from '../functions/adapters/dynamodb/command-outcomes.ts';
+import { KafkaCommandSender } from '../functions/adapters/kafka/command-sender.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
 import { commandApiWait, tableName, topicName } from '../functions/config.ts';
 import { createCommandApi, type HttpRequest, type HttpResponse } from '../functions/command-api/api.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
@@ -29,7 +29,7 @@ import { provision } from '../local/provision.ts';
 import { CommandClient, newCommandId } from '../local/runtime/client.ts';
 import { mappingsFromTopology } from '../local/runtime/mappings.ts';
 import { startTriggers } from '../local/runtime/trigger.ts';
-import { countRequests } from '../test/support/dynamo.ts';
+import { countRequests } from '../local/scratch.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';

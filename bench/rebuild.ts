@@ -13,20 +13,20 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Kafka, Message } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { EventLog, type LogRecord, type PartitionOffsets } from '../functions/adapters/event-log.ts';
-import { HeadsTable, type ControlRecord } from '../functions/adapters/heads-table.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { TopicLog, type LogRecord, type PartitionOffsets } from '../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
+import type { ControlRecord } from '../functions/control/control.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
 import type { Head } from '../functions/command/head.ts';
-import { registry } from '../functions/command/process-batch.ts';
+import { registry } from '../functions/core/registry.ts';
 import { eventId, type EventRecord } from '../functions/core/wire.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { retentionMs, topics } from '../functions/topology.ts';
 import type { AccountState } from '../functions/domain/account/index.ts';
 import { LogFold } from '../functions/rebuild/fold.ts';
 import { rebuildAggregates, verifyAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
-import { countRequests, createAggregatesTable } from '../test/support/dynamo.ts';
-import { createTopics, unique } from '../test/support/kafka.ts';
+import { countRequests, createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -126,7 +126,7 @@ const produce = async (kafka: Kafka, topic: string, messages: readonly Message[]
 
 /** kafkajs alone: the same reader the rebuild uses, with a callback that does nothing. */
 const rawRead = async (kafka: Kafka, topic: string) => {
-  const eventLog = new EventLog(kafka, topic);
+  const eventLog = new TopicLog(kafka, topic);
   const t0 = performance.now();
   const { start, end } = await eventLog.offsets();
   let records = 0;
@@ -143,7 +143,7 @@ const rawRead = async (kafka: Kafka, topic: string) => {
 };
 
 /** Heads table that times its checkpoint writes: from the first head write to the control put that ends the checkpoint. */
-class TimedHeadsTable extends HeadsTable {
+class TimedHeadsTable extends AggregatesTable {
   puts = 0;
   putMs = 0;
   checkpoints: { heads: number; ms: number }[] = [];
@@ -175,7 +175,7 @@ class TimedHeadsTable extends HeadsTable {
 }
 
 /** The rebuild's reader, timing the time spent inside its callback (fold and checkpoints). */
-const timedEventLog = (inner: EventLog) => {
+const timedEventLog = (inner: TopicLog) => {
   const timing = { readMs: 0, callbackMs: 0, chunks: 0, startedAt: 0 };
   return {
     timing,
@@ -222,7 +222,7 @@ const rebuildOnce = async (kafka: Kafka, topic: string, checkpointEvery: number,
   const tableName = unique('bench-aggregates');
   await createAggregatesTable(dynamo, tableName);
   const table = new TimedHeadsTable(createDocumentClient(dynamo), tableName);
-  const eventLog = new EventLog(kafka, topic);
+  const eventLog = new TopicLog(kafka, topic);
   try {
     const reader = timedEventLog(eventLog);
     requests.reset();
@@ -310,7 +310,7 @@ const main = async (): Promise<boolean> => {
       ['data', ''],
       ['events / accounts', `${int(EVENTS)} / ${int(AGGREGATES)} (3 partitions, ${(bytes / 2 ** 20).toFixed(1)} MiB of values, ${Math.round(bytes / EVENTS)} B/event)`],
       ['produce', `${seconds(produceMs)}  ${perSecond(EVENTS, produceMs)}`],
-      ['raw kafkajs read (EventLog.read, no-op callback)', ''],
+      ['raw kafkajs read (TopicLog.read, no-op callback)', ''],
       ['1st run', `${seconds(raw1.ms)}  ${perSecond(raw1.records, raw1.ms)}  (${raw1.chunks} chunks, first chunk after ${seconds(raw1.startupMs)})`],
       ['2nd run', `${seconds(raw2.ms)}  ${perSecond(raw2.records, raw2.ms)}  (${raw2.chunks} chunks, first chunk after ${seconds(raw2.startupMs)})`],
       ['fold alone, in memory (LogFold.applyRecord)', `${seconds(fold.ms)}  ${perSecond(fold.applied, fold.ms)}`],

@@ -2,7 +2,7 @@
  * Runtime configuration from the environment, with the local stack's defaults. The same
  * code runs on AWS, on the local stack, and against LocalStack or any other endpoint.
  */
-import { tables, topics, type TableKey, type TopicKey } from './topology.ts';
+import { functions, retentionMs, tables, topics, type TableKey, type TopicKey } from './topology.ts';
 
 const env = (name: string): string | undefined => {
   const value = process.env[name]?.trim();
@@ -28,6 +28,41 @@ export const topicName = (key: TopicKey): string => env(topicEnv[key]) ?? topics
 
 /** The table's name in this environment. */
 export const tableName = (key: TableKey): string => env(tableEnv[key]) ?? tables[key].name;
+
+/** The names of every topic and table in this environment. */
+export interface Names {
+  readonly topics: Readonly<Record<TopicKey, string>>;
+  readonly tables: Readonly<Record<TableKey, string>>;
+}
+
+/** Every topic's and table's name in this environment. */
+export const names = (): Names => ({
+  topics: Object.fromEntries((Object.keys(topics) as TopicKey[]).map((k) => [k, topicName(k)])) as Record<TopicKey, string>,
+  tables: Object.fromEntries((Object.keys(tables) as TableKey[]).map((k) => [k, tableName(k)])) as Record<TableKey, string>,
+});
+
+/** The consumer groups a function needs to know beside its own trigger's. */
+export interface Groups {
+  /** The function's own group (`KAFKA_CONSUMER_GROUP`, set by the stack), for its own reads of a topic. */
+  readonly own: string | undefined;
+  /** The commands trigger's group, whose committed offsets the rebuild's checkpoints start from. */
+  readonly commandsTrigger: string;
+  /** The events trigger's group, which the event side checks its table against and the read-models rebuild replays up to. */
+  readonly eventsTrigger: string;
+}
+
+/** The consumer groups in this environment (the stack sets them; tests and a second local system may). */
+export const groups = (): Groups => ({
+  own: env('KAFKA_CONSUMER_GROUP'),
+  commandsTrigger: env('COMMANDS_CONSUMER_GROUP') ?? functions.commandHandler.trigger.consumerGroupId,
+  eventsTrigger: env('TRIGGER_CONSUMER_GROUP') ?? env('READ_MODELS_CONSUMER_GROUP') ?? functions.eventHandler.trigger.consumerGroupId,
+});
+
+/** How long the command side recognises an accepted commandId, and keeps outcomes no head remembers: the topics' retentions. */
+export const retentions = () => ({
+  dedupeWindowMs: retentionMs(topics.commands.retention),
+  keptResultsMs: retentionMs(topics.results.retention),
+});
 
 /** Default DynamoDB emulator endpoint of the local stack. */
 export const LOCAL_DYNAMODB_ENDPOINT = 'http://127.0.0.1:8000';
@@ -63,6 +98,29 @@ export const awsRegion = (): string => env('AWS_REGION') ?? env('AWS_DEFAULT_REG
  * its own group on AWS (`KAFKA_CONSUMER_GROUP`, which its IAM policy names), a generic one locally.
  */
 export const readerGroupPrefix = (): string => env('KAFKA_CONSUMER_GROUP') ?? 'kafka-aggregates';
+
+/** The rebuild's hold on the triggers: the commands trigger it may disable, and how long it waits for a batch in flight. */
+export const rebuildHold = () => ({
+  /** UUID of the commands trigger's event source mapping (`CONTROLLED_TRIGGER_UUID`), set by the stack. */
+  commandsTriggerUuid: env('CONTROLLED_TRIGGER_UUID'),
+  commandDrainMs: wholeNumber('COMMAND_DRAIN_SECONDS', 0) * 1000,
+  readModelsDrainMs: wholeNumber('READ_MODELS_DRAIN_SECONDS', 0) * 1000,
+});
+
+/** Powertools names the stack sets (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`); undefined when not set. */
+export const powertoolsNames = () => ({ serviceName: env('POWERTOOLS_SERVICE_NAME'), namespace: env('POWERTOOLS_METRICS_NAMESPACE') });
+
+/** Environment variables through which the AWS SDK finds credentials on its own. */
+const CREDENTIAL_ENV = ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI'];
+
+/** True when the environment holds credentials the AWS SDK finds by itself. */
+export const credentialsInEnv = (): boolean => CREDENTIAL_ENV.some((name) => env(name) !== undefined);
+
+/** The low-balance reaction's threshold (`LOW_BALANCE_THRESHOLD_CENTS`) when it is a positive whole number. */
+export const lowBalanceThresholdCents = (): number | undefined => {
+  const cents = Number(env('LOW_BALANCE_THRESHOLD_CENTS') ?? '');
+  return Number.isSafeInteger(cents) && cents > 0 ? cents : undefined;
+};
 
 /** Kafka authentication: `iam` for MSK IAM (SASL/OAUTHBEARER over TLS), `none` for plaintext. */
 export const kafkaAuth = (): 'iam' | 'none' => (env('KAFKA_AUTH') === 'iam' ? 'iam' : 'none');

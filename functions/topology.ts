@@ -168,7 +168,7 @@ export type TableKey = keyof typeof tables;
 
 export const functions = {
   commandHandler: {
-    entry: 'functions/command-handler.ts',
+    entry: 'functions/handlers/commands.ts',
     // No batching window: a client waits for its result. Under load batches fill by themselves.
     trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 0, consumerGroupId: 'kafka-aggregates-command-handler' },
     timeoutSeconds: 60,
@@ -181,7 +181,7 @@ export const functions = {
     tableAccess: 'batches',
   },
   eventHandler: {
-    entry: 'functions/event-handler.ts',
+    entry: 'functions/handlers/events.ts',
     trigger: { topic: 'events', batchSize: 1000, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-event-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
@@ -190,7 +190,7 @@ export const functions = {
     tables: ['readModels'],
   },
   snapshotRebuild: {
-    entry: 'functions/snapshot-rebuild.ts',
+    entry: 'functions/handlers/rebuild.ts',
     // Invoked directly; resumable, so the time limit bounds one run, not the rebuild.
     timeoutSeconds: 900,
     memoryMb: 1769,
@@ -204,7 +204,7 @@ export const functions = {
     tableAccess: 'maintenance',
   },
   commandApi: {
-    entry: 'functions/command-api.ts',
+    entry: 'functions/handlers/command-api.ts',
     // POST /commands waits for the outcome up to 25 s (COMMAND_API_MAX_WAIT_MS); API Gateway gives up at 30 s.
     http: { rateLimit: 100, burstLimit: 200 },
     timeoutSeconds: 29,

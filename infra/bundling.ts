@@ -68,7 +68,7 @@ export const buildBundle = async (entry: string, outdir: string): Promise<Bundle
 /** Every function of the stack: the topology's and the topics custom resource's (infra/topics.ts). */
 export const deployedEntries: Readonly<Record<string, string>> = {
   ...Object.fromEntries(Object.entries(functions).map(([key, spec]) => [key, spec.entry])),
-  topicsProvider: 'functions/topics-provider.ts',
+  topicsProvider: 'functions/handlers/topics-provider.ts',
 };
 
 /** Bytes each package (or the project's own code) put into the bundle, largest first. */

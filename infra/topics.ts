@@ -1,6 +1,6 @@
 /**
  * The topology's Kafka topics, created and kept in line by a custom resource
- * (functions/topics-provider.ts) that runs the same `ensureTopics` as the local stack:
+ * (functions/handlers/topics-provider.ts) that runs the same `ensureTopics` as the local stack:
  * partitions, retention (`retention.ms`, and `retention.bytes` for the log of record) and
  * size limits come from functions/topology.ts. Topics are never deleted by the stack.
  */
@@ -44,7 +44,7 @@ export class KafkaTopics extends Construct {
     this.names = Object.fromEntries(Object.entries(props.topics).map(([key, spec]) => [key, spec.name])) as Record<TopicKey, string>;
 
     this.providerFunction = createNodeFunction(this, 'ProviderFunction', {
-      entry: 'functions/topics-provider.ts',
+      entry: 'functions/handlers/topics-provider.ts',
       description: 'Creates the Kafka topics of kafka-aggregates and keeps their settings in line (never deletes them)',
       timeout: Duration.minutes(2),
       memorySize: 256,

@@ -9,11 +9,11 @@ import { createHash } from 'node:crypto';
 import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import { canonicalHead } from '../functions/rebuild/fold.ts';
-import type { CommandGate } from '../functions/rebuild/rebuild-aggregates.ts';
-import { runRebuild, shutdown as shutdownRebuild } from '../functions/snapshot-rebuild.ts';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { HeadsTable } from '../functions/adapters/heads-table.ts';
-import { createKafka } from '../functions/adapters/kafka.ts';
+import type { CommandGate } from '../functions/rebuild/ports.ts';
+import { composeRebuild, type Rebuild } from '../functions/compose.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka } from '../functions/adapters/kafka/clients.ts';
 import { awsRegion, kafkaBrokers, tableName, topicName } from '../functions/config.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { provision } from './provision.ts';
@@ -37,7 +37,9 @@ const say = (line = ''): void => console.log(line);
 interface Demo {
   readonly kafka: Kafka;
   readonly client: CommandClient;
-  readonly heads: HeadsTable;
+  readonly heads: AggregatesTable;
+  /** The rebuild, wired as the rebuild function wires it. */
+  readonly rebuild: Rebuild;
   /** Events seen on the events topic since the demo started, by aggregate id. */
   readonly events: Map<string, EventRecord[]>;
   /** A fresh aggregate id for this run. */
@@ -153,7 +155,7 @@ const redelivery = async (demo: Demo): Promise<Verdict> => {
 };
 
 /** A canonical hash of every head in the table: what the rebuild must reproduce byte for byte. */
-const digest = async (heads: HeadsTable): Promise<{ hash: string; count: number }> => {
+const digest = async (heads: AggregatesTable): Promise<{ hash: string; count: number }> => {
   const lines = (await heads.scanAll()).heads.map(canonicalHead).sort();
   return { hash: createHash('sha256').update(lines.join('\n')).digest('hex').slice(0, 16), count: lines.length };
 };
@@ -182,7 +184,7 @@ const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
   const readiness = await aggregatesReadiness(demo.kafka);
   say(`    wiped:  ${wiped.count} heads; the command side now sees the table as '${readiness}' and refuses to decide`);
   let lastSaid = 0;
-  const report = await runRebuild(
+  const report = await demo.rebuild.run(
     {},
     {
       ...(demo.gate === undefined ? {} : { gate: demo.gate }),
@@ -233,7 +235,8 @@ const main = async (): Promise<number> => {
       const readiness = await aggregatesReadiness(kafka);
       if (readiness === 'behind' || readiness === 'rebuilding') {
         say(`The aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: rebuilding it before any command is decided.`);
-        const report = await runRebuild();
+        const rebuild = composeRebuild();
+        const report = await rebuild.run({}).finally(() => rebuild.close());
         say(`Rebuild ${'status' in report ? report.status : 'done'}.`);
       }
       say('No running system found: starting the triggers for this demo (stopped at the end).');
@@ -255,12 +258,13 @@ const main = async (): Promise<number> => {
     const demo: Demo = {
       kafka,
       client,
-      heads: new HeadsTable(createDocumentClient(dynamo), tableName('aggregates')),
+      heads: new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates')),
+      rebuild: composeRebuild(),
       events,
       id: (s) => `acc-demo-${run}-${s}`,
       ...(own === undefined ? {} : { gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) } }),
     };
-    cleanups.push(() => shutdownRebuild());
+    cleanups.push(() => demo.rebuild.close());
 
     say(`\nTopics ${client.topics.commands} -> ${topicName('events')}, ${client.topics.results}; table ${tableName('aggregates')}\n`);
     const verdicts: [string, Verdict][] = [];

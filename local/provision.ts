@@ -12,9 +12,9 @@ import {
   type KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
 import { pathToFileURL } from 'node:url';
-import { createDynamoClient } from '../functions/adapters/dynamodb.ts';
-import { createKafka } from '../functions/adapters/kafka.ts';
-import { ensureTopics, type NamedTopic } from '../functions/adapters/topics.ts';
+import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka } from '../functions/adapters/kafka/clients.ts';
+import { ensureTopics, type NamedTopic } from '../functions/adapters/kafka/topics.ts';
 import { tableName, topicName } from '../functions/config.ts';
 import { tables, topics, type TableKey, type TableSpec, type TopicKey } from '../functions/topology.ts';
 

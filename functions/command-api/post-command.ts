@@ -5,7 +5,7 @@
  * by commandId: an outcome already known is answered without sending the command again.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { decodeUtf8, type RawRecord } from '../core/msk-event.ts';
+import { decodeUtf8, type TriggerRecord } from '../core/trigger-event.ts';
 import { MAX_COMMAND_BYTES, type ResultRecord } from '../core/wire.ts';
 import { decodeCommand } from '../command/decode.ts';
 import { bodyBytes, header, isJson, json, preferences, problem, type HttpRequest, type HttpResponse } from './http.ts';
@@ -90,7 +90,7 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest): Promise
   const aggregateId = (parsed as { aggregateId?: unknown } | undefined)?.aggregateId;
   const key = typeof aggregateId === 'string' ? aggregateId : undefined;
   const timestamp = deps.clock.now();
-  const record: RawRecord = {
+  const record: TriggerRecord = {
     topic: deps.settings.commandsTopic,
     partition: -1,
     offset: -1,

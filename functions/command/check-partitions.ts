@@ -4,9 +4,11 @@
  * decision, so racing invocations agree; a table behind its log stops the batch.
  */
 import { topicPartition } from '../core/wire.ts';
-import type { RawRecord } from '../core/msk-event.ts';
-import type { StoredCheckpoint } from '../adapters/head-item.ts';
-import { assess, firstCheckpoint, fingerprint, judge, nextIncarnation, type SampledRecord, type Verdict } from './partition.ts';
+import type { TriggerRecord } from '../core/trigger-event.ts';
+import { TableBehindLogError } from '../control/control.ts';
+import type { LogRecord } from '../core/log.ts';
+import type { CommandLog, HeadsStore } from './ports.ts';
+import { assess, firstCheckpoint, fingerprint, judge, nextIncarnation, type SampledRecord, type StoredCheckpoint, type Verdict } from './partition.ts';
 
 /** One partition's records in a batch, in offset order. */
 export interface PartitionSpan {
@@ -14,41 +16,14 @@ export interface PartitionSpan {
   readonly partition: number;
   readonly from: number;
   readonly to: number;
-  readonly records: readonly RawRecord[];
+  readonly records: readonly TriggerRecord[];
 }
 
 /** What the checks need: the commands topic as a log, and the checkpoints in the table. */
 export interface PartitionCheckDeps {
-  readonly commandLog: {
-    bounds(topic: string, partition: number): Promise<{ start: number; end: number }>;
-    sample(
-      topic: string,
-      partition: number,
-      from: number,
-      to: number,
-      limit: number,
-    ): Promise<readonly { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null }[]>;
-  };
-  readonly checkpoints: {
-    putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
-    getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
-  };
+  readonly commandLog: CommandLog;
+  readonly checkpoints: Pick<HeadsStore, 'putCheckpoint' | 'getCheckpoint'>;
   readonly tableName: string;
-}
-
-/**
- * The table does not hold what the log says was handled: decided now, commands would meet
- * heads older than the events topic. Commands wait (the batch fails and is retried) until the
- * snapshot rebuild has caught the table up.
- */
-export class TableBehindLogError extends Error {
-  override readonly name = 'TableBehindLogError';
-  constructor(
-    readonly tableName: string,
-    readonly detail = 'it has no control item, but the events topic holds events',
-  ) {
-    super(`table ${tableName} is behind its log (${detail}): run the snapshot rebuild before commands are decided`);
-  }
 }
 
 /** Another invocation kept moving a checkpoint: the batch fails and is retried, idempotently. */
@@ -60,15 +35,15 @@ export class CheckpointContendedError extends Error {
 }
 
 /** The fingerprint of a record as the trigger gives it. */
-export const fingerprintOf = (record: RawRecord): string => fingerprint(record.original);
+export const fingerprintOf = (record: TriggerRecord): string => fingerprint(record.original);
 
-const sampled = (r: { offset: number; timestamp: number; key: Buffer | null; value: Buffer | null }): SampledRecord => ({
+const sampled = (r: LogRecord): SampledRecord => ({
   offset: r.offset,
   fingerprint: fingerprint({ timestamp: r.timestamp, key: r.key?.toString('base64') ?? null, value: r.value?.toString('base64') ?? null }),
 });
 
 /** The batch's records, partition by partition. */
-export const spansOf = (partitions: readonly (readonly RawRecord[])[]): Map<string, PartitionSpan> =>
+export const spansOf = (partitions: readonly (readonly TriggerRecord[])[]): Map<string, PartitionSpan> =>
   new Map(
     partitions.flatMap((records) => {
       const first = records[0];

@@ -4,7 +4,8 @@
  * and keeps the head within its size limit. The result is what to commit (one head), what to
  * publish, what to answer and what to archive; no I/O.
  */
-import type { RawRecord } from '../core/msk-event.ts';
+import type { UnkeptResult } from './ports.ts';
+import type { TriggerRecord } from '../core/trigger-event.ts';
 import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
 import { topicPartition, type EventRecord, type Reason, type ResultRecord } from '../core/wire.ts';
 import { classify } from './dedupe.ts';
@@ -21,7 +22,7 @@ export interface AggregateBatch {
   /** The aggregate's commands, in partition order. */
   readonly commands: readonly IncomingCommand[];
   /** The incarnation of a record's partition (partition.ts): 1 unless its topic was recreated. */
-  readonly incarnationOf: (record: RawRecord) => number;
+  readonly incarnationOf: (record: TriggerRecord) => number;
   /** Whether the base head's outbox is known to be published (partition.ts `outboxConfirmed`). */
   readonly outboxConfirmed: boolean;
   /** Accepted commands of the aggregate found in the archive, by commandId. */
@@ -29,7 +30,7 @@ export interface AggregateBatch {
   /** How long an accepted commandId is recognised, in ms of record time. */
   readonly dedupeWindowMs: number;
   /** The operator release that covers a record, if any (core/release.ts). */
-  readonly releaseOf: (record: RawRecord) => Release | undefined;
+  readonly releaseOf: (record: TriggerRecord) => Release | undefined;
   /** Size of the head's item as stored, in bytes. */
   readonly sizeOf: (head: Head) => number;
   readonly maxHeadBytes: number;
@@ -40,7 +41,7 @@ export interface AggregateOutcome {
   /** One result per command handled, in order, including the original results re-emitted for duplicates. */
   readonly results: readonly ResultRecord[];
   /** Commands that broke the aggregate rather than a business rule (decide threw, head too large), or that an operator skipped. */
-  readonly deadLetters: readonly { readonly record: RawRecord; readonly reason: Reason }[];
+  readonly deadLetters: readonly { readonly record: TriggerRecord; readonly reason: Reason }[];
   /** Events to publish, in version order: the unconfirmed outbox first, then the new ones. */
   readonly toPublish: readonly EventRecord[];
   /** The head to commit, conditional on `base.version`; null when nothing new was decided. */
@@ -50,7 +51,7 @@ export interface AggregateOutcome {
    * The first command left undecided because the head would not fit in one write with it:
    * its partition is retried from there (the next batch starts from a confirmed outbox).
    */
-  readonly retryFrom: RawRecord | null;
+  readonly retryFrom: TriggerRecord | null;
   /** Accepted commands that leave the recent window: archived before the head is written. */
   readonly archive: readonly ArchivedCommand[];
   /**
@@ -59,12 +60,6 @@ export interface AggregateOutcome {
    * a head never remembers. Duplicates are left out: their outcome is remembered already.
    */
   readonly unkept: readonly UnkeptResult[];
-}
-
-/** An outcome no head remembers, with its command record's timestamp (ms). */
-export interface UnkeptResult {
-  readonly result: ResultRecord;
-  readonly at: number;
 }
 
 const bounded = (reason: Reason): Reason =>
@@ -84,7 +79,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   const { aggregateType, aggregateId } = base;
   const carried = batch.outboxConfirmed ? [] : base.outbox;
   const results: ResultRecord[] = [];
-  const deadLetters: { record: RawRecord; reason: Reason }[] = [];
+  const deadLetters: { record: TriggerRecord; reason: Reason }[] = [];
   const recent: RecentCommand[] = [...base.recent];
   const offsets: Record<string, number> = { ...base.offsets };
   const events: EventRecord[] = [];
@@ -190,9 +185,24 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
 const fits = (batch: AggregateBatch, folded: Folded): boolean => folded.outcome.next === null || batch.sizeOf(folded.outcome.next) <= batch.maxHeadBytes;
 
 /**
+ * True when the head carries an unconfirmed outbox that this batch publishes and that its
+ * checkpoint then confirms (it was written under the command's own position, before it): a
+ * command that does not fit beside that outbox is decided by the retry, from a head without
+ * it. Rejected here instead, it would be answered AggregateTooLarge now and accepted on a
+ * redelivery that finds the outbox confirmed.
+ */
+const fitsAfterPublish = (batch: AggregateBatch, index: number): boolean => {
+  const { base } = batch;
+  const record = (batch.commands[index] as IncomingCommand).record;
+  if (batch.outboxConfirmed || base.outbox.length === 0 || base.writtenAt === null) return false;
+  return base.writtenAt.tp === positionKey(topicPartition(record), batch.incarnationOf(record)) && record.offset > base.writtenAt.offset;
+};
+
+/**
  * Folds `batch.commands` (all for `base`'s aggregate, in partition order) against `base`.
  * When the head would outgrow its limit, it keeps the longest prefix of commands that fits;
- * a command that cannot fit even as the first new one is rejected as AggregateTooLarge.
+ * a command that cannot fit even as the first new one (beside no unconfirmed outbox) is
+ * rejected as AggregateTooLarge.
  */
 export const decideAggregate = (batch: AggregateBatch): AggregateOutcome => {
   const tooLarge = new Set<number>();
@@ -209,6 +219,7 @@ export const decideAggregate = (batch: AggregateBatch): AggregateOutcome => {
     }
     const before = fold(batch, hi - 1, tooLarge);
     if (before.added > 0 && fits(batch, before)) return before.outcome;
+    if (fitsAfterPublish(batch, hi - 1)) return before.outcome;
     // Nothing new fits beside it: no later batch would take it either.
     tooLarge.add(hi - 1);
   }

@@ -3,13 +3,13 @@
  * precise rejection. Every fault is a value: nothing here throws for bad input.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { decodeUtf8, keyIs, type RawRecord } from '../core/msk-event.ts';
+import { decodeUtf8, keyIs, type TriggerRecord } from '../core/trigger-event.ts';
 import { describeIssues } from '../core/schema.ts';
 import { commandEnvelopeSchema, MAX_COMMAND_BYTES, type CommandEnvelope, type Reason } from '../core/wire.ts';
 
 /** A well-formed command addressed to a known aggregate type, its data validated. */
 export interface IncomingCommand {
-  readonly record: RawRecord;
+  readonly record: TriggerRecord;
   readonly envelope: CommandEnvelope;
   readonly aggregate: AnyAggregate;
   /** The command as the aggregate's `decide` receives it. */
@@ -18,7 +18,7 @@ export interface IncomingCommand {
 
 /** A record that cannot be decided, with whatever identity could be recovered from it. */
 export interface BadCommand {
-  readonly record: RawRecord;
+  readonly record: TriggerRecord;
   readonly reason: Reason;
   readonly commandId: string | null;
   readonly aggregateType: string | null;
@@ -56,7 +56,7 @@ const stringField = (value: unknown, field: string): string | null => {
 
 /** Decodes and validates one command record against the deployment's aggregates. */
 export const decodeCommand = async (
-  record: RawRecord,
+  record: TriggerRecord,
   aggregates: ReadonlyMap<string, AnyAggregate>,
   maxBytes = MAX_COMMAND_BYTES,
 ): Promise<Decoded> => {

@@ -1,6 +1,6 @@
 /**
  * The aggregate head: everything the command side keeps per aggregate, in one item. Pure
- * types and rules; the DynamoDB layout lives in adapters/heads-table.ts.
+ * types and rules; the DynamoDB layout lives in adapters/dynamodb/aggregates-table.ts.
  */
 import type { EventRecord, ResultRecord } from '../core/wire.ts';
 

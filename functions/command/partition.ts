@@ -16,7 +16,7 @@
  * apart from lost records takes a read of the commands topic, only when a batch jumps.
  */
 import { createHash } from 'node:crypto';
-import type { MskRecord } from '../core/msk-event.ts';
+import type { MskRecord } from '../core/trigger-event.ts';
 import type { Head } from './head.ts';
 
 /** The aggregates table's knowledge of one commands partition. */
@@ -31,7 +31,26 @@ export interface PartitionCheckpoint {
   readonly through: number;
   /** Fingerprint of the record at `through`; null when unknown (set by a rebuild). */
   readonly fingerprint: string | null;
+  /**
+   * What the earlier incarnations had completed, newest first (at most {@link EARLIER_KEPT}):
+   * an outbox written in an earlier life of the topic and published then still counts as
+   * published, so a head carrying it does not refuse a large command for want of room.
+   */
+  readonly earlier?: readonly CompletedRange[];
 }
+
+/** A checkpoint as stored, with when its incarnation began (absent for the first). */
+export type StoredCheckpoint = PartitionCheckpoint & { readonly since?: string };
+
+/** The offsets of one incarnation that completed (their outboxes published). */
+export interface CompletedRange {
+  readonly incarnation: number;
+  readonly from: number;
+  readonly through: number;
+}
+
+/** How many earlier incarnations a checkpoint remembers; an outbox older than that is published again (consumers dedupe it). */
+export const EARLIER_KEPT = 8;
 
 /** The key that positions are stored under: `topic-partition`, or `topic-partition~n` for incarnation n > 1. */
 export const positionKey = (tp: string, incarnation: number): string => (incarnation <= 1 ? tp : `${tp}~${incarnation}`);
@@ -119,6 +138,7 @@ export const nextIncarnation = (previous: PartitionCheckpoint, from: number): Pa
   from,
   through: from - 1,
   fingerprint: null,
+  earlier: [{ incarnation: previous.incarnation, from: previous.from, through: previous.through }, ...(previous.earlier ?? [])].slice(0, EARLIER_KEPT),
 });
 
 /** The checkpoint of a partition the table sees for the first time, starting at the batch. */
@@ -130,11 +150,13 @@ export const advance = (checkpoint: PartitionCheckpoint, through: number, finger
 
 /**
  * True when the batch that wrote the head is known to have published its outbox: its
- * partition's checkpoint, of the same incarnation, covers the offset it was written at.
+ * partition's checkpoint covers the offset it was written at, in the incarnation it was
+ * written in (the current one, or an earlier one the checkpoint remembers).
  */
 export const outboxConfirmed = (head: Head, checkpoints: ReadonlyMap<string, PartitionCheckpoint>): boolean => {
   if (head.outbox.length === 0 || head.writtenAt === null) return true;
   const { tp, offset } = head.writtenAt;
-  const checkpoint = [...checkpoints.values()].find((c) => checkpointPosition(c) === tp);
-  return checkpoint !== undefined && offset >= checkpoint.from && offset <= checkpoint.through;
+  return [...checkpoints.values()].some((c) =>
+    [c, ...(c.earlier ?? [])].some((range) => positionKey(c.tp, range.incarnation) === tp && offset >= range.from && offset <= range.through),
+  );
 };

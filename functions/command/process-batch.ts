@@ -8,43 +8,40 @@
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
-import { decodeMskEvent, type MskEvent, type RawRecord } from '../core/msk-event.ts';
+import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { releaseFor, type Release } from '../core/release.ts';
 import { topicPartition } from '../core/wire.ts';
-import { headItemBytes } from '../adapters/head-item.ts';
-import { headKey, VersionConflictError, type HeadsTable, type StoredCheckpoint } from '../adapters/heads-table.ts';
-import type { BatchOutput, KeyedDeadLetter, KeyedResult } from '../adapters/publisher.ts';
-import { retentionMs, topics } from '../topology.ts';
-import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf, TableBehindLogError, type PartitionCheckDeps } from './check-partitions.ts';
-import { decideAggregate, type AggregateOutcome, type UnkeptResult } from './decide-aggregate.ts';
+import { aggregateKey } from '../core/aggregate.ts';
+import type { DeadLetter } from '../core/dead-letter.ts';
+import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
+import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf } from './check-partitions.ts';
+import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from './decode.ts';
 import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
-import { advance, outboxConfirmed } from './partition.ts';
+import { advance, outboxConfirmed, type StoredCheckpoint } from './partition.ts';
+import { VersionConflictError, type BatchPublisher, type CommandLog, type EventsTopicState, type HeadsStore, type KeyedResult, type UnkeptResult } from './ports.ts';
 import { registry } from '../core/registry.ts';
-
-export { registry } from '../core/registry.ts';
-export { TableBehindLogError } from './check-partitions.ts';
 
 /** What the command side needs from the outside world. */
 export interface CommandSideDeps {
   /** The deployment's aggregate types. */
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: Pick<HeadsTable, 'tableName' | 'read' | 'commit' | 'putCheckpoint' | 'getCheckpoint' | 'putControl' | 'readArchive' | 'archive' | 'keepResults'>;
-  readonly publisher: { publish(output: BatchOutput): Promise<void> };
+  readonly heads: HeadsStore;
+  readonly publisher: BatchPublisher;
   /** Asked once per table lifetime: may an unmarked table start empty, or must it be rebuilt first? */
-  readonly eventLog: { isEmpty(): Promise<boolean> };
+  readonly eventLog: EventsTopicState;
   /** The commands topic, read only when a batch does not line up with its partition's checkpoint. */
-  readonly commandLog: PartitionCheckDeps['commandLog'];
+  readonly commandLog: CommandLog;
   /** Re-decisions allowed per aggregate after lost version races, before the batch fails. */
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
   readonly writeConcurrency?: number;
   /** Size limit of a head item as stored, in bytes (default MAX_HEAD_BYTES, below DynamoDB's 400 KB). */
   readonly maxHeadBytes?: number;
-  /** How long an accepted commandId is recognised, in ms of record time (default: the commands topic's retention). */
-  readonly dedupeWindowMs?: number;
-  /** How long outcomes no head remembers are kept, in ms of record time (default: the results topic's retention). */
-  readonly keptResultsMs?: number;
+  /** How long an accepted commandId is recognised, in ms of record time (the commands topic's retention). */
+  readonly dedupeWindowMs: number;
+  /** How long outcomes no head remembers are kept, in ms of record time (the results topic's retention). */
+  readonly keptResultsMs: number;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -79,23 +76,15 @@ export class ConflictRetriesExhaustedError extends Error {
   }
 }
 
-/** A rebuild holds the lock: nothing may be decided until it has caught up. Retryable. */
-export class RebuildInProgressError extends Error {
-  override readonly name = 'RebuildInProgressError';
-  constructor(readonly epoch: number) {
-    super(`a snapshot rebuild (epoch ${epoch}) is in progress; commands wait until it has caught up`);
-  }
-}
-
 /** A batch's records decoded: good commands grouped by head key in partition order, bad ones already answered. */
 export interface DecodedBatch {
   readonly byAggregate: Map<string, IncomingCommand[]>;
   readonly results: KeyedResult[];
-  readonly deadLetters: KeyedDeadLetter[];
+  readonly deadLetters: DeadLetter[];
 }
 
 /** Decodes a batch's records: a rejected result and a dead letter for each bad one, the rest grouped per aggregate. */
-export const decodeBatch = async (records: readonly RawRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedBatch> => {
+export const decodeBatch = async (records: readonly TriggerRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedBatch> => {
   const batch: DecodedBatch = { byAggregate: new Map(), results: [], deadLetters: [] };
   for (const record of records) {
     const decoded = await decodeCommand(record, aggregates);
@@ -108,7 +97,7 @@ export const decodeBatch = async (records: readonly RawRecord[], aggregates: Rea
       batch.deadLetters.push(deadLetter(record, bad.reason));
       continue;
     }
-    const key = headKey(decoded.ok.aggregate.type, decoded.ok.envelope.aggregateId);
+    const key = aggregateKey(decoded.ok.aggregate.type, decoded.ok.envelope.aggregateId);
     const list = batch.byAggregate.get(key) ?? [];
     list.push(decoded.ok);
     batch.byAggregate.set(key, list);
@@ -126,8 +115,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const maxHeadBytes = deps.maxHeadBytes ?? MAX_HEAD_BYTES;
-  const dedupeWindowMs = deps.dedupeWindowMs ?? retentionMs(topics.commands.retention);
-  const keptResultsMs = deps.keptResultsMs ?? retentionMs(topics.results.retention);
+  const { dedupeWindowMs } = deps;
+  const { keptResultsMs } = deps;
 
   /** Accepted commandIds of the aggregate's archive that the batch may repeat (only read when the head archived some lately). */
   const archivedFor = async (base: Head, commands: readonly IncomingCommand[]): Promise<Map<string, ArchivedCommand>> => {
@@ -153,8 +142,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
     }
     const { effective, written } = await checkPartitions({ commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName }, spans, snapshot.checkpoints, fresh);
-    const incarnationOf = (record: RawRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
-    const releaseOf = (record: RawRecord): Release | undefined => {
+    const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
+    const releaseOf = (record: TriggerRecord): Release | undefined => {
       const tp = topicPartition(record);
       return releaseFor(currentReleases(snapshot.releases.get(tp), effective.get(tp)), record.offset);
     };
@@ -184,7 +173,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
           archived: await archivedFor(base, commands),
           dedupeWindowMs,
           releaseOf,
-          sizeOf: headItemBytes,
+          sizeOf: (head) => deps.heads.sizeOf(head),
           maxHeadBytes,
         });
         if (outcome.next === null) {

@@ -102,6 +102,12 @@ export const defineAggregate = <S, C extends Message, E extends Message>(
   definition: AggregateDefinition<S, C, E>,
 ): AggregateDefinition<S, C, E> => definition;
 
+/**
+ * The one key of an aggregate: `type#id`. Aggregate type names never contain `#` (the
+ * registry refuses them), so the first `#` always ends the type.
+ */
+export const aggregateKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
+
 /** A rejection value. */
 export const reject = (code: string, message: string): Rejection => ({ code, message });
 

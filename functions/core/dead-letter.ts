@@ -3,7 +3,7 @@
  * original key, value and headers exactly as the trigger delivered them. Shared by the
  * command and event sides; pure.
  */
-import type { RawRecord } from './msk-event.ts';
+import type { TriggerRecord } from './trigger-event.ts';
 import type { DeadLetterRecord, Reason } from './wire.ts';
 
 /** A dead letter with the original record key, byte for byte (the shape the publishers send). */
@@ -13,7 +13,7 @@ export interface DeadLetter {
 }
 
 /** Builds the dead letter of `record`, keyed by its original key bytes. */
-export const deadLetter = (record: RawRecord, reason: Reason): DeadLetter => {
+export const deadLetter = (record: TriggerRecord, reason: Reason): DeadLetter => {
   const { original } = record;
   const value: DeadLetterRecord = {
     reason,

@@ -7,7 +7,7 @@
  * is wrong and where; nothing here throws, and nothing is skipped silently.
  */
 import type { AnyAggregate } from './aggregate.ts';
-import { decodeUtf8, keyIs, type RawRecord } from './msk-event.ts';
+import { decodeUtf8, keyIs, type TriggerRecord } from './trigger-event.ts';
 import type { DomainEvent } from './projection.ts';
 import { describeIssues } from './schema.ts';
 import { upcastEvent, type UpcastFault } from './upcast.ts';
@@ -115,7 +115,7 @@ export const readEvent = (record: StoredRecord, aggregates: ReadonlyMap<string, 
 };
 
 /** Reads a record as the MSK trigger delivers it (core/msk-event.ts): its base64 faults first, then as readEvent. */
-export const readTriggerRecord = (record: RawRecord, aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome => {
+export const readTriggerRecord = (record: TriggerRecord, aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome => {
   const position: SourcePosition = { topic: record.topic, partition: record.partition, offset: record.offset };
   const fault = record.valueFault ?? record.keyFault;
   if (fault !== undefined) return { fault: { code: 'InvalidEvent', message: `${where(position)}: ${fault}`, position } };

@@ -92,8 +92,6 @@ export type AnyProjection = ProjectionDefinition<any, any>;
 export const defineProjection = <R, E extends Message>(definition: ProjectionDefinition<R, E>): ProjectionDefinition<R, E> =>
   definition;
 
-/** Key of an aggregate in a row's `versions`. Aggregate type names never contain `#`. */
-export const aggregateKey = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
 
 /** A gap that a `skip-and-flag` consumer passed over, as recorded on its row. */
 export interface FlaggedGap {

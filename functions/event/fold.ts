@@ -5,8 +5,8 @@
  * consumer's policy or an operator's pass-gap release. The result is what to write (once)
  * and what to publish; no I/O.
  */
+import { aggregateKey } from '../core/aggregate.ts';
 import {
-  aggregateKey,
   checkVersion,
   MAX_FLAGGED_GAPS,
   MAX_RECENT_AGGREGATES,
@@ -15,8 +15,8 @@ import {
   type ProjectionGapPolicy,
 } from '../core/projection.ts';
 import { topicPartition, type CommandEnvelope, type SourcePosition } from '../core/wire.ts';
-import type { ItemKey, StoredItem } from '../adapters/read-models-table.ts';
 import type { ReadEvent } from '../core/event-reader.ts';
+import type { ItemKey, StoredItem } from './ports.ts';
 import type { ConsumerRef } from './errors.ts';
 
 /** An event as the event side folds it: read (core/event-reader.ts), with where it was read. */

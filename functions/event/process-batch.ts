@@ -19,15 +19,14 @@ import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { EventChainError, isChainFault, readTriggerRecord, type EventFault } from '../core/event-reader.ts';
-import { decodeMskEvent, type MskEvent } from '../core/msk-event.ts';
+import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
-import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type ReadModelsTable } from '../adapters/read-models-table.ts';
+import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { EventGapError, ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
 import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
-import type { EventSideOutput } from '../adapters/publisher.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
 
@@ -48,8 +47,8 @@ export interface EventSideDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly projections: readonly AnyProjection[];
   readonly reactions: readonly AnyReaction[];
-  readonly readModels: Pick<ReadModelsTable, 'tableName' | 'readBatch' | 'write' | 'putControl'>;
-  readonly publisher: { publish(output: EventSideOutput): Promise<void> };
+  readonly readModels: Pick<ReadModels, 'tableName' | 'readBatch' | 'write' | 'putControl'>;
+  readonly publisher: EventSidePublisherPort;
   /**
    * Check the control item before applying anything (the live handler). Without it the
    * processor applies whatever it is given (replays, which hold the control item themselves).
@@ -116,13 +115,18 @@ const checkReady = async (deps: EventSideDeps, snapshot: BatchSnapshot): Promise
 };
 
 /** Builds the batch processor that the event handler Lambda calls once per invocation. */
-export const createEventProcessor = (deps: EventSideDeps) => {
+export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) => Promise<EventBatchSummary>) => {
+  const apply = createEventApplier(deps);
+  return (event) => apply(decodeMskEvent(event).flat());
+};
+
+/** Applies records read from the log, partition by partition in offset order: the processor without the trigger's payload (replays). */
+export const createEventApplier = (deps: EventSideDeps) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
 
-  return async (event: MskEvent): Promise<EventBatchSummary> => {
-    const records = decodeMskEvent(event).flat();
+  return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     let good: IncomingEvent[] = [];
     let bad: DeadLetter[] = [];
     const unreadable: EventFault[] = [];

@@ -5,7 +5,7 @@
 import type { AnyAggregate } from '../core/aggregate.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
-import { registry as aggregateRegistry } from '../command/process-batch.ts';
+import { registry as aggregateRegistry } from '../core/registry.ts';
 import { InvalidDefinitionError } from './errors.ts';
 
 /** Projections and reactions by what they consume. */

@@ -5,7 +5,7 @@
  */
 import type { AnyProjection, DomainEvent } from '../core/projection.ts';
 import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
-import { itemId, projectionRowKey, reactionCheckpointKey } from '../adapters/read-models-table.ts';
+import { itemId, projectionRowKey, reactionCheckpointKey } from './ports.ts';
 import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
 import type { IncomingEvent, ItemFolder } from './fold.ts';
 import type { EventRegistry } from './registry.ts';

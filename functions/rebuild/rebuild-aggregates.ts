@@ -9,20 +9,16 @@
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
+import { aggregateKey } from '../core/aggregate.ts';
 import { EventChainError, isChainFault, readEvent, type ReadOutcome } from '../core/event-reader.ts';
-import type { EventLog, LogRecord } from '../adapters/event-log.ts';
-import { headKey, type ControlRecord, type HeadsTable, type RebuildProgress } from '../adapters/heads-table.ts';
-import type { BatchOutput } from '../adapters/publisher.ts';
+import type { LogReader, LogRecord } from '../core/log.ts';
+import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
+import type { BatchPublisher } from '../command/ports.ts';
+import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import type { ArchivedCommand, Head } from '../command/head.ts';
 import { outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
 import { canonicalHead, LogFold, type Gap, type UnusableRecord } from './fold.ts';
-
-/** Holds and releases command processing (the commands trigger). */
-export interface CommandGate {
-  pause(): Promise<void>;
-  resume(): Promise<void>;
-}
 
 /** Progress of a rebuild or verify, reported as it goes. */
 export interface Progress {
@@ -34,9 +30,9 @@ export interface Progress {
 /** What the rebuild needs. */
 export interface RebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
-  readonly heads: HeadsTable;
-  readonly eventLog: Pick<EventLog, 'offsets' | 'read' | 'topic'>;
-  readonly publisher: { publish(output: BatchOutput): Promise<void> };
+  readonly heads: RebuildHeadsStore;
+  readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
+  readonly publisher: BatchPublisher;
   readonly gate: CommandGate;
   /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */
   readonly drainMs?: number;
@@ -81,14 +77,6 @@ export interface RebuildReport {
   readonly checkpointsReset: number;
 }
 
-/** Another rebuild holds or took the lock. */
-export class RebuildLockError extends Error {
-  override readonly name = 'RebuildLockError';
-  constructor(readonly epoch: number, message: string) {
-    super(message);
-  }
-}
-
 const remainingEvents = (from: Readonly<Record<string, number>>, to: Readonly<Record<string, number>>): number =>
   Object.entries(to).reduce((n, [p, end]) => n + Math.max(0, end - (from[p] ?? 0)), 0);
 
@@ -98,7 +86,7 @@ const readChunk = (topic: string, records: readonly LogRecord[], aggregates: Rea
 
 /** Head keys of the events in a chunk (to resume: unusable records are reported when applied). */
 const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
-  ...new Set(outcomes.flatMap((o) => ('event' in o ? [headKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
+  ...new Set(outcomes.flatMap((o) => ('event' in o ? [aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
 ];
 
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
@@ -251,7 +239,7 @@ export interface VerifyReport {
  * it cannot read, upcaster failures included, are listed in `unusable`. Commands
  * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
  */
-export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publisher' | 'commandsTrigger' | 'dedupeWindowMs'>): Promise<VerifyReport> => {
+export const verifyAggregates = async (deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> }): Promise<VerifyReport> => {
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates);
   const { start, end } = await deps.eventLog.offsets();
@@ -264,10 +252,10 @@ export const verifyAggregates = async (deps: Omit<RebuildDeps, 'gate' | 'publish
     return Promise.resolve('continue' as const);
   });
   const { heads: stored } = await deps.heads.scanAll();
-  const table = new Map(stored.map((h) => [headKey(h.aggregateType, h.aggregateId), h]));
+  const table = new Map(stored.map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
   const differences: Difference[] = [];
   for (const head of fold.all()) {
-    const k = headKey(head.aggregateType, head.aggregateId);
+    const k = aggregateKey(head.aggregateType, head.aggregateId);
     const inTable = table.get(k);
     table.delete(k);
     if (inTable === undefined) differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: null, log: head.version, kind: 'missing in table' });

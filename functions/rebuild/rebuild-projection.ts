@@ -12,21 +12,21 @@
  *   where the replay stopped: no gap, nothing applied twice, no command issued twice.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import type { MskEvent, MskRecord } from '../core/msk-event.ts';
+import { triggerRecordOf } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
-import { reactionCheckpointPk, type ReadModelsTable } from '../adapters/read-models-table.ts';
-import type { EventLog, LogRecord, PartitionOffsets } from '../adapters/event-log.ts';
+import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
+import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import { sleep } from '../core/async.ts';
 import type { AnyReaction } from '../core/reaction.ts';
-import { createEventProcessor, gapError } from '../event/process-batch.ts';
+import { createEventApplier, gapError } from '../event/process-batch.ts';
 import type { Progress } from './rebuild-aggregates.ts';
 
 /** What a projection rebuild needs. */
 export interface ProjectionRebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly projection: AnyProjection;
-  readonly readModels: ReadModelsTable;
-  readonly eventLog: Pick<EventLog, 'offsets' | 'read' | 'topic'>;
+  readonly readModels: ReadModels;
+  readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
   readonly onProgress?: (progress: Progress) => void;
 }
 
@@ -52,21 +52,6 @@ interface ReplayProgress {
 
 const progressKey = (name: string) => ({ pk: '~rebuild', sk: name });
 
-const asMskEvent = (topic: string, records: readonly LogRecord[]): MskEvent => {
-  const grouped: Record<string, MskRecord[]> = {};
-  for (const r of records) {
-    (grouped[`${topic}-${r.partition}`] ??= []).push({
-      topic,
-      partition: r.partition,
-      offset: r.offset,
-      timestamp: 0,
-      ...(r.key === null ? {} : { key: r.key.toString('base64') }),
-      value: r.value === null ? null : r.value.toString('base64'),
-    });
-  }
-  return { eventSource: 'aws:kafka', records: grouped };
-};
-
 /** What one replay did. */
 interface Replayed {
   readonly stoppedEarly: boolean;
@@ -88,8 +73,8 @@ const replay = async (
     readonly aggregates: readonly AnyAggregate[];
     readonly projections: readonly AnyProjection[];
     readonly reactions: readonly AnyReaction[];
-    readonly readModels: ReadModelsTable;
-    readonly eventLog: Pick<EventLog, 'read' | 'topic'>;
+    readonly readModels: ReadModels;
+    readonly eventLog: Pick<LogReader, 'read' | 'topic'>;
     readonly onProgress?: (progress: Progress) => void;
   },
   range: () => Promise<{ start: PartitionOffsets; end: PartitionOffsets }>,
@@ -113,7 +98,7 @@ const replay = async (
     started.eventsRead + Object.entries(started.endOffsets).reduce((n, [p, end]) => n + Math.max(0, end - (started.checkpoint[p] ?? 0)), 0);
 
   const unusable = { count: 0 };
-  const process = createEventProcessor({
+  const apply = createEventApplier({
     aggregates: deps.aggregates,
     projections: deps.projections,
     reactions: deps.reactions,
@@ -139,7 +124,7 @@ const replay = async (
   };
 
   await eventLog.read(started.checkpoint, started.endOffsets, async (records) => {
-    const summary = await process(asMskEvent(eventLog.topic, records));
+    const summary = await apply(records.map((r) => triggerRecordOf(eventLog.topic, r)));
     // The live side halts here too; a replay that passed it would build rows the live side never had.
     const [gap] = summary.halted;
     if (gap !== undefined) throw gapError(gap);
@@ -192,8 +177,8 @@ export interface ReadModelsRebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly projections: readonly AnyProjection[];
   readonly reactions: readonly AnyReaction[];
-  readonly readModels: ReadModelsTable;
-  readonly eventLog: Pick<EventLog, 'read' | 'topic'>;
+  readonly readModels: ReadModels;
+  readonly eventLog: Pick<LogReader, 'read' | 'topic'>;
   /** Where the event trigger stands: per partition, the next offset it will handle, and each partition's start. */
   readonly trigger: { position(): Promise<PartitionOffsets>; starts(): Promise<PartitionOffsets>; readonly groupId: string };
   /**

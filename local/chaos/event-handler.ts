@@ -1,37 +1,22 @@
 /**
  * The event side of a chaos run: the event handler's batch processor over the read-models
- * table and topics named by the environment, with the projections only. Reactions are left
- * out: they would feed commands back into the run's commands topic, and their checkpoints
- * have no rebuild to recover from a lost table.
+ * table and topics named by the environment, with the projections only, and the same check
+ * as the real handler of a table behind the log (its trigger's group, `TRIGGER_CONSUMER_GROUP`,
+ * has handled events the table has not). Reactions are left out: they would feed commands
+ * back into the run's commands topic, which the run's expected outcomes do not include.
  */
-import type { MskEvent } from '../../functions/core/msk-event.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
-import { EventSidePublisher } from '../../functions/adapters/publisher.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
-import { tableName, topicName } from '../../functions/config.ts';
-import { aggregates } from '../../functions/domain/index.ts';
-import { batchItemFailures, createEventProcessor } from '../../functions/event/process-batch.ts';
-import { projections } from '../../functions/projections/index.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
+import { composeEventSide } from '../../functions/compose.ts';
+import { batchItemFailures } from '../../functions/event/process-batch.ts';
 
-const dynamo = createDynamoClient();
-const publisher = new EventSidePublisher(createProducer(createKafka('chaos-event-handler')), {
-  commands: topicName('commands'),
-  deadLetter: topicName('deadLetter'),
-});
-const process = createEventProcessor({
-  aggregates,
-  projections,
-  reactions: [],
-  readModels: new ReadModelsTable(createDocumentClient(dynamo), tableName('readModels')),
-  publisher,
-});
+// The real event side (its trigger's group from TRIGGER_CONSUMER_GROUP, as config.ts reads it), without reactions.
+const side = composeEventSide();
+const processBatch = side.processor({ reactions: [] });
 
 /** Handles one trigger invocation; a halting gap is the first failed record of its partition. */
-export const handler = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => batchItemFailures((await process(event)).halted);
+export const handler = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => batchItemFailures((await processBatch(event)).halted);
 
 /** Disconnects the clients. */
 export const shutdown = async (): Promise<void> => {
-  await publisher.close();
-  dynamo.destroy();
+  await side.close();
 };

@@ -31,7 +31,21 @@ export type FaultKind =
   /** The DynamoDB emulator restarted: every table lost. */
   | 'emulator-restart'
   /** The chaos run's tables deleted and recreated (the emulator restart, for a shared emulator). */
-  | 'table-loss';
+  | 'table-loss'
+  /** Commands with metadata of 150–200 KB, several in one batch: heads that do not fit one write, events published in chunks. */
+  | 'large-metadata'
+  /** The runtime's connections to DynamoDB cut (its proxy refuses them) for longer than the old retry budget; the data stays. */
+  | 'dynamodb-outage'
+  /** The Kafka broker stopped, then started again with its data, for longer than the old retry budget. */
+  | 'kafka-outage'
+  /** The commands topic deleted and created again, drained first as an operator would. */
+  | 'topic-recreated'
+  /** `kafka-aggregates rebuild` run as a child process while commands keep arriving (the lock alone holds them). */
+  | 'cli-rebuild'
+  /** The aggregates table replaced by an older copy of itself; the run, as the operator, rebuilds once commands are held. */
+  | 'table-restored'
+  /** The runtime process, the broker and the emulator killed with SIGKILL, then brought back by npm start's startup path. */
+  | 'hard-kill';
 
 /** Kinds in report order. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -45,7 +59,17 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'broker-restart',
   'emulator-restart',
   'table-loss',
+  'large-metadata',
+  'dynamodb-outage',
+  'kafka-outage',
+  'topic-recreated',
+  'cli-rebuild',
+  'table-restored',
+  'hard-kill',
 ];
+
+/** What the chaos handlers see happen, not inject: a batch whose events went out in more than one produce request. */
+export type Observation = 'publish-in-chunks';
 
 /** An injected crash: the handler fails as a Lambda whose sandbox died would. */
 export class InjectedFault extends Error {
@@ -75,7 +99,7 @@ const INVOCATION_FAULTS: Readonly<Record<InvocationFault, number>> = {
 
 /** Seeded decisions and counts. Separate streams for invocations and requests, so one does not shift the other. */
 export class FaultPlan {
-  readonly counts = new Map<FaultKind, number>();
+  readonly counts = new Map<FaultKind | Observation, number>();
   /** False once the run drains: no new fault is injected. */
   active = true;
   private readonly invocations: Random;
@@ -87,6 +111,8 @@ export class FaultPlan {
   constructor(
     readonly seed: number,
     readonly rates: FaultRates = { invocation: 0.3, throttle: 0.02, storm: 0.002 },
+    /** Told of every count, e.g. to pass it on to the process that runs the chaos. */
+    private readonly onCount: (kind: FaultKind | Observation) => void = () => undefined,
   ) {
     const root = new Random(seed);
     this.invocations = root.fork(1);
@@ -113,8 +139,9 @@ export class FaultPlan {
     return this.requests.chance(this.rates.throttle);
   }
 
-  count(kind: FaultKind): void {
+  count(kind: FaultKind | Observation): void {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+    this.onCount(kind);
   }
 }
 

@@ -1,13 +1,13 @@
 /**
  * Reads what the invariant checker looks at: the events and results topics up to their end
- * offsets (through the framework's own EventLog reader), the heads of the aggregates table
+ * offsets (through the framework's own TopicLog reader), the heads of the aggregates table
  * and the `account-summary` rows of the read-models table. A table that does not exist is
  * left out, and the checker says it did not check it.
  */
 import type { Kafka } from 'kafkajs';
-import { EventLog } from '../../functions/adapters/event-log.ts';
-import type { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import type { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
+import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import type { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import type { History, SummaryRow, TopicRecord } from './invariants.ts';
 
@@ -16,13 +16,13 @@ export interface HistorySources {
   readonly kafka: Kafka;
   readonly eventsTopic: string;
   readonly resultsTopic: string;
-  readonly heads?: Pick<HeadsTable, 'scanAll'>;
+  readonly heads?: Pick<AggregatesTable, 'scanAll'>;
   readonly readModels?: Pick<ReadModelsTable, 'query'>;
 }
 
 /** Every record of `topic` from its start to the end offsets of the moment; and whether retention has deleted any. */
 export const readTopicRecords = async (kafka: Kafka, topic: string): Promise<{ records: TopicRecord[]; complete: boolean }> => {
-  const log = new EventLog(kafka, topic);
+  const log = new TopicLog(kafka, topic);
   try {
     const { start, end } = await log.offsets();
     const records: TopicRecord[] = [];

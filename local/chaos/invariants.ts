@@ -9,7 +9,7 @@ import { readEvent } from '../../functions/core/event-reader.ts';
 import type { DomainEvent } from '../../functions/core/projection.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import type { Head } from '../../functions/command/head.ts';
-import { registry } from '../../functions/command/process-batch.ts';
+import { registry } from '../../functions/core/registry.ts';
 import { canonicalHead, LogFold } from '../../functions/rebuild/fold.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { checkAccountHistory } from './account-rules.ts';

@@ -1,38 +1,76 @@
 /**
- * The infrastructure faults of a chaos run: restarting the Kafka broker through the local
- * stack's component (only when this project's stack runs it), and a DynamoDB emulator of the
- * run's own, so restarting it loses the run's tables and nobody else's.
+ * The infrastructure faults of a chaos run that stop processes: the Kafka broker restarted,
+ * stopped for a while or killed through the local stack's component (only when this
+ * project's stack runs it), and a DynamoDB emulator of the run's own, so restarting or
+ * killing it loses the run's tables and nobody else's.
  */
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { kafka } from '../stack/kafka.ts';
 import { venvBin } from '../stack/dynamodb.ts';
-import { projectRoot } from '../stack/paths.ts';
-import { startDetached, stopRecorded, waitUntil } from '../stack/processes.ts';
+import { logFile, projectRoot } from '../stack/paths.ts';
+import { commandLine, isOurs, readPidFile, removePidFile, startDetached, stopRecorded, waitUntil } from '../stack/processes.ts';
+
+/** Why the broker is not the run's to stop, or undefined when it is. */
+export const brokerNotOurs = async (): Promise<string | undefined> => {
+  if (kafka.external()) return 'KAFKA_BROKERS names a broker the local stack does not run';
+  if (!(await kafka.running())) return `the broker at ${kafka.endpoint} was not started by this project's local stack (no live pid file)`;
+  return undefined;
+};
 
 /**
- * Stops and starts the local broker (its log survives on disk). Returns why it did not when
- * the broker is not one this project's stack started (KAFKA_BROKERS elsewhere, or no pid file).
+ * Stops and starts the local broker (its log survives on disk), after `down` when given (an
+ * outage); says why not when it is not ours.
  */
-export const restartBroker = async (say: (line: string) => void): Promise<{ restarted: true; ms: number } | { restarted: false; why: string }> => {
-  if (kafka.external()) return { restarted: false, why: 'KAFKA_BROKERS names a broker the local stack does not run' };
-  if (!(await kafka.running())) return { restarted: false, why: `the broker at ${kafka.endpoint} was not started by this project's local stack (no live pid file)` };
+export const restartBroker = async (
+  say: (line: string) => void,
+  down?: () => Promise<void>,
+): Promise<{ restarted: true; ms: number } | { restarted: false; why: string }> => {
+  const why = await brokerNotOurs();
+  if (why !== undefined) return { restarted: false, why };
   const since = Date.now();
-  say(`broker restart: stopping the local broker at ${kafka.endpoint} (other clients see a short outage)`);
+  const downMs = down === undefined ? 0 : 1;
+  say(`broker ${downMs > 0 ? 'outage' : 'restart'}: stopping the local broker at ${kafka.endpoint} (other clients see an outage)`);
   await kafka.stop();
+  await down?.();
   await kafka.launch();
   const ms = Date.now() - since;
-  say(`broker restart: the broker answers again after ${(ms / 1000).toFixed(1)} s`);
+  say(`broker ${downMs > 0 ? 'outage' : 'restart'}: the broker answers again after ${(ms / 1000).toFixed(1)} s`);
   return { restarted: true, ms };
 };
 
-/** A moto server that the chaos run starts, owns and may restart. */
+/** Kills the local broker with SIGKILL (no clean shutdown) and waits until it is gone; returns its pid. */
+export const killBroker = async (): Promise<number> => {
+  const why = await brokerNotOurs();
+  const pid = readPidFile('kafka')?.pid;
+  if (why !== undefined || pid === undefined) throw new Error(`cannot kill the broker: ${why ?? 'no pid file'}`);
+  process.kill(pid, 'SIGKILL');
+  await waitUntil(async () => (await commandLine(pid)) === undefined, 30_000);
+  return pid;
+};
+
+/** Kills a process the stack recorded under `name` with SIGKILL, if it is still ours, and waits until it is gone. */
+const killRecorded = async (name: string, markers: readonly string[]): Promise<void> => {
+  const pid = readPidFile(name)?.pid;
+  if (pid !== undefined && (await isOurs(pid, markers))) {
+    process.kill(pid, 'SIGKILL');
+    await waitUntil(async () => (await commandLine(pid)) === undefined, 30_000);
+  }
+  removePidFile(name);
+};
+
+/** A moto server that the chaos run starts, owns and may restart or kill. */
 export interface OwnEmulator {
   readonly endpoint: string;
+  /** Its current process id. */
+  readonly pid: () => number | undefined;
   /** Stops and starts it: every table is lost, as when the local stack's emulator restarts. */
   restart(): Promise<void>;
+  /** Kills it with SIGKILL (every table is lost); `start` brings it back on the same port. */
+  kill(): Promise<void>;
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
-
-const NAME = 'chaos-moto';
 
 const answers = async (endpoint: string): Promise<boolean> => {
   try {
@@ -43,22 +81,41 @@ const answers = async (endpoint: string): Promise<boolean> => {
   }
 };
 
-/** Starts moto (from the local stack's venv) on `port`, for the chaos run alone. */
+/** A free TCP port of 127.0.0.1. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+
+/** Starts moto (from the local stack's venv) on `port` (0: a free one), for the chaos run alone. */
 export const startOwnEmulator = async (port: number): Promise<OwnEmulator> => {
-  const endpoint = `http://127.0.0.1:${port}`;
-  const markers = ['moto_server', String(port)];
-  const launch = async () => {
+  const chosen = port === 0 ? await freePort() : port;
+  const endpoint = `http://127.0.0.1:${chosen}`;
+  const name = `chaos-moto-${chosen}`;
+  const markers = ['moto_server', String(chosen)];
+  const start = async () => {
     if (await answers(endpoint)) throw new Error(`something already answers at ${endpoint}; pick another --emulator-port`);
-    startDetached(NAME, venvBin('moto_server'), ['-H', '127.0.0.1', '-p', String(port)], projectRoot);
+    startDetached(name, venvBin('moto_server'), ['-H', '127.0.0.1', '-p', String(chosen)], projectRoot);
     if (!(await waitUntil(() => answers(endpoint), 30_000))) throw new Error(`the chaos run's moto did not answer at ${endpoint} within 30 s`);
   };
-  await launch();
+  await start();
   return {
     endpoint,
+    pid: () => readPidFile(name)?.pid,
     restart: async () => {
-      await stopRecorded(NAME, markers, 5_000);
-      await launch();
+      await stopRecorded(name, markers, 5_000);
+      await start();
     },
-    stop: async () => void (await stopRecorded(NAME, markers, 5_000)),
+    kill: () => killRecorded(name, markers),
+    start,
+    stop: async () => {
+      await stopRecorded(name, markers, 5_000);
+      rmSync(logFile(name), { force: true });
+    },
   };
 };

@@ -48,7 +48,7 @@ export class Workload {
     return m;
   }
 
-  private envelope(aggregateId: string, type: string, data: Record<string, unknown>, expectedVersion?: number): CommandEnvelope {
+  private envelope(aggregateId: string, type: string, data: Record<string, unknown>, expectedVersion?: number, metadata?: Record<string, unknown>): CommandEnvelope {
     return {
       commandId: `${this.runId}-${++this.sequence}`,
       aggregateType: 'account',
@@ -56,6 +56,7 @@ export class Workload {
       type,
       data,
       ...(expectedVersion === undefined ? {} : { expectedVersion }),
+      ...(metadata === undefined ? {} : { metadata }),
     };
   }
 
@@ -93,6 +94,27 @@ export class Workload {
     }
     if (earlier.expected.code === 'InvalidCommand') return undefined;
     return { ...this.decide(id, earlier.command), resent: true };
+  }
+
+  /**
+   * Deposits with metadata of 180–200 KB (records stay under the 256 KiB limit of a command):
+   * two on each of up to `accounts` open accounts of one commands partition (`partitionOf`),
+   * the first of each before the seconds. One invocation then holds several: one head cannot
+   * take two such events in one write, so it commits the first and leaves the second for a
+   * retry, and the first ones of all the accounts exceed one produce request, so the events go
+   * out in chunks.
+   */
+  large(partitionOf: (accountId: string) => number, accounts = 6): PlannedCommand[] {
+    const r = this.random;
+    const byPartition = new Map<number, string[]>();
+    for (const id of this.accountIds.filter((a) => this.model(a).state.status === 'open')) {
+      const p = partitionOf(id);
+      byPartition.set(p, [...(byPartition.get(p) ?? []), id]);
+    }
+    const crowded = [...byPartition.values()].sort((a, b) => b.length - a.length)[0] ?? [];
+    const picked = crowded.slice(0, accounts);
+    const deposit = (id: string) => this.decide(id, this.envelope(id, 'Deposit', { amount: r.int(1, 5000) }, undefined, { note: 'm'.repeat(r.int(180_000, 200_000)) }));
+    return [...picked.map(deposit), ...picked.map(deposit)];
   }
 
   /** The next commands: one, or a burst of conflicting ones on one account. */

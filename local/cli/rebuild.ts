@@ -1,6 +1,6 @@
 /** `kafka-aggregates rebuild`: the snapshot rebuild (or verify, a projection's or the read models' rebuild), with a progress bar. */
 import { functions } from '../../functions/topology.ts';
-import { runRebuild, shutdown } from '../../functions/snapshot-rebuild.ts';
+import { composeRebuild } from '../../functions/compose.ts';
 import { readStatus } from '../runtime/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
@@ -70,8 +70,9 @@ export const rebuild: CliCommand = {
     if (readModels && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
     await requireBroker();
     const bar = progressBar();
+    const rebuild = composeRebuild();
     try {
-      const report = await runRebuild(
+      const report = await rebuild.run(
         {
           mode: values.verify === true ? 'verify' : 'rebuild',
           ...(values.projection === undefined ? {} : { projection: values.projection }),
@@ -87,7 +88,7 @@ export const rebuild: CliCommand = {
       if ('gaps' in report) return report.gaps.length > 0 ? 1 : 0;
       return 0;
     } finally {
-      await shutdown();
+      await rebuild.close();
     }
   },
 };

@@ -4,11 +4,11 @@
  */
 import { hostname, userInfo } from 'node:os';
 import type { Admin } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
-import type { ReleaseList } from '../../functions/adapters/release-list.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import type { ReleaseList } from '../../functions/adapters/dynamodb/release-list.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import type { Release, ReleaseAction } from '../../functions/core/release.ts';
 import { mappingsFromTopology } from '../runtime/mappings.ts';
@@ -46,7 +46,7 @@ const releasesFor = (topic: string, doc: ReturnType<typeof createDocumentClient>
   if (mapping === undefined)
     throw usageError('skip', `no function is triggered by topic ${topic}; the triggered topics are ${mappingsFromTopology().map((m) => m.topic).join(', ')}`);
   if (topic === topicName('commands'))
-    return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new HeadsTable(doc, tableName('aggregates')).releases, passGap: false };
+    return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new AggregatesTable(doc, tableName('aggregates')).releases, passGap: false };
   if (topic === topicName('events'))
     return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new ReadModelsTable(doc, tableName('readModels')).releases, passGap: true };
   throw usageError('skip', `the function on topic ${topic} keeps no releases`);

@@ -1,6 +1,6 @@
 /** `kafka-aggregates state`: an aggregate's head (version and state) from the aggregates table. */
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import { dynamoEndpoint, tableName } from '../../functions/config.ts';
 import { CliError, explainDynamo, parse, PROVISION_HINT, usageError, type CliCommand } from './common.ts';
 
@@ -33,7 +33,7 @@ export const state: CliCommand = {
       throw usageError('state', 'state needs exactly <aggregateType> <aggregateId>');
     const dynamo = createDynamoClient();
     try {
-      const heads = new HeadsTable(createDocumentClient(dynamo), tableName('aggregates'));
+      const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
       const head = await heads.get(aggregateType, aggregateId).catch((error: unknown) => {
         if (error instanceof Error && error.name === 'ResourceNotFoundException')
           throw new CliError(`table ${heads.tableName} does not exist at ${dynamoEndpoint() ?? 'AWS'}: ${PROVISION_HINT}.`, 2, { cause: error });

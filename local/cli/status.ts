@@ -1,5 +1,5 @@
 /** `kafka-aggregates status`: every trigger's lag per partition, and which partitions are blocked. */
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { mappingsFromTopology } from '../runtime/mappings.ts';
 import { readStatus } from '../runtime/status.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';

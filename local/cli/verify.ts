@@ -1,8 +1,8 @@
 /** `kafka-aggregates verify`: the invariant checker over the events and results topics and the tables. */
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { readHistory } from '../chaos/history.ts';
@@ -70,7 +70,7 @@ export const verify: CliCommand = {
         kafka: createKafka('kafka-aggregates-verify'),
         eventsTopic: topicName('events'),
         resultsTopic: topicName('results'),
-        heads: new HeadsTable(doc, tableName('aggregates')),
+        heads: new AggregatesTable(doc, tableName('aggregates')),
         readModels: new ReadModelsTable(doc, tableName('readModels')),
       }).catch((error: unknown) => {
         throw explainDynamo(explain(error));

@@ -3,7 +3,7 @@
  * a batch is full or the batching window has passed, a partition is in at most one batch at
  * a time (as on AWS), and records already committed are never handed out again.
  */
-import type { MskRecord } from '../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../functions/core/trigger-event.ts';
 import { topicPartition } from '../../functions/core/wire.ts';
 
 interface Waiting {
@@ -22,6 +22,10 @@ export class PartitionBuffer {
   private readonly busy = new Set<string>();
   /** Per partition, the first offset not yet committed: anything below is done. */
   private readonly floors = new Map<string, number>();
+  /** Per partition, the highest offset the consumer has given since it last joined its group. */
+  private readonly received = new Map<string, number>();
+  /** Per partition, how many times its log has started again. */
+  private readonly lives = new Map<string, number>();
   private count = 0;
 
   /** Records waiting, in all partitions. */
@@ -32,6 +36,7 @@ export class PartitionBuffer {
   /** Adds a record in offset order; drops it (false) when it is committed already or queued. */
   add(record: MskRecord, now: number): boolean {
     const tp = topicPartition(record);
+    this.received.set(tp, Math.max(this.received.get(tp) ?? -1, record.offset));
     const queue = this.queues.get(tp) ?? [];
     const last = queue.at(-1)?.record.offset ?? -1;
     if (record.offset < (this.floors.get(tp) ?? 0) || record.offset <= last) return false;
@@ -132,6 +137,42 @@ export class PartitionBuffer {
   /** Drops every waiting record (busy marks stay): after a rebalance the consumer reads again from the committed offsets. */
   clear(): void {
     this.queues.clear();
+    this.received.clear();
     this.count = 0;
+  }
+
+  /**
+   * True when a fetched batch starting at `offset` goes back: to an offset the consumer gave
+   * since it last joined its group, or (after a rejoin, which fetches from the group's
+   * committed offsets) below what was committed here. Both happen when the partition's log
+   * started again: its topic was deleted and recreated, which deletes the group's offsets too.
+   */
+  wentBack(tp: string, offset: number): boolean {
+    const received = this.received.get(tp);
+    const floor = this.floors.get(tp);
+    return (received !== undefined && offset <= received) || (floor !== undefined && offset < floor);
+  }
+
+  /** The first offset not yet committed here, if anything was. */
+  floor(tp: string): number | undefined {
+    return this.floors.get(tp);
+  }
+
+  /**
+   * The partition starts again (its log did, or the group's committed offset is not where
+   * this buffer left it): what waits and what was committed here are forgotten, and batches
+   * taken before are stale, as their `life` is no longer the partition's.
+   */
+  restart(tp: string): void {
+    this.count -= this.queues.get(tp)?.length ?? 0;
+    this.queues.delete(tp);
+    this.floors.delete(tp);
+    this.received.delete(tp);
+    this.lives.set(tp, this.life(tp) + 1);
+  }
+
+  /** How many times the partition's log has started again: a batch taken in another life is stale. */
+  life(tp: string): number {
+    return this.lives.get(tp) ?? 0;
   }
 }

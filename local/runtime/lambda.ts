@@ -6,7 +6,7 @@ import type { Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { MskEvent } from '../../functions/core/msk-event.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { projectRoot } from '../stack/paths.ts';
 import { HandlerModuleError } from './errors.ts';
 import type { TriggerMapping } from './mappings.ts';

@@ -7,8 +7,8 @@
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { parseArgs } from 'node:util';
-import { createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import type { CommandEnvelope } from '../../functions/core/wire.ts';
 import { provision } from '../provision.ts';

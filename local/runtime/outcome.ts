@@ -2,7 +2,7 @@
  * How the emulated trigger reads an invocation's outcome and what it does next, without I/O:
  * partial batch responses and the retry backoff.
  */
-import type { MskRecord } from '../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../functions/core/trigger-event.ts';
 import type { Batch } from './batcher.ts';
 
 /**

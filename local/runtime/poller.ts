@@ -5,7 +5,7 @@
  * long as it fails: its partitions are blocked, never skipped (no retry limit, no on-failure
  * destination), and say so. A partition is in at most one invocation at a time.
  */
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { PartitionBuffer, type Batch } from './batcher.ts';
 import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
 import { lambdaContext, type FunctionModule } from './lambda.ts';
@@ -70,6 +70,8 @@ export interface PollerDeps {
   readonly onBlockedChange?: () => void;
   readonly log: (line: string) => void;
   readonly paused: boolean;
+  /** The consumer's session timeout: how long a member that died unannounced holds its partitions. @default kafkajs's 30 s */
+  readonly sessionTimeoutMs?: number;
 }
 
 type Called = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
@@ -83,6 +85,8 @@ const offsetsOf = (batch: Batch): Record<string, number[]> =>
 export class Poller {
   private readonly buffer = new PartitionBuffer();
   private consumer: Consumer | undefined;
+  /** Reads the group's committed offsets before invocations (checkCommitted). */
+  private admin: Admin | undefined;
   private paused: boolean;
   private stopping = false;
   /** Partitions the group gave this member, once it has joined. */
@@ -111,7 +115,12 @@ export class Poller {
 
   /** Joins the group (starting at the earliest offset when it has no committed ones) and starts consuming. */
   async start(): Promise<void> {
-    const consumer = this.deps.kafka.consumer({ groupId: this.mapping.consumerGroupId, maxWaitTimeInMs: 250, allowAutoTopicCreation: false });
+    const consumer = this.deps.kafka.consumer({
+      groupId: this.mapping.consumerGroupId,
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+      ...(this.deps.sessionTimeoutMs === undefined ? {} : { sessionTimeout: this.deps.sessionTimeoutMs }),
+    });
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)));
@@ -157,6 +166,7 @@ export class Poller {
     for (const waiters of [this.resumeWaiters, this.roomWaiters, this.sleepers]) this.notify(waiters);
     await Promise.allSettled([...this.batches]);
     await this.consumer?.disconnect();
+    await this.admin?.disconnect();
   }
 
   private notify(waiters: Set<() => void>): void {
@@ -169,6 +179,15 @@ export class Poller {
     const live = (): boolean => payload.isRunning() && !payload.isStale() && !this.stopping;
     if (!live()) return;
     const now = Date.now();
+    const tp = `${batch.topic}-${batch.partition}`;
+    const first = batch.messages[0]?.offset;
+    if (first !== undefined && this.buffer.wentBack(tp, Number(first))) {
+      this.buffer.restart(tp);
+      this.deps.log(
+        `${this.mapping.functionName}: ${tp} starts again at offset ${first}: its topic was recreated. What was fetched of the old topic is dropped, ` +
+          'and a batch of it still running is not committed (its offsets would skip records of the new one)',
+      );
+    }
     for (const m of batch.messages) if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
     // Moves the fetch position only; offsets are committed after the handler succeeds.
     payload.resolveOffset(batch.lastOffset());
@@ -206,6 +225,7 @@ export class Poller {
 
   private async runBatch(initial: Batch): Promise<void> {
     const id = ++this.sequence;
+    const lives = new Map([...initial.keys()].map((tp) => [tp, this.buffer.life(tp)]));
     let batch = initial;
     let attempt = 0;
     let blockedSince: number | undefined;
@@ -213,7 +233,10 @@ export class Poller {
       while (batch.size > 0) {
         while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
         if (this.stopping) return;
-        batch = this.ownedOnly(batch);
+        await this.checkCommitted(batch);
+        // Paused meanwhile: wait again (and check again after), so that a resolved pause means no invocation starts.
+        if (this.paused || this.stopping) continue;
+        batch = this.sameLife(this.ownedOnly(batch), lives);
         if (batch.size === 0) return;
         attempt++;
         const started = Date.now();
@@ -230,7 +253,7 @@ export class Poller {
         };
         const failed = called.ok ? failedFrom(called.value, batch) : 'all';
         if (failed !== 'all' && failed.size === 0) {
-          await this.commit(batch);
+          await this.commit(batch, lives);
           this.unblock(batch.keys());
           this.deps.report({ ...base, outcome: 'ok' });
           return;
@@ -244,7 +267,7 @@ export class Poller {
           continue;
         }
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
-        await this.commit(done);
+        await this.commit(done, lives);
         this.unblock(done.keys(), retry);
         batch = this.buffer.topUp(retry, this.mapping.batchSize);
         const error = called.ok
@@ -262,7 +285,7 @@ export class Poller {
     } catch (error) {
       // Not the handler's failure (that is handled above) but the trigger's own: go again.
       this.deps.log(`${this.mapping.functionName}: batch ${id} ${message(error)}; its records go again`);
-      this.buffer.putBack(batch, Date.now());
+      this.buffer.putBack(this.sameLife(batch, lives), Date.now());
     } finally {
       this.unblock(initial.keys());
       for (const tp of initial.keys()) this.buffer.release(tp);
@@ -295,6 +318,64 @@ export class Poller {
     return new Map([...batch].filter(([tp]) => assigned.has(tp)));
   }
 
+  /**
+   * Before an invocation: the group's committed offset of each partition must be where this
+   * poller's commits left it. A topic deleted and recreated loses the group's offsets, and a
+   * consumer that did not notice (kafkajs sends no topic ids: a new topic that already reached
+   * its fetch position looks like the old one going on) would hand over records from the
+   * middle of the new topic. Such a partition starts again where the group stands (its log
+   * start when it has no offset); so does one whose last commit failed, which only delivers
+   * records again.
+   */
+  private async checkCommitted(batch: Batch): Promise<void> {
+    const floors = [...batch.keys()].flatMap((tp) => {
+      const floor = this.buffer.floor(tp);
+      return floor === undefined ? [] : [{ tp, floor }];
+    });
+    if (floors.length === 0 || this.consumer === undefined) return;
+    const { topic } = this.mapping;
+    let group: Awaited<ReturnType<Admin['fetchOffsets']>>[number] | undefined;
+    let ends: Awaited<ReturnType<Admin['fetchTopicOffsets']>>;
+    try {
+      const admin = await this.connectedAdmin();
+      [[group], ends] = await Promise.all([admin.fetchOffsets({ groupId: this.mapping.consumerGroupId, topics: [topic] }), admin.fetchTopicOffsets(topic)]);
+    } catch (error) {
+      // The broker does not answer: neither will the invocation's own Kafka calls; its failure is retried as usual.
+      this.deps.log(`${this.mapping.functionName}: could not read the group's committed offsets (${message(error)}); invoking without that check`);
+      return;
+    }
+    for (const { tp, floor } of floors) {
+      const partition = Number(tp.slice(topic.length + 1));
+      const committed = Number(group?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
+      if (committed === floor) continue;
+      const start = Number(ends.find((e) => e.partition === partition)?.low ?? 0);
+      const from = committed >= 0 ? committed : start;
+      this.buffer.restart(tp);
+      this.consumer.seek({ topic, partition, offset: String(from) });
+      this.deps.log(
+        `${this.mapping.functionName}: ${tp} was committed up to ${floor} here, but the group ${committed >= 0 ? `has ${committed}` : 'has no offset'} ` +
+          `(its topic was recreated, or a commit failed): it starts again at offset ${from}`,
+      );
+    }
+  }
+
+  private async connectedAdmin(): Promise<Admin> {
+    if (this.admin === undefined) {
+      const admin = this.deps.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    return this.admin;
+  }
+
+  /** The partitions of the batch whose log has not started again since it was taken (the others' records are gone with their topic). */
+  private sameLife(batch: Batch, lives: ReadonlyMap<string, number>): Batch {
+    const stale = [...batch.keys()].filter((tp) => this.buffer.life(tp) !== lives.get(tp));
+    if (stale.length === 0) return batch;
+    this.deps.log(`${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken before are dropped (what is in the log comes again)`);
+    return new Map([...batch].filter(([tp]) => !stale.includes(tp)));
+  }
+
   /** Calls the handler with the batch's event; a handler still running at its timeout is waited for, so the partition stays single-flight. */
   private async invoke(batch: Batch): Promise<Called> {
     const event = mskEvent([...batch.values()].flat(), this.deps.source);
@@ -322,9 +403,13 @@ export class Poller {
     }
   }
 
-  /** Commits the offset after each partition's last record; a failed commit (lost partition) means a later redelivery. */
-  private async commit(batch: Batch): Promise<void> {
-    const offsets = [...batch.values()].flatMap((records) => {
+  /**
+   * Commits the offset after each partition's last record; a failed commit (lost partition)
+   * means a later redelivery. A partition whose log started again since the batch was taken is
+   * left alone: the old offset, committed on the new topic, would skip its records.
+   */
+  private async commit(batch: Batch, lives: ReadonlyMap<string, number>): Promise<void> {
+    const offsets = [...this.sameLife(batch, lives).values()].flatMap((records) => {
       const last = records.at(-1);
       return last === undefined ? [] : [{ topic: last.topic, partition: last.partition, offset: String(last.offset + 1) }];
     });

@@ -6,11 +6,11 @@
  * empty heads; events must not be applied to empty rows mid-log (every row would meet a gap).
  */
 import type { Kafka } from 'kafkajs';
-import { ConsumerOffsets } from '../../functions/adapters/consumer-offsets.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog } from '../../functions/adapters/event-log.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { ConsumerOffsets } from '../../functions/adapters/kafka/consumer-offsets.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 
 /**
@@ -23,9 +23,9 @@ export type Readiness = 'ready' | 'new' | 'behind' | 'rebuilding';
 /** Reads the control item of the aggregates table and, when there is none, whether the events topic is empty. */
 export const aggregatesReadiness = async (kafka: Kafka): Promise<Readiness> => {
   const dynamo = createDynamoClient();
-  const log = new EventLog(kafka, topicName('events'));
+  const log = new TopicLog(kafka, topicName('events'));
   try {
-    const control = await new HeadsTable(createDocumentClient(dynamo), tableName('aggregates')).getControl();
+    const control = await new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates')).getControl();
     if (control !== undefined) return control.status === 'ready' ? 'ready' : 'rebuilding';
     return (await log.isEmpty()) ? 'new' : 'behind';
   } finally {

@@ -12,22 +12,15 @@
  *   command), then events go on from exactly there.
  */
 import type { Kafka } from 'kafkajs';
-import { ConsumerOffsets } from '../../functions/adapters/consumer-offsets.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog } from '../../functions/adapters/event-log.ts';
-import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
-import { tableName, topicName } from '../../functions/config.ts';
-import { aggregates } from '../../functions/domain/index.ts';
-import { projections } from '../../functions/projections/index.ts';
-import { reactions } from '../../functions/reactions/index.ts';
-import { rebuildReadModels } from '../../functions/rebuild/rebuild-projection.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { topicName } from '../../functions/config.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { runRebuild, shutdown as shutdownRebuild } from '../../functions/snapshot-rebuild.ts';
+import { composeRebuild } from '../../functions/compose.ts';
 import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
+import type { Backoff } from './outcome.ts';
 import { formatReport, startTriggers, type InvocationReport, type Triggers } from './trigger.ts';
 
 /** Options of {@link startSystem}. */
@@ -40,6 +33,12 @@ export interface SystemOptions {
   readonly statusFile?: string;
   /** Asked between the steps: true stops the startup early (a signal arrived). @default never */
   readonly cancelled?: () => boolean;
+  /** Told of every invocation's outcome too (a harness that counts them). @default nothing */
+  readonly onInvocation?: (report: InvocationReport) => void;
+  /** Backoff of the triggers' retries. @default the trigger's (200 ms doubling up to 30 s) */
+  readonly backoff?: Backoff;
+  /** The triggers' consumer session timeout (see TriggerOptions). @default 30 s */
+  readonly sessionTimeoutMs?: number;
 }
 
 /** The running system. */
@@ -69,10 +68,20 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
   const cancelled = options.cancelled ?? (() => false);
   const stack = await startStack({ log: (line) => log(`[stack] ${line}`) });
   const kafka = createKafka('kafka-aggregates-start');
+  const mappings = options.mappings ?? mappingsFromTopology();
+  const groupOf = (topic: string) => mappings.find((m) => m.topic === topic)?.consumerGroupId;
+  // The rebuild reads where this system's own triggers stand.
+  const rebuild = composeRebuild({
+    kafka,
+    groups: {
+      ...(groupOf(topicName('commands')) === undefined ? {} : { commandsTrigger: groupOf(topicName('commands')) }),
+      ...(groupOf(topicName('events')) === undefined ? {} : { eventsTrigger: groupOf(topicName('events')) }),
+    },
+  });
   let triggers: Triggers | undefined;
   const stop = async (): Promise<void> => {
     await triggers?.stop().catch((error: unknown) => log(`stopping the triggers failed: ${String(error)}`));
-    await shutdownRebuild().catch(() => undefined);
+    await rebuild.close().catch(() => undefined);
     if (stack.started.length > 0) {
       log(`Stopping ${stack.started.join(', ')} (started here)...`);
       await stack.stop();
@@ -86,7 +95,6 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     const system: RunningSystem = { stack, provisioned, kafka, stop, get triggers() { return triggers; } };
     if (cancelled()) return system;
 
-    const mappings = options.mappings ?? mappingsFromTopology();
     const on = (topic: string) => mappings.filter((m) => m.topic === topic).map((m) => m.functionName);
     const eventSide = mappings.find((m) => m.topic === topicName('events'));
     const aggregatesState = await aggregatesReadiness(kafka);
@@ -101,6 +109,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     let healing: Promise<void> | undefined;
     const onInvocation = (r: InvocationReport): void => {
       triggerLine(formatReport(r));
+      options.onInvocation?.(r);
       if (r.outcome !== 'ok' && commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true && healing === undefined)
         healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
     };
@@ -109,6 +118,8 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       mappings,
       startPaused: [...holdCommands, ...holdEvents],
       ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       log: triggerLine,
       onInvocation,
     });
@@ -116,7 +127,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     const rebuildAggregatesTable = async (why: string): Promise<void> => {
       log(`[rebuild] the aggregates table ${why}: ${commandSide.join(', ')} held until the snapshot rebuild has caught up`);
       try {
-        const report = await runRebuild(
+        const report = await rebuild.run(
           {},
           {
             gate: {
@@ -144,24 +155,9 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
         `[rebuild] the read models are ${readModelsState === 'behind' ? 'behind the events topic (their table lost its items, consumer group ' + eventSide.consumerGroupId + ' kept its offsets)' : 'mid-rebuild'}: ` +
           `${holdEvents.join(', ')} held until projections and reaction checkpoints are rebuilt up to where that group stands`,
       );
-      const dynamo = createDynamoClient();
-      const eventLog = new EventLog(kafka, topicName('events'));
-      const group = new ConsumerOffsets(kafka, topicName('events'), eventSide.consumerGroupId);
-      try {
-        const report = await rebuildReadModels({
-          aggregates,
-          projections,
-          reactions,
-          readModels: new ReadModelsTable(createDocumentClient(dynamo), tableName('readModels')),
-          eventLog,
-          trigger: group,
-          onProgress: progressLine(log, 'read models'),
-        });
+      const report = await rebuild.run({ readModels: true }, { onProgress: progressLine(log, 'read models') });
+      if ('itemsWiped' in report)
         log(`[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`);
-      } finally {
-        await Promise.all([eventLog.close(), group.close()]);
-        dynamo.destroy();
-      }
       for (const name of holdEvents) running.resume(name);
     }
     return system;

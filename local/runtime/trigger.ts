@@ -5,7 +5,7 @@
  * feature, so the project emulates them (see docs/DESIGN.md).
  */
 import type { Kafka } from 'kafkajs';
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { awsRegion, kafkaBrokers } from '../../functions/config.ts';
 import { UnknownFunctionError } from './errors.ts';
 import { loadFunction, type FunctionModule } from './lambda.ts';
@@ -34,6 +34,11 @@ export interface TriggerOptions {
   readonly onInvocation?: (report: InvocationReport) => void;
   /** Kafka client. @default createKafka('kafka-aggregates-local-trigger') */
   readonly kafka?: Kafka;
+  /**
+   * The consumers' session timeout: after a process running the triggers dies without leaving
+   * its groups, a new one waits this long for the dead members' partitions. @default 30 s (kafkajs)
+   */
+  readonly sessionTimeoutMs?: number;
 }
 
 /** Running triggers. */
@@ -123,6 +128,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
         report,
         log,
         paused: options.startPaused?.includes(mapping.functionName) ?? false,
+        ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       });
       pollers.set(mapping.functionName, poller);
     }

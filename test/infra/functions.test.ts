@@ -11,14 +11,14 @@ import { actionsOf, resourcesOf, statementsOfFunction, synthesize, type Synthesi
 const future: Record<string, DeployableFunctionSpec> = {
   ...topologyFunctions,
   eventHandler: {
-    entry: 'functions/topics-provider.ts',
+    entry: 'functions/handlers/topics-provider.ts',
     trigger: { topic: 'events', batchSize: 100, maxBatchingWindowSeconds: 2, consumerGroupId: 'kafka-aggregates-event-handler' },
     timeoutSeconds: 30,
     memoryMb: 256,
     tables: ['readModels'],
   },
   snapshotRebuild: {
-    entry: 'functions/topics-provider.ts',
+    entry: 'functions/handlers/topics-provider.ts',
     timeoutSeconds: 900,
     memoryMb: 1024,
     controlsTriggerOf: 'commandHandler',

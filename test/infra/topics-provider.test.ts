@@ -6,7 +6,7 @@
 import type { CloudFormationCustomResourceDeleteEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { topics } from '../../functions/topology.ts';
-import { onEvent, parseProperties } from '../../functions/topics-provider.ts';
+import { onEvent, parseProperties } from '../../functions/handlers/topics-provider.ts';
 
 const properties = {
   ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',

@@ -1,43 +1,82 @@
 /**
- * A small seeded chaos run inside `npm test`: a few hundred commands racing on a few accounts
- * through the emulated trigger and the real command side, with every fault that may run next
- * to other test files (the shared broker and emulator are not restarted: the run's tables are
- * deleted and recreated instead), and no violation of any invariant afterwards.
+ * A short seeded chaos run inside `npm test`: a few hundred commands racing on a few accounts
+ * through the emulated trigger (in a runtime process of its own) and the real command side,
+ * with every fault kind that fits in well under a minute: crashes at each named point,
+ * duplicate and racing deliveries, throttling, large commands, a DynamoDB outage past the old
+ * retry budget, the commands topic recreated, a rebuild from the CLI during load, the table
+ * restored from an older copy, the run's emulator restarted and a hard kill; and no violation
+ * of any invariant afterwards. The broker is shared with the rest of the suite: the faults
+ * that stop it run in `npm run chaos`.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChaos } from '../../local/chaos/chaos.ts';
+import { startOwnEmulator, type OwnEmulator } from '../../local/chaos/restarts.ts';
+
+let emulator: OwnEmulator;
+beforeAll(async () => {
+  emulator = await startOwnEmulator(0);
+});
+afterAll(async () => {
+  await emulator.stop();
+});
 
 describe('a seeded chaos run', () => {
-  it('keeps every invariant through crashes at each named point, duplicate and racing deliveries, throttling and the loss of its tables', async () => {
+  it('keeps every invariant through crashes, duplicate and racing deliveries, throttling, large commands, an outage, a recreated topic, rebuilds and lost tables', async () => {
     const report = await runChaos({
-      commands: 400,
+      commands: 500,
       accounts: 25,
       seed: 20261130,
-      rate: 400,
+      rate: 200,
       batchSize: 10,
-      brokerRestart: false,
-      tableLoss: 'drop-tables',
-      rates: { invocation: 0.4, throttle: 0.03, storm: 0.003 },
+      faults: ['dynamodb-outage', 'topic-recreated', 'cli-rebuild', 'table-restored', 'table-loss', 'hard-kill'],
+      tableLoss: 'restart-emulator',
+      emulator,
+      spareBroker: true,
+      outageMs: 3_000,
+      backoff: { initialMs: 50, maxMs: 400 },
+      largeEvery: 200,
+      rates: { invocation: 0.3, throttle: 0.03, storm: 0.003 },
       quiescenceTimeoutMs: 60_000,
       log: () => undefined,
     });
+    console.log(
+      `chaos (seed ${report.seed}): ${report.sent} commands, ${report.accepted} accepted, ${report.rejected} rejected; ` +
+        `faults ${JSON.stringify(report.faults)}; effects ${JSON.stringify(report.effects)}; outage attempts ${JSON.stringify(report.outageAttempts)}; ` +
+        `${report.check.violations.length} violations; ${report.eventsLost} events lost; ${(report.durationMs / 1000).toFixed(1)} s\n${report.notes.join('\n')}`,
+    );
 
     expect(report.quiescent).toBe(true);
     expect(report.check.violations).toEqual([]);
     expect(report.mismatches).toEqual([]);
     expect(report.missingResults).toBe(0);
     expect(report.eventsLost).toBe(0);
-    expect(report.sent).toBeGreaterThanOrEqual(400);
+    expect(report.skipped).toEqual([]);
+    expect(report.sent).toBeGreaterThanOrEqual(500);
     expect(report.accepted).toBeGreaterThan(100);
     expect(report.rejected).toBeGreaterThan(20);
-    for (const kind of ['crash-after-commit', 'crash-mid-publish', 'crash-before-offset-commit', 'duplicate-delivery', 'racing-invocations', 'throttled-request', 'table-loss'] as const)
+    for (const kind of [
+      'crash-after-commit',
+      'crash-mid-publish',
+      'crash-before-offset-commit',
+      'duplicate-delivery',
+      'racing-invocations',
+      'throttled-request',
+      'large-metadata',
+      'dynamodb-outage',
+      'topic-recreated',
+      'cli-rebuild',
+      'table-restored',
+      'emulator-restart',
+      'hard-kill',
+    ] as const)
       expect(report.faults[kind], kind).toBeGreaterThan(0);
-    // The command side refused to decide on the recreated table until the rebuild.
+    // The outage blocked a partition for more attempts than the old budget, and it went on.
+    expect(report.outageAttempts['dynamodb-outage']).toBeGreaterThan(10);
+    // Large commands: heads that did not fit one write (partial batches), events in chunks.
+    expect(report.effects.partialBatches).toBeGreaterThan(0);
+    expect(report.effects.publishedInChunks).toBeGreaterThan(0);
+    // The command side refused to decide on the restored and the recreated tables until the rebuilds.
     expect(report.invocations.failed.TableBehindLogError).toBeGreaterThan(0);
     expect(report.check.counts.duplicateEvents + report.check.counts.duplicateResults).toBeGreaterThan(0);
-    console.log(
-      `chaos (seed ${report.seed}): ${report.sent} commands, ${report.accepted} accepted, ${report.rejected} rejected; ` +
-        `faults ${JSON.stringify(report.faults)}; ${report.check.violations.length} violations; ${report.eventsLost} events lost; ${(report.durationMs / 1000).toFixed(1)} s`,
-    );
   }, 120_000);
 });

@@ -7,10 +7,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../functions/adapters/dynamodb.ts';
-import type { HeadsSnapshot, HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { TableBehindLogError } from '../../functions/command/process-batch.ts';
-import type { MskEvent } from '../../functions/core/msk-event.ts';
+import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
+import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import type { HeadsSnapshot } from '../../functions/command/ports.ts';
+import { TableBehindLogError } from '../../functions/control/control.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { DeadLetterRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { rebuildAggregates, verifyAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -125,7 +126,7 @@ describe('the command side under the faults operations bring', () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let read!: () => void;
     const hasRead = new Promise<void>((resolve) => (read = resolve));
-    const slowHeads = Object.assign(Object.create(side.heads) as HeadsTable, {
+    const slowHeads = Object.assign(Object.create(side.heads) as AggregatesTable, {
       read: async (keys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> => {
         const snapshot = await side.heads.read(keys, tps);
         read();
@@ -139,8 +140,8 @@ describe('the command side under the faults operations bring', () => {
     let statusAtPause: string | undefined;
     let batchDone: Promise<unknown> | undefined;
     // The rebuild writes its heads only once that batch has committed and published.
-    const rebuildHeads = Object.assign(Object.create(side.heads) as HeadsTable, {
-      putRebuilt: async (head: Parameters<HeadsTable['putRebuilt']>[0], epoch: number) => {
+    const rebuildHeads = Object.assign(Object.create(side.heads) as AggregatesTable, {
+      putRebuilt: async (head: Parameters<AggregatesTable['putRebuilt']>[0], epoch: number) => {
         await batchDone;
         return side.heads.putRebuilt(head, epoch);
       },
@@ -244,8 +245,8 @@ describe('the command side under the faults operations bring', () => {
     const good = unique('acc');
     const poison = unique('acc');
     // An infrastructure fault bound to one aggregate: its head write fails whatever is retried.
-    const refusing = Object.assign(Object.create(side.heads) as HeadsTable, {
-      commit: (head: Parameters<HeadsTable['commit']>[0], expected: number) =>
+    const refusing = Object.assign(Object.create(side.heads) as AggregatesTable, {
+      commit: (head: Parameters<AggregatesTable['commit']>[0], expected: number) =>
         head.aggregateId === poison ? Promise.reject(new Error('injected: DynamoDB refuses this item')) : side.heads.commit(head, expected),
     });
     const blocked = side.processor({ heads: refusing });

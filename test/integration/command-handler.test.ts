@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Context } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { handler, shutdown } from '../../functions/command-handler.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
+import { handler, shutdown } from '../../functions/handlers/commands.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
-import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
+import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { readJson, testKafka, unique } from '../support/kafka.ts';
 
@@ -41,7 +41,7 @@ describe('the command handler Lambda entry', () => {
     expect(results.map((r) => r.commandId).sort()).toEqual([...commandIds].sort());
     expect(results.every((r) => r.status === 'accepted')).toBe(true);
 
-    const heads = new HeadsTable(createDocumentClient(createDynamoClient()), tableName('aggregates'));
+    const heads = new AggregatesTable(createDocumentClient(createDynamoClient()), tableName('aggregates'));
     const head = await heads.get('account', `acc-1-${suffix}`);
     expect(head?.version).toBeGreaterThanOrEqual(2);
   });

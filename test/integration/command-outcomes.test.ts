@@ -4,8 +4,8 @@
  * as small items; read by the API's adapter (functions/adapters/command-outcomes.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CommandOutcomes } from '../../functions/adapters/command-outcomes.ts';
-import { createDocumentClient } from '../../functions/adapters/dynamodb.ts';
+import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
+import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import type { HeadsTable, HeadsSnapshot } from '../../functions/adapters/heads-table.ts';
+import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import type { HeadsSnapshot } from '../../functions/command/ports.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { crashingPublisher, dedupeEvents, startCommandSide, type CommandSide } from '../support/command-side.ts';
@@ -122,7 +123,7 @@ describe('command side on the real broker and emulator', () => {
     let arrived = 0;
     let release!: () => void;
     const bothRead = new Promise<void>((resolve) => (release = resolve));
-    const racingHeads = Object.assign(Object.create(side.heads) as HeadsTable, {
+    const racingHeads = Object.assign(Object.create(side.heads) as AggregatesTable, {
       read: async (keys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> => {
         const snapshot = await side.heads.read(keys, tps);
         if (++arrived === 2) release();

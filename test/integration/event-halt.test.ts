@@ -8,8 +8,9 @@
  */
 import type { Admin, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { ReadModelsTable, projectionRowKey } from '../../functions/adapters/read-models-table.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import { projectionRowKey } from '../../functions/event/ports.ts';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
 import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../../functions/core/release.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';

@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { handler, shutdown } from '../../functions/event-handler.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
+import { handler, shutdown } from '../../functions/handlers/events.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { mskEvent } from '../support/msk.ts';

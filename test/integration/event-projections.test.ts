@@ -3,7 +3,7 @@ import type { EventRecord } from '../../functions/core/wire.ts';
 import { batchItemFailures, gapError } from '../../functions/event/process-batch.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
-import { projectionRowKey } from '../../functions/adapters/read-models-table.ts';
+import { projectionRowKey } from '../../functions/event/ports.ts';
 import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
 import { readTopic, unique } from '../support/kafka.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
-import { reactionCheckpointKey } from '../../functions/adapters/read-models-table.ts';
+import type { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import { reactionCheckpointKey } from '../../functions/event/ports.ts';
 import type { AlertState } from '../../functions/domain/alert/index.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { command, mskEvent } from '../support/msk.ts';

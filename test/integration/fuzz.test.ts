@@ -10,9 +10,11 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducer } from '../../functions/adapters/kafka.ts';
-import { KafkaPublisher, type BatchOutput, type EventSideOutput } from '../../functions/adapters/publisher.ts';
-import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
+import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
+import type { BatchOutput } from '../../functions/command/ports.ts';
+import type { EventSideOutput } from '../../functions/event/ports.ts';
+import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
 import { eventId, MAX_COMMAND_BYTES, type DeadLetterRecord, type EventRecord, type ResultRecord } from '../../functions/core/wire.ts';
 import type { AccountState } from '../../functions/domain/account/index.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';

@@ -5,7 +5,7 @@
  * events topic if the emulator lost them (as `npm start` does), and on teardown stop only what this run started. A
  * stack left running with `npm run stack:up` is reused and kept, so repeated runs start in seconds.
  */
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { provision } from '../../local/provision.ts';
 import { functions } from '../../functions/topology.ts';
 import { aggregatesReadiness, readModelsReadiness } from '../../local/runtime/readiness.ts';
@@ -23,22 +23,22 @@ export default async function setup(): Promise<() => Promise<void>> {
     const readiness = await aggregatesReadiness(kafka);
     if (readiness === 'behind' || readiness === 'rebuilding') {
       log(`the default aggregates table is ${readiness === 'behind' ? 'behind the events topic (the emulator restarted)' : 'mid-rebuild'}: rebuilding it`);
-      const { runRebuild, shutdown } = await import('../../functions/snapshot-rebuild.ts');
+      const rebuild = (await import('../../functions/compose.ts')).composeRebuild();
       try {
-        const report = await runRebuild({}, { onProgress: () => undefined });
+        const report = await rebuild.run({});
         log(`rebuild ${'status' in report ? report.status : 'done'}`);
       } finally {
-        await shutdown();
+        await rebuild.close();
       }
     }
     if (['behind', 'rebuilding'].includes(await readModelsReadiness(kafka, functions.eventHandler.trigger.consumerGroupId))) {
       log('the default read models are behind the events topic (the emulator restarted): rebuilding them');
-      const { runRebuild, shutdown } = await import('../../functions/snapshot-rebuild.ts');
+      const rebuild = (await import('../../functions/compose.ts')).composeRebuild();
       try {
-        const report = await runRebuild({ readModels: true }, { onProgress: () => undefined });
+        const report = await rebuild.run({ readModels: true });
         log(`read models rebuild ${'status' in report ? report.status : 'done'}`);
       } finally {
-        await shutdown();
+        await rebuild.close();
       }
     }
     log(

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { ConfigResourceTypes, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { createKafka } from '../../functions/adapters/kafka.ts';
+import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { ensureTopics, TopicMismatchError } from '../../functions/adapters/topics.ts';
+import { ensureTopics, TopicMismatchError } from '../../functions/adapters/kafka/topics.ts';
 import { retentionMs, tables, topicConfig as topologyConfig, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
 import { provision, type ProvisionResult } from '../../local/provision.ts';
 

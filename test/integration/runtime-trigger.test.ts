@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeMskEvent } from '../../functions/core/msk-event.ts';
+import { decodeMskEvent } from '../../functions/core/trigger-event.ts';
 import type { InvocationReport, TriggerMapping, Triggers } from '../../local/runtime/trigger.ts';
 import { readStatus } from '../../local/runtime/status.ts';
 import { formatReport, startTriggers } from '../../local/runtime/trigger.ts';
@@ -93,6 +93,24 @@ const committed = async (groupId: string, topic: string, partition = 0): Promise
 };
 
 const offsetsSeen = (functionName: string): number[] => invocationsOf(functionName).flatMap((i) => Object.values(i.offsets).flat());
+
+/** `value@offset` of every record handed to the function, in invocation order. */
+const valuesSeen = (functionName: string): string[] =>
+  invocationsOf(functionName).flatMap((i) => Object.values(i.event.records).flat().map((r) => `${Buffer.from(r.value ?? '', 'base64').toString()}@${r.offset}`));
+
+/** Deletes the topic and creates it again (the broker may take a moment to let go of the old one). */
+const recreate = async (topic: string): Promise<void> => {
+  await admin.deleteTopics({ topics: [topic] });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await createTopics(admin, { [topic]: 1 });
+      return;
+    } catch (error) {
+      if (attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+};
 
 describe('the emulated MSK trigger', () => {
   it('builds the event as the MSK trigger does: aws:kafka, topic-partition groups, base64 key and value, byte-array headers', async () => {
@@ -247,5 +265,57 @@ describe('the emulated MSK trigger', () => {
     const [call] = invocationsOf(m.functionName);
     expect(call?.offsets[`${topic}-0`]).toEqual([0, 1]);
     expect(call!.startedAt - sent).toBeGreaterThanOrEqual(900);
+  });
+
+  it('follows its topic when it is deleted and recreated: the new records come from offset 0, and their offsets are committed', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    await produce(topic, ['old-0', 'old-1', 'old-2']);
+    await start(m);
+    await waitFor('the old records to be committed', async () => (await committed(m.consumerGroupId, topic)) === 3);
+
+    await recreate(topic);
+    await produce(topic, ['new-0', 'new-1']);
+    await waitFor('the new records', () => valuesSeen(m.functionName).includes('new-1@1'));
+    expect(valuesSeen(m.functionName)).toEqual(['old-0@0', 'old-1@1', 'old-2@2', 'new-0@0', 'new-1@1']);
+    await waitFor('the commit on the new topic', async () => (await committed(m.consumerGroupId, topic)) === 2);
+  });
+
+  it('starts a recreated topic from offset 0 even when it already reached the consumer\'s position before the consumer noticed', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    await produce(topic, ['old-0', 'old-1', 'old-2']);
+    await start(m);
+    await waitFor('the old records to be committed', async () => (await committed(m.consumerGroupId, topic)) === 3);
+
+    // Past offset 3 at once (a producer that knows nothing of the old topic): a consumer that
+    // fetches at 3 finds records there, as if nothing had happened.
+    await recreate(topic);
+    const fresh = kafka.producer();
+    await fresh.connect();
+    await fresh.send({ topic, messages: Array.from({ length: 8 }, (_, i) => ({ key: `new-${i}`, value: `new-${i}` })) });
+    await fresh.disconnect();
+    await waitFor('the new records', () => valuesSeen(m.functionName).includes('new-7@7'));
+    expect(valuesSeen(m.functionName)).toEqual(['old-0@0', 'old-1@1', 'old-2@2', ...Array.from({ length: 8 }, (_, i) => `new-${i}@${i}`)]);
+    await waitFor('the commit on the new topic', async () => (await committed(m.consumerGroupId, topic)) === 8);
+  });
+
+  it('never commits a batch of the old topic onto the recreated one, so none of the new records is skipped', async () => {
+    const topic = await newTopic();
+    const m = mapping(topic);
+    script(m.functionName, { delayMs: 4000 });
+    await produce(topic, ['old-0', 'old-1', 'old-2', 'old-3', 'old-4']);
+    await start(m);
+    await waitFor('the old batch to be in flight', () => invocationsOf(m.functionName).length === 1);
+
+    // Recreated under the running batch; the new topic gets fewer records than the old batch's last offset.
+    await recreate(topic);
+    script(m.functionName, {});
+    await produce(topic, ['new-0', 'new-1']);
+    await waitFor('the new records', () => valuesSeen(m.functionName).includes('new-1@1'), 30_000);
+    expect(valuesSeen(m.functionName).slice(5)).toEqual(['new-0@0', 'new-1@1']);
+    await waitFor('the commit on the new topic', async () => (await committed(m.consumerGroupId, topic)) === 2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await committed(m.consumerGroupId, topic)).toBe(2);
   });
 });

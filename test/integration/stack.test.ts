@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka.ts';
+import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
 
 const runId = randomUUID().slice(0, 8);
 const kafka = createKafka(`stack-test-${runId}`);

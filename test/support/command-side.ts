@@ -4,16 +4,17 @@
  * see each other's records.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Kafka, Producer } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { EventLog, TopicLogs } from '../../functions/adapters/event-log.ts';
-import { HeadsTable } from '../../functions/adapters/heads-table.ts';
-import { createProducer } from '../../functions/adapters/kafka.ts';
-import { KafkaPublisher, type BatchOutput } from '../../functions/adapters/publisher.ts';
-import { createCommandProcessor, type CommandSideDeps } from '../../functions/command/process-batch.ts';
+import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import type { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
+import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
+import type { BatchOutput } from '../../functions/command/ports.ts';
+import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
+import { composeCommandSide } from '../../functions/compose.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
-import { aggregates } from '../../functions/domain/index.ts';
+import { tables } from '../../functions/topology.ts';
 import { countRequests, createAggregatesTable } from './dynamo.ts';
 import { createTopologyTopics, readJson, testKafka, unique } from './kafka.ts';
 
@@ -22,8 +23,8 @@ export interface CommandSide {
   readonly kafka: Kafka;
   readonly dynamo: DynamoDBClient;
   readonly requests: ReturnType<typeof countRequests>;
-  readonly heads: HeadsTable;
-  readonly eventLog: EventLog;
+  readonly heads: AggregatesTable;
+  readonly eventLog: TopicLog;
   readonly publisher: KafkaPublisher;
   readonly topics: { readonly events: string; readonly results: string; readonly deadLetter: string };
   processor(overrides?: Partial<CommandSideDeps>): ReturnType<typeof createCommandProcessor>;
@@ -33,39 +34,34 @@ export interface CommandSide {
   close(): Promise<void>;
 }
 
+/** The command side as the command handler composes it, on this test file's own table and topics. */
 export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] = []): Promise<CommandSide> => {
   const kafka = testKafka();
   const dynamo = createDynamoClient();
   const requests = countRequests(dynamo);
   const table = unique('aggregates');
   await createAggregatesTable(dynamo, table);
-  const topics = { events: unique('events'), results: unique('results'), deadLetter: unique('dead-letter') };
+  const topics = { commands: unique('commands'), events: unique('events'), results: unique('results'), deadLetter: unique('dead-letter') };
   const admin = kafka.admin();
   await admin.connect();
   await createTopologyTopics(admin, topics);
   await admin.disconnect();
-  const producer: Producer = createProducer(kafka);
-  const publisher = new KafkaPublisher(producer, topics);
-  const heads = new HeadsTable(createDocumentClient(dynamo), table);
-  const eventLog = new EventLog(kafka, topics.events);
-  const commandLog = new TopicLogs(kafka);
+  const side = composeCommandSide({ kafka, dynamo, names: { topics, tables: { aggregates: table, readModels: tables.readModels.name } } });
+  const deps: CommandSideDeps = { ...side.deps, aggregates: [...side.deps.aggregates, ...extraAggregates] };
   return {
     kafka,
     dynamo,
     requests,
-    heads,
-    eventLog,
-    publisher,
+    heads: side.heads,
+    eventLog: side.eventLog,
+    publisher: side.publisher,
     topics,
-    processor: (overrides = {}) =>
-      createCommandProcessor({ aggregates: [...aggregates, ...extraAggregates], heads, publisher, eventLog, commandLog, ...overrides }),
+    processor: (overrides = {}) => side.processor({ ...deps, ...overrides }),
     events: () => readJson<EventRecord>(kafka, topics.events),
     results: () => readJson<ResultRecord>(kafka, topics.results),
     deadLetters: () => readJson(kafka, topics.deadLetter),
     close: async () => {
-      await publisher.close();
-      await eventLog.close();
-      await commandLog.close();
+      await side.close();
       dynamo.destroy();
     },
   };

@@ -5,7 +5,7 @@
  * command side reads of the topic itself (partition checks) is then what the test sent.
  */
 import type { Kafka, Producer } from 'kafkajs';
-import type { MskEvent } from '../../functions/core/msk-event.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { createTopics, unique } from './kafka.ts';
 import { mskEvent, type RecordSpec } from './msk.ts';
 

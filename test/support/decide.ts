@@ -1,5 +1,5 @@
 /** One aggregate's batch for `decideAggregate`, as process-batch.ts builds it, with what a test does not vary filled in. */
-import { headItemBytes } from '../../functions/adapters/head-item.ts';
+import { headItemBytes } from '../../functions/adapters/dynamodb/aggregates-items.ts';
 import type { AggregateBatch } from '../../functions/command/decide-aggregate.ts';
 import type { IncomingCommand } from '../../functions/command/decode.ts';
 import { MAX_HEAD_BYTES, type ArchivedCommand, type Head } from '../../functions/command/head.ts';

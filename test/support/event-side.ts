@@ -5,15 +5,15 @@
  */
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb.ts';
-import { createProducer } from '../../functions/adapters/kafka.ts';
-import { ReadModelsTable } from '../../functions/adapters/read-models-table.ts';
-import type { MskEvent } from '../../functions/core/msk-event.ts';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { DeadLetterView } from '../../functions/core/dead-letter.ts';
 import { eventId, type CommandEnvelope, type EventRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { createEventProcessor, type EventSideDeps } from '../../functions/event/process-batch.ts';
-import { EventSidePublisher } from '../../functions/adapters/publisher.ts';
+import { EventSidePublisher } from '../../functions/adapters/kafka/publisher.ts';
 import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { tables } from '../../functions/topology.ts';

@@ -1,9 +1,11 @@
 /** Kafka helpers for integration tests, against the real broker. */
 import type { Admin, Kafka } from 'kafkajs';
-import { createKafka } from '../../functions/adapters/kafka.ts';
-import { ensureTopics, waitForLeaders } from '../../functions/adapters/topics.ts';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { ensureTopics } from '../../functions/adapters/kafka/topics.ts';
 import { readDeadLetter, type DeadLetterView } from '../../functions/core/dead-letter.ts';
 import { topics as topologyTopics, type TopicKey } from '../../functions/topology.ts';
+
+export { createTopics, unique } from '../../local/scratch.ts';
 
 /** A record read back from a topic. */
 export interface ReadRecord {
@@ -18,25 +20,12 @@ export interface ReadRecord {
 
 export const testKafka = (): Kafka => createKafka('kafka-aggregates-tests');
 
-/** A name unique to this run, for topics, tables and aggregate ids. */
-export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
-
 /** Creates topics of the topology under other names (partitions, retention and limits as declared). */
 export const createTopologyTopics = async (admin: Admin, names: Partial<Record<TopicKey, string>>): Promise<void> => {
   await ensureTopics(
     admin,
     Object.entries(names).map(([key, name]) => ({ ...topologyTopics[key as TopicKey], name })),
   );
-};
-
-/** Creates topics with the given partition counts. */
-export const createTopics = async (admin: Admin, topics: Record<string, number>): Promise<void> => {
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: Object.entries(topics).map(([topic, numPartitions]) => ({ topic, numPartitions, replicationFactor: 1 })),
-  });
-  // A loaded broker may still refuse offsets of a topic it just created: wait until it answers.
-  await waitForLeaders(admin, Object.keys(topics));
 };
 
 /**

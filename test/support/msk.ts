@@ -1,5 +1,6 @@
-/** Builds trigger events exactly as the MSK trigger sends them (docs/DESIGN.md), for tests. */
-import type { MskEvent, MskRecord } from '../../functions/core/msk-event.ts';
+/** Trigger events for tests, from records they describe, through the emulated trigger's payload builder. */
+import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
+import { localClusterArn, mskEvent as payload, mskRecord as payloadRecord } from '../../local/runtime/msk-payload.ts';
 
 /** A record to put in a trigger event; `value` objects are JSON-encoded, strings and bytes sent as they are. */
 export interface RecordSpec {
@@ -16,39 +17,32 @@ export interface RecordSpec {
   readonly timestamp?: number;
 }
 
-const base64 = (data: string | Uint8Array): string => Buffer.from(data).toString('base64');
+const bytes = (data: string | Uint8Array): Uint8Array => (typeof data === 'string' ? Buffer.from(data) : data);
 
-const encodeValue = (value: unknown): string | null =>
-  value === undefined || value === null
-    ? null
-    : base64(typeof value === 'string' || value instanceof Uint8Array ? value : JSON.stringify(value));
+const valueBytes = (value: unknown): Uint8Array | null =>
+  value === undefined || value === null ? null : bytes(typeof value === 'string' || value instanceof Uint8Array ? value : JSON.stringify(value));
 
 /** One MSK trigger record. */
 export const mskRecord = (spec: RecordSpec, defaultTopic = 'commands'): MskRecord => ({
-  topic: spec.topic ?? defaultTopic,
-  partition: spec.partition ?? 0,
-  offset: spec.offset,
-  timestamp: spec.timestamp ?? 1_764_496_800_000 + spec.offset,
-  timestampType: 'CREATE_TIME',
-  ...(spec.rawKey !== undefined ? { key: spec.rawKey } : spec.key == null ? {} : { key: base64(spec.key) }),
-  value: spec.rawValue ?? encodeValue(spec.value),
-  headers: Object.entries(spec.headers ?? {}).map(([name, v]) => ({ [name]: [...Buffer.from(v)] })),
+  ...payloadRecord({
+    topic: spec.topic ?? defaultTopic,
+    partition: spec.partition ?? 0,
+    offset: spec.offset,
+    timestamp: spec.timestamp ?? 1_764_496_800_000 + spec.offset,
+    key: spec.key == null ? null : bytes(spec.key),
+    value: valueBytes(spec.value),
+    ...(spec.headers === undefined ? {} : { headers: spec.headers }),
+  }),
+  ...(spec.rawKey === undefined ? {} : { key: spec.rawKey }),
+  ...(spec.rawValue === undefined ? {} : { value: spec.rawValue }),
 });
 
 /** An MSK trigger event holding the records, grouped by topic-partition in offset order. */
-export const mskEvent = (records: readonly RecordSpec[], defaultTopic = 'commands'): MskEvent => {
-  const grouped: Record<string, MskRecord[]> = {};
-  for (const spec of records) {
-    const record = mskRecord(spec, defaultTopic);
-    (grouped[`${record.topic}-${record.partition}`] ??= []).push(record);
-  }
-  return {
-    eventSource: 'aws:kafka',
-    eventSourceArn: 'arn:aws:kafka:us-east-1:123456789012:cluster/local/00000000-0000-0000-0000-000000000000-1',
-    bootstrapServers: '127.0.0.1:9092',
-    records: grouped,
-  };
-};
+export const mskEvent = (records: readonly RecordSpec[], defaultTopic = 'commands'): MskEvent =>
+  payload(
+    records.map((spec) => mskRecord(spec, defaultTopic)),
+    { eventSourceArn: localClusterArn('us-east-1'), bootstrapServers: '127.0.0.1:9092' },
+  );
 
 /** A command record value per the wire contract. */
 export const command = (

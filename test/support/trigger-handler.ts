@@ -5,7 +5,7 @@
  * `globalThis`, so the test sees it whichever way the module was loaded.
  */
 import type { Context } from 'aws-lambda';
-import type { MskEvent } from '../../functions/core/msk-event.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 
 /** What the handler saw in one invocation. */
 export interface Invocation {

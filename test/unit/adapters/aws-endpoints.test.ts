@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLambdaClient } from '../../../functions/adapters/aws-clients.ts';
-import { createDynamoClient } from '../../../functions/adapters/dynamodb.ts';
+import { createLambdaClient } from '../../../functions/adapters/aws/clients.ts';
+import { createDynamoClient } from '../../../functions/adapters/dynamodb/clients.ts';
 import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT } from '../../../functions/config.ts';
 import { dynamodb as localEmulator } from '../../../local/stack/dynamodb.ts';
 

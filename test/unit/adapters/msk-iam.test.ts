@@ -7,7 +7,7 @@ import type { AwsCredentialIdentity } from '@smithy/types';
 import { generateAuthTokenFromCredentialsProvider } from 'aws-msk-iam-sasl-signer-js';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MissingCredentialsError, mskIamTokenProvider, signMskAuthToken } from '../../../functions/adapters/msk-iam.ts';
+import { MissingCredentialsError, mskIamTokenProvider, signMskAuthToken } from '../../../functions/adapters/kafka/msk-iam.ts';
 
 const NOW = new Date('2026-11-30T10:00:00.123Z');
 const credentials: AwsCredentialIdentity = {

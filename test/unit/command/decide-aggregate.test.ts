@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { headItemBytes } from '../../../functions/adapters/head-item.ts';
+import { headItemBytes } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
 import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
 import { emptyHead, MAX_HEAD_BYTES, RECENT_COMMANDS, type Head } from '../../../functions/command/head.ts';
 import type { PartitionCheckpoint } from '../../../functions/command/partition.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { defineAggregate, reject, type Message } from '../../../functions/core/aggregate.ts';
-import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import type { EventRecord, ResultRecord } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';
 import { aggregateBatch, checkpointsThrough } from '../../support/decide.ts';
@@ -74,10 +74,10 @@ const incoming = async (...specs: readonly Spec[]): Promise<IncomingCommand[]> =
     }),
   );
   // Keep the specs' order (mskEvent groups by partition).
-  const byPosition = new Map(decodeMskEvent(records).flat().map((r): [string, RawRecord] => [`${r.partition}@${r.offset}`, r]));
+  const byPosition = new Map(decodeMskEvent(records).flat().map((r): [string, TriggerRecord] => [`${r.partition}@${r.offset}`, r]));
   return Promise.all(
     specs.map(async (s) => {
-      const record = byPosition.get(`${s.partition ?? 0}@${s.offset}`) as RawRecord;
+      const record = byPosition.get(`${s.partition ?? 0}@${s.offset}`) as TriggerRecord;
       const decoded = await decodeCommand(record, aggregates);
       if (!('ok' in decoded)) throw new Error(`test command did not decode: ${decoded.bad.reason.message}`);
       return decoded.ok;
@@ -460,6 +460,26 @@ describe('decideAggregate: commands that break the aggregate', () => {
     expect(outcome.deadLetters.map((d) => [d.record, d.reason.code])).toStrictEqual([[commands[0]?.record, 'AggregateTooLarge']]);
     expect(outcome.retryFrom).toBeNull();
     expect(outcome.counts).toStrictEqual({ accepted: 1, rejected: 1, duplicates: 0 });
+  });
+
+  it('leaves a command that does not fit beside an unconfirmed outbox for the retry, which decides it once the outbox is published: never AggregateTooLarge one time and accepted the next', async () => {
+    const commands = await incoming(note(1, 'x'.repeat(3000)), note(2, 'y'.repeat(3000)));
+    const first = committed(decideAggregate(batchOf(notesHead(), commands.slice(0, 1))));
+    // Room for one such event in the head, not for two.
+    const limit = headItemBytes(first) + 1000;
+
+    // The batch that wrote `first` crashed before publishing: its redelivery carries the outbox.
+    const redelivered = decideAggregate(batchOf(first, commands, { maxHeadBytes: limit }));
+    expect(summary(redelivered.results)).toStrictEqual(['c-0-1 v1']);
+    expect(redelivered.deadLetters).toStrictEqual([]);
+    expect(redelivered.retryFrom).toBe(commands[1]?.record);
+    expect(redelivered.toPublish.map((e) => e.version)).toStrictEqual([1]);
+    expect(redelivered.next).toBeNull();
+
+    // That batch published the outbox and its checkpoint covers offset 1: the retry decides the command.
+    const retry = decideAggregate(batchOf(first, commands.slice(1), { checkpoints: confirmedThrough(1), maxHeadBytes: limit }));
+    expect(summary(retry.results)).toStrictEqual(['c-0-2 v2']);
+    expect(retry.retryFrom).toBeNull();
   });
 
   it('measures the head as DynamoDB stores it: multi-byte characters count as the bytes they take', async () => {

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, type BadCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
-import { decodeMskEvent, type MskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { registry } from '../../../functions/core/registry.ts';
+import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
 const aggregates = registry([account]);
 
-const rawRecord = (spec: Omit<RecordSpec, 'offset'> & { offset?: number }): RawRecord => {
-  const [[record]] = decodeMskEvent(mskEvent([{ offset: 1, ...spec }])) as [[RawRecord]];
+const rawRecord = (spec: Omit<RecordSpec, 'offset'> & { offset?: number }): TriggerRecord => {
+  const [[record]] = decodeMskEvent(mskEvent([{ offset: 1, ...spec }])) as [[TriggerRecord]];
   return record;
 };
 
@@ -23,13 +23,13 @@ const envelope = (overrides: Record<string, unknown> = {}): Record<string, unkno
   ...overrides,
 });
 
-const ok = async (record: RawRecord, maxBytes?: number): Promise<IncomingCommand> => {
+const ok = async (record: TriggerRecord, maxBytes?: number): Promise<IncomingCommand> => {
   const decoded = await decodeCommand(record, aggregates, maxBytes);
   if (!('ok' in decoded)) throw new Error(`expected ok, got ${decoded.bad.reason.code}: ${decoded.bad.reason.message}`);
   return decoded.ok;
 };
 
-const bad = async (record: RawRecord, maxBytes?: number): Promise<BadCommand> => {
+const bad = async (record: TriggerRecord, maxBytes?: number): Promise<BadCommand> => {
   const decoded = await decodeCommand(record, aggregates, maxBytes);
   if (!('bad' in decoded)) throw new Error(`expected a bad command, got ok ${JSON.stringify(decoded.ok.envelope)}`);
   expect(decoded.bad.record).toBe(record);
@@ -257,7 +257,7 @@ describe('decodeCommand: keys are compared as bytes', () => {
     // record could land on another partition than the other commands of acc-1.
     const key = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('acc-1')]);
     const value = { commandId: 'c-1', aggregateType: 'account', aggregateId: 'acc-1', type: 'Deposit', data: { amount: 5 } };
-    const [[record]] = decodeMskEvent(mskEvent([{ offset: 1, key, value }])) as [[RawRecord]];
+    const [[record]] = decodeMskEvent(mskEvent([{ offset: 1, key, value }])) as [[TriggerRecord]];
     const decoded = await decodeCommand(record, registry([account]));
     expect('bad' in decoded && decoded.bad.reason.code).toBe('KeyMismatch');
   });

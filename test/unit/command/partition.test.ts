@@ -5,6 +5,7 @@ import {
   assess,
   firstCheckpoint,
   judge,
+  EARLIER_KEPT,
   nextIncarnation,
   outboxConfirmed,
   positionKey,
@@ -83,7 +84,7 @@ describe('judging what was read', () => {
 describe('checkpoints', () => {
   it('start a new incarnation at the batch, with a position key of its own', () => {
     const next = nextIncarnation(checkpoint(50), 0);
-    expect(next).toEqual({ tp: 'commands-0', incarnation: 2, from: 0, through: -1, fingerprint: null });
+    expect(next).toEqual({ tp: 'commands-0', incarnation: 2, from: 0, through: -1, fingerprint: null, earlier: [{ incarnation: 1, from: 0, through: 50 }] });
     expect(positionKey('commands-0', 1)).toBe('commands-0');
     expect(positionKey('commands-0', 2)).toBe('commands-0~2');
   });
@@ -119,5 +120,22 @@ describe('outboxConfirmed', () => {
     expect(outboxConfirmed(written(5, 'commands-1'), marks(checkpoint(9)))).toBe(false);
     expect(outboxConfirmed(written(5), marks(checkpoint(9, 'fp', 0, 2)))).toBe(false);
     expect(outboxConfirmed(written(5, 'commands-0~2'), marks(checkpoint(9, 'fp', 0, 2)))).toBe(true);
+  });
+
+  it('confirms an outbox that an earlier life of the topic completed, once the topic was recreated, and only what that life completed', () => {
+    const recreated = nextIncarnation(checkpoint(9), 0);
+    expect(outboxConfirmed(written(5), marks(recreated))).toBe(true);
+    expect(outboxConfirmed(written(10), marks(recreated))).toBe(false);
+    const twice = nextIncarnation(advance(recreated, 3, 'fp-3'), 0);
+    expect(outboxConfirmed(written(5), marks(twice))).toBe(true);
+    expect(outboxConfirmed(written(2, 'commands-0~2'), marks(twice))).toBe(true);
+    expect(outboxConfirmed(written(4, 'commands-0~2'), marks(twice))).toBe(false);
+  });
+
+  it('remembers a bounded number of earlier lives', () => {
+    let cp = checkpoint(9);
+    for (let i = 0; i < EARLIER_KEPT + 3; i++) cp = nextIncarnation(cp, 0);
+    expect(cp.earlier).toHaveLength(EARLIER_KEPT);
+    expect(outboxConfirmed(written(5), marks(cp))).toBe(false);
   });
 });

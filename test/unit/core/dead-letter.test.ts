@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { deadLetter, readDeadLetter } from '../../../functions/core/dead-letter.ts';
-import { decodeMskEvent } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { formatDeadLetter } from '../../../local/cli/tail.ts';
 import type { WatchedRecord } from '../../../local/runtime/watch.ts';
 import { mskEvent } from '../../support/msk.ts';

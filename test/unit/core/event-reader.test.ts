@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAggregate, type Message } from '../../../functions/core/aggregate.ts';
 import { isChainFault, readEvent, readTriggerRecord } from '../../../functions/core/event-reader.ts';
-import { decodeMskEvent } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';

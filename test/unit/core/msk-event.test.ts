@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeMskEvent, decodeUtf8, type MskEvent, type MskRecord, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent, decodeUtf8, type MskEvent, type MskRecord, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { mskEvent, mskRecord } from '../../support/msk.ts';
 
 const fixture = (name: string): MskEvent =>
@@ -9,7 +9,7 @@ const fixture = (name: string): MskEvent =>
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /** The single record of a one-record event with these fields. */
-const decodeOne = (fields: Partial<MskRecord>): RawRecord => {
+const decodeOne = (fields: Partial<MskRecord>): TriggerRecord => {
   const record: MskRecord = { topic: 'commands', partition: 0, offset: 5, timestamp: 1_764_496_800_000, timestampType: 'CREATE_TIME', ...fields };
   const partitions = decodeMskEvent({ eventSource: 'aws:kafka', records: { 'commands-0': [record] } });
   expect(partitions).toHaveLength(1);
@@ -63,7 +63,7 @@ describe('decodeMskEvent: key and value', () => {
 
   it('keeps the record exactly as delivered, with its coordinates', () => {
     const original = mskRecord({ offset: 42, partition: 3, key: 'acc-1', value: { a: 1 }, headers: { h: 'v' } });
-    const [[record]] = decodeMskEvent(mskEvent([{ offset: 42, partition: 3, key: 'acc-1', value: { a: 1 }, headers: { h: 'v' } }])) as [[RawRecord]];
+    const [[record]] = decodeMskEvent(mskEvent([{ offset: 42, partition: 3, key: 'acc-1', value: { a: 1 }, headers: { h: 'v' } }])) as [[TriggerRecord]];
     expect(record.original).toStrictEqual(original);
     expect(record).toMatchObject({ topic: 'commands', partition: 3, offset: 42, timestamp: original.timestamp });
   });
@@ -82,7 +82,7 @@ describe('decodeMskEvent: invalid base64 is a fault, never an exception', () => 
   ];
 
   it.each(invalid)('reports a value with %s as a fault', (_, value) => {
-    let record: RawRecord | undefined;
+    let record: TriggerRecord | undefined;
     expect(() => (record = decodeOne({ key: btoa('acc-1'), value }))).not.toThrow();
     expect(record?.valueFault).toBe('record value is not valid base64');
     expect(record?.value).toBeUndefined();
@@ -101,7 +101,7 @@ describe('decodeMskEvent: invalid base64 is a fault, never an exception', () => 
       { offset: 2, key: 'acc-1', rawValue: '%%%' },
       { offset: 3, key: 'acc-1', value: { n: 3 } },
     ]);
-    const [partition] = decodeMskEvent(event) as [RawRecord[]];
+    const [partition] = decodeMskEvent(event) as [TriggerRecord[]];
     expect(partition.map((r) => [r.offset, r.valueFault ?? r.keyFault])).toStrictEqual([
       [1, undefined],
       [2, 'record value is not valid base64'],
@@ -116,7 +116,7 @@ describe('decodeMskEvent: partitions and order', () => {
       eventSource: 'aws:kafka',
       records: { 'commands-0': [100, 9, 10, 1000, 99].map((offset) => mskRecord({ offset, value: 'x' })) },
     };
-    const [partition] = decodeMskEvent(event) as [RawRecord[]];
+    const [partition] = decodeMskEvent(event) as [TriggerRecord[]];
     expect(partition.map((r) => r.offset)).toStrictEqual([9, 10, 99, 100, 1000]);
   });
 
@@ -171,7 +171,7 @@ describe('MSK fixtures', () => {
   it('decodes the bad-records fixture without throwing, faulting only the bad base64', () => {
     const partitions = decodeMskEvent(fixture('msk-commands-bad-records.json'));
     expect(partitions).toHaveLength(1);
-    const [partition] = partitions as [RawRecord[]];
+    const [partition] = partitions as [TriggerRecord[]];
     expect(partition.map((r) => ({ offset: r.offset, fault: r.valueFault ?? r.keyFault, hasKey: r.key !== undefined }))).toStrictEqual([
       { offset: 20, fault: undefined, hasKey: true },
       { offset: 21, fault: 'record value is not valid base64', hasKey: true },

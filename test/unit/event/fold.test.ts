@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineProjection, MAX_RECENT_AGGREGATES, type ProjectionGapPolicy } from '../../../functions/core/projection.ts';
-import type { StoredItem } from '../../../functions/adapters/read-models-table.ts';
+import type { StoredItem } from '../../../functions/event/ports.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import type { AccountEvent } from '../../../functions/domain/account/index.ts';
 import type { IncomingEvent } from '../../../functions/event/fold.ts';

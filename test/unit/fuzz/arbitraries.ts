@@ -5,7 +5,7 @@
  * failure replays: `FUZZ_SEED=<seed> FUZZ_RUNS=<n> npx vitest run test/unit/fuzz`.
  */
 import fc from 'fast-check';
-import type { MskRecord } from '../../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../../functions/core/trigger-event.ts';
 import { eventId, MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 
 /** Seed of every fuzz property; override with FUZZ_SEED to explore, or to replay a reported failure. */

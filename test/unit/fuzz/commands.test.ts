@@ -1,16 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand } from '../../../functions/command/decode.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
-import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { registry } from '../../../functions/core/registry.ts';
+import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { b64, COMMAND_CODES, depositEnvelope, fuzz, headers, hostileCommand, identifier, toMskRecord, type HostileRecord } from './arbitraries.ts';
 
 const aggregates = registry(deployed);
 
-const raw = (r: Pick<HostileRecord, 'key' | 'value' | 'headers'>): RawRecord => {
-  const [[record]] = decodeMskEvent({ eventSource: 'aws:kafka', records: { 'commands-0': [toMskRecord(r, 'commands', 0, 7)] } }) as [[RawRecord]];
+const raw = (r: Pick<HostileRecord, 'key' | 'value' | 'headers'>): TriggerRecord => {
+  const [[record]] = decodeMskEvent({ eventSource: 'aws:kafka', records: { 'commands-0': [toMskRecord(r, 'commands', 0, 7)] } }) as [[TriggerRecord]];
   return record;
 };
 

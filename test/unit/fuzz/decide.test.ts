@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { decideAggregate } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
 import { emptyHead, type Head } from '../../../functions/command/head.ts';
-import { registry } from '../../../functions/command/process-batch.ts';
-import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { registry } from '../../../functions/core/registry.ts';
+import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
@@ -56,7 +56,7 @@ const incoming = async (cmds: readonly Cmd[]): Promise<IncomingCommand[]> => {
   );
   const raw = decodeMskEvent({ eventSource: 'aws:kafka', records: { [TP]: records } }).flat();
   return Promise.all(
-    raw.map(async (r: RawRecord) => {
+    raw.map(async (r: TriggerRecord) => {
       const decoded = await decodeCommand(r, aggregates);
       if (!('ok' in decoded)) throw new Error(`generated command did not decode: ${decoded.bad.reason.message}`);
       return decoded.ok;
@@ -176,7 +176,7 @@ describe('decideAggregate on random command streams', () => {
         const record = decodeMskEvent({
           eventSource: 'aws:kafka',
           records: { [TP]: [toMskRecord({ key: b64(ID), value: b64(deeplyNestedDeposit(ID, 'c-deep', depth)), headers: [] }, 'commands', 0, 1)] },
-        }).flat()[0] as RawRecord;
+        }).flat()[0] as TriggerRecord;
         const decoded = await decodeCommand(record, aggregates);
         if ('bad' in decoded) {
           expect(decoded.bad.reason.code).toBe('InvalidCommand');

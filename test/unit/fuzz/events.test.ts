@@ -1,15 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { registry } from '../../../functions/command/process-batch.ts';
-import { decodeMskEvent, type RawRecord } from '../../../functions/core/msk-event.ts';
+import { registry } from '../../../functions/core/registry.ts';
+import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { isChainFault, readTriggerRecord } from '../../../functions/core/event-reader.ts';
 import { b64, deposited, withRawField, EVENT_CODES, fuzz, headers, hostileEvent, identifier, nested, toMskRecord } from './arbitraries.ts';
 
 const aggregates = registry(deployed);
 
-const raw = (key: string | null | undefined, value: string | null | undefined, h: unknown): RawRecord =>
-  decodeMskEvent({ eventSource: 'aws:kafka', records: { 'events-0': [toMskRecord({ key, value, headers: h }, 'events', 0, 3)] } }).flat()[0] as RawRecord;
+const raw = (key: string | null | undefined, value: string | null | undefined, h: unknown): TriggerRecord =>
+  decodeMskEvent({ eventSource: 'aws:kafka', records: { 'events-0': [toMskRecord({ key, value, headers: h }, 'events', 0, 3)] } }).flat()[0] as TriggerRecord;
 
 describe('the event reader on random and hostile records', () => {
   it('gives every hostile event record its precise reason', () => {

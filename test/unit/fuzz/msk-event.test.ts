@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deadLetter } from '../../../functions/core/dead-letter.ts';
-import { decodeMskEvent, type MskEvent, type MskRecord } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent, type MskEvent, type MskRecord } from '../../../functions/core/trigger-event.ts';
 import { b64, badBase64, fuzz, headers, toMskRecord, unicodeText } from './arbitraries.ts';
 
 /** A key or value field as a trigger (or something pretending to be one) might send it. */

@@ -6,7 +6,7 @@ import { emptyHead, RECENT_COMMANDS, type Head, type RecentCommand } from '../..
 import { advance, firstCheckpoint, type PartitionCheckpoint } from '../../../functions/command/partition.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { defineAggregate, type Message } from '../../../functions/core/aggregate.ts';
-import { decodeMskEvent } from '../../../functions/core/msk-event.ts';
+import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { eventId, topicPartition, type EventRecord, type ResultRecord } from '../../../functions/core/wire.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { account, type AccountState } from '../../../functions/domain/account/index.ts';

@@ -4,7 +4,7 @@
  * (by count and by bytes), with its full length beside it, and what is cut goes to the log.
  */
 import { describe, expect, it } from 'vitest';
-import { boundReport, REPORT_BYTES, REPORT_ITEMS } from '../../../functions/snapshot-rebuild.ts';
+import { boundReport, REPORT_BYTES, REPORT_ITEMS } from '../../../functions/rebuild/report.ts';
 
 const difference = (i: number) => ({ aggregateType: 'account', aggregateId: `acc-${i}`, stored: { balance: i }, rebuilt: { balance: i + 1 } });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MskRecord } from '../../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../../functions/core/trigger-event.ts';
 import { PartitionBuffer } from '../../../local/runtime/batcher.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({ topic: 't', partition, offset, timestamp: 0 });
@@ -58,6 +58,44 @@ describe('the trigger buffer', () => {
     buffer.putBack(batch, 0);
     buffer.release('t-0');
     expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1, 2] });
+  });
+
+  it('notices a consumer that goes back without rejoining (a recreated topic), and starting again forgets the old queue and floor and makes the old batch stale', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2, 3]);
+    buffer.take(2);
+    buffer.advance('t-0', 2);
+    expect(buffer.wentBack('t-0', 4)).toBe(false);
+    expect(buffer.wentBack('t-0', 0)).toBe(true);
+    buffer.restart('t-0');
+    expect(buffer.life('t-0')).toBe(1);
+    expect(buffer.size).toBe(0);
+    fill(buffer, 0, [0, 1]);
+    // The old batch still holds the partition: one batch per partition at a time.
+    expect(buffer.take(10).size).toBe(0);
+    buffer.release('t-0');
+    expect(offsets(buffer.take(10))).toEqual({ 't-0': [0, 1] });
+  });
+
+  it('takes a re-fetch from the committed offset after the consumer rejoined its group for what it is, not for a recreated topic', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2, 3]);
+    buffer.take(4);
+    buffer.advance('t-0', 2);
+    buffer.clear();
+    expect(buffer.wentBack('t-0', 2)).toBe(false);
+  });
+
+  it('notices a rejoin that fetches below what was committed: the group lost its offsets with the deleted topic', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2, 3]);
+    buffer.take(4);
+    buffer.advance('t-0', 4);
+    buffer.clear();
+    expect(buffer.wentBack('t-0', 0)).toBe(true);
+    buffer.restart('t-0');
+    expect(buffer.floor('t-0')).toBeUndefined();
+    expect(buffer.add(record(0, 0), 0)).toBe(true);
   });
 
   it('tops a retried batch up with what arrived on its own partitions since, up to batchSize, handing nothing out twice', () => {

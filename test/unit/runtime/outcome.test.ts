@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MskRecord } from '../../../functions/core/msk-event.ts';
+import type { MskRecord } from '../../../functions/core/trigger-event.ts';
 import { backoffMs, failedFrom, splitBatch } from '../../../local/runtime/outcome.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({

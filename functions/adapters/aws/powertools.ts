@@ -1,0 +1,24 @@
+/**
+ * The functions' Powertools logger and metrics. Powertools lets a constructor argument win
+ * over the environment, so the names are passed only as fallbacks: on AWS the stack's
+ * settings (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`) decide; locally and in
+ * tests the function's own name and the project's namespace do.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { powertoolsNames } from '../../config.ts';
+
+/** A function's logger and metrics, created once per sandbox. */
+export interface Observability {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** The logger and metrics of `fallbackService` (the stack's names win when set), in namespace `KafkaAggregates` by default. */
+export const observability = (fallbackService: string): Observability => {
+  const { serviceName, namespace } = powertoolsNames();
+  return {
+    logger: new Logger({ serviceName: serviceName ?? fallbackService }),
+    metrics: new Metrics({ namespace: namespace ?? 'KafkaAggregates', serviceName: serviceName ?? fallbackService }),
+  };
+};

@@ -1,0 +1,188 @@
+/**
+ * The layout of the aggregates table's items: a head, a partition checkpoint, an archived
+ * command, a kept outcome, the control item; and the size of a head's item as DynamoDB counts it. Pure
+ * codecs; heads-table.ts does the I/O.
+ */
+import type { EventRecord, ResultRecord } from '../../core/wire.ts';
+import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts';
+import type { StoredCheckpoint } from '../../command/partition.ts';
+import { aggregateKey } from '../../core/aggregate.ts';
+import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
+
+type Item = Record<string, unknown>;
+
+/** Key of a commands partition's checkpoint; `~` cannot start an aggregate type name. */
+export const checkpointKey = (tp: string): string => `~partition#${tp}`;
+/** Key of an archived accepted command of an aggregate. */
+export const archiveKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~command#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
+/** Key of the kept outcome of a command that no head remembers (functions/command/decide-aggregate.ts `unkept`). */
+export const resultKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~result#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
+/** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
+export const CONTROL_KEY = '~control';
+/** Key of a commands partition's operator releases (core/release.ts). */
+export const releasesKey = (tp: string): string => `~release#${tp}`;
+
+/**
+ * A recent command as stored: a tuple, since a head keeps a hundred of them and DynamoDB
+ * bills writes by size. The result's aggregate fields are the head's own.
+ */
+type StoredRecent =
+  | [commandId: string, tp: string, offset: number, at: number, version: number]
+  | [commandId: string, tp: string, offset: number, at: number, code: string, message: string];
+
+const packRecent = (recent: readonly RecentCommand[]): StoredRecent[] =>
+  recent.map(({ commandId, tp, offset, at, result }) =>
+    result.status === 'accepted' ? [commandId, tp, offset, at, result.version] : [commandId, tp, offset, at, result.reason.code, result.reason.message],
+  );
+
+const unpackRecent = (aggregateType: string, aggregateId: string, stored: readonly StoredRecent[]): RecentCommand[] =>
+  stored.map(([commandId, tp, offset, at, ...outcome]) => ({
+    commandId,
+    tp,
+    offset,
+    at,
+    result:
+      outcome.length === 1
+        ? { commandId, aggregateType, aggregateId, status: 'accepted', version: outcome[0] }
+        : { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: outcome[0], message: outcome[1] } },
+  }));
+
+/** The item of a head (without the bookkeeping attributes a write adds). */
+export const toItem = (head: Head): Item => ({
+  pk: aggregateKey(head.aggregateType, head.aggregateId),
+  aggregateType: head.aggregateType,
+  aggregateId: head.aggregateId,
+  version: head.version,
+  state: JSON.stringify(head.state),
+  offsets: head.offsets,
+  recent: JSON.stringify(packRecent(head.recent)),
+  ...(head.archivedUntil > 0 ? { archivedUntil: head.archivedUntil } : {}),
+  outbox: JSON.stringify(head.outbox),
+  ...(head.writtenAt === null ? {} : { writtenTp: head.writtenAt.tp, writtenOffset: head.writtenAt.offset }),
+});
+
+/** Parses a head item; our own writes, so the shape is trusted and only converted. */
+export const fromItem = (item: Item): Head => ({
+  aggregateType: item.aggregateType as string,
+  aggregateId: item.aggregateId as string,
+  version: Number(item.version),
+  state: JSON.parse(item.state as string) as unknown,
+  offsets: Object.fromEntries(Object.entries((item.offsets ?? {}) as Record<string, unknown>).map(([k, v]) => [k, Number(v)])),
+  ...recentFromItem(item),
+  outbox: JSON.parse((item.outbox as string | undefined) ?? '[]') as EventRecord[],
+  writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
+});
+
+/** What a reader of outcomes needs of a head item; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
+export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => ({
+  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
+  archivedUntil: Number(item.archivedUntil ?? 0),
+});
+
+/** The attributes `recentFromItem` reads (a projection: less to transfer; DynamoDB bills the whole item all the same). */
+export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
+
+/** The item of a kept outcome; it expires (DynamoDB TTL, `expiresAt` in seconds) `retentionMs` after its command record's time. */
+export const resultItem = (result: ResultRecord & { readonly commandId: string; readonly aggregateType: string; readonly aggregateId: string }, at: number, retentionMs: number): Item => ({
+  pk: resultKey(result.aggregateType, result.aggregateId, result.commandId),
+  // The key joins ids that may hold `#`; the identity, stored whole, tells a collision from the outcome.
+  commandId: result.commandId,
+  aggregateId: result.aggregateId,
+  ...(result.status === 'accepted' ? { version: result.version } : { code: result.reason.code, message: result.reason.message }),
+  at,
+  expiresAt: Math.ceil((at + retentionMs) / 1000),
+});
+
+/** Parses a kept outcome item of the command `commandId` of an aggregate; undefined when the item is another command's (a key collision). */
+export const resultFromItem = (aggregateType: string, aggregateId: string, commandId: string, item: Item): ResultRecord | undefined => {
+  if (item.commandId !== commandId || item.aggregateId !== aggregateId) return undefined;
+  return typeof item.code === 'string'
+    ? { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: item.code, message: typeof item.message === 'string' ? item.message : '' } }
+    : { commandId, aggregateType, aggregateId, status: 'accepted', version: Number(item.version) };
+};
+
+/** The control item's record. */
+export const controlFromItem = (item: Item): ControlRecord =>
+  item.status === 'rebuilding'
+    ? { status: 'rebuilding', epoch: Number(item.epoch), progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress) }
+    : { status: 'ready', epoch: Number(item.epoch) };
+
+/** The control item of a record. */
+export const controlItem = (control: ControlRecord): Item => ({
+  pk: CONTROL_KEY,
+  status: control.status,
+  epoch: control.epoch,
+  ...(control.status === 'rebuilding' && control.progress !== null ? { progress: JSON.stringify(control.progress) } : {}),
+});
+
+/** The item of a checkpoint. */
+export const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
+  pk: checkpointKey(checkpoint.tp),
+  incarnation: checkpoint.incarnation,
+  from: checkpoint.from,
+  through: checkpoint.through,
+  ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
+  ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
+  ...(checkpoint.earlier === undefined || checkpoint.earlier.length === 0 ? {} : { earlier: checkpoint.earlier }),
+});
+
+/** Parses a checkpoint item. */
+export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
+  tp: (item.pk as string).slice('~partition#'.length),
+  incarnation: Number(item.incarnation ?? 1),
+  from: Number(item.from),
+  through: Number(item.through),
+  fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
+  ...(typeof item.since === 'string' ? { since: item.since } : {}),
+  ...(Array.isArray(item.earlier)
+    ? { earlier: (item.earlier as Item[]).map((r) => ({ incarnation: Number(r.incarnation), from: Number(r.from), through: Number(r.through) })) }
+    : {}),
+});
+
+/** The item of an archived command; it expires (DynamoDB TTL, `expiresAt` in seconds) when the dedupe window has passed. */
+export const archiveItem = (aggregateType: string, aggregateId: string, command: ArchivedCommand, windowMs: number): Item => ({
+  pk: archiveKey(aggregateType, aggregateId, command.commandId),
+  // The key joins ids with '#', which ids may hold: the item says whose it is, and readers check.
+  aggregateId,
+  commandId: command.commandId,
+  version: command.version,
+  at: command.at,
+  expiresAt: Math.ceil((command.at + windowMs) / 1000) + 86_400,
+});
+
+/** Parses an archived command item. */
+export const archivedFromItem = (item: Item): ArchivedCommand => ({ commandId: item.commandId as string, version: Number(item.version), at: Number(item.at) });
+
+/** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
+export const archivedIs = (item: Item, lookup: { readonly aggregateId: string; readonly commandId: string }): boolean =>
+  item.aggregateId === lookup.aggregateId && item.commandId === lookup.commandId;
+
+const encoder = new TextEncoder();
+const utf8 = (text: string): number => encoder.encode(text).length;
+
+/** Bytes of a number as DynamoDB stores it: about one per two significant digits, plus one. */
+const numberBytes = (n: number): number => {
+  const digits = String(Math.abs(n)).replace(/[.eE+-]/g, '').replace(/^0+/, '').replace(/0+$/, '').length;
+  return Math.ceil(Math.max(digits, 1) / 2) + 1 + (n < 0 ? 1 : 0);
+};
+
+/** Bytes of an attribute value as DynamoDB counts them (strings as UTF-8, maps and lists with their overhead). */
+const valueBytes = (value: unknown): number => {
+  if (typeof value === 'string') return utf8(value);
+  if (typeof value === 'number') return numberBytes(value);
+  if (typeof value === 'boolean' || value === null || value === undefined) return 1;
+  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + valueBytes(v), 0);
+  if (value instanceof Uint8Array) return value.length;
+  return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + 1 + utf8(k) + valueBytes(v), 0);
+};
+
+/** Size of an item as DynamoDB counts it against its 400 KB limit: names and values. */
+export const itemBytes = (item: Item): number => Object.entries(item).reduce((n, [name, value]) => n + utf8(name) + valueBytes(value), 0);
+
+/** Attributes a commit adds to the head item beyond `toItem`, at their largest. */
+const COMMIT_ATTRIBUTES = { updatedAt: '2026-11-30T10:00:00.000Z', rebuildEpoch: 2 ** 31 };
+
+/** The size of a head's item as stored, in bytes. */
+export const headItemBytes = (head: Head): number => itemBytes({ ...toItem(head), ...COMMIT_ATTRIBUTES });

@@ -1,0 +1,55 @@
+/**
+ * Kafka clients for every environment: plaintext for the local broker or any broker given by
+ * `KAFKA_BROKERS`, IAM (SASL/OAUTHBEARER over TLS) for Amazon MSK when `KAFKA_AUTH=iam`.
+ */
+import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { awsRegion, kafkaAuth, kafkaBrokers } from '../../config.ts';
+import { mskIamTokenProvider } from './msk-iam.ts';
+
+/** A Kafka client for the configured brokers and authentication. */
+export const createKafka = (clientId: string, brokers: string[] = kafkaBrokers()): Kafka =>
+  new Kafka({
+    clientId,
+    brokers,
+    logLevel: logLevel.ERROR,
+    ...(kafkaAuth() === 'iam'
+      ? {
+          ssl: true,
+          sasl: { mechanism: 'oauthbearer', oauthBearerProvider: mskIamTokenProvider(awsRegion()) },
+        }
+      : {}),
+  });
+
+/**
+ * An idempotent producer that waits for all in-sync replicas. The default (murmur2)
+ * partitioner matches the Java client, so a key lands on the same partition whoever sends it.
+ */
+export const createProducer = (kafka: Kafka): Producer =>
+  kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+
+/** A producer that connects on first use, reconnects after a failed connect, and can be closed. */
+export class ProducerConnection {
+  private connected: Promise<void> | undefined;
+
+  constructor(private readonly producer: Producer) {}
+
+  /** The producer, connected. */
+  async get(): Promise<Producer> {
+    this.connected ??= this.producer.connect().catch((error: unknown) => {
+      this.connected = undefined;
+      throw error;
+    });
+    await this.connected;
+    return this.producer;
+  }
+
+  /** Disconnects if connected. */
+  async close(): Promise<void> {
+    if (this.connected !== undefined) await this.producer.disconnect();
+    this.connected = undefined;
+  }
+}

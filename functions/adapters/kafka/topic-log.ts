@@ -1,0 +1,182 @@
+/**
+ * A topic read as a log: the events topic as the log of record (its end offsets, whether it
+ * is empty, reading a range of it partition by partition for rebuilds and checks), and the
+ * commands topic when the command side must look at records it was not given.
+ */
+import type { Admin, Kafka } from 'kafkajs';
+import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
+
+export type { LogRecord, PartitionOffsets } from '../../core/log.ts';
+
+/** Reads one topic. */
+export class TopicLog implements LogReader {
+  private admin: Admin | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    readonly topic: string,
+    /** Consumer group for reads; on MSK with IAM it must be the one the function may use. Default: a throwaway group per read. */
+    private readonly groupId?: string,
+    /** Prefix of the throwaway groups (`<prefix>-reader-…`), which the function's IAM policy names. */
+    private readonly groupPrefix = 'kafka-aggregates',
+  ) {}
+
+  private async connectedAdmin(): Promise<Admin> {
+    if (this.admin === undefined) {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    return this.admin;
+  }
+
+  /** Start (earliest) and end (next to be written) offset of every partition. */
+  async offsets(): Promise<{ start: PartitionOffsets; end: PartitionOffsets }> {
+    const offsets = await (await this.connectedAdmin()).fetchTopicOffsets(this.topic);
+    return {
+      start: Object.fromEntries(offsets.map((o) => [o.partition, Number(o.low)])),
+      end: Object.fromEntries(offsets.map((o) => [o.partition, Number(o.high)])),
+    };
+  }
+
+  /** First and next offset of one partition. */
+  async bounds(partition: number): Promise<{ start: number; end: number }> {
+    const { start, end } = await this.offsets();
+    return { start: start[partition] ?? 0, end: end[partition] ?? 0 };
+  }
+
+  /** At most `limit` records of one partition between `from` and `to` (inclusive), in order. */
+  async sample(partition: number, from: number, to: number, limit: number): Promise<LogRecord[]> {
+    const { start, end } = await this.bounds(partition);
+    const first = Math.max(from, start);
+    const last = Math.min(to, end - 1);
+    const found: LogRecord[] = [];
+    if (first > last) return found;
+    await this.read({ [partition]: first }, { [partition]: last + 1 }, async (records) => {
+      found.push(...records.slice(0, limit - found.length));
+      return Promise.resolve(found.length >= limit ? 'stop' : 'continue');
+    });
+    return found;
+  }
+
+  /** True when no event has ever been written (retention is forever, so nothing was deleted). */
+  async isEmpty(): Promise<boolean> {
+    const { end } = await this.offsets();
+    return Object.values(end).every((offset) => offset === 0);
+  }
+
+  /**
+   * Reads every partition from `from` up to `to` (exclusive), handing over records in chunks
+   * of one partition's fetch. Resolves when every partition has reached its end offset, or
+   * early when `onChunk` returns 'stop'. Uses a throwaway consumer group and commits nothing.
+   */
+  async read(
+    from: PartitionOffsets,
+    to: PartitionOffsets,
+    onChunk: (records: LogRecord[]) => Promise<'continue' | 'stop'>,
+  ): Promise<void> {
+    const remaining = new Set(Object.keys(to).map(Number).filter((p) => (from[p] ?? 0) < (to[p] ?? 0)));
+    if (remaining.size === 0) return;
+    // Fetch only what is asked for: the other partitions may be long.
+    const idle = Object.keys((await this.offsets()).end).map(Number).filter((p) => !remaining.has(p));
+    const groupId = this.groupId ?? `${this.groupPrefix}-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, maxBytesPerPartition: 4 * 1024 * 1024 });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        let done = false;
+        const finish = () => {
+          if (!done) {
+            done = true;
+            resolve();
+          }
+        };
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: async (payload) => {
+              const { batch } = payload;
+              const end = to[batch.partition] ?? 0;
+              if (done || !remaining.has(batch.partition)) return;
+              const records = batch.messages
+                .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < end)
+                .map((m) => ({ partition: batch.partition, offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value }));
+              const last = batch.messages.at(-1);
+              if (records.length > 0) {
+                // kafkajs would log and retry a batch whose handler throws; the reader's caller decides instead.
+                let next: 'continue' | 'stop';
+                try {
+                  next = await onChunk(records);
+                } catch (error) {
+                  done = true;
+                  reject(error instanceof Error ? error : new Error(String(error)));
+                  return;
+                }
+                if (next === 'stop') return finish();
+              }
+              if (last !== undefined) payload.resolveOffset(last.offset);
+              await payload.heartbeat();
+              // Control records (transaction markers) occupy offsets too: reaching end - 1 is not required.
+              if (last !== undefined && Number(last.offset) + 1 >= end) {
+                remaining.delete(batch.partition);
+                consumer.pause([{ topic: this.topic, partitions: [batch.partition] }]);
+              }
+              if (remaining.size === 0) finish();
+            },
+          })
+          .then(() => {
+            for (const partition of remaining) consumer.seek({ topic: this.topic, partition, offset: String(from[partition] ?? 0) });
+            if (idle.length > 0) consumer.pause([{ topic: this.topic, partitions: idle }]);
+          })
+          .catch(reject);
+      });
+    } finally {
+      await consumer.disconnect();
+      if (this.groupId === undefined) await (await this.connectedAdmin()).deleteGroups([groupId]).catch(() => undefined);
+    }
+  }
+
+  /** Disconnects the admin client. */
+  async close(): Promise<void> {
+    await this.admin?.disconnect();
+    this.admin = undefined;
+  }
+}
+
+/** Reads any topic of the cluster by name (the command side's look at the partitions it is given), one TopicLog per topic. */
+export class TopicLogs {
+  private readonly logs = new Map<string, TopicLog>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    /** Prefix of the throwaway groups the reads use (see TopicLog). */
+    private readonly groupPrefix?: string,
+  ) {}
+
+  private log(topic: string): TopicLog {
+    let log = this.logs.get(topic);
+    if (log === undefined) {
+      log = new TopicLog(this.kafka, topic, undefined, this.groupPrefix);
+      this.logs.set(topic, log);
+    }
+    return log;
+  }
+
+  /** First and next offset of a partition. */
+  bounds(topic: string, partition: number): Promise<{ start: number; end: number }> {
+    return this.log(topic).bounds(partition);
+  }
+
+  /** At most `limit` records of a partition between `from` and `to` (inclusive). */
+  sample(topic: string, partition: number, from: number, to: number, limit: number): Promise<LogRecord[]> {
+    return this.log(topic).sample(partition, from, to, limit);
+  }
+
+  /** Disconnects every admin client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((l) => l.close()));
+    this.logs.clear();
+  }
+}

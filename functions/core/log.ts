@@ -1,0 +1,30 @@
+/**
+ * A topic read as a log: its records as they are stored, and the reader the rebuilds, the
+ * checks and the command side's partition checks ask for them. Types only; the Kafka
+ * adapter (adapters/kafka/topic-log.ts) implements them.
+ */
+
+/** Offsets per partition number. */
+export type PartitionOffsets = Readonly<Record<string, number>>;
+
+/** A record of a topic, read back as stored. */
+export interface LogRecord {
+  readonly partition: number;
+  readonly offset: number;
+  /** The record's timestamp (ms). */
+  readonly timestamp: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+/** One topic read as a log (the events topic, for rebuilds and checks). */
+export interface LogReader {
+  readonly topic: string;
+  /** Start (earliest) and end (next to be written) offset of every partition. */
+  offsets(): Promise<{ start: PartitionOffsets; end: PartitionOffsets }>;
+  /**
+   * Reads every partition from `from` up to `to` (exclusive), chunk by chunk, until each has
+   * reached its end offset or `onChunk` says 'stop'.
+   */
+  read(from: PartitionOffsets, to: PartitionOffsets, onChunk: (records: LogRecord[]) => Promise<'continue' | 'stop'>): Promise<void>;
+}

@@ -1,0 +1,30 @@
+/**
+ * What the rebuilds need from the outside world, declared here and implemented by the
+ * adapters (adapters/dynamodb/aggregates-table.ts and read-models-table.ts,
+ * adapters/kafka/topic-log.ts and publisher.ts, adapters/aws/trigger-gate.ts).
+ */
+import type { ArchivedCommand, Head } from '../command/head.ts';
+import type { StoredCheckpoint } from '../command/partition.ts';
+import type { ControlRecord } from '../control/control.ts';
+
+/** Holds and releases command processing (the commands trigger). */
+export interface CommandGate {
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+}
+
+/** The aggregates table as the rebuild writes it: the control item and its lock, heads fenced by epoch and version, the archive, checkpoints. */
+export interface RebuildHeadsStore {
+  getControl(): Promise<ControlRecord | undefined>;
+  /** Replaces the control item if it is still as `expected` (absent when undefined); false when it had changed. */
+  putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean>;
+  /** Every head and checkpoint in the table. */
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }>;
+  /** Writes a rebuilt head unless a newer rebuild wrote it or the stored one is at a higher version; false when fenced off. */
+  putRebuilt(head: Head, epoch: number): Promise<boolean>;
+  /** Heads written by the rebuild of `epoch`, by aggregate key (to resume it). */
+  readRebuilt(aggregateKeys: readonly string[], epoch: number): Promise<Map<string, Head>>;
+  archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;
+  /** Replaces a partition's checkpoint whatever it was. */
+  resetCheckpoint(next: StoredCheckpoint): Promise<void>;
+}

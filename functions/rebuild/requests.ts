@@ -1,0 +1,57 @@
+/**
+ * What the rebuild function is asked to do, and the procedure each request runs: the
+ * aggregates table rebuilt or verified, one projection rebuilt, or every read model rebuilt
+ * up to where the event trigger stands. A run that nears its deadline stops at a checkpoint
+ * and reports `incomplete`: asked again, it resumes.
+ */
+import type { LogReader } from '../core/log.ts';
+import type { AnyProjection } from '../core/projection.ts';
+import { rebuildAggregates, type RebuildDeps, type RebuildReport } from './rebuild-aggregates.ts';
+import { rebuildProjection, rebuildReadModels, type ProjectionRebuildReport, type ReadModelsRebuildDeps, type ReadModelsRebuildReport } from './rebuild-projection.ts';
+import { verifyAggregates, type VerifyReport } from './rebuild-aggregates.ts';
+
+/** What to do. */
+export interface RebuildRequest {
+  readonly mode?: 'rebuild' | 'verify';
+  /** Rebuild this projection's rows rather than the aggregates table. */
+  readonly projection?: string;
+  /** Rebuild every projection and reaction checkpoint up to where the event trigger stands. */
+  readonly readModels?: boolean;
+}
+
+/** Any report a request comes to. */
+export type AnyRebuildReport = RebuildReport | VerifyReport | ProjectionRebuildReport | ReadModelsRebuildReport;
+
+/** The request names a projection the deployment does not have. */
+export class UnknownProjectionError extends Error {
+  override readonly name = 'UnknownProjectionError';
+  constructor(
+    readonly projection: string,
+    known: readonly string[],
+  ) {
+    super(`unknown projection ${JSON.stringify(projection)}; known: ${known.join(', ')}`);
+  }
+}
+
+/** Everything the requests need: the aggregates rebuild's deps and the read models'. */
+export interface RebuildRequestDeps {
+  readonly projections: readonly AnyProjection[];
+  /** The events topic, for a projection's rebuild. */
+  readonly eventLog: LogReader;
+  readonly aggregatesRebuild: RebuildDeps;
+  readonly readModelsRebuild: ReadModelsRebuildDeps;
+}
+
+/** Runs `request`; `deadline` (ms since the epoch) is when to stop at a checkpoint. */
+export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequest, deadline?: number): Promise<AnyRebuildReport> => {
+  const options = deadline === undefined ? {} : { deadline };
+  if (request.readModels === true) return rebuildReadModels(deps.readModelsRebuild, options);
+  if (request.projection !== undefined) {
+    const projection = deps.projections.find((p) => p.name === request.projection);
+    if (projection === undefined) throw new UnknownProjectionError(request.projection, deps.projections.map((p) => p.name));
+    const { aggregates, readModels, onProgress } = deps.readModelsRebuild;
+    return rebuildProjection({ aggregates, projection, readModels, eventLog: deps.eventLog, ...(onProgress === undefined ? {} : { onProgress }) }, options);
+  }
+  if (request.mode === 'verify') return verifyAggregates(deps.aggregatesRebuild);
+  return rebuildAggregates(deps.aggregatesRebuild, options);
+};

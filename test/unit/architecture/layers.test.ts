@@ -1,0 +1,41 @@
+/**
+ * The layers of functions/ are lint rules (eslint.config.js): these cases show that a wrong
+ * arrow fails `npm run lint` and a right one passes, with the project's own configuration.
+ */
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { describe, expect, it } from 'vitest';
+
+// Type information is not needed for import rules, and the files below do not exist.
+const eslint = new ESLint({ overrideConfig: tseslint.configs.disableTypeChecked });
+
+const restricted = async (file: string, source: string): Promise<string[]> => {
+  const [result] = await eslint.lintText(source, { filePath: file });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+};
+
+describe('the layers of functions/', () => {
+  it.each([
+    ['functions/event/wrong.ts', "import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';"],
+    ['functions/event/wrong.ts', "import { createCommandProcessor } from '../command/process-batch.ts';"],
+    ['functions/command/wrong.ts', "import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';"],
+    ['functions/command/wrong.ts', "import { names } from '../config.ts';"],
+    ['functions/rebuild/wrong.ts', "import { createCommandProcessor } from '../command/process-batch.ts';"],
+    ['functions/core/wrong.ts', "import { aggregates } from '../domain/index.ts';"],
+    ['functions/core/wrong.ts', "import { Kafka } from 'kafkajs';"],
+    ['functions/domain/account/wrong.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
+    ['functions/adapters/kafka/wrong.ts', "import { composeCommandSide } from '../../compose.ts';"],
+  ])('refuses %s: %s', async (file, source) => {
+    expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toHaveLength(1);
+  });
+
+  it.each([
+    ['functions/event/right.ts', "import { itemId } from './ports.ts';"],
+    ['functions/command/right.ts', "import { ControlRecord } from '../control/control.ts';"],
+    ['functions/rebuild/right.ts', "import { Head } from '../command/head.ts';"],
+    ['functions/adapters/dynamodb/right.ts', "import { HeadsStore } from '../../command/ports.ts';"],
+    ['functions/handlers/right.ts', "import { composeCommandSide } from '../compose.ts';"],
+  ])('lets %s import %s', async (file, source) => {
+    expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toEqual([]);
+  });
+});
