@@ -3,6 +3,7 @@
  * events and commands are plain data, `evolve` and `decide` plain functions; time and ids
  * come in through the context. Schemas are any Standard Schema (zod, valibot, arktype…).
  */
+import type { EventRecord } from './wire.ts';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 
 /** A message with a literal `type` and its `data`: the shape of commands and events. */
@@ -51,6 +52,22 @@ export interface AggregateDefinition<S, C extends Message, E extends Message> {
   readonly commands: SchemasOf<C>;
   /** Schemas of the events' data, one per event type (used when reading the events topic). */
   readonly events: SchemasOf<E>;
+  /**
+   * Rules its history keeps, checked from the events topic alone by `kafka-aggregates verify`
+   * and the chaos run: given one aggregate's events (deduplicated, in version order, as
+   * written on the topic), what breaks them. Optional; `decide` is what upholds them.
+   */
+  readonly invariants?: (events: readonly EventRecord[]) => readonly InvariantBreach[];
+}
+
+/** A rule of an aggregate's history that its events break. */
+export interface InvariantBreach {
+  /** The rule's name, reported as the violation's kind (e.g. `negative-balance`). */
+  readonly rule: string;
+  /** The versions concerned. */
+  readonly versions: readonly number[];
+  readonly message: string;
+  readonly commandId?: string;
 }
 
 /** An aggregate definition with its types erased, as the runtime holds it. */

@@ -6,6 +6,7 @@ import { defineAggregate } from '../../core/aggregate.ts';
 import { accountCommands } from './commands.ts';
 import { decideAccount } from './decide.ts';
 import { accountEvents } from './events.ts';
+import { accountInvariants } from './invariants.ts';
 import { evolveAccount, initialAccountState } from './state.ts';
 
 export type { AccountCommand, CloseAccount, Deposit, OpenAccount, Withdraw } from './commands.ts';
@@ -21,4 +22,5 @@ export const account = defineAggregate({
   decide: decideAccount,
   commands: accountCommands,
   events: accountEvents,
+  invariants: accountInvariants,
 });
