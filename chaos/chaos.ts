@@ -21,7 +21,7 @@ import { sleep } from '../functions/core/async.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
-import type { Backoff } from '../local/runtime/outcome.ts';
+import type { Backoff } from '../local/trigger/outcome.ts';
 import { cacheDir } from '../local/stack/paths.ts';
 import { type FaultKind, type FaultRates, type Observation } from './faults.ts';
 import { readHistory } from '../local/verify/history.ts';

@@ -24,7 +24,7 @@ import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebu
 import { rebuildReadModels } from '../functions/rebuild/rebuild-projection.ts';
 import { retentionMs, topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
-import type { InvocationReport } from '../local/runtime/trigger.ts';
+import type { InvocationReport } from '../local/trigger/trigger.ts';
 import { projectRoot } from '../local/stack/paths.ts';
 import type { FaultKind } from './faults.ts';
 import type { ResultsFollower } from './outcomes.ts';

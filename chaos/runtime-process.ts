@@ -7,7 +7,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { BlockedPartition, InvocationReport } from '../local/runtime/trigger.ts';
+import type { BlockedPartition, InvocationReport } from '../local/trigger/trigger.ts';
 import { projectRoot } from '../local/stack/paths.ts';
 import type { FaultKind, Observation } from './faults.ts';
 import type { FromRuntime, RuntimeCall, RuntimeConfig, ToRuntime } from './runtime-protocol.ts';

@@ -3,9 +3,9 @@
  * mappings the runtime runs: the topology's command and event handlers, replaced by the chaos
  * handlers (chaos/command-handler.ts, event-handler.ts) on the run's topics and groups.
  */
-import { mappingsFromTopology, type TriggerMapping } from '../local/runtime/mappings.ts';
-import type { Backoff } from '../local/runtime/outcome.ts';
-import type { BlockedPartition, InvocationReport } from '../local/runtime/trigger.ts';
+import { mappingsFromTopology, type TriggerMapping } from '../local/trigger/mappings.ts';
+import type { Backoff } from '../local/trigger/outcome.ts';
+import type { BlockedPartition, InvocationReport } from '../local/trigger/trigger.ts';
 import type { FaultKind, FaultRates, Observation } from './faults.ts';
 
 /** The runtime's settings, given in the environment variable `CHAOS_RUNTIME` as JSON. */

@@ -6,7 +6,7 @@
  * channel; pause, resume, the blocked partitions, calm and stop come from it.
  */
 import { FaultPlan, installPlan } from './faults.ts';
-import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../local/runtime/trigger.ts';
+import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../local/trigger/trigger.ts';
 import { chaosMappings, type FromRuntime, type RuntimeConfig, type ToRuntime } from './runtime-protocol.ts';
 
 const config = JSON.parse(process.env.CHAOS_RUNTIME ?? 'null') as RuntimeConfig | null;
@@ -47,7 +47,7 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
   };
   if (config.startup === 'npm-start') {
     // Imported only here: npm start's startup path, with the rebuild it composes and closes itself.
-    const { startSystem } = await import('../local/runtime/system.ts');
+    const { startSystem } = await import('../local/system/system.ts');
     const lines: string[] = [];
     const system = await startSystem({
       mappings: options.mappings,

@@ -3,7 +3,7 @@ import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { readDeadLetter } from '../../functions/core/dead-letter.ts';
 import { topicName } from '../../functions/config.ts';
 import type { TopicKey } from '../../functions/topology.ts';
-import { watchTopics, type WatchedRecord } from '../runtime/watch.ts';
+import { watchTopics, type WatchedRecord } from '../client/watch.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 /** The topics `tail` knows, by the name the user types. */
