@@ -3,6 +3,7 @@
  * events and commands are plain data, `evolve` and `decide` plain functions; time and ids
  * come in through the context. Schemas are any Standard Schema (zod, valibot, arktype…).
  */
+import type { EventRecord } from './wire.ts';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 
 /** A message with a literal `type` and its `data`: the shape of commands and events. */
@@ -62,6 +63,23 @@ export interface AggregateDefinition<S, C extends Message, E extends Message> {
    * @default - every event type at revision 1, nothing to upcast
    */
   readonly upcasters?: Upcasters;
+  /**
+   * Rules its history keeps, checked from the events topic alone by `kafka-aggregates verify`
+   * and the chaos run: given one aggregate's events (deduplicated, in version order, type and
+   * data as the current code reads them, upcast), what breaks them. Optional; `decide` is
+   * what upholds them.
+   */
+  readonly invariants?: (events: readonly EventRecord[]) => readonly InvariantBreach[];
+}
+
+/** A rule of an aggregate's history that its events break. */
+export interface InvariantBreach {
+  /** The rule's name, reported as the violation's kind (e.g. `negative-balance`). */
+  readonly rule: string;
+  /** The versions concerned. */
+  readonly versions: readonly number[];
+  readonly message: string;
+  readonly commandId?: string;
 }
 
 /** An event as upcasters take and give it: its type, the revision of its data's shape, the data. */

@@ -8,7 +8,7 @@ import { currentRevision } from '../../functions/core/upcast.ts';
 import { topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import type { TopicKey } from '../../functions/topology.ts';
-import { watchTopics, type WatchedRecord } from '../runtime/watch.ts';
+import { watchTopics, type WatchedRecord } from '../client/watch.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 /** The topics `tail` knows, by the name the user types. */

@@ -6,6 +6,7 @@ import { defineAggregate } from '../../core/aggregate.ts';
 import { accountCommands } from './commands.ts';
 import { decideAccount } from './decide.ts';
 import { accountEvents } from './events.ts';
+import { accountInvariants } from './invariants.ts';
 import { evolveAccount, initialAccountState } from './state.ts';
 import { accountUpcasters } from './upcasters.ts';
 
@@ -23,4 +24,5 @@ export const account = defineAggregate({
   commands: accountCommands,
   events: accountEvents,
   upcasters: accountUpcasters,
+  invariants: accountInvariants,
 });

@@ -10,7 +10,7 @@ import { aggregates } from '../../../functions/domain/index.ts';
 import { LogFold } from '../../../functions/rebuild/fold.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
 import type { DomainEvent } from '../../../functions/core/projection.ts';
-import { checkHistory, type History, type SummaryRow, type TopicRecord, type ViolationKind } from '../../../local/chaos/invariants.ts';
+import { checkHistory, type History, type SummaryRow, type TopicRecord, type ViolationKind } from '../../../local/verify/invariants.ts';
 
 const event = (aggregateId: string, version: number, type: string, data: Record<string, unknown> = {}, commandId = `c-${aggregateId}-${version}`, aggregateType = 'account'): EventRecord => ({
   eventId: eventId(aggregateType, aggregateId, version),

@@ -1,20 +1,21 @@
 /**
- * The `account` invariants a checker can verify from the events topic alone (docs/DESIGN.md):
+ * The `account` invariants a checker can verify from the events topic alone, registered on
+ * the aggregate (`invariants`) for `kafka-aggregates verify` and the chaos run:
  * the history starts with AccountOpened, balance = deposits − withdrawals is never negative,
  * an account closes only at zero, and nothing follows AccountClosed.
  */
-import type { EventRecord } from '../../functions/core/wire.ts';
-import type { Violation } from './invariants.ts';
+import type { EventRecord } from '../../core/wire.ts';
+import type { InvariantBreach } from '../../core/aggregate.ts';
 
-/** Violations of one account's history; `events` deduplicated and in version order. */
-export const checkAccountHistory = (events: readonly EventRecord[]): Violation[] => {
-  const violations: Violation[] = [];
+/** The rules an account's history breaks; `events` deduplicated and in version order. */
+export const accountInvariants = (events: readonly EventRecord[]): InvariantBreach[] => {
+  const violations: InvariantBreach[] = [];
   let status: 'unopened' | 'open' | 'closed' = 'unopened';
   let balance = 0;
   let closedAt = 0;
   for (const event of events) {
-    const at = (kind: Violation['kind'], message: string, versions: number[] = [event.version]): void => {
-      violations.push({ kind, aggregateType: event.aggregateType, aggregateId: event.aggregateId, versions, commandId: event.commandId, message });
+    const at = (rule: 'event-after-close' | 'negative-balance' | 'account-rule', message: string, versions: number[] = [event.version]): void => {
+      violations.push({ rule, versions, commandId: event.commandId, message });
     };
     if (status === 'closed') {
       at('event-after-close', `${event.type} at version ${event.version} after AccountClosed at version ${closedAt}`, [closedAt, event.version]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MskRecord } from '../../../functions/core/trigger-event.ts';
-import { PartitionBuffer } from '../../../local/runtime/batcher.ts';
+import { PartitionBuffer } from '../../../local/trigger/batcher.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({ topic: 't', partition, offset, timestamp: 0 });
 

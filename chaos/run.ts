@@ -6,10 +6,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { configuredEndpoint } from '../../functions/config.ts';
+import { configuredEndpoint } from '../functions/config.ts';
 import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureFault, type TableLoss } from './chaos.ts';
 import { FAULT_KINDS } from './faults.ts';
-import { formatReport } from './report.ts';
+import { formatReport } from '../local/verify/report.ts';
 import { startOwnEmulator, type OwnEmulator } from './restarts.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';

@@ -3,6 +3,13 @@ import { VIOLATION_KINDS, type CheckReport, type Violation } from './invariants.
 
 const n = (value: number): string => value.toLocaleString('en');
 
+/** The kinds found: the framework's in their order, then the aggregates' own rules by name. */
+const kindsInOrder = (report: CheckReport): string[] => {
+  const found = Object.keys(report.byKind);
+  const guarantees: readonly string[] = VIOLATION_KINDS;
+  return [...guarantees.filter((k) => found.includes(k)), ...found.filter((k) => !guarantees.includes(k)).sort()];
+};
+
 /** One line per violation: kind, aggregate, versions, what is wrong. */
 export const formatViolation = (v: Violation): string => {
   const subject = v.aggregateId === null ? '(no aggregate)' : `${v.aggregateType ?? '?'} ${v.aggregateId}`;
@@ -21,7 +28,7 @@ export const formatReport = (report: CheckReport, limit = 20): string[] => {
     `violations  ${n(report.violations.length)}` +
       (report.violations.length === 0
         ? ''
-        : `: ${VIOLATION_KINDS.filter((k) => report.byKind[k] !== undefined).map((k) => `${k} ${n(report.byKind[k] ?? 0)}`).join(', ')}`),
+        : `: ${kindsInOrder(report).map((k) => `${k} ${n(report.byKind[k] ?? 0)}`).join(', ')}`),
   ];
   if (report.violations.length > 0) {
     lines.push(`first ${Math.min(limit, report.violations.length)} violation(s):`);

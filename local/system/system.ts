@@ -18,10 +18,10 @@ import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { composeRebuild } from '../../functions/compose.ts';
 import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
-import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
+import { mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
-import type { Backoff } from './outcome.ts';
-import { formatReport, startTriggers, type InvocationReport, type Triggers } from './trigger.ts';
+import type { Backoff } from '../trigger/outcome.ts';
+import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../trigger/trigger.ts';
 
 /** Options of {@link startSystem}. */
 export interface SystemOptions {

@@ -6,10 +6,10 @@
  */
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { kafka } from '../stack/kafka.ts';
-import { venvBin } from '../stack/dynamodb.ts';
-import { logFile, projectRoot } from '../stack/paths.ts';
-import { commandLine, isOurs, readPidFile, removePidFile, startDetached, stopRecorded, waitUntil } from '../stack/processes.ts';
+import { kafka } from '../local/stack/kafka.ts';
+import { venvBin } from '../local/stack/dynamodb.ts';
+import { logFile, projectRoot } from '../local/stack/paths.ts';
+import { commandLine, isOurs, readPidFile, removePidFile, startDetached, stopRecorded, waitUntil } from '../local/stack/processes.ts';
 
 /** Why the broker is not the run's to stop, or undefined when it is. */
 export const brokerNotOurs = async (): Promise<string | undefined> => {

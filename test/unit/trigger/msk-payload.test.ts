@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { KafkaMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import type { MskEvent } from '../../../functions/core/trigger-event.ts';
-import { mskEvent, mskHeaders, toMskRecord } from '../../../local/runtime/msk-payload.ts';
+import { mskEvent, mskHeaders, toMskRecord } from '../../../local/trigger/msk-payload.ts';
 
 const fixture = JSON.parse(readFileSync(new URL('../../fixtures/msk-commands-event.json', import.meta.url), 'utf8')) as MskEvent;
 

@@ -5,10 +5,10 @@
  * earlier commands: the workload decides them with the account's own `decide` as it generates
  * them, and the run compares every result with it.
  */
-import type { AccountState } from '../../functions/domain/account/index.ts';
-import { account } from '../../functions/domain/account/index.ts';
-import { isRejection } from '../../functions/core/aggregate.ts';
-import type { CommandEnvelope } from '../../functions/core/wire.ts';
+import type { AccountState } from '../functions/domain/account/index.ts';
+import { account } from '../functions/domain/account/index.ts';
+import { isRejection } from '../functions/core/aggregate.ts';
+import type { CommandEnvelope } from '../functions/core/wire.ts';
 import type { Random } from './random.ts';
 
 /** What a command's result must be. */

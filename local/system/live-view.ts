@@ -5,7 +5,7 @@
  */
 import type { Kafka } from 'kafkajs';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import { watchTopics, type WatchedRecord, type Watcher } from './watch.ts';
+import { watchTopics, type WatchedRecord, type Watcher } from '../client/watch.ts';
 
 interface SeenCommand {
   readonly type: string;

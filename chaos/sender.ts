@@ -6,11 +6,11 @@
  * the first time, and the workload's expected outcomes would no longer hold.
  */
 import type { Kafka, Message, Producer } from 'kafkajs';
-import { TopicLog, type PartitionOffsets } from '../../functions/adapters/kafka/topic-log.ts';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
-import { PRODUCE_REQUEST_BYTES } from '../../functions/adapters/kafka/publisher.ts';
-import { sleep } from '../../functions/core/async.ts';
-import type { CommandEnvelope } from '../../functions/core/wire.ts';
+import { TopicLog, type PartitionOffsets } from '../functions/adapters/kafka/topic-log.ts';
+import { createProducer } from '../functions/adapters/kafka/clients.ts';
+import { PRODUCE_REQUEST_BYTES } from '../functions/adapters/kafka/publisher.ts';
+import { sleep } from '../functions/core/async.ts';
+import type { CommandEnvelope } from '../functions/core/wire.ts';
 
 /** Sends commands, keyed by aggregate id, in order. */
 export class CommandSender {

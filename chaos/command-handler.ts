@@ -4,14 +4,14 @@
  * faults of the installed plan injected at named points. The emulated trigger loads it like
  * any function module.
  */
-import type { MskEvent } from '../../functions/core/trigger-event.ts';
-import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
-import { KafkaPublisher, PRODUCE_REQUEST_BYTES } from '../../functions/adapters/kafka/publisher.ts';
-import type { BatchPublisher } from '../../functions/command/ports.ts';
-import type { BatchItemFailure, BatchResult } from '../../functions/command/process-batch.ts';
-import { composeCommandSide } from '../../functions/compose.ts';
-import { names } from '../../functions/config.ts';
+import type { MskEvent } from '../functions/core/trigger-event.ts';
+import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher, PRODUCE_REQUEST_BYTES } from '../functions/adapters/kafka/publisher.ts';
+import type { BatchPublisher } from '../functions/command/ports.ts';
+import type { BatchItemFailure, BatchResult } from '../functions/command/process-batch.ts';
+import { composeCommandSide } from '../functions/compose.ts';
+import { names } from '../functions/config.ts';
 import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
 
 const kafka = createKafka('chaos-command-handler');

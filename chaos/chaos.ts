@@ -1,31 +1,31 @@
 /**
  * A chaos run: thousands of seeded commands over many accounts, through the emulated MSK
  * trigger and the real command side on topics, tables and consumer groups of the run's own,
- * with faults injected at named points inside the handlers (local/chaos/command-handler.ts,
+ * with faults injected at named points inside the handlers (chaos/command-handler.ts,
  * in a runtime process of its own) and brought on the infrastructure from outside
- * (local/chaos/operator.ts), one after another while commands keep coming. It waits for
+ * (chaos/operator.ts), one after another while commands keep coming. It waits for
  * quiescence, runs the invariant checker, and compares every result with the outcome the
  * workload decided for it.
  */
 import { join } from 'node:path';
 import { Partitioners } from 'kafkajs';
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
-import { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
-import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT, tableName, topicName } from '../../functions/config.ts';
-import { sleep } from '../../functions/core/async.ts';
-import { aggregates } from '../../functions/domain/index.ts';
-import { topics as topologyTopics } from '../../functions/topology.ts';
-import { provision } from '../provision.ts';
-import type { Backoff } from '../runtime/outcome.ts';
-import { cacheDir } from '../stack/paths.ts';
+import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
+import { TopicLog } from '../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
+import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import { KafkaPublisher } from '../functions/adapters/kafka/publisher.ts';
+import { ReadModelsTable } from '../functions/adapters/dynamodb/read-models-table.ts';
+import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT, tableName, topicName } from '../functions/config.ts';
+import { sleep } from '../functions/core/async.ts';
+import { aggregates } from '../functions/domain/index.ts';
+import { topics as topologyTopics } from '../functions/topology.ts';
+import { provision } from '../local/provision.ts';
+import type { Backoff } from '../local/trigger/outcome.ts';
+import { cacheDir } from '../local/stack/paths.ts';
 import { type FaultKind, type FaultRates, type Observation } from './faults.ts';
-import { readHistory } from './history.ts';
-import { checkHistory, type CheckReport } from './invariants.ts';
+import { readHistory } from '../local/verify/history.ts';
+import { checkHistory, type CheckReport } from '../local/verify/invariants.ts';
 import { groupLag, mostAttempts, Operator, waitFor, type RunState, type TableLoss, type TimedReport } from './operator.ts';
 import { compareOutcomes, ResultsFollower, type OutcomeMismatch } from './outcomes.ts';
 import { Random } from './random.ts';

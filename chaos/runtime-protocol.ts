@@ -1,11 +1,11 @@
 /**
  * What the chaos run and its runtime process say to each other over the IPC channel, and the
  * mappings the runtime runs: the topology's command and event handlers, replaced by the chaos
- * handlers (local/chaos/command-handler.ts, event-handler.ts) on the run's topics and groups.
+ * handlers (chaos/command-handler.ts, event-handler.ts) on the run's topics and groups.
  */
-import { mappingsFromTopology, type TriggerMapping } from '../runtime/mappings.ts';
-import type { Backoff } from '../runtime/outcome.ts';
-import type { BlockedPartition, InvocationReport } from '../runtime/trigger.ts';
+import { mappingsFromTopology, type TriggerMapping } from '../local/trigger/mappings.ts';
+import type { Backoff } from '../local/trigger/outcome.ts';
+import type { BlockedPartition, InvocationReport } from '../local/trigger/trigger.ts';
 import type { FaultKind, FaultRates, Observation } from './faults.ts';
 
 /** The runtime's settings, given in the environment variable `CHAOS_RUNTIME` as JSON. */
@@ -58,6 +58,6 @@ export const EVENT_HANDLER = 'eventHandler';
 export const chaosMappings = (config: Pick<RuntimeConfig, 'groupIdPrefix' | 'batchSize'>): TriggerMapping[] =>
   mappingsFromTopology({ only: [COMMAND_HANDLER, EVENT_HANDLER], groupIdPrefix: config.groupIdPrefix }).map((m) =>
     m.functionName === COMMAND_HANDLER
-      ? { ...m, entry: 'local/chaos/command-handler.ts', batchSize: config.batchSize }
-      : { ...m, entry: 'local/chaos/event-handler.ts' },
+      ? { ...m, entry: 'chaos/command-handler.ts', batchSize: config.batchSize }
+      : { ...m, entry: 'chaos/event-handler.ts' },
   );

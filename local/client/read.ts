@@ -1,7 +1,7 @@
 /** Reading given records back from a topic by position (the demo replays command records through the handler). */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { RuntimeError } from './errors.ts';
+import { RuntimeError } from '../trigger/errors.ts';
 
 /** Reads the records at `offsets` of one partition, with a throwaway group that commits nothing. */
 export const readAt = async (kafka: Kafka, topic: string, partition: number, offsets: readonly number[], timeoutMs = 15_000): Promise<KafkaMessage[]> => {

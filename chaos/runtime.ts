@@ -6,12 +6,12 @@
  * channel; pause, resume, the blocked partitions, calm and stop come from it.
  */
 import { FaultPlan, installPlan } from './faults.ts';
-import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../runtime/trigger.ts';
+import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../local/trigger/trigger.ts';
 import { chaosMappings, type FromRuntime, type RuntimeConfig, type ToRuntime } from './runtime-protocol.ts';
 
 const config = JSON.parse(process.env.CHAOS_RUNTIME ?? 'null') as RuntimeConfig | null;
 if (config === null || typeof process.send !== 'function') {
-  console.error('local/chaos/runtime.ts is started by the chaos run (local/chaos/runtime-process.ts), with CHAOS_RUNTIME and an IPC channel');
+  console.error('chaos/runtime.ts is started by the chaos run (chaos/runtime-process.ts), with CHAOS_RUNTIME and an IPC channel');
   process.exit(2);
 }
 
@@ -47,7 +47,7 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
   };
   if (config.startup === 'npm-start') {
     // Imported only here: npm start's startup path, with the rebuild it composes and closes itself.
-    const { startSystem } = await import('../runtime/system.ts');
+    const { startSystem } = await import('../local/system/system.ts');
     const lines: string[] = [];
     const system = await startSystem({
       mappings: options.mappings,

@@ -1,5 +1,5 @@
 /**
- * The chaos run's handle on its runtime process (local/chaos/runtime.ts): starts it with the
+ * The chaos run's handle on its runtime process (chaos/runtime.ts): starts it with the
  * run's names in its environment, collects its invocation reports and fault counts, asks it
  * to pause, resume or list blocked partitions, and stops it gently or kills it with SIGKILL.
  * Its output goes to a log file, so the run's own lines stay readable.
@@ -7,8 +7,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { BlockedPartition, InvocationReport } from '../runtime/trigger.ts';
-import { projectRoot } from '../stack/paths.ts';
+import type { BlockedPartition, InvocationReport } from '../local/trigger/trigger.ts';
+import { projectRoot } from '../local/stack/paths.ts';
 import type { FaultKind, Observation } from './faults.ts';
 import type { FromRuntime, RuntimeCall, RuntimeConfig, ToRuntime } from './runtime-protocol.ts';
 
@@ -65,7 +65,7 @@ export class RuntimeProcess {
     const out = openSync(options.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = fork(join(projectRoot, 'local/chaos/runtime.ts'), [], {
+      child = fork(join(projectRoot, 'chaos/runtime.ts'), [], {
         cwd: projectRoot,
         env: { ...options.env, CHAOS_RUNTIME: JSON.stringify(options.config) },
         execArgv: ['--import', 'tsx'],

@@ -3,8 +3,8 @@
  * every command's results with the outcome the workload decided for each of its sends.
  */
 import type { Kafka } from 'kafkajs';
-import { TopicLog, type PartitionOffsets } from '../../functions/adapters/kafka/topic-log.ts';
-import type { ResultRecord } from '../../functions/core/wire.ts';
+import { TopicLog, type PartitionOffsets } from '../functions/adapters/kafka/topic-log.ts';
+import type { ResultRecord } from '../functions/core/wire.ts';
 import { matches, type Expected, type PlannedCommand } from './workload.ts';
 
 /** A result that is not what the workload decided, or a command without any result. */

@@ -7,7 +7,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { topicName } from '../../functions/config.ts';
 import type { CommandEnvelope, ResultRecord } from '../../functions/core/wire.ts';
-import { RuntimeError } from './errors.ts';
+import { RuntimeError } from '../trigger/errors.ts';
 import { watchTopics, type Watcher } from './watch.ts';
 
 /** No result arrived for a command in time. */

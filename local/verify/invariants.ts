@@ -12,10 +12,9 @@ import type { Head } from '../../functions/command/head.ts';
 import { registry } from '../../functions/core/registry.ts';
 import { canonicalHead, LogFold } from '../../functions/rebuild/fold.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
-import { checkAccountHistory } from './account-rules.ts';
 
-/** What a violation breaks. */
-export type ViolationKind =
+/** A guarantee of the framework that a violation breaks. */
+export type GuaranteeKind =
   /** A record of the events topic that is not a usable event. */
   | 'unusable-event'
   /** The same (aggregate, version) twice with different content. */
@@ -35,16 +34,17 @@ export type ViolationKind =
   /** The same commandId accepted twice at different versions: two effects of one command. */
   | 'result-conflict'
   /** An event whose command has no accepted result on the results topic. */
-  | 'event-without-result'
-  /** Balance below zero at some version. */
-  | 'negative-balance'
-  /** An event after AccountClosed. */
-  | 'event-after-close'
-  /** Any other rule of the account's history (first event not AccountOpened, close with money left…). */
-  | 'account-rule';
+  | 'event-without-result';
 
-/** Every kind, in report order. */
-export const VIOLATION_KINDS: readonly ViolationKind[] = [
+/**
+ * What a violation breaks: one of the framework's guarantees, or a rule an aggregate
+ * registered (`invariants` on its definition; the account's are `negative-balance`,
+ * `event-after-close` and `account-rule`).
+ */
+export type ViolationKind = GuaranteeKind | (string & {});
+
+/** The framework's kinds, in report order; the aggregates' own rules follow them. */
+export const VIOLATION_KINDS: readonly GuaranteeKind[] = [
   'unusable-event',
   'version-conflict',
   'version-gap',
@@ -55,9 +55,6 @@ export const VIOLATION_KINDS: readonly ViolationKind[] = [
   'result-event-mismatch',
   'result-conflict',
   'event-without-result',
-  'negative-balance',
-  'event-after-close',
-  'account-rule',
 ];
 
 /** One broken guarantee. */
@@ -237,8 +234,22 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
     ordered.set(k, [...entry.versions.values()].map((v) => v.event).sort((a, b) => a.version - b.version));
   }
 
-  // 2. Account invariants, from the events alone.
-  for (const events of ordered.values()) if (events[0]?.aggregateType === 'account') violations.push(...checkAccountHistory(events));
+  // 2. Each aggregate's own rules (its definition's `invariants`), from the events alone.
+  const definitions = new Map(options.aggregates.map((a) => [a.type, a]));
+  for (const events of ordered.values()) {
+    const [first] = events;
+    const rules = first === undefined ? undefined : definitions.get(first.aggregateType)?.invariants;
+    if (first === undefined || rules === undefined) continue;
+    for (const breach of rules(events))
+      violations.push({
+        kind: breach.rule,
+        aggregateType: first.aggregateType,
+        aggregateId: first.aggregateId,
+        versions: breach.versions,
+        ...(breach.commandId === undefined ? {} : { commandId: breach.commandId }),
+        message: breach.message,
+      });
+  }
 
   // 3. Heads against the fold of the log.
   if (history.heads === undefined) notes.push('heads not checked: no aggregates table');

@@ -1,6 +1,6 @@
 /**
  * Command-to-result latency through the emulated trigger and the real command handler:
- * `npx tsx local/runtime/measure-latency.ts [--commands 1000] [--rate 200] [--batch-size N]
+ * `npx tsx local/client/measure-latency.ts [--commands 1000] [--rate 200] [--batch-size N]
  * [--window S]`. Runs on topics and a table of its own (deleted at the end) on the local
  * stack or the configured endpoints. Latency = arrival of the result at the client minus
  * the command record's timestamp (set by the client when it sends).
@@ -13,8 +13,8 @@ import { tableName, topicName } from '../../functions/config.ts';
 import type { CommandEnvelope } from '../../functions/core/wire.ts';
 import { provision } from '../provision.ts';
 import { CommandClient, newCommandId } from './client.ts';
-import { mappingsFromTopology } from './mappings.ts';
-import { startTriggers, type InvocationReport } from './trigger.ts';
+import { mappingsFromTopology } from '../trigger/mappings.ts';
+import { startTriggers, type InvocationReport } from '../trigger/trigger.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MskRecord } from '../../../functions/core/trigger-event.ts';
-import { backoffMs, failedFrom, splitBatch } from '../../../local/runtime/outcome.ts';
+import { backoffMs, failedFrom, splitBatch } from '../../../local/trigger/outcome.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({
   topic: 't',
