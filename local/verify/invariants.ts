@@ -166,22 +166,35 @@ const missingRanges = (present: ReadonlySet<number>, max: number): [number, numb
   return ranges;
 };
 
-/** Checks a history; see ViolationKind for what is looked at. */
-export const checkHistory = (history: History, options: CheckOptions): CheckReport => {
-  const violations: Violation[] = [];
-  const notes: string[] = [];
-  const quiescent = options.quiescent ?? false;
-  const noOps = new Set(options.acceptsWithoutEvents ?? ['alert']);
-  const add = (v: Violation) => violations.push(v);
-  let lagging = 0;
+/** The events topic read once: each aggregate's distinct versions, and the log's fold. */
+interface EventsRead {
+  readonly byAggregate: Map<string, { type: string; id: string; versions: Map<number, { json: string; event: EventRecord }>; max: number }>;
+  /** Per aggregate key, its distinct events in version order (as the current code reads them). */
+  readonly ordered: Map<string, EventRecord[]>;
+  readonly fold: LogFold;
+  readonly duplicateEvents: number;
+}
 
-  // 1. The events topic: dedupe by (aggregate, version), content must match, versions 1..n in order.
-  const byAggregate = new Map<string, { type: string; id: string; versions: Map<number, { json: string; event: EventRecord }>; max: number }>();
-  const known = registry(options.aggregates);
+/** What one check found. */
+interface Found {
+  readonly violations: Violation[];
+  readonly lagging?: number;
+  readonly notes?: string[];
+}
+
+/**
+ * The events topic: every record through the event reader (as the rebuild and the event side
+ * read: upcasters applied, faults reported), deduplicated by (aggregate, version); content
+ * must match (`version-conflict`), versions come in order (`version-order`) and are 1..n
+ * (`version-gap`), and every record is a usable event (`unusable-event`).
+ */
+const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAggregate[]): EventsRead & Found => {
+  const violations: Violation[] = [];
+  const byAggregate: EventsRead['byAggregate'] = new Map();
+  const known = registry(aggregates);
   const fold = new LogFold(known);
   let duplicateEvents = 0;
-  for (const record of history.events) {
-    // The event reader, as the rebuild and the event side read: upcasters applied, faults reported.
+  for (const record of records) {
     const outcome = readEvent({ key: record.key, value: record.value, position: record }, known);
     fold.applyRead(outcome);
     // Versions are checked on every sound envelope, its data readable or not (that is reported from the fold's unusable list).
@@ -197,7 +210,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
     if (seen !== undefined) {
       if (seen.json === json) duplicateEvents++;
       else
-        add({
+        violations.push({
           kind: 'version-conflict',
           aggregateType: entry.type,
           aggregateId: entry.id,
@@ -208,7 +221,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
       continue;
     }
     if (event.version < entry.max)
-      add({
+      violations.push({
         kind: 'version-order',
         aggregateType: entry.type,
         aggregateId: entry.id,
@@ -218,13 +231,12 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
     entry.versions.set(event.version, { json, event });
     entry.max = Math.max(entry.max, event.version);
   }
-  for (const u of fold.unusable)
-    add({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
+  for (const u of fold.unusable) violations.push({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
 
   const ordered = new Map<string, EventRecord[]>();
   for (const [k, entry] of byAggregate) {
     for (const [from, to] of missingRanges(new Set(entry.versions.keys()), entry.max))
-      add({
+      violations.push({
         kind: 'version-gap',
         aggregateType: entry.type,
         aggregateId: entry.id,
@@ -233,9 +245,13 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
       });
     ordered.set(k, [...entry.versions.values()].map((v) => v.event).sort((a, b) => a.version - b.version));
   }
+  return { byAggregate, ordered, fold, duplicateEvents, violations };
+};
 
-  // 2. Each aggregate's own rules (its definition's `invariants`), from the events alone.
-  const definitions = new Map(options.aggregates.map((a) => [a.type, a]));
+/** Each aggregate's own rules (its definition's `invariants`), from its events alone. */
+const checkAggregateRules = (ordered: EventsRead['ordered'], aggregates: readonly AnyAggregate[]): Found => {
+  const violations: Violation[] = [];
+  const definitions = new Map(aggregates.map((a) => [a.type, a]));
   for (const events of ordered.values()) {
     const [first] = events;
     const rules = first === undefined ? undefined : definitions.get(first.aggregateType)?.invariants;
@@ -250,172 +266,219 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
         message: breach.message,
       });
   }
+  return { violations };
+};
 
-  // 3. Heads against the fold of the log.
-  if (history.heads === undefined) notes.push('heads not checked: no aggregates table');
-  else {
-    const logHeads = new Map([...fold.all()].map((h) => [keyOf(h.aggregateType, h.aggregateId), h]));
-    for (const head of history.heads) {
-      const k = keyOf(head.aggregateType, head.aggregateId);
-      const logHead = logHeads.get(k);
-      logHeads.delete(k);
-      if (logHead !== undefined && canonicalHead(logHead) === canonicalHead(head)) continue;
-      const logVersion = logHead?.version ?? 0;
-      // A head ahead of the log read is in flight, unless nothing is.
-      if (!quiescent && head.version > logVersion) {
-        lagging++;
-        continue;
-      }
-      add({
-        kind: 'head-mismatch',
-        aggregateType: head.aggregateType,
-        aggregateId: head.aggregateId,
-        versions: [head.version, logVersion],
+/** `head-mismatch`: each head in the aggregates table against the fold of the log. */
+const checkHeads = (heads: readonly Head[], fold: LogFold, quiescent: boolean): Found => {
+  const violations: Violation[] = [];
+  let lagging = 0;
+  const logHeads = new Map([...fold.all()].map((h) => [keyOf(h.aggregateType, h.aggregateId), h]));
+  for (const head of heads) {
+    const k = keyOf(head.aggregateType, head.aggregateId);
+    const logHead = logHeads.get(k);
+    logHeads.delete(k);
+    if (logHead !== undefined && canonicalHead(logHead) === canonicalHead(head)) continue;
+    const logVersion = logHead?.version ?? 0;
+    // A head ahead of the log read is in flight, unless nothing is.
+    if (!quiescent && head.version > logVersion) {
+      lagging++;
+      continue;
+    }
+    violations.push({
+      kind: 'head-mismatch',
+      aggregateType: head.aggregateType,
+      aggregateId: head.aggregateId,
+      versions: [head.version, logVersion],
+      message:
+        logHead === undefined
+          ? `head at version ${head.version} in the table, no event in the log`
+          : head.version === logVersion
+            ? `head at version ${head.version} differs from the fold of the log: table ${canonicalHead(head)} / log ${canonicalHead(logHead)}`
+            : `head at version ${head.version} in the table, the log folds to version ${logVersion}`,
+    });
+  }
+  for (const logHead of logHeads.values())
+    violations.push({
+      kind: 'head-mismatch',
+      aggregateType: logHead.aggregateType,
+      aggregateId: logHead.aggregateId,
+      versions: [0, logHead.version],
+      message: `no head in the table, the log folds to version ${logHead.version}`,
+    });
+  return { violations, lagging };
+};
+
+/** `read-model-mismatch`: each account-summary row against the projection's own fold of the log. */
+const checkSummaries = (summaries: readonly SummaryRow[], ordered: EventsRead['ordered'], quiescent: boolean): Found => {
+  const violations: Violation[] = [];
+  let lagging = 0;
+  const rows = new Map(summaries.map((r) => [r.rowId, r]));
+  for (const [k, events] of ordered) {
+    const first = events[0];
+    if (first?.aggregateType !== 'account') continue;
+    const row = rows.get(first.aggregateId);
+    rows.delete(first.aggregateId);
+    const logVersion = events.at(-1)?.version ?? 0;
+    const applied = row?.versions[k] ?? 0;
+    if (!quiescent && applied < logVersion) lagging++;
+    const upTo = quiescent ? logVersion : Math.min(applied, logVersion);
+    if (upTo === 0 && row === undefined) continue;
+    let expected: unknown = undefined;
+    for (const event of events) if (event.version <= upTo) expected = accountSummary.evolve(expected as never, event as DomainEvent as never);
+    if (row === undefined || applied !== upTo || canonicalJson(row.data) !== canonicalJson(expected))
+      violations.push({
+        kind: 'read-model-mismatch',
+        aggregateType: 'account',
+        aggregateId: first.aggregateId,
+        versions: [applied, logVersion],
         message:
-          logHead === undefined
-            ? `head at version ${head.version} in the table, no event in the log`
-            : head.version === logVersion
-              ? `head at version ${head.version} differs from the fold of the log: table ${canonicalHead(head)} / log ${canonicalHead(logHead)}`
-              : `head at version ${head.version} in the table, the log folds to version ${logVersion}`,
-      });
-    }
-    for (const logHead of logHeads.values())
-      add({
-        kind: 'head-mismatch',
-        aggregateType: logHead.aggregateType,
-        aggregateId: logHead.aggregateId,
-        versions: [0, logHead.version],
-        message: `no head in the table, the log folds to version ${logHead.version}`,
+          row === undefined
+            ? `no ${accountSummary.name} row; the log has ${logVersion} events`
+            : `${accountSummary.name} row at version ${applied}: ${canonicalJson(row.data)}; the projection of the log to version ${upTo} gives ${canonicalJson(expected)}`,
       });
   }
+  for (const row of rows.values())
+    violations.push({ kind: 'read-model-mismatch', aggregateType: 'account', aggregateId: row.rowId, versions: [], message: `${accountSummary.name} row for an account with no event in the log` });
+  return { violations, lagging };
+};
 
-  // 4. The account-summary read model against the projection's own fold.
-  if (history.summaries === undefined) notes.push(`${accountSummary.name} not checked: no read-models table`);
-  else {
-    const rows = new Map(history.summaries.map((r) => [r.rowId, r]));
-    for (const [k, events] of ordered) {
-      const first = events[0];
-      if (first?.aggregateType !== 'account') continue;
-      const row = rows.get(first.aggregateId);
-      rows.delete(first.aggregateId);
-      const logVersion = events.at(-1)?.version ?? 0;
-      const applied = row?.versions[k] ?? 0;
-      if (!quiescent && applied < logVersion) lagging++;
-      const upTo = quiescent ? logVersion : Math.min(applied, logVersion);
-      if (upTo === 0 && row === undefined) continue;
-      let expected: unknown = undefined;
-      for (const event of events) if (event.version <= upTo) expected = accountSummary.evolve(expected as never, event as DomainEvent as never);
-      if (row === undefined || applied !== upTo || canonicalJson(row.data) !== canonicalJson(expected))
-        add({
-          kind: 'read-model-mismatch',
-          aggregateType: 'account',
-          aggregateId: first.aggregateId,
-          versions: [applied, logVersion],
-          message:
-            row === undefined
-              ? `no ${accountSummary.name} row; the log has ${logVersion} events`
-              : `${accountSummary.name} row at version ${applied}: ${canonicalJson(row.data)}; the projection of the log to version ${upTo} gives ${canonicalJson(expected)}`,
+/** Per commandId, the aggregate and versions of its events. */
+type CommandsOfEvents = Map<string, { key: string; versions: number[] }>;
+
+const commandsOfEvents = (ordered: EventsRead['ordered']): CommandsOfEvents => {
+  const commands: CommandsOfEvents = new Map();
+  for (const [k, events] of ordered)
+    for (const e of events) {
+      const entry = commands.get(e.commandId) ?? { key: k, versions: [] };
+      entry.versions.push(e.version);
+      commands.set(e.commandId, entry);
+    }
+  return commands;
+};
+
+/**
+ * The results topic against the events: one accepted version per commandId
+ * (`result-conflict`), an accepted result's version is its events' last (`result-event-mismatch`),
+ * and its events are on the events topic (`accepted-without-event`).
+ */
+const checkResults = (
+  results: readonly TopicRecord[],
+  events: EventsRead,
+  commands: CommandsOfEvents,
+  noOps: ReadonlySet<string>,
+): Found & { readonly accepted: Map<string, Extract<ResultRecord, { status: 'accepted' }>>; readonly duplicateResults: number; readonly commandsWithResult: number } => {
+  const violations: Violation[] = [];
+  const accepted = new Map<string, Extract<ResultRecord, { status: 'accepted' }>>();
+  const seenIds = new Set<string>();
+  let duplicateResults = 0;
+  for (const record of results) {
+    const result = parse<ResultRecord>(record.value);
+    if (result?.commandId == null) continue;
+    if (seenIds.has(result.commandId)) duplicateResults++;
+    seenIds.add(result.commandId);
+    if (result.status !== 'accepted') continue;
+    const earlier = accepted.get(result.commandId);
+    if (earlier !== undefined) {
+      if (earlier.version !== result.version || earlier.aggregateId !== result.aggregateId)
+        violations.push({
+          kind: 'result-conflict',
+          aggregateType: result.aggregateType,
+          aggregateId: result.aggregateId,
+          versions: [earlier.version, result.version],
+          commandId: result.commandId,
+          message: `command ${result.commandId} accepted at version ${earlier.version} and again at version ${result.version}`,
         });
+      continue;
     }
-    for (const row of rows.values())
-      add({ kind: 'read-model-mismatch', aggregateType: 'account', aggregateId: row.rowId, versions: [], message: `${accountSummary.name} row for an account with no event in the log` });
+    accepted.set(result.commandId, result);
+    const k = keyOf(result.aggregateType, result.aggregateId);
+    const own = commands.get(result.commandId);
+    const subject = { aggregateType: result.aggregateType, aggregateId: result.aggregateId, commandId: result.commandId };
+    if (own !== undefined && own.key === k) {
+      const last = Math.max(...own.versions);
+      if (last !== result.version)
+        violations.push({ kind: 'result-event-mismatch', ...subject, versions: [result.version, last], message: `accepted at version ${result.version}, but its events end at version ${last}` });
+      continue;
+    }
+    const atVersion = events.byAggregate.get(k)?.versions.has(result.version) ?? false;
+    if (noOps.has(result.aggregateType) && (result.version === 0 || atVersion)) continue;
+    violations.push({
+      kind: 'accepted-without-event',
+      ...subject,
+      versions: [result.version],
+      message: `accepted at version ${result.version}, but no event of command ${result.commandId} is on the events topic${atVersion ? ` (version ${result.version} belongs to another command)` : ''}`,
+    });
   }
+  return { violations, accepted, duplicateResults, commandsWithResult: seenIds.size };
+};
 
-  // 5. Results against events.
-  const results = history.results;
+/** `event-without-result`: events whose command has no accepted result, once results can no longer be in flight. */
+const checkEventsWithoutResults = (
+  history: History,
+  options: CheckOptions,
+  ordered: EventsRead['ordered'],
+  commands: CommandsOfEvents,
+  accepted: ReadonlyMap<string, unknown>,
+): Found => {
+  const settledBefore = options.settledBefore ?? ((options.quiescent ?? false) ? '9999' : undefined);
+  if (history.resultsComplete === false) return { violations: [], notes: ['events without results not checked: the results topic has lost records to retention'] };
+  if (settledBefore === undefined) return { violations: [], notes: ['events without results not checked: no settle time given'] };
+  const violations: Violation[] = [];
+  for (const [commandId, { key, versions }] of commands) {
+    const event = (ordered.get(key) ?? []).find((e) => e.commandId === commandId);
+    if (accepted.has(commandId) || event === undefined || event.occurredAt >= settledBefore) continue;
+    violations.push({
+      kind: 'event-without-result',
+      aggregateType: event.aggregateType,
+      aggregateId: event.aggregateId,
+      versions,
+      commandId,
+      message: `events at version${versions.length > 1 ? 's' : ''} ${versions.join(', ')} of command ${commandId}, which has no accepted result`,
+    });
+  }
+  return { violations, notes: settledBefore === '9999' ? [] : [`events without results: checked for events that occurred before ${settledBefore}`] };
+};
+
+/** Checks a history; see ViolationKind for what is looked at. */
+export const checkHistory = (history: History, options: CheckOptions): CheckReport => {
+  const quiescent = options.quiescent ?? false;
+  const events = checkEvents(history.events, options.aggregates);
+  const found: Found[] = [events, checkAggregateRules(events.ordered, options.aggregates)];
+  found.push(history.heads === undefined ? { violations: [], notes: ['heads not checked: no aggregates table'] } : checkHeads(history.heads, events.fold, quiescent));
+  found.push(
+    history.summaries === undefined
+      ? { violations: [], notes: [`${accountSummary.name} not checked: no read-models table`] }
+      : checkSummaries(history.summaries, events.ordered, quiescent),
+  );
   let duplicateResults = 0;
   let commandsWithResult = 0;
-  const accepted = new Map<string, Extract<ResultRecord, { status: 'accepted' }>>();
-  if (results === undefined) notes.push('results not checked: results topic not read');
+  if (history.results === undefined) found.push({ violations: [], notes: ['results not checked: results topic not read'] });
   else {
-    const commandsOfEvents = new Map<string, { key: string; versions: number[] }>();
-    for (const [k, events] of ordered)
-      for (const e of events) {
-        const entry = commandsOfEvents.get(e.commandId) ?? { key: k, versions: [] };
-        entry.versions.push(e.version);
-        commandsOfEvents.set(e.commandId, entry);
-      }
-    const seenIds = new Set<string>();
-    for (const record of results) {
-      const result = parse<ResultRecord>(record.value);
-      if (result?.commandId == null) continue;
-      if (seenIds.has(result.commandId)) duplicateResults++;
-      seenIds.add(result.commandId);
-      commandsWithResult = seenIds.size;
-      if (result.status !== 'accepted') continue;
-      const earlier = accepted.get(result.commandId);
-      if (earlier !== undefined) {
-        if (earlier.version !== result.version || earlier.aggregateId !== result.aggregateId)
-          add({
-            kind: 'result-conflict',
-            aggregateType: result.aggregateType,
-            aggregateId: result.aggregateId,
-            versions: [earlier.version, result.version],
-            commandId: result.commandId,
-            message: `command ${result.commandId} accepted at version ${earlier.version} and again at version ${result.version}`,
-          });
-        continue;
-      }
-      accepted.set(result.commandId, result);
-      const k = keyOf(result.aggregateType, result.aggregateId);
-      const own = commandsOfEvents.get(result.commandId);
-      const subject = { aggregateType: result.aggregateType, aggregateId: result.aggregateId, commandId: result.commandId };
-      if (own !== undefined && own.key === k) {
-        const last = Math.max(...own.versions);
-        if (last !== result.version)
-          add({ kind: 'result-event-mismatch', ...subject, versions: [result.version, last], message: `accepted at version ${result.version}, but its events end at version ${last}` });
-        continue;
-      }
-      const atVersion = byAggregate.get(k)?.versions.has(result.version) ?? false;
-      if (noOps.has(result.aggregateType) && (result.version === 0 || atVersion)) continue;
-      add({
-        kind: 'accepted-without-event',
-        ...subject,
-        versions: [result.version],
-        message: `accepted at version ${result.version}, but no event of command ${result.commandId} is on the events topic${atVersion ? ` (version ${result.version} belongs to another command)` : ''}`,
-      });
-    }
-
-    // Events whose command has no accepted result: only once results can no longer be in flight.
-    const settledBefore = options.settledBefore ?? (quiescent ? '9999' : undefined);
-    if (history.resultsComplete === false) notes.push('events without results not checked: the results topic has lost records to retention');
-    else if (settledBefore === undefined) notes.push('events without results not checked: no settle time given');
-    else {
-      if (settledBefore !== '9999') notes.push(`events without results: checked for events that occurred before ${settledBefore}`);
-      for (const [commandId, { key, versions }] of commandsOfEvents) {
-        const result = accepted.get(commandId);
-        const events = ordered.get(key) ?? [];
-        const event = events.find((e) => e.commandId === commandId);
-        if (result !== undefined || event === undefined || event.occurredAt >= settledBefore) continue;
-        add({
-          kind: 'event-without-result',
-          aggregateType: event.aggregateType,
-          aggregateId: event.aggregateId,
-          versions,
-          commandId,
-          message: `events at version${versions.length > 1 ? 's' : ''} ${versions.join(', ')} of command ${commandId}, which has no accepted result`,
-        });
-      }
-    }
+    const commands = commandsOfEvents(events.ordered);
+    const results = checkResults(history.results, events, commands, new Set(options.acceptsWithoutEvents ?? ['alert']));
+    ({ duplicateResults, commandsWithResult } = results);
+    found.push(results, checkEventsWithoutResults(history, options, events.ordered, commands, results.accepted));
   }
 
+  const violations = found.flatMap((f) => f.violations);
   const byKind: Partial<Record<ViolationKind, number>> = {};
   for (const v of violations) byKind[v.kind] = (byKind[v.kind] ?? 0) + 1;
   return {
     counts: {
       eventRecords: history.events.length,
-      distinctEvents: [...byAggregate.values()].reduce((n, e) => n + e.versions.size, 0),
-      duplicateEvents,
-      aggregates: byAggregate.size,
-      resultRecords: results?.length ?? 0,
+      distinctEvents: [...events.byAggregate.values()].reduce((n, e) => n + e.versions.size, 0),
+      duplicateEvents: events.duplicateEvents,
+      aggregates: events.byAggregate.size,
+      resultRecords: history.results?.length ?? 0,
       commandsWithResult,
       duplicateResults,
       heads: history.heads?.length ?? 0,
       summaryRows: history.summaries?.length ?? 0,
-      lagging,
+      lagging: found.reduce((n, f) => n + (f.lagging ?? 0), 0),
     },
     violations,
     byKind,
-    notes,
+    notes: found.flatMap((f) => f.notes ?? []),
   };
 };
