@@ -19,8 +19,8 @@ import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
 import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
 import type { CommandEnvelope, ResultRecord } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
-import { CommandClient } from '../local/runtime/client.ts';
-import { startTriggers, type InvocationReport } from '../local/runtime/trigger.ts';
+import { CommandClient } from '../local/client/client.ts';
+import { startTriggers, type InvocationReport } from '../local/trigger/trigger.ts';
 import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as latencyHandler from './latency-handler.ts';
 
