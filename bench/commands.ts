@@ -8,7 +8,7 @@
  * For each shape (commands per aggregate, sent aggregate by aggregate so a trigger batch holds
  * whole aggregates), it sends the commands as fast as it can and measures end-to-end commands
  * per second (first send to last result), command-to-result latency (result arrival minus the
- * command record's timestamp, as local/runtime/measure-latency.ts does), and DynamoDB requests
+ * command record's timestamp, as local/client/measure-latency.ts does), and DynamoDB requests
  * counted by the SDK middleware `countRequests`. Then a steady-rate run measures latency
  * without a backlog. Not a test: it prints figures and fails only if a command is not accepted.
  */
@@ -21,8 +21,8 @@ import { createKafka } from '../functions/adapters/kafka/clients.ts';
 import { configuredEndpoint } from '../functions/config.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
-import { CommandClient } from '../local/runtime/client.ts';
-import { startTriggers, type InvocationReport, type TriggerMapping } from '../local/runtime/trigger.ts';
+import { CommandClient } from '../local/client/client.ts';
+import { startTriggers, type InvocationReport, type TriggerMapping } from '../local/trigger/trigger.ts';
 import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
@@ -214,7 +214,7 @@ const main = async (): Promise<boolean> => {
       ['load average at the end', loadavg().map((l) => l.toFixed(1)).join(' ')],
       ['setup', ''],
       ['command', `npm run bench -- grouped --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
-      ['trigger', `emulated MSK trigger (local/runtime startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`],
+      ['trigger', `emulated MSK trigger (local/trigger startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`],
       ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
       ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/handlers/commands.ts builds it'],
       ['baseline', 'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record'],
@@ -238,7 +238,7 @@ const main = async (): Promise<boolean> => {
   }
 };
 
-// Exits explicitly, as local/runtime/measure-latency.ts does: the Kafka clients' timers would keep the process alive.
+// Exits explicitly, as local/client/measure-latency.ts does: the Kafka clients' timers would keep the process alive.
 main().then(
   (ok) => {
     if (!ok) log('some commands were not accepted: the figures are not comparable');

@@ -26,9 +26,9 @@ import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { serveHttpFunction } from '../local/http/server.ts';
 import { provision } from '../local/provision.ts';
-import { CommandClient, newCommandId } from '../local/runtime/client.ts';
-import { mappingsFromTopology } from '../local/runtime/mappings.ts';
-import { startTriggers } from '../local/runtime/trigger.ts';
+import { CommandClient, newCommandId } from '../local/client/client.ts';
+import { mappingsFromTopology } from '../local/trigger/mappings.ts';
+import { startTriggers } from '../local/trigger/trigger.ts';
 import { countRequests } from '../local/scratch.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';

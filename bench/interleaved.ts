@@ -26,9 +26,9 @@ import { configuredEndpoint, tableName, topicName } from '../functions/config.ts
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { projectionRowKey } from '../functions/event/ports.ts';
 import { functions, topics } from '../functions/topology.ts';
-import { CommandClient } from '../local/runtime/client.ts';
-import { startSystem, type RunningSystem } from '../local/runtime/system.ts';
-import type { InvocationReport } from '../local/runtime/trigger.ts';
+import { CommandClient } from '../local/client/client.ts';
+import { startSystem, type RunningSystem } from '../local/system/system.ts';
+import type { InvocationReport } from '../local/trigger/trigger.ts';
 import { createTopics, unique } from '../local/scratch.ts';
 import { between, countEveryClient, total } from './count-tables.ts';
 

@@ -179,6 +179,7 @@ const timedEventLog = (inner: TopicLog) => {
   const timing = { readMs: 0, callbackMs: 0, chunks: 0, startedAt: 0 };
   return {
     timing,
+    topic: inner.topic,
     offsets: () => inner.offsets(),
     read: async (from: PartitionOffsets, to: PartitionOffsets, onChunk: (records: LogRecord[]) => Promise<'continue' | 'stop'>) => {
       timing.startedAt = performance.now();
@@ -263,10 +264,10 @@ const rebuildOnce = async (kafka: Kafka, topic: string, checkpointEvery: number,
 
 /** The fold alone, in memory, over the same record values: the CPU floor of a rebuild. */
 const foldOnly = (messages: readonly Message[]) => {
-  const values = messages.map((m) => Buffer.from(m.value as string));
+  const records = messages.map((m) => ({ key: Buffer.from(m.key as string), value: Buffer.from(m.value as string) }));
   const t0 = performance.now();
   const fold = new LogFold(registry(aggregates));
-  values.forEach((value, offset) => fold.applyRecord(0, offset, value.toString('utf8')));
+  records.forEach(({ key, value }, offset) => fold.applyRecord({ key, value, position: { topic: 'events', partition: 0, offset } }));
   const ms = performance.now() - t0;
   return { ms, applied: fold.applied };
 };

@@ -7,11 +7,11 @@
 import { topicName } from '../functions/config.ts';
 import { functions, type FunctionSpec } from '../functions/topology.ts';
 import { namedTables, namedTopics } from './provision.ts';
-import { startLiveView } from './runtime/live-view.ts';
-import { defaultStatusFile } from './runtime/status.ts';
-import { startSystem, type RunningSystem } from './runtime/system.ts';
-import type { Triggers } from './runtime/trigger.ts';
-import type { Watcher } from './runtime/watch.ts';
+import { startLiveView } from './system/live-view.ts';
+import { defaultStatusFile } from './trigger/status.ts';
+import { startSystem, type RunningSystem } from './system/system.ts';
+import type { Triggers } from './trigger/trigger.ts';
+import type { Watcher } from './client/watch.ts';
 import { serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
 
 // Handlers log through Powertools; the live view says what matters. Set these to see more.

@@ -6,13 +6,14 @@
  */
 import { isRejection, type AnyAggregate, type Message } from '../core/aggregate.ts';
 import { describeIssues } from '../core/schema.ts';
+import { currentRevision } from '../core/upcast.ts';
 import { eventId, type EventRecord, type Reason } from '../core/wire.ts';
 import type { IncomingCommand } from './decode.ts';
 
 /** A command's decision: its events and the state they lead to, or why not (`deadLetter` when the aggregate broke, not a rule). */
 export type Decided = { readonly events: EventRecord[]; readonly state: unknown } | { readonly reason: Reason; readonly deadLetter: boolean };
 
-/** The event record of `event`, decided for `incoming` at `version`, at the command record's time. */
+/** The event record of `event`, decided for `incoming` at `version`, at the command record's time and its type's current revision. */
 export const eventRecord = (incoming: IncomingCommand, event: Message, version: number, incarnation = 1): EventRecord => {
   const { envelope, record } = incoming;
   return {
@@ -21,6 +22,7 @@ export const eventRecord = (incoming: IncomingCommand, event: Message, version: 
     aggregateId: envelope.aggregateId,
     version,
     type: event.type,
+    revision: currentRevision(incoming.aggregate, event.type),
     data: event.data,
     commandId: envelope.commandId,
     occurredAt: new Date(record.timestamp).toISOString(),

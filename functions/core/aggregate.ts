@@ -3,6 +3,7 @@
  * events and commands are plain data, `evolve` and `decide` plain functions; time and ids
  * come in through the context. Schemas are any Standard Schema (zod, valibot, arktype…).
  */
+import type { EventRecord } from './wire.ts';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 
 /** A message with a literal `type` and its `data`: the shape of commands and events. */
@@ -49,9 +50,66 @@ export interface AggregateDefinition<S, C extends Message, E extends Message> {
   readonly decide: (command: C, state: S, context: DecideContext) => Decision<E>;
   /** Schemas of the commands' data, one per command type. */
   readonly commands: SchemasOf<C>;
-  /** Schemas of the events' data, one per event type (used when reading the events topic). */
+  /**
+   * Schemas of the events' data, one per event type, at the type's current revision: what
+   * decide emits and what every reader of the events topic validates against.
+   */
   readonly events: SchemasOf<E>;
+  /**
+   * How events written in older shapes are read: per stored event type, the upcaster of
+   * each old revision (core/upcast.ts). A type's current revision is one past its last
+   * upcaster (1 without any); a type that only has upcasters is retired (its last upcaster
+   * reads it as another type).
+   * @default - every event type at revision 1, nothing to upcast
+   */
+  readonly upcasters?: Upcasters;
+  /**
+   * Rules its history keeps, checked from the events topic alone by `kafka-aggregates verify`
+   * and the chaos run: given one aggregate's events (deduplicated, in version order, type and
+   * data as the current code reads them, upcast), what breaks them. Optional; `decide` is
+   * what upholds them.
+   */
+  readonly invariants?: (events: readonly EventRecord[]) => readonly InvariantBreach[];
 }
+
+/** A rule of an aggregate's history that its events break. */
+export interface InvariantBreach {
+  /** The rule's name, reported as the violation's kind (e.g. `negative-balance`). */
+  readonly rule: string;
+  /** The versions concerned. */
+  readonly versions: readonly number[];
+  readonly message: string;
+  readonly commandId?: string;
+}
+
+/** An event as upcasters take and give it: its type, the revision of its data's shape, the data. */
+export interface EventAtRevision {
+  readonly type: string;
+  readonly revision: number;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** What an upcaster knows of the stored record besides its type, revision and data. */
+export interface UpcastContext {
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  /** The stored record's version, which the event keeps whatever it becomes. */
+  readonly version: number;
+  readonly commandId: string;
+  readonly occurredAt: string;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Reads an event of one revision as what it is one step on: the same type at the next
+ * revision, or another type (at a revision of that type). One event stays one event: its
+ * version is the stored record's, and every consumer counts versions without gap or repeat.
+ * Pure and deterministic; must not mutate its arguments.
+ */
+export type Upcaster = (event: EventAtRevision, context: UpcastContext) => EventAtRevision;
+
+/** Per stored event type, its upcasters keyed by the revision each reads: 1, 2, … with no gap. */
+export type Upcasters = Readonly<Record<string, Readonly<Record<number, Upcaster>>>>;
 
 /** An aggregate definition with its types erased, as the runtime holds it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- variance: the runtime only passes values it validated against the definition's own schemas

@@ -1,9 +1,10 @@
 /**
  * The deployment's aggregate types, indexed by name and checked once at start: names that
- * would break item keys, a type defined twice, and event schemas that validate
- * asynchronously (the log's readers validate synchronously) are refused.
+ * would break item keys, a type defined twice, event schemas that validate asynchronously
+ * (the log's readers validate synchronously) and upcaster chains with gaps are refused.
  */
 import type { AnyAggregate } from './aggregate.ts';
+import { chainProblems } from './upcast.ts';
 
 /** The aggregate definitions cannot run together. */
 export class InvalidAggregateError extends Error {
@@ -40,6 +41,8 @@ export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<strin
         `${aggregate.type}: the schemas of ${asynchronous.join(', ')} validate asynchronously; event schemas must validate synchronously, ` +
           'since the rebuild and the event side read the log with them',
       );
+    const problems = chainProblems(aggregate);
+    if (problems.length > 0) throw new InvalidAggregateError(`${aggregate.type}: upcasters: ${problems.join('; ')}`);
     map.set(aggregate.type, aggregate);
   }
   return map;

@@ -43,6 +43,8 @@ export interface EventRecord {
   readonly aggregateId: string;
   readonly version: number;
   readonly type: string;
+  /** The revision of the type's shape `data` has (core/upcast.ts); absent: 1, as every event before revisions existed. */
+  readonly revision?: number;
   readonly data: unknown;
   readonly commandId: string;
   readonly occurredAt: string;
@@ -50,6 +52,32 @@ export interface EventRecord {
   /** Position of the command that caused the event, so a rebuild can restore dedupe state. */
   readonly source: SourcePosition;
 }
+
+const offset = z.int().check(z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
+
+/**
+ * Schema of an event record's value (`EventRecord`). Not strict: fields added to the contract
+ * later must not make events unreadable; `data` is checked against the aggregate's schema once
+ * it is at its type's current revision.
+ */
+export const eventEnvelopeSchema = z.object({
+  eventId: identifier,
+  aggregateType: identifier,
+  aggregateId: identifier,
+  version: z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)),
+  type: identifier,
+  revision: z.optional(z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER))),
+  data: z.record(z.string(), z.unknown()),
+  commandId: identifier,
+  occurredAt: z.string().check(z.minLength(1)),
+  metadata: z.optional(z.record(z.string(), z.unknown())),
+  source: z.object({
+    topic: identifier,
+    partition: offset,
+    offset,
+    incarnation: z.optional(z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER))),
+  }),
+});
 
 /** A rejection on the wire. */
 export interface Reason {

@@ -15,9 +15,12 @@ import {
   type ProjectionGapPolicy,
 } from '../core/projection.ts';
 import { topicPartition, type CommandEnvelope, type SourcePosition } from '../core/wire.ts';
+import type { ReadEvent } from '../core/event-reader.ts';
 import type { ItemKey, StoredItem } from './ports.ts';
-import type { IncomingEvent } from './decode.ts';
 import type { ConsumerRef } from './errors.ts';
+
+/** An event as the event side folds it: read (core/event-reader.ts), with where it was read. */
+export type IncomingEvent = Pick<ReadEvent, 'event' | 'position'>;
 
 /** A version jump found while folding: flagged and passed, or the point where the item halts. */
 export interface GapFound {

@@ -6,7 +6,9 @@
  * commands and the dead letters, then write each changed item once, conditional on the
  * revision read.
  *
- * Malformed records are dead-lettered. A gap under the `halt` policy stops its partition
+ * Records are read through the one event reader (core/event-reader.ts), upcasters included.
+ * Malformed records are dead-lettered; a record whose upcaster chain fails fails the batch
+ * (EventChainError: the code must be fixed, or an operator skips the record). A gap under the `halt` policy stops its partition
  * there: the batch applies what precedes the gap and reports the gap's offset as the first
  * failed record of that partition (`halted`, for the trigger's `batchItemFailures`), so the
  * partition is retried from the gap until the missing events arrive or an operator releases
@@ -16,15 +18,15 @@
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
+import { EventChainError, isChainFault, readTriggerRecord, type EventFault } from '../core/event-reader.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
-import { decodeEvent, type IncomingEvent } from './decode.ts';
 import { EventGapError, ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
-import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
+import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
 
@@ -127,10 +129,12 @@ export const createEventApplier = (deps: EventSideDeps) => {
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     let good: IncomingEvent[] = [];
     let bad: DeadLetter[] = [];
+    const unreadable: EventFault[] = [];
     for (const record of records) {
-      const decoded = await decodeEvent(record, registry.aggregates);
-      if ('ok' in decoded) good.push(decoded.ok);
-      else bad.push(deadLetter(decoded.bad.record, decoded.bad.reason));
+      const read = readTriggerRecord(record, registry.aggregates);
+      if ('event' in read) good.push(read.event);
+      else if (isChainFault(read.fault)) unreadable.push(read.fault);
+      else bad.push(deadLetter(record, { code: read.fault.code, message: read.fault.message }));
     }
 
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
@@ -153,6 +157,9 @@ export const createEventApplier = (deps: EventSideDeps) => {
       bad = bad.filter((d) => skip(d.record.source) === undefined);
       routes = routeEvents(good, registry);
     }
+    // Not bad input but code that cannot read the log: wait for the fix (or the operator's skip).
+    const blocking = unreadable.find((fault) => skip(fault.position) === undefined);
+    if (blocking !== undefined) throw new EventChainError(blocking);
     const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
     const plan = (routing: ReadonlyMap<string, Route>) =>
       new Map([...routing].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));

@@ -6,9 +6,8 @@
 import type { AnyProjection, DomainEvent } from '../core/projection.ts';
 import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
 import { itemId, projectionRowKey, reactionCheckpointKey } from './ports.ts';
-import type { IncomingEvent } from './decode.ts';
 import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
-import type { ItemFolder } from './fold.ts';
+import type { IncomingEvent, ItemFolder } from './fold.ts';
 import type { EventRegistry } from './registry.ts';
 
 /** One item and the events of the batch that reach it. */

@@ -1,10 +1,13 @@
 /**
  * Folds the events topic into aggregate heads with each aggregate's own `evolve`: the pure
- * part of the snapshot rebuild. Dedupes by (aggregateId, version), reports gaps and records
- * it cannot use, and restores what a head needs for dedupe (source offsets, recent commands).
+ * part of the snapshot rebuild, of `verify` and of the invariant checker. Records are read
+ * through the one event reader (core/event-reader.ts), upcasters included. Dedupes by
+ * (aggregateId, version), reports gaps and records it cannot use, and restores what a head
+ * needs for dedupe (source offsets, recent commands).
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { topicPartition, type EventRecord } from '../core/wire.ts';
+import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
+import { topicPartition } from '../core/wire.ts';
 import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../command/head.ts';
 import { positionKey } from '../command/partition.ts';
 
@@ -21,6 +24,9 @@ export interface Gap {
 export interface UnusableRecord {
   readonly partition: number;
   readonly offset: number;
+  /** The event reader's fault code (`InvalidEvent`, `UpcastFailed`, …). */
+  readonly code: EventFault['code'];
+  /** The reader's message: position, then aggregate, version, type and revision when known, and what is wrong. */
   readonly reason: string;
 }
 
@@ -71,35 +77,23 @@ export class LogFold {
     return this.heads.has(headKey);
   }
 
-  /** Parses and applies one record of the events topic. */
-  applyRecord(partition: number, offset: number, value: string | null): FoldStep {
-    const unusable = (reason: string): FoldStep => {
-      this.unusable.push({ partition, offset, reason });
-      return 'unusable';
-    };
-    if (value === null) return unusable('record has no value');
-    let event: EventRecord;
-    try {
-      event = JSON.parse(value) as EventRecord;
-    } catch (error) {
-      return unusable(`not JSON: ${(error as Error).message}`);
-    }
-    if (typeof event !== 'object' || event === null || typeof event.aggregateId !== 'string' || !Number.isSafeInteger(event.version) || event.version < 1)
-      return unusable('not an event record (aggregateId, version)');
-    const aggregate = this.aggregates.get(event.aggregateType);
-    if (aggregate === undefined) return unusable(`unknown aggregateType ${JSON.stringify(event.aggregateType)}`);
-    const schemas = aggregate.events as Readonly<Record<string, (typeof aggregate.events)[string]>>;
-    const schema = Object.hasOwn(schemas, event.type) ? schemas[event.type] : undefined;
-    if (schema === undefined) return unusable(`${event.aggregateType} has no event ${JSON.stringify(event.type)}`);
-    const validated = schema['~standard'].validate(event.data);
-    if (validated instanceof Promise) return unusable('asynchronous event schemas are not supported by the rebuild');
-    if (validated.issues !== undefined) return unusable(`invalid ${event.type} data: ${validated.issues.map((i) => i.message).join('; ')}`);
-    // Validation only: evolve gets the data as stored, exactly as the command side gave it.
-    return this.apply(aggregate, event);
+  /** Reads and applies one record of the events topic. */
+  applyRecord(record: StoredRecord): FoldStep {
+    return this.applyRead(readEvent(record, this.aggregates));
   }
 
-  /** Applies one event of a known aggregate type. */
-  apply(aggregate: AnyAggregate, event: EventRecord): FoldStep {
+  /** Applies what the event reader made of one record: an event, or a fault kept in `unusable`. */
+  applyRead(outcome: ReadOutcome): FoldStep {
+    if ('fault' in outcome) {
+      const { position, code, message } = outcome.fault;
+      this.unusable.push({ partition: position.partition, offset: position.offset, code, reason: message });
+      return 'unusable';
+    }
+    return this.apply(this.aggregates.get(outcome.event.stored.aggregateType) as AnyAggregate, outcome.event);
+  }
+
+  /** Applies one event of a known aggregate type: the stored envelope, the event as the current code knows it. */
+  apply(aggregate: AnyAggregate, { stored: event, event: current }: Pick<ReadEvent, 'stored' | 'event'>): FoldStep {
     const k = key(event.aggregateType, event.aggregateId);
     const head = this.heads.get(k) ?? emptyHead(event.aggregateType, event.aggregateId, aggregate.initialState);
     if (event.version <= head.version) {
@@ -132,7 +126,7 @@ export class LogFold {
     this.heads.set(k, {
       ...head,
       version: event.version,
-      state: aggregate.evolve(head.state, { type: event.type, data: event.data }),
+      state: aggregate.evolve(head.state, { type: current.type, data: current.data }),
       offsets: { ...head.offsets, [tp]: Math.max(head.offsets[tp] ?? -1, event.source.offset) },
       recent,
       archivedUntil,

@@ -4,10 +4,13 @@
  * complete, captures the topic's end offsets, folds it from the earliest offset up to them,
  * writes heads in batches fenced by the epoch, checkpoints so that it can resume, and only
  * then releases the lock and lets commands through. Also a verify mode that writes nothing.
+ * Both read the topic through the one event reader (core/event-reader.ts): a record whose
+ * upcaster chain fails stops the rebuild there (EventChainError), and verify lists it.
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { aggregateKey } from '../core/aggregate.ts';
+import { EventChainError, isChainFault, readEvent, type ReadOutcome } from '../core/event-reader.ts';
 import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher } from '../command/ports.ts';
@@ -28,7 +31,7 @@ export interface Progress {
 export interface RebuildDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly heads: RebuildHeadsStore;
-  readonly eventLog: Pick<LogReader, 'offsets' | 'read'>;
+  readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
   readonly publisher: BatchPublisher;
   readonly gate: CommandGate;
   /** Wait after pausing commands, for batches already in flight (the command function's timeout on AWS). */
@@ -77,19 +80,14 @@ export interface RebuildReport {
 const remainingEvents = (from: Readonly<Record<string, number>>, to: Readonly<Record<string, number>>): number =>
   Object.entries(to).reduce((n, [p, end]) => n + Math.max(0, end - (from[p] ?? 0)), 0);
 
-/** Head keys of the events in a chunk, read without applying them (to resume). */
-const keysOf = (records: readonly LogRecord[]): string[] => {
-  const keys = new Set<string>();
-  for (const r of records) {
-    try {
-      const e = JSON.parse(r.value?.toString('utf8') ?? 'null') as { aggregateType?: unknown; aggregateId?: unknown } | null;
-      if (typeof e?.aggregateType === 'string' && typeof e.aggregateId === 'string') keys.add(aggregateKey(e.aggregateType, e.aggregateId));
-    } catch {
-      // Unusable records are reported when they are applied.
-    }
-  }
-  return [...keys];
-};
+/** Reads a chunk of the log through the event reader. */
+const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
+  records.map((r) => readEvent({ key: r.key, value: r.value, position: { topic, partition: r.partition, offset: r.offset } }, aggregates));
+
+/** Head keys of the events in a chunk (to resume: unusable records are reported when applied). */
+const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
+  ...new Set(outcomes.flatMap((o) => ('event' in o ? [aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
+];
 
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
 export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
@@ -129,7 +127,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   const eventsTotal = started.eventsRead + remainingEvents(started.checkpoint, started.endOffsets);
 
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
-  const fold = new LogFold(registry(deps.aggregates), Date.parse(started.startedAt) - deps.dedupeWindowMs);
+  const aggregates = registry(deps.aggregates);
+  const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
   const position: Record<string, number> = { ...started.checkpoint };
   let eventsRead = started.eventsRead;
   let sinceCheckpoint = 0;
@@ -157,12 +156,16 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   };
 
   await eventLog.read(started.checkpoint, started.endOffsets, async (records) => {
+    const outcomes = readChunk(eventLog.topic, records, aggregates);
     if (resumed) {
-      const unseen = keysOf(records).filter((k) => !fold.has(k));
+      const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
       for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
     }
-    for (const r of records) {
-      fold.applyRecord(r.partition, r.offset, r.value?.toString('utf8') ?? null);
+    for (const [i, outcome] of outcomes.entries()) {
+      // Code that cannot read the log: stop before the checkpoint, so a rebuild with the fix resumes here.
+      if ('fault' in outcome && isChainFault(outcome.fault)) throw new EventChainError(outcome.fault);
+      fold.applyRead(outcome);
+      const r = records[i] as LogRecord;
       position[String(r.partition)] = r.offset + 1;
     }
     eventsRead += records.length;
@@ -232,16 +235,18 @@ export interface VerifyReport {
 }
 
 /**
- * Folds the whole topic in memory and compares it with the table, writing nothing. Commands
+ * Folds the whole topic in memory and compares it with the table, writing nothing; records
+ * it cannot read, upcaster failures included, are listed in `unusable`. Commands
  * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
  */
 export const verifyAggregates = async (deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> }): Promise<VerifyReport> => {
-  const fold = new LogFold(registry(deps.aggregates));
+  const aggregates = registry(deps.aggregates);
+  const fold = new LogFold(aggregates);
   const { start, end } = await deps.eventLog.offsets();
   const eventsTotal = remainingEvents(start, end);
   let eventsRead = 0;
   await deps.eventLog.read(start, end, async (records) => {
-    for (const r of records) fold.applyRecord(r.partition, r.offset, r.value?.toString('utf8') ?? null);
+    for (const outcome of readChunk(deps.eventLog.topic, records, aggregates)) fold.applyRead(outcome);
     eventsRead += records.length;
     deps.onProgress?.({ phase: 'reading', eventsRead, eventsTotal });
     return Promise.resolve('continue' as const);

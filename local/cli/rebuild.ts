@@ -1,7 +1,7 @@
 /** `kafka-aggregates rebuild`: the snapshot rebuild (or verify, a projection's or the read models' rebuild), with a progress bar. */
 import { functions } from '../../functions/topology.ts';
 import { composeRebuild } from '../../functions/compose.ts';
-import { readStatus } from '../runtime/status.ts';
+import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 

@@ -1,7 +1,7 @@
 /** `kafka-aggregates send`: writes a command record and, with --wait, waits for its result. */
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { commandEnvelopeSchema, type CommandEnvelope } from '../../functions/core/wire.ts';
-import { CommandClient, newCommandId, ResultTimeoutError } from '../runtime/client.ts';
+import { CommandClient, newCommandId, ResultTimeoutError } from '../client/client.ts';
 import { CliError, explain, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates send <aggregateType> <aggregateId> <CommandType> [json] [options]

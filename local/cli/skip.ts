@@ -11,7 +11,7 @@ import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-t
 import type { ReleaseList } from '../../functions/adapters/dynamodb/release-list.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import type { Release, ReleaseAction } from '../../functions/core/release.ts';
-import { mappingsFromTopology } from '../runtime/mappings.ts';
+import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { CliError, explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates skip <topic> <partition> <offset>[..<last>] --reason "<why>" [--pass-gap]

@@ -1,7 +1,7 @@
 /** `kafka-aggregates status`: every trigger's lag per partition, and which partitions are blocked. */
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
-import { mappingsFromTopology } from '../runtime/mappings.ts';
-import { readStatus } from '../runtime/status.ts';
+import { mappingsFromTopology } from '../trigger/mappings.ts';
+import { readStatus } from '../trigger/status.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates status [--json]

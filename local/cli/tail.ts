@@ -1,9 +1,14 @@
 /** `kafka-aggregates tail`: prints a topic's records as they come, until Ctrl-C. */
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import { readDeadLetter } from '../../functions/core/dead-letter.ts';
+import { readEvent } from '../../functions/core/event-reader.ts';
+import { registry } from '../../functions/core/registry.ts';
+import { currentRevision } from '../../functions/core/upcast.ts';
 import { topicName } from '../../functions/config.ts';
+import { aggregates } from '../../functions/domain/index.ts';
 import type { TopicKey } from '../../functions/topology.ts';
-import { watchTopics, type WatchedRecord } from '../runtime/watch.ts';
+import { watchTopics, type WatchedRecord } from '../client/watch.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 /** The topics `tail` knows, by the name the user types. */
@@ -14,6 +19,12 @@ const help = `Usage: kafka-aggregates tail <events|results|commands|dead-letter>
 Prints each record of the topic as it is written, one line per record:
   <partition>@<offset> <time> <key> <value>
 until Ctrl-C. Topic names follow COMMANDS_TOPIC, EVENTS_TOPIC, RESULTS_TOPIC, DEAD_LETTER_TOPIC.
+
+Events are read as the handlers read them (the envelope, the key, the upcasters, the current
+schema): an event stored at an older revision gets a second line with what it is read as,
+and one the code cannot read a line saying why:
+  <partition>@<offset> <time> <key> <value>
+    read as <type> revision <n> <data>      (or: unreadable: <code>: <message>)
 
 Dead letters are decoded, whoever wrote them (this project's handlers, or a Lambda on-failure
 destination, whose record holds the failed batch):
@@ -35,6 +46,16 @@ export const formatRecord = (r: WatchedRecord): string => {
     .map(([name, value]) => `${name}=${String(value)}`)
     .join(',');
   return `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()} ${text(r.key)} ${text(r.value)}${headers === '' ? '' : ` [${headers}]`}`;
+};
+
+/** The lines of an events record: as stored, then what the current code reads it as when upcast, or why it cannot. */
+export const formatEvent = (r: WatchedRecord, known: ReadonlyMap<string, AnyAggregate>): string => {
+  const line = formatRecord(r);
+  const outcome = readEvent({ key: r.key, value: r.value, position: r }, known);
+  if ('fault' in outcome) return `${line}\n  unreadable: ${outcome.fault.code}: ${outcome.fault.message}`;
+  if (!outcome.event.upcast) return line;
+  const { event } = outcome.event;
+  return `${line}\n  read as ${event.type} revision ${currentRevision(known.get(event.aggregateType) as AnyAggregate, event.type)} ${JSON.stringify(event.data)}`;
 };
 
 const decoded = (base64: string | null): string => (base64 === null ? '(null)' : Buffer.from(base64, 'base64').toString('utf8'));
@@ -65,7 +86,8 @@ export const tail: CliCommand = {
     if (key === undefined || extra.length > 0) throw usageError('tail', `tail needs one of ${Object.keys(TOPICS).join(', ')}`);
     await requireBroker();
     const topic = topicName(key);
-    const format = key === 'deadLetter' ? formatDeadLetter : formatRecord;
+    const known = registry(aggregates);
+    const format = key === 'deadLetter' ? formatDeadLetter : key === 'events' ? (r: WatchedRecord) => formatEvent(r, known) : formatRecord;
     const watcher = await watchTopics(createKafka('kafka-aggregates-cli'), [topic], (r) => console.log(format(r)), {
       fromBeginning: values['from-beginning'] ?? false,
       groupPrefix: 'kafka-aggregates-tail',

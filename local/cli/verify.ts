@@ -5,9 +5,9 @@ import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
-import { readHistory } from '../chaos/history.ts';
-import { checkHistory } from '../chaos/invariants.ts';
-import { formatReport } from '../chaos/report.ts';
+import { readHistory } from '../verify/history.ts';
+import { checkHistory } from '../verify/invariants.ts';
+import { formatReport } from '../verify/report.ts';
 import { explain, explainDynamo, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates verify [--limit <n>] [--settle-ms <ms>] [--quiescent] [--json]

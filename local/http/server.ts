@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { awsRegion, commandApiPort } from '../../functions/config.ts';
 import { functions, type FunctionSpec } from '../../functions/topology.ts';
-import { lambdaContext, loadFunction } from '../runtime/lambda.ts';
+import { lambdaContext, loadFunction } from '../trigger/lambda.ts';
 
 /** A Lambda handler for HTTP events, async style (middy-wrapped or bare). */
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;

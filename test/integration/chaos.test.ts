@@ -9,8 +9,8 @@
  * that stop it run in `npm run chaos`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runChaos } from '../../local/chaos/chaos.ts';
-import { startOwnEmulator, type OwnEmulator } from '../../local/chaos/restarts.ts';
+import { runChaos } from '../../chaos/chaos.ts';
+import { startOwnEmulator, type OwnEmulator } from '../../chaos/restarts.ts';
 
 let emulator: OwnEmulator;
 beforeAll(async () => {

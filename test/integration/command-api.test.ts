@@ -11,8 +11,8 @@ import type { EventRecord } from '../../functions/core/wire.ts';
 import { routes } from '../../functions/command-api/routes.ts';
 import { serveHttpFunction, type HttpFunctionServer } from '../../local/http/server.ts';
 import { provision } from '../../local/provision.ts';
-import { mappingsFromTopology } from '../../local/runtime/mappings.ts';
-import { startTriggers, type Triggers } from '../../local/runtime/trigger.ts';
+import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
 import { readJson, readTopic, testKafka, unique } from '../support/kafka.ts';
 import { problemsOf } from '../support/openapi.ts';
 

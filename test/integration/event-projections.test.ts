@@ -140,7 +140,7 @@ describe('projections on the real emulator: each event applied once and in order
       { topic, offset: 2, key: id, value: deposited(id, 2, 10) },
       { topic, offset: 3, key: 'someone-else', value: deposited(id, 3, 10) },
       { topic, offset: 4, key: id, value: { ...deposited(id, 3, 10), type: 'MoneyPrinted' } },
-      { topic, offset: 5, key: id, value: { ...deposited(id, 3, 10), data: { amount: 'ten' } } },
+      { topic, offset: 5, key: id, value: { ...deposited(id, 3, 10), revision: 2, data: { amount: 'ten', currency: 'EUR' } } },
       { topic, offset: 6, key: id, value: deposited(id, 3, 10) },
     ];
     const summary = await side.processor()(mskEvent(records));

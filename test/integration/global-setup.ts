@@ -8,7 +8,7 @@
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { provision } from '../../local/provision.ts';
 import { functions } from '../../functions/topology.ts';
-import { aggregatesReadiness, readModelsReadiness } from '../../local/runtime/readiness.ts';
+import { aggregatesReadiness, readModelsReadiness } from '../../local/system/readiness.ts';
 import { startStack } from '../../local/stack/stack.ts';
 
 const log = (line: string): void => console.log(`[local stack] ${line}`);

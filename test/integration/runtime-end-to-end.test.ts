@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { topicName } from '../../functions/config.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { provision } from '../../local/provision.ts';
-import { mappingsFromTopology } from '../../local/runtime/mappings.ts';
-import { startTriggers, type InvocationReport, type Triggers } from '../../local/runtime/trigger.ts';
+import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import { startTriggers, type InvocationReport, type Triggers } from '../../local/trigger/trigger.ts';
 import { readJson, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMskEvent } from '../../functions/core/trigger-event.ts';
-import type { InvocationReport, TriggerMapping, Triggers } from '../../local/runtime/trigger.ts';
-import { readStatus } from '../../local/runtime/status.ts';
-import { formatReport, startTriggers } from '../../local/runtime/trigger.ts';
+import type { InvocationReport, TriggerMapping, Triggers } from '../../local/trigger/trigger.ts';
+import { readStatus } from '../../local/trigger/status.ts';
+import { formatReport, startTriggers } from '../../local/trigger/trigger.ts';
 import { createTopics, testKafka, unique } from '../support/kafka.ts';
 import { invocationsOf, script } from '../support/trigger-handler.ts';
 

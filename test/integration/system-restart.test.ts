@@ -1,6 +1,6 @@
 /**
  * `npm start` twice in a row, with the emulator coming back empty in between: through the
- * same startup path `npm start` runs (local/runtime/system.ts), on this file's own topics,
+ * same startup path `npm start` runs (local/system/system.ts), on this file's own topics,
  * tables and consumer groups. The emulator's restart is played by deleting this file's two
  * tables (the shared emulator serves the other test files too): what the second start finds
  * is what it finds after a real restart, an empty aggregates table and an empty read-models
@@ -16,8 +16,8 @@ import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-t
 import { tableEnv, topicEnv } from '../../functions/config.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { functions, tables, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
-import { mappingsFromTopology } from '../../local/runtime/mappings.ts';
-import type { RunningSystem, SystemOptions } from '../../local/runtime/system.ts';
+import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import type { RunningSystem, SystemOptions } from '../../local/system/system.ts';
 import { readDeadLetters, readJson, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 
@@ -44,7 +44,7 @@ let producer: Producer;
 beforeAll(async () => {
   // Before anything reads the names: the handlers and the rebuild take them at import.
   Object.assign(process.env, env);
-  ({ startSystem } = await import('../../local/runtime/system.ts'));
+  ({ startSystem } = await import('../../local/system/system.ts'));
   producer = kafka.producer();
   await producer.connect();
 });

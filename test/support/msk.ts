@@ -1,6 +1,6 @@
 /** Trigger events for tests, from records they describe, through the emulated trigger's payload builder. */
 import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
-import { localClusterArn, mskEvent as payload, mskRecord as payloadRecord } from '../../local/runtime/msk-payload.ts';
+import { localClusterArn, mskEvent as payload, mskRecord as payloadRecord } from '../../local/trigger/msk-payload.ts';
 
 /** A record to put in a trigger event; `value` objects are JSON-encoded, strings and bytes sent as they are. */
 export interface RecordSpec {

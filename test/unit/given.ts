@@ -1,11 +1,15 @@
 /**
  * Given / when / then for any aggregate definition: fold the given events through
  * `evolve`, validate the command's data with the aggregate's own schema (as the framework
- * does), `decide` it with a fixed context, and assert on the outcome.
+ * does), `decide` it with a fixed context, and assert on the outcome. Given events may be
+ * stored ones at older revisions (`stored`): they are read through the aggregate's
+ * upcasters first, as every reader of the events topic reads them; `givenStored(...).whenRead()`
+ * asserts on that reading itself.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { expect } from 'vitest';
-import { isRejection, type AggregateDefinition, type DecideContext, type Message } from '../../functions/core/aggregate.ts';
+import { isRejection, type AggregateDefinition, type DecideContext, type EventAtRevision, type Message } from '../../functions/core/aggregate.ts';
+import { upcastEvent, type UpcastFault } from '../../functions/core/upcast.ts';
 
 /** The fixed decision time of every `when`, unless the test passes its own. */
 export const FIXED_NOW = new Date('2026-01-01T00:00:00.000Z');
@@ -43,21 +47,68 @@ const validate = <O>(
   return result;
 };
 
+/** An event as stored at `revision` (older shapes included), for `given` and `givenStored`. */
+export const stored = (type: string, revision: number, data: Readonly<Record<string, unknown>>): EventAtRevision => ({ type, revision, data });
+
+/** What the upcasters see of the stored record besides the event, in these tests. */
+const STORED_CONTEXT = { aggregateType: 'test', aggregateId: 'acc-1', version: 1, commandId: 'cmd-0', occurredAt: FIXED_NOW.toISOString() };
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any state and command: reading involves only the events
+type AnyDefinition<E extends Message> = AggregateDefinition<any, any, E>;
+
+/** Reads a stored event through the aggregate's chain, as the framework's event reader does. */
+const read = <E extends Message>(aggregate: AnyDefinition<E>, event: EventAtRevision): { event: E } | { fault: UpcastFault } => {
+  const outcome = upcastEvent(aggregate, event, { ...STORED_CONTEXT, aggregateType: aggregate.type });
+  return 'fault' in outcome ? outcome : { event: outcome.event as E };
+};
+
+/**
+ * Starts a test of how the current code reads events stored at older revisions: `whenRead()`
+ * runs each through the aggregate's upcasters and its current schemas.
+ */
+export const givenStored = <E extends Message>(aggregate: AnyDefinition<E>, ...events: readonly EventAtRevision[]) => ({
+  whenRead: () => ({
+    /** Every stored event is read, each as the expected event in the same place. */
+    then(...expected: readonly E[]): void {
+      const actual = events.map((event) => {
+        const outcome = read(aggregate, event);
+        if ('fault' in outcome) throw new Error(`expected an event, got ${outcome.fault.code}: ${outcome.fault.problem}`);
+        return outcome.event;
+      });
+      expect(actual).toStrictEqual(expected);
+    },
+    /** The first stored event cannot be read: this fault code, and a message matching `message`. */
+    thenFails(code: UpcastFault['code'], message?: string | RegExp): void {
+      const [outcome] = events.map((event) => read(aggregate, event));
+      if (outcome === undefined || !('fault' in outcome)) throw new Error(`expected ${code}, got events ${JSON.stringify(outcome)}`);
+      expect(outcome.fault.code).toBe(code);
+      if (message !== undefined) expect(outcome.fault.problem).toMatch(message);
+    },
+  }),
+});
+
 /** Describes schema issues for a failure message. */
 const describe = (issues: readonly StandardSchemaV1.Issue[]): string =>
   issues.map((issue) => `${issue.path?.map(String).join('.') ?? ''}: ${issue.message}`).join('; ');
 
 /**
  * Starts a test of `aggregate` from the state its `events` lead to. The given events are
- * checked against the aggregate's event schemas, and the resulting state must survive a
- * JSON round trip unchanged, as the framework stores it.
+ * checked against the aggregate's event schemas (stored ones read through its upcasters
+ * first), and the resulting state must survive a JSON round trip unchanged, as the framework
+ * stores it.
  */
 export const given = <S, C extends Message, E extends Message>(
   aggregate: AggregateDefinition<S, C, E>,
-  ...events: readonly E[]
+  ...history: readonly (E | EventAtRevision)[]
 ) => {
   const eventSchemas: Partial<Record<string, StandardSchemaV1<unknown, unknown>>> = aggregate.events;
   const commandSchemas: Partial<Record<string, StandardSchemaV1<unknown, unknown>>> = aggregate.commands;
+  const events = history.map((event): E => {
+    if (!('revision' in event)) return event;
+    const outcome = read(aggregate, event);
+    if ('fault' in outcome) throw new Error(`given(): ${event.type} revision ${event.revision} cannot be read: ${outcome.fault.code}: ${outcome.fault.problem}`);
+    return outcome.event;
+  });
   for (const event of events) {
     const result = validate(eventSchemas[event.type], event.data);
     if (result.issues) throw new Error(`given(): invalid ${event.type}: ${describe(result.issues)}`);

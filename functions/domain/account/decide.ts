@@ -5,7 +5,7 @@
  */
 import { reject, type DecideContext, type Decision } from '../../core/aggregate.ts';
 import type { AccountCommand } from './commands.ts';
-import type { AccountEvent } from './events.ts';
+import { ACCOUNT_CURRENCY, type AccountEvent } from './events.ts';
 import type { AccountState } from './state.ts';
 
 /** Rejection codes of the `account` aggregate. */
@@ -51,7 +51,7 @@ export const decideAccount = (
           `Cannot deposit ${amount}: balance ${state.balance} would exceed ${Number.MAX_SAFE_INTEGER}`,
         );
       }
-      return [{ type: 'MoneyDeposited', data: { amount } }];
+      return [{ type: 'MoneyDeposited', data: { amount, currency: ACCOUNT_CURRENCY } }];
     }
 
     case 'Withdraw': {

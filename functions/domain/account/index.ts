@@ -6,7 +6,9 @@ import { defineAggregate } from '../../core/aggregate.ts';
 import { accountCommands } from './commands.ts';
 import { decideAccount } from './decide.ts';
 import { accountEvents } from './events.ts';
+import { accountInvariants } from './invariants.ts';
 import { evolveAccount, initialAccountState } from './state.ts';
+import { accountUpcasters } from './upcasters.ts';
 
 export type { AccountCommand, CloseAccount, Deposit, OpenAccount, Withdraw } from './commands.ts';
 export type { AccountClosed, AccountEvent, AccountOpened, MoneyDeposited, MoneyWithdrawn } from './events.ts';
@@ -21,4 +23,6 @@ export const account = defineAggregate({
   decide: decideAccount,
   commands: accountCommands,
   events: accountEvents,
+  upcasters: accountUpcasters,
+  invariants: accountInvariants,
 });

@@ -327,7 +327,7 @@ describe('decideAggregate: outbox', () => {
 });
 
 describe('decideAggregate: event records follow the wire contract', () => {
-  it('builds each event from the command, the command record\'s time and the source position', async () => {
+  it('builds each event from the command, the command record\'s time, the source position and its type\'s current revision', async () => {
     const outcome = await decide(accountHead(), [
       open(10, { commandId: 'c-open', metadata: { correlationId: 'x', user: { id: 7 } } }),
       deposit(11, 50, { commandId: 'c-dep' }),
@@ -339,6 +339,7 @@ describe('decideAggregate: event records follow the wire contract', () => {
         aggregateId: 'acc-1',
         version: 1,
         type: 'AccountOpened',
+        revision: 1,
         data: { owner: 'Ada' },
         commandId: 'c-open',
         occurredAt: new Date(RECORD_TIME + 10).toISOString(),
@@ -351,7 +352,8 @@ describe('decideAggregate: event records follow the wire contract', () => {
         aggregateId: 'acc-1',
         version: 2,
         type: 'MoneyDeposited',
-        data: { amount: 50 },
+        revision: 2,
+        data: { amount: 50, currency: 'EUR' },
         commandId: 'c-dep',
         occurredAt: new Date(RECORD_TIME + 11).toISOString(),
         source: { topic: 'commands', partition: 0, offset: 11 },

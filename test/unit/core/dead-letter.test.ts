@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { deadLetter, readDeadLetter } from '../../../functions/core/dead-letter.ts';
 import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { formatDeadLetter } from '../../../local/cli/tail.ts';
-import type { WatchedRecord } from '../../../local/runtime/watch.ts';
+import type { WatchedRecord } from '../../../local/client/watch.ts';
 import { mskEvent } from '../../support/msk.ts';
 
 const lambdaRecord = readFileSync(new URL('../../fixtures/lambda-kafka-on-failure-record.json', import.meta.url), 'utf8');

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { isRejection, type DecideContext } from '../../../functions/core/aggregate.ts';
 import { account, type AccountCommand, type AccountEvent, type AccountState } from '../../../functions/domain/account/index.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
-import { given, raw } from '../given.ts';
+import { given, givenStored, raw, stored } from '../given.ts';
 
 const opened: AccountEvent = { type: 'AccountOpened', data: { owner: 'Ada' } };
-const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount } });
+const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });
 const withdrawn = (amount: number): AccountEvent => ({ type: 'MoneyWithdrawn', data: { amount } });
 const closed: AccountEvent = { type: 'AccountClosed', data: {} };
 
@@ -284,5 +284,33 @@ describe('domain registry', () => {
     const types = aggregates.map((aggregate) => aggregate.type);
     expect(types).toContain('account');
     expect(new Set(types).size).toBe(types.length);
+  });
+});
+
+describe('account: events stored before deposits named their currency', () => {
+  it('reads a MoneyDeposited of revision 1 ({amount}) as revision 2, in euros', () => {
+    givenStored(account, stored('MoneyDeposited', 1, { amount: 500 })).whenRead().then(deposited(500));
+  });
+
+  it('reads MoneyDeposited of revision 2 and the other events as they are', () => {
+    givenStored(account, stored('MoneyDeposited', 2, { amount: 500, currency: 'EUR' }), stored('AccountOpened', 1, { owner: 'Ada' })).whenRead().then(deposited(500), opened);
+  });
+
+  it('decides on a history of old and new revisions as on the same history at the current revision', () => {
+    given(account, opened, stored('MoneyDeposited', 1, { amount: 500 }), deposited(200))
+      .when({ type: 'Withdraw', data: { amount: 700 } })
+      .then([withdrawn(700)]);
+    given(account, opened, stored('MoneyDeposited', 1, { amount: 500 }))
+      .when({ type: 'Withdraw', data: { amount: 501 } })
+      .thenRejects('InsufficientFunds');
+  });
+
+  it('refuses a revision 1 deposit whose amount was never valid, as an upcast that fails the schema', () => {
+    givenStored(account, stored('MoneyDeposited', 1, { amount: -5 })).whenRead().thenFails('UpcastFailed', /into MoneyDeposited revision 2: the data fails the MoneyDeposited schema: amount/);
+  });
+
+  it('refuses a deposit in another currency, and a revision this code does not know', () => {
+    givenStored(account, stored('MoneyDeposited', 2, { amount: 5, currency: 'USD' })).whenRead().thenFails('InvalidEvent', /currency/);
+    givenStored(account, stored('MoneyDeposited', 3, { amount: 5, currency: 'EUR' })).whenRead().thenFails('UnknownRevision', /up to revision 2/);
   });
 });

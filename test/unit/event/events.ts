@@ -1,7 +1,7 @@
 /** Builders of account events as the event side sees them, for unit tests. */
 import { eventId } from '../../../functions/core/wire.ts';
 import type { AccountEvent } from '../../../functions/domain/account/index.ts';
-import type { IncomingEvent } from '../../../functions/event/decode.ts';
+import type { IncomingEvent } from '../../../functions/event/fold.ts';
 
 /** An account event at `version`, read from `events-<partition>` at `offset` (default: the version). */
 export const accountEvent = (
@@ -24,7 +24,7 @@ export const accountEvent = (
 });
 
 export const opened = (owner = 'Ada'): AccountEvent => ({ type: 'AccountOpened', data: { owner } });
-export const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount } });
+export const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });
 export const withdrawn = (amount: number): AccountEvent => ({ type: 'MoneyWithdrawn', data: { amount } });
 export const closed: AccountEvent = { type: 'AccountClosed', data: {} };
 

@@ -3,7 +3,7 @@ import { defineProjection, MAX_RECENT_AGGREGATES, type ProjectionGapPolicy } fro
 import type { StoredItem } from '../../../functions/event/ports.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import type { AccountEvent } from '../../../functions/domain/account/index.ts';
-import type { IncomingEvent } from '../../../functions/event/decode.ts';
+import type { IncomingEvent } from '../../../functions/event/fold.ts';
 import { ConsumerFailedError } from '../../../functions/event/errors.ts';
 import { foldItem, type ItemPlan } from '../../../functions/event/fold.ts';
 import { eventRegistry } from '../../../functions/event/registry.ts';

@@ -26,8 +26,8 @@ export const COMMAND_CODES = [
   'VersionMismatch',
 ] as const;
 
-/** Rejection codes of the event side's decoding (functions/event/decode.ts). */
-export const EVENT_CODES = ['InvalidEvent', 'KeyMismatch', 'UnknownAggregateType', 'UnknownEventType'] as const;
+/** Fault codes of the event reader (functions/core/event-reader.ts). */
+export const EVENT_CODES = ['InvalidEvent', 'KeyMismatch', 'UnknownAggregateType', 'UnknownEventType', 'UnknownRevision', 'UpcastFailed'] as const;
 
 /** A record as the trigger would deliver it (key and value base64; `undefined` = field absent), and what it must get. */
 export interface HostileRecord {
@@ -223,7 +223,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
 export const deeplyNestedDeposit = (id: string, commandId: string, depth: number): string =>
   JSON.stringify({ commandId, aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount: 1 }, metadata: { n: '\u0000RAW' } }).replace('"\\u0000RAW"', () => nested(depth));
 
-/** A valid MoneyDeposited event record of `aggregateId`. */
+/** A valid MoneyDeposited event record of `aggregateId`, at its current revision. */
 export const deposited = (aggregateId: string) =>
   fc.record({
     aggregateId: fc.constant(aggregateId),
@@ -236,14 +236,15 @@ export const deposited = (aggregateId: string) =>
     aggregateId,
     version,
     type: 'MoneyDeposited',
-    data: { amount },
+    revision: 2,
+    data: { amount, currency: 'EUR' },
     commandId,
     occurredAt: '2026-11-30T10:00:00.000Z',
     source: { topic: 'commands', partition: 0, offset: version },
   }));
 
 
-/** A hostile event record for aggregate `id` and the code it must get. */
+/** A hostile event record for aggregate `id` and the code it must get: bad input, which the event side dead-letters. */
 export const hostileEvent = (id: string): fc.Arbitrary<{ fault: string; code: string; key: string | null | undefined; value: string | null | undefined }> => {
   const key = b64(id);
   const ev = deposited(id);
@@ -259,7 +260,7 @@ export const hostileEvent = (id: string): fc.Arbitrary<{ fault: string; code: st
       delete rest[f];
       return { fault: `missing ${f}`, code: 'InvalidEvent', key, value: b64(JSON.stringify(rest)) };
     }),
-    fc.tuple(ev, fc.constantFrom('1e400', '-0', '0', '"5"', '9007199254740992')).map(([e, v]) => ({ fault: `amount ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'data', `{"amount":${v}}`)) })),
+    fc.tuple(ev, fc.constantFrom('1e400', '-0', '0', '"5"', '9007199254740992')).map(([e, v]) => ({ fault: `amount ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'data', `{"amount":${v},"currency":"EUR"}`)) })),
     fc.tuple(ev, fc.constantFrom(undefined, null, b64(''), b64(`\uFEFF${id}`), b64(`${id}\u0000`), b64('other'))).map(([e, k]) => ({ fault: `key ${String(k)}`, code: 'KeyMismatch', key: k, value: b64(JSON.stringify(e)) })),
     ev.map((e) => ({ fault: 'unknown aggregateType', code: 'UnknownAggregateType', key, value: b64(JSON.stringify({ ...e, aggregateType: 'planet' })) })),
     fc.tuple(ev, fc.constantFrom('__proto__', 'constructor', 'toString', 'MoneyStolen')).map(([e, t]) => ({ fault: `event type ${t}`, code: 'UnknownEventType', key, value: b64(JSON.stringify({ ...e, type: t })) })),

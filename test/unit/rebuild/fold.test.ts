@@ -63,9 +63,12 @@ const withdrawn = (amount: number, extra: Partial<EventSpec> = {}): EventSpec =>
 /** Versions 1..n of one account. */
 const history = (aggregateId: string, ...specs: EventSpec[]): EventRecord[] => specs.map((s, i) => event(aggregateId, i + 1, s));
 
+/** A record of the events topic at `partition`/`offset`, keyed by its aggregateId as the command side keys it. */
+const record = (partition: number, offset: number, value: string | null, key: string | null = 'acc-1') => ({ key, value, position: { topic: 'events', partition, offset } });
+
 /** Feeds events to a fold as the rebuild does: JSON text from events-0, offsets counting up. */
 const feed = (fold: LogFold, events: readonly EventRecord[], firstOffset = 0) =>
-  events.map((e, i) => fold.applyRecord(0, firstOffset + i, JSON.stringify(e)));
+  events.map((e, i) => fold.applyRecord(record(0, firstOffset + i, JSON.stringify(e), e.aggregateId)));
 
 const folded = (...events: EventRecord[]): LogFold => {
   const fold = new LogFold(aggregates);
@@ -145,36 +148,37 @@ describe('LogFold: records it cannot use', () => {
   const valid = event('acc-1', 1, opened());
   const withFields = (fields: Record<string, unknown>) => JSON.stringify({ ...valid, ...fields });
   const cases: readonly (readonly [string, string | null, RegExp])[] = [
-    ['a record with no value', null, /^record has no value$/],
-    ['a value that is not JSON', '{"aggregateId":', /^not JSON: /],
-    ['JSON that is not an object', '42', /^not an event record \(aggregateId, version\)$/],
-    ['JSON null', 'null', /^not an event record/],
-    ['an event without an aggregateId', withFields({ aggregateId: undefined }), /^not an event record/],
-    ['an event with version 0', withFields({ version: 0 }), /^not an event record/],
-    ['an event with a fractional version', withFields({ version: 1.5 }), /^not an event record/],
-    ['an event with a version as text', withFields({ version: '1' }), /^not an event record/],
-    ['an unknown aggregate type', withFields({ aggregateType: 'loan' }), /^unknown aggregateType "loan"$/],
-    ['an unknown event type', withFields({ type: 'MoneyStolen' }), /^account has no event "MoneyStolen"$/],
-    ['an event type that is an Object.prototype member', withFields({ type: 'toString' }), /^account has no event "toString"$/],
-    ['data failing the event schema', withFields({ type: 'MoneyDeposited', data: { amount: -5 } }), /^invalid MoneyDeposited data: /],
-    ['data with a key the strict schema refuses', withFields({ data: { owner: 'Ada', pin: 1234 } }), /^invalid AccountOpened data: /],
+    ['a record with no value', null, /^events-2 offset 41: record has no value$/],
+    ['a value that is not JSON', '{"aggregateId":', /^events-2 offset 41: record value is not JSON: /],
+    ['JSON that is not an object', '42', /^events-2 offset 41: invalid event: /],
+    ['JSON null', 'null', /invalid event/],
+    ['an event without an aggregateId', withFields({ aggregateId: undefined }), /invalid event: aggregateId/],
+    ['an event with version 0', withFields({ version: 0 }), /invalid event: version/],
+    ['an event with a fractional version', withFields({ version: 1.5 }), /invalid event: version/],
+    ['an event with a version as text', withFields({ version: '1' }), /invalid event: version/],
+    ['an unknown aggregate type', withFields({ aggregateType: 'loan' }), /: unknown aggregateType "loan"; known: account, alert, tally$/],
+    ['an unknown event type', withFields({ type: 'MoneyStolen' }), /MoneyStolen revision 1: account has no event "MoneyStolen"; known: /],
+    ['an event type that is an Object.prototype member', withFields({ type: 'toString' }), /account has no event "toString"/],
+    ['data failing the event schema', withFields({ type: 'MoneyWithdrawn', data: { amount: -5 } }), /MoneyWithdrawn revision 1: invalid MoneyWithdrawn data: /],
+    ['data with a key the strict schema refuses', withFields({ data: { owner: 'Ada', pin: 1234 } }), /: invalid AccountOpened data: /],
+    ['a key that is not the aggregateId', withFields({ aggregateId: 'acc-2' }), /record key "acc-1" differs from aggregateId "acc-2"/],
   ];
 
   it.each(cases)('reports %s with its partition, offset and reason, and skips it', (_, value, reason) => {
     const fold = new LogFold(aggregates);
-    expect(fold.applyRecord(2, 41, value)).toBe('unusable');
-    expect(fold.unusable).toStrictEqual([{ partition: 2, offset: 41, reason: expect.stringMatching(reason) as unknown }]);
+    expect(fold.applyRecord(record(2, 41, value))).toBe('unusable');
+    expect(fold.unusable).toStrictEqual([{ partition: 2, offset: 41, code: expect.any(String) as unknown, reason: expect.stringMatching(reason) as unknown }]);
     expect(fold).toMatchObject({ applied: 0, duplicates: 0, gaps: [], size: 0 });
     expect(fold.takeDirty()).toStrictEqual([]);
     // Skipped, not a halt: the next record still applies.
-    expect(fold.applyRecord(2, 42, JSON.stringify(valid))).toBe('applied');
+    expect(fold.applyRecord(record(2, 42, JSON.stringify(valid)))).toBe('applied');
     expect(headOf(fold, 'acc-1').version).toBe(1);
   });
 
   it('skips an unusable record in the middle of a history without counting it as a version', () => {
     const [v1, v2, v3] = history('acc-1', opened(), deposited(100), withdrawn(40));
     const fold = new LogFold(aggregates);
-    const steps = [v1, { ...v2!, data: { amount: 'lots' } }, v2, v3].map((e, offset) => fold.applyRecord(0, offset, JSON.stringify(e)));
+    const steps = [v1, { ...v2!, data: { amount: 'lots' } }, v2, v3].map((e, offset) => fold.applyRecord(record(0, offset, JSON.stringify(e))));
     expect(steps).toStrictEqual(['applied', 'unusable', 'applied', 'applied']);
     expect(fold.unusable.map((u) => u.offset)).toStrictEqual([1]);
     expect(fold.gaps).toStrictEqual([]);
@@ -241,7 +245,7 @@ describe('LogFold: takeDirty', () => {
 
     // Duplicates and unusable records change nothing, so there is nothing to write.
     feed(fold, [event('acc-1', 2, deposited(1))], 11);
-    fold.applyRecord(0, 12, 'not json');
+    fold.applyRecord(record(0, 12, 'not json'));
     expect(fold.takeDirty()).toStrictEqual([]);
   });
 });
@@ -414,7 +418,7 @@ describe('LogFold over what the command side wrote', () => {
     // The events topic has three partitions keyed by aggregate; the rebuild reads them one after another.
     const partitionOf = (e: EventRecord) => Number(e.aggregateId.slice('acc-'.length)) % 3;
     const fold = new LogFold(aggregates);
-    for (const p of [2, 0, 1]) topic.filter((e) => partitionOf(e) === p).forEach((e, offset) => fold.applyRecord(p, offset, JSON.stringify(e)));
+    for (const p of [2, 0, 1]) topic.filter((e) => partitionOf(e) === p).forEach((e, offset) => fold.applyRecord(record(p, offset, JSON.stringify(e), e.aggregateId)));
 
     const distinct = new Set(topic.map((e) => e.eventId));
     expect(fold).toMatchObject({ gaps: [], unusable: [], applied: distinct.size, duplicates: topic.length - distinct.size });

@@ -1,0 +1,431 @@
+/**
+ * The chaos run as the infrastructure and its operator: the faults it brings on from outside
+ * the handlers (a broker restart, dependency outages, a recreated commands topic, a rebuild
+ * from the CLI, a table restored from an older copy, the loss of the tables, a hard kill of
+ * everything), and what an operator does about each (drain first, run the rebuild once the
+ * command handler refuses to decide). Each says what happened in a note.
+ */
+import { execFile } from 'node:child_process';
+import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { Admin, Kafka } from 'kafkajs';
+import { ConsumerOffsets } from '../functions/adapters/kafka/consumer-offsets.ts';
+import { createDocumentClient } from '../functions/adapters/dynamodb/clients.ts';
+import type { TopicLog } from '../functions/adapters/kafka/topic-log.ts';
+import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
+import type { KafkaPublisher } from '../functions/adapters/kafka/publisher.ts';
+import { ReadModelsTable } from '../functions/adapters/dynamodb/read-models-table.ts';
+import { ensureTopics } from '../functions/adapters/kafka/topics.ts';
+import { triggerPositions } from '../functions/adapters/kafka/trigger-positions.ts';
+import { sleep } from '../functions/core/async.ts';
+import { aggregates } from '../functions/domain/index.ts';
+import { projections } from '../functions/projections/index.ts';
+import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildReadModels } from '../functions/rebuild/rebuild-projection.ts';
+import { retentionMs, topics as topologyTopics } from '../functions/topology.ts';
+import { provision } from '../local/provision.ts';
+import type { InvocationReport } from '../local/trigger/trigger.ts';
+import { projectRoot } from '../local/stack/paths.ts';
+import type { FaultKind } from './faults.ts';
+import type { ResultsFollower } from './outcomes.ts';
+import { brokerNotOurs, killBroker, restartBroker, type OwnEmulator } from './restarts.ts';
+import { COMMAND_HANDLER, EVENT_HANDLER } from './runtime-protocol.ts';
+import type { RuntimeProcess } from './runtime-process.ts';
+import type { CommandSender } from './sender.ts';
+import type { TcpProxy } from './tcp-proxy.ts';
+import type { PlannedCommand } from './workload.ts';
+
+/** An invocation report, with when the run received it. */
+export interface TimedReport {
+  readonly at: number;
+  readonly report: InvocationReport;
+}
+
+/** How a run loses its tables mid-run. */
+export type TableLoss = 'restart-emulator' | 'drop-tables' | 'none';
+
+/** What the operator works with. */
+export interface RunState {
+  readonly say: (line: string) => void;
+  readonly topics: { readonly commands: string; readonly events: string; readonly results: string; readonly deadLetter: string };
+  readonly tables: { readonly aggregates: string; readonly readModels: string };
+  /** The commands trigger's consumer group. */
+  readonly commandsGroup: string;
+  /** The event trigger's consumer group. */
+  readonly eventsGroup: string;
+  readonly kafka: Kafka;
+  readonly admin: Admin;
+  /** DynamoDB at the emulator itself, not through the runtime's proxy (replaced when the emulator restarts). */
+  readonly dynamo: () => DynamoDBClient;
+  readonly renewDynamo: () => void;
+  /** The runtime process running now (a hard kill replaces it). */
+  readonly runtime: () => RuntimeProcess;
+  /** Starts a new runtime process through npm start's startup path, in place of the current one. */
+  readonly restartRuntime: () => Promise<RuntimeProcess>;
+  /** The hard kill leaves the broker running. */
+  readonly spareBroker: boolean;
+  readonly reports: readonly TimedReport[];
+  readonly count: (kind: FaultKind) => void;
+  readonly note: (line: string) => void;
+  readonly skip: (line: string) => void;
+  readonly sender: CommandSender;
+  readonly follower: ResultsFollower;
+  readonly planned: readonly PlannedCommand[];
+  /** The runtime reaches DynamoDB through it. */
+  readonly proxy: TcpProxy;
+  /** The run's own emulator, when it has one. */
+  readonly emulator: OwnEmulator | undefined;
+  readonly tableLoss: TableLoss;
+  /** How long a dependency outage lasts. */
+  readonly outageMs: number;
+  readonly eventLog: TopicLog;
+  readonly rebuildPublisher: KafkaPublisher;
+  /** How long to wait for the run to drain. */
+  readonly drainTimeoutMs: number;
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** Retries the trigger used to make before it sent a failing batch to its on-failure destination and went on. */
+const OLD_RETRY_BUDGET = 10;
+
+/** Polls `condition` until it holds; false after `timeoutMs`. */
+export const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > until) return false;
+    await sleep(intervalMs);
+  }
+};
+
+/** The consumer group's lag on `topic`: records not yet committed. */
+export const groupLag = async (admin: Admin, groupId: string, topic: string): Promise<number> => {
+  const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
+  return ends.reduce((lag, e) => {
+    const at = Number(committed?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1);
+    return lag + Math.max(0, Number(e.high) - Math.max(at, Number(e.low)));
+  }, 0);
+};
+
+/** The reports that ended a blocked stretch overlapping `from`..`to`: a partition that went on after failing during it. */
+const wentOnAfter = (reports: readonly TimedReport[], from: number, to: number): TimedReport[] =>
+  reports.filter((r) => r.report.outcome === 'ok' && r.report.blockedSince !== undefined && r.report.blockedSince <= to && r.at >= from);
+
+/** How long each handler's partitions stayed blocked across `from`..`to`, and over how many failed attempts. */
+const blockedDuring = (reports: readonly TimedReport[], from: number, to: number): string =>
+  [COMMAND_HANDLER, EVENT_HANDLER]
+    .map((fn) => {
+      const ended = wentOnAfter(reports, from, to).filter((r) => r.report.functionName === fn);
+      if (ended.length === 0) return `${fn} not blocked`;
+      const longest = Math.max(...ended.map((r) => r.at - (r.report.blockedSince ?? r.at)));
+      const attempts = Math.max(...ended.map((r) => r.report.attempt - 1));
+      return `${fn} blocked up to ${seconds(longest)} (${attempts} failed attempts at most${attempts > OLD_RETRY_BUDGET ? `, past the old budget of ${OLD_RETRY_BUDGET}` : ''})`;
+    })
+    .join(', ');
+
+/** The most failed attempts of one batch that was blocked across `from`..`to` and then went on. */
+export const mostAttempts = (reports: readonly TimedReport[], from: number, to: number): number =>
+  Math.max(0, ...wentOnAfter(reports, from, to).map((r) => r.report.attempt - 1));
+
+/** The run as operator. */
+export class Operator {
+  private backup: { items: Record<string, unknown>[]; at: number; sent: number } | undefined;
+  /** Outages by kind: when each began and ended, for the summary. */
+  readonly outages: { kind: FaultKind; from: number; to: number }[] = [];
+
+  constructor(private readonly run: RunState) {}
+
+  private get heads(): AggregatesTable {
+    return new AggregatesTable(createDocumentClient(this.run.dynamo()), this.run.tables.aggregates);
+  }
+
+  /** Waits until no partition of the runtime is blocked (after an outage ends). */
+  private async goneOn(timeoutMs = 180_000): Promise<boolean> {
+    return waitFor(async () => (await this.run.runtime().blocked().catch(() => [1])).length === 0, timeoutMs, 500);
+  }
+
+  /** Stops and starts the broker (this project's stack's only). */
+  async brokerRestart(): Promise<void> {
+    const outcome = await restartBroker(this.run.say);
+    if (!outcome.restarted) return this.run.skip(`broker restart skipped: ${outcome.why}`);
+    this.run.count('broker-restart');
+    this.run.note(`broker-restart: down and up again in ${seconds(outcome.ms)}`);
+  }
+
+  /** Cuts the runtime's connections to DynamoDB for the outage's length; the data stays. */
+  async dynamodbOutage(): Promise<void> {
+    const { say, proxy } = this.run;
+    say(`dynamodb outage: cutting the runtime's connections to DynamoDB for ${seconds(this.run.outageMs)} at least, until a batch has failed more than ten times`);
+    const from = Date.now();
+    await proxy.cut();
+    this.run.count('dynamodb-outage');
+    const pastBudget = await this.lasts(from);
+    await proxy.restore();
+    const to = Date.now();
+    this.outages.push({ kind: 'dynamodb-outage', from, to });
+    const wentOn = await this.goneOn();
+    say(`dynamodb outage: connections restored after ${seconds(to - from)}; ${wentOn ? 'every partition went on' : 'partitions still blocked'}`);
+    this.run.note(
+      `dynamodb-outage: connections cut for ${seconds(to - from)}${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
+    );
+  }
+
+  /** Stops the broker for the outage's length (and until a batch has failed more than ten times), then starts it with its data. */
+  async kafkaOutage(): Promise<void> {
+    const from = Date.now();
+    let pastBudget = false;
+    const outcome = await restartBroker(this.run.say, async () => void (pastBudget = await this.lasts(from)));
+    if (!outcome.restarted) return this.run.skip(`kafka outage skipped: ${outcome.why}`);
+    const to = Date.now();
+    this.run.count('kafka-outage');
+    this.outages.push({ kind: 'kafka-outage', from, to });
+    const wentOn = await this.goneOn();
+    this.run.note(
+      `kafka-outage: broker down ${seconds(outcome.ms)} (data kept)${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
+    );
+  }
+
+  /**
+   * An outage lasts the run's outage length, and on until some batch has failed more than ten
+   * times (the old retry budget, after which the trigger used to skip it), for ten more minutes
+   * at most. True when one did.
+   */
+  private async lasts(from: number): Promise<boolean> {
+    await sleep(Math.max(0, from + this.run.outageMs - Date.now()));
+    // The first attempt and OLD_RETRY_BUDGET retries failed: the one after is past the old budget.
+    return waitFor(() => this.run.reports.some((r) => r.at >= from && r.report.attempt > OLD_RETRY_BUDGET + 1), 600_000, 500);
+  }
+
+  /** Waits until every command sent has a result, the commands trigger has committed everything and nothing is blocked. */
+  private async drain(): Promise<boolean> {
+    const { follower, planned, admin, commandsGroup, topics } = this.run;
+    return waitFor(
+      async () => {
+        await follower.poll().catch(() => undefined);
+        if (follower.missing(planned) > 0) return false;
+        const lag = await groupLag(admin, commandsGroup, topics.commands).catch(() => 1);
+        return lag === 0 && (await this.run.runtime().blocked()).length === 0;
+      },
+      this.run.drainTimeoutMs,
+      500,
+    );
+  }
+
+  /** Deletes the commands topic and creates it again, as an operator would: drained first, so no command is lost with it. */
+  async recreateCommandsTopic(): Promise<void> {
+    const { say, admin, topics } = this.run;
+    say('topic recreation: draining the commands topic first (no new commands until every one sent has its result)');
+    const since = Date.now();
+    if (!(await this.drain())) throw new Error(`topic recreation: the run did not drain within ${seconds(this.run.drainTimeoutMs)}`);
+    const drained = Date.now() - since;
+    await admin.deleteTopics({ topics: [topics.commands], timeout: 30_000 });
+    const gone = await waitFor(async () => !(await admin.listTopics()).includes(topics.commands), 30_000);
+    if (!gone) throw new Error(`topic recreation: ${topics.commands} is still listed 30 s after its deletion`);
+    const created = await waitFor(
+      () => ensureTopics(admin, [{ ...topologyTopics.commands, name: topics.commands }]).then(() => true, () => false),
+      30_000,
+      250,
+    );
+    if (!created) throw new Error(`topic recreation: ${topics.commands} could not be created again`);
+    await this.run.sender.restart();
+    this.run.count('topic-recreated');
+    say(`topic recreation: ${topics.commands} deleted and created again; its offsets start at 0`);
+    this.run.note(`topic-recreated: drained ${this.run.planned.length} commands in ${seconds(drained)}, then deleted and recreated ${topics.commands}; commands went on from offset 0`);
+  }
+
+  /** Runs `kafka-aggregates rebuild` as a child process with the run's names, while commands keep arriving. */
+  async cliRebuild(): Promise<void> {
+    const { say, commandsGroup } = this.run;
+    say('cli rebuild: kafka-aggregates rebuild, while commands keep arriving');
+    const from = Date.now();
+    // Commands wait in the trigger (as behind a backlog) until the rebuild holds its lock, so that batches meet it.
+    await this.run.runtime().pause(COMMAND_HANDLER);
+    const cli = new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['bin/kafka-aggregates.js', 'rebuild'],
+        {
+          cwd: projectRoot,
+          env: { ...process.env, COMMANDS_CONSUMER_GROUP: commandsGroup, POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'true' },
+          maxBuffer: 64 * 1024 * 1024,
+        },
+        (error, out, err) => resolve({ stdout: out, stderr: err, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 2 }),
+      );
+    });
+    let done = false;
+    void cli.finally(() => (done = true));
+    await waitFor(async () => done || (await this.heads.getControl().catch(() => undefined))?.status === 'rebuilding', 120_000, 50);
+    await this.run.runtime().resume(COMMAND_HANDLER);
+    const { stdout, code, stderr } = await cli;
+    if (code !== 0) throw new Error(`cli rebuild: kafka-aggregates rebuild exited with ${code}:\n${stderr.slice(-2000)}`);
+    const report = JSON.parse(stdout) as RebuildReport;
+    const to = Date.now();
+    const held = this.run.reports.filter((r) => r.at >= from && r.report.error?.startsWith('RebuildInProgressError') === true).length;
+    this.run.count('cli-rebuild');
+    say(`cli rebuild: ${report.status} in ${seconds(to - from)}`);
+    this.run.note(
+      `cli-rebuild: kafka-aggregates rebuild ${report.status} in ${seconds(to - from)}: ${report.eventsRead} events, ${report.headsWritten} heads written, ` +
+        `${report.fencedOff} fenced off (a newer head kept), ${report.outboxRepublished} outbox events published; the trigger held ${held} batch(es) on the lock meanwhile`,
+    );
+  }
+
+  /** A point-in-time copy of the aggregates table (commands held for the scan, as a backup is consistent). */
+  async backUpTable(): Promise<void> {
+    const { runtime, tables } = this.run;
+    await runtime().pause(COMMAND_HANDLER);
+    try {
+      const doc = createDocumentClient(this.run.dynamo());
+      const items: Record<string, unknown>[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new ScanCommand({ TableName: tables.aggregates, ConsistentRead: true, ExclusiveStartKey: start }));
+        items.push(...(page.Items ?? []));
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+      this.backup = { items, at: Date.now(), sent: this.run.planned.length };
+    } finally {
+      await runtime().resume(COMMAND_HANDLER);
+    }
+    this.run.say(`table restore: backed up ${this.backup.items.length} items of ${tables.aggregates}`);
+  }
+
+  /**
+   * Replaces the aggregates table by the backup (deleted and restored under its name, the
+   * command handler held meanwhile as the restore makes the table unavailable), then acts as
+   * the operator: once the command handler refuses to decide on it, runs the rebuild.
+   */
+  async restoreTable(): Promise<void> {
+    const { say, runtime, tables } = this.run;
+    const backup = this.backup;
+    if (backup === undefined) throw new Error('table restore: no backup was taken');
+    // The copy must be older than the table: wait until a command sent after it has been decided.
+    const { follower, planned } = this.run;
+    const movedOn = await waitFor(
+      async () => {
+        await follower.poll().catch(() => undefined);
+        return planned.slice(backup.sent).some((p) => !p.resent && follower.byCommand.has(p.command.commandId));
+      },
+      this.run.drainTimeoutMs,
+      500,
+    );
+    if (!movedOn) throw new Error('table restore: no command was decided after the backup');
+    await runtime().pause(COMMAND_HANDLER);
+    const dynamo = this.run.dynamo();
+    await dynamo.send(new DeleteTableCommand({ TableName: tables.aggregates }));
+    await provision();
+    const doc = createDocumentClient(dynamo);
+    for (let i = 0; i < backup.items.length; i += 25) {
+      let pending = backup.items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+      while (pending.length > 0) {
+        const out = await doc.send(new BatchWriteCommand({ RequestItems: { [tables.aggregates]: pending } }));
+        pending = (out.UnprocessedItems?.[tables.aggregates] ?? []) as typeof pending;
+      }
+    }
+    say(`table restore: ${tables.aggregates} replaced by its copy of ${seconds(Date.now() - backup.at)} ago (${backup.items.length} items)`);
+    const refused = await this.refusalAfter(Date.now(), () => runtime().resume(COMMAND_HANDLER));
+    const rebuilt = await this.rebuildHeads();
+    this.run.count('table-restored');
+    this.run.note(
+      `table-restored: ${tables.aggregates} replaced by its copy of ${seconds(Date.now() - backup.at)} earlier; ` +
+        `${refused ? 'the command handler refused it (TableBehindLogError)' : 'NO refusal seen in 30 s'}; rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events`,
+    );
+    if (!refused) this.run.skip('table restore: no TableBehindLogError observed before the rebuild (no batch arrived)');
+  }
+
+  /** Resumes with `resume`, then waits for the command handler to refuse a batch with TableBehindLogError. */
+  private async refusalAfter(since: number, resume: () => Promise<void>): Promise<boolean> {
+    await resume();
+    return waitFor(
+      () => this.run.reports.some((r) => r.at >= since && r.report.functionName === COMMAND_HANDLER && r.report.error?.startsWith('TableBehindLogError') === true),
+      30_000,
+    );
+  }
+
+  /** The snapshot rebuild of the aggregates table, holding the command handler through the runtime. */
+  private rebuildHeads(): Promise<RebuildReport> {
+    const { kafka, topics, commandsGroup, runtime } = this.run;
+    return rebuildAggregates({
+      aggregates,
+      heads: this.heads,
+      eventLog: this.run.eventLog,
+      publisher: this.run.rebuildPublisher,
+      gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
+      commandsTrigger: { positions: () => triggerPositions(kafka, topics.commands, commandsGroup) },
+      dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
+    });
+  }
+
+  /** Loses every table (the run's emulator restarted, or its tables dropped), then rebuilds both once commands are refused. */
+  async loseTables(): Promise<void> {
+    const { say, runtime, tables, tableLoss, emulator } = this.run;
+    say(`table loss (${tableLoss}): holding the command and event handlers`);
+    await Promise.all([runtime().pause(COMMAND_HANDLER), runtime().pause(EVENT_HANDLER)]);
+    if (tableLoss === 'restart-emulator' && emulator !== undefined) {
+      await emulator.restart();
+      this.run.renewDynamo();
+      this.run.count('emulator-restart');
+    } else {
+      for (const table of Object.values(tables)) await this.run.dynamo().send(new DeleteTableCommand({ TableName: table }));
+      this.run.count('table-loss');
+    }
+    await provision();
+    const refused = await this.refusalAfter(Date.now(), () => runtime().resume(COMMAND_HANDLER));
+    if (!refused) this.run.skip('table loss: no TableBehindLogError observed (no batch arrived before the rebuild)');
+    const rebuilt = await this.rebuildHeads();
+    // The read models up to where the event trigger stands, as npm start rebuilds them; it goes on from there.
+    const group = new ConsumerOffsets(this.run.kafka, this.run.topics.events, this.run.eventsGroup);
+    const projected = await rebuildReadModels({
+      aggregates,
+      projections,
+      reactions: [],
+      readModels: new ReadModelsTable(createDocumentClient(this.run.dynamo()), tables.readModels),
+      eventLog: this.run.eventLog,
+      trigger: group,
+    }).finally(() => group.close());
+    await runtime().resume(EVENT_HANDLER);
+    say(`table loss: rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models from ${projected.eventsRead}; both handlers run again`);
+    this.run.note(
+      `${tableLoss === 'restart-emulator' ? 'emulator-restart' : 'table-loss'}: every table lost; ${refused ? 'the command handler refused (TableBehindLogError)' : 'NO refusal seen'}; ` +
+        `rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models (${projected.applied} applications) from ${projected.eventsRead}`,
+    );
+  }
+
+  /**
+   * Kills everything with SIGKILL, as a machine that loses power: the runtime process, the
+   * broker (when it is this project's stack's and not spared) and the run's emulator (every
+   * table lost). Then starts the emulator again, as npm start would start the stack's own,
+   * and a new runtime process through npm start's startup path, which starts the broker,
+   * provisions, and rebuilds whatever is behind the events topic before letting each side go on.
+   */
+  async hardKill(): Promise<void> {
+    const { say, emulator, runtime } = this.run;
+    const from = Date.now();
+    const killed: string[] = [];
+    const spared: string[] = [];
+    const old = runtime();
+    await old.kill();
+    killed.push(`runtime ${old.pid}`);
+    const brokerWhy = this.run.spareBroker ? 'the run leaves it alone' : await brokerNotOurs();
+    if (brokerWhy === undefined) killed.push(`broker ${await killBroker()}`);
+    else spared.push(`broker (${brokerWhy})`);
+    if (emulator !== undefined) {
+      const pid = emulator.pid();
+      await emulator.kill();
+      killed.push(`emulator ${pid ?? '?'}`);
+    } else spared.push('emulator (AWS_ENDPOINT_URL_DYNAMODB is not the run\'s)');
+    say(`hard kill: SIGKILL to ${killed.join(', ')}${spared.length > 0 ? `; spared ${spared.join(', ')}` : ''}`);
+    if (emulator !== undefined) {
+      await emulator.start();
+      this.run.renewDynamo();
+    }
+    const next = await this.run.restartRuntime();
+    const back = Date.now() - from;
+    this.run.count('hard-kill');
+    say(`hard kill: back in ${seconds(back)}; ${next.startup.join('; ')}`);
+    this.run.note(
+      `hard-kill: SIGKILL to ${killed.join(', ')}${spared.length > 0 ? ` (spared ${spared.join(', ')})` : ''}; ` +
+        `back in ${seconds(back)} through npm start's startup path (runtime ${next.pid}): ${next.startup.join('; ') || 'nothing to rebuild'}`,
+    );
+  }
+}

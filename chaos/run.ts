@@ -1,0 +1,181 @@
+/**
+ * `npm run chaos`: the chaos run from the command line. Prints the seed and the command line
+ * that replays it, then commands sent, accepted and rejected, every fault kind with its
+ * count and what each infrastructure fault did, violations, events lost and duration. Exit 0
+ * only when there is no violation and no event was lost.
+ */
+import { randomInt } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { configuredEndpoint } from '../functions/config.ts';
+import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureFault, type TableLoss } from './chaos.ts';
+import { FAULT_KINDS } from './faults.ts';
+import { formatReport } from '../local/verify/report.ts';
+import { startOwnEmulator, type OwnEmulator } from './restarts.ts';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const help = `Usage: npm run chaos -- [--commands 10000] [--accounts 300] [--seed n] [--rate 400] [--fault-rate 0.3]
+                            [--outage 180] [--large-every 1000] [--skip fault,...] [--no-broker-restart]
+                            [--no-table-loss] [--emulator-port 8011] [--keep]
+
+Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
+re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 180-200 KB
+of metadata) through the emulated MSK trigger and the real command side, in a runtime process
+of its own, on topics, tables and consumer groups of its own. Inside the handlers it injects
+crashes after the DynamoDB commit, mid-publish and before the offset commit, duplicate
+deliveries, two invocations racing on one partition and throttling. On the infrastructure,
+one after another while commands keep coming, it brings on:
+  topic-recreated   the commands topic drained, deleted and created again
+  broker-restart    the local broker stopped and started (when this project's stack runs it)
+  dynamodb-outage   the runtime's connections to DynamoDB cut (a proxy of the run's own), --outage seconds and on
+                    until a batch has failed more than the old budget of ten retries
+  kafka-outage      the local broker stopped as long, then started with its data
+  cli-rebuild       kafka-aggregates rebuild run as a child process during load
+  table-restored    the aggregates table replaced by an older copy of itself; the run rebuilds once commands are refused
+  table-loss        the run's emulator restarted (every table lost), or with an endpoint of someone else's its tables deleted
+  hard-kill         the runtime, the broker and the emulator killed with SIGKILL, then npm start's startup path
+DynamoDB is a moto server of the run's own on --emulator-port, unless AWS_ENDPOINT_URL_DYNAMODB
+or AWS_ENDPOINT_URL is set. Then waits for quiescence, runs the invariant checker and compares every result with
+the outcome decided in order.
+
+Options:
+  --outage <s>          least length of each dependency outage, in seconds (default 180)
+  --large-every <n>     a burst of ten large commands every n commands (0: none; default 1000)
+  --skip <faults>       infrastructure faults to leave out, comma separated (names above)
+  --no-broker-restart   leave the broker alone: no broker-restart or kafka-outage, and the hard kill spares it
+  --no-table-loss       no table-loss
+  --keep                keep the run's topics and tables
+
+Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error.`;
+
+const { values } = parseArgs({
+  options: {
+    commands: { type: 'string', default: '10000' },
+    accounts: { type: 'string', default: '300' },
+    seed: { type: 'string' },
+    rate: { type: 'string', default: '400' },
+    'fault-rate': { type: 'string', default: '0.3' },
+    outage: { type: 'string', default: '180' },
+    'large-every': { type: 'string', default: '1000' },
+    skip: { type: 'string', default: '' },
+    'no-broker-restart': { type: 'boolean', default: false },
+    'no-table-loss': { type: 'boolean', default: false },
+    'emulator-port': { type: 'string', default: '8011' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+const n = (value: number): string => value.toLocaleString('en');
+
+const print = (report: ChaosReport, replay: string): void => {
+  const width = Math.max(...FAULT_KINDS.map((k) => k.length));
+  const lines = [
+    '',
+    `chaos run ${report.runId}`,
+    `seed        ${report.seed}   replay: ${replay}`,
+    `commands    ${n(report.sent)} sent (${n(report.resent)} re-sent commandIds): ${n(report.accepted)} accepted, ${n(report.rejected)} rejected ` +
+      `(${Object.entries(report.rejections).sort(([, a], [, b]) => b - a).map(([code, count]) => `${code} ${n(count)}`).join(', ')})`,
+    'faults',
+    ...FAULT_KINDS.map((k) => `  ${k.padEnd(width)} ${n(report.faults[k] ?? 0).padStart(6)}`),
+    `effects     ${n(report.effects.partialBatches)} partial batches (a head that did not fit one write), ${n(report.effects.publishedInChunks)} batches whose events went out in chunks`,
+    ...report.notes.map((note) => `  ${note}`),
+    ...report.skipped.map((s) => `skipped     ${s}`),
+    `invocations ${n(report.invocations.ok)} ok; failed and retried: ${Object.entries(report.invocations.failed).map(([name, count]) => `${name} ${n(count)}`).join(', ') || 'none'}`,
+    ...formatReport(report.check, 20),
+    `outcomes    ${n(report.mismatches.length)} command(s) whose results differ from the in-order decision, ${n(report.missingResults)} without any result`,
+    ...report.mismatches.slice(0, 10).map((m) => `  ${m.aggregateId} ${m.commandId}: expected ${JSON.stringify(m.expected)}, got ${JSON.stringify(m.actual)}`),
+    `events lost ${n(report.eventsLost)}`,
+    `quiescent   ${report.quiescent ? 'yes (every command has a result, consumer lag 0)' : 'NO: timed out waiting'}`,
+    `duration    ${(report.durationMs / 1000).toFixed(1)} s`,
+    `runtime log ${report.runtimeLog}`,
+    report.names.kept ? `kept        topics ${report.names.topics.join(', ')}; tables ${report.names.tables.join(', ')}` : 'cleaned up  the run\'s topics and tables are deleted',
+  ];
+  for (const line of lines) console.log(line);
+};
+
+const main = async (): Promise<number> => {
+  if (values.help === true) {
+    console.log(help);
+    return 0;
+  }
+  const seed = values.seed === undefined ? randomInt(1, 2 ** 31 - 1) : Number(values.seed);
+  const commands = Number(values.commands);
+  const accounts = Number(values.accounts);
+  const rate = Number(values.rate);
+  const outage = Number(values.outage);
+  const largeEvery = Number(values['large-every']);
+  const faultRate = Number(values['fault-rate']);
+  const skip = values.skip.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = skip.filter((s) => !(INFRASTRUCTURE_FAULTS as readonly string[]).includes(s));
+  if (
+    ![seed, commands, accounts, rate, outage].every((v) => Number.isSafeInteger(v) && v > 0) ||
+    !(Number.isSafeInteger(largeEvery) && largeEvery >= 0) ||
+    !(faultRate >= 0 && faultRate <= 1) ||
+    unknown.length > 0
+  ) {
+    console.error(
+      `chaos: --commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
+        `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}\n\n${help}`,
+    );
+    return 2;
+  }
+  const replay = [
+    'npm run chaos --',
+    `--seed ${seed} --commands ${commands} --accounts ${accounts} --rate ${rate} --fault-rate ${faultRate} --outage ${outage} --large-every ${largeEvery}`,
+    skip.length > 0 ? `--skip ${skip.join(',')}` : '',
+    values['no-broker-restart'] ? '--no-broker-restart' : '',
+    values['no-table-loss'] ? '--no-table-loss' : '',
+  ].filter((s) => s !== '').join(' ');
+  console.log(`chaos: seed ${seed}; replay with: ${replay}`);
+
+  // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.
+  let emulator: OwnEmulator | undefined;
+  let tableLoss: TableLoss = values['no-table-loss'] ? 'none' : 'drop-tables';
+  if (configuredEndpoint('DYNAMODB') === undefined) {
+    emulator = await startOwnEmulator(Number(values['emulator-port']));
+    if (tableLoss !== 'none') tableLoss = 'restart-emulator';
+    console.log(`chaos: DynamoDB is a moto server of the run's own at ${emulator.endpoint}, restarted and killed mid-run`);
+  } else
+    console.log(
+      `chaos: DynamoDB is ${configuredEndpoint('DYNAMODB')}: the emulator is not ours to restart; the run deletes and recreates its tables instead, and the hard kill spares it`,
+    );
+  // Ctrl-C: the runtime process ends with this one (its IPC channel closes); the emulator is detached and must be stopped.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      console.error(`\nchaos: ${signal}: stopping the run's emulator; the run's topics and tables are kept`);
+      void (emulator?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+    });
+  const brokerFaults: readonly InfrastructureFault[] = ['broker-restart', 'kafka-outage'];
+  const faults = INFRASTRUCTURE_FAULTS.filter((f) => !skip.includes(f) && !(values['no-broker-restart'] && brokerFaults.includes(f)));
+  try {
+    const report = await runChaos({
+      commands,
+      accounts,
+      seed,
+      rate,
+      faults,
+      outageMs: outage * 1000,
+      largeEvery,
+      tableLoss,
+      spareBroker: values['no-broker-restart'],
+      ...(emulator === undefined ? {} : { emulator }),
+      rates: { invocation: faultRate, throttle: 0.02, storm: 0.002 },
+      keep: values.keep,
+      log: (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`),
+    });
+    print(report, replay);
+    return report.check.violations.length === 0 && report.eventsLost === 0 && report.mismatches.length === 0 && report.quiescent ? 0 : 1;
+  } finally {
+    await emulator?.stop();
+  }
+};
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,168 @@
+/**
+ * The local system's startup, as `npm start` runs it (and tests that restart it): the stack
+ * (or the endpoints KAFKA_BROKERS / AWS_ENDPOINT_URL_DYNAMODB give), the topology's topics
+ * and tables, then every triggered function through the emulated MSK trigger, each side held
+ * until its tables are in step with the events topic:
+ *
+ * - the aggregates table behind the log: the command side starts paused, the snapshot
+ *   rebuild catches the table up, then commands go through;
+ * - the read models behind the log (their table lost its items while the event trigger's
+ *   consumer group kept its offsets): the event side starts paused, every projection and
+ *   reaction checkpoint is rebuilt up to where that group stands (a replay issues no
+ *   command), then events go on from exactly there.
+ */
+import type { Kafka } from 'kafkajs';
+import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { topicName } from '../../functions/config.ts';
+import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { composeRebuild } from '../../functions/compose.ts';
+import { provision, type ProvisionResult } from '../provision.ts';
+import { startStack, type StackHandle } from '../stack/stack.ts';
+import { mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';
+import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
+import type { Backoff } from '../trigger/outcome.ts';
+import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../trigger/trigger.ts';
+
+/** Options of {@link startSystem}. */
+export interface SystemOptions {
+  /** Where the startup's lines go (`[stack] …`, `[rebuild] …`, `[trigger] …`). */
+  readonly log: (line: string) => void;
+  /** The mappings to run. @default mappingsFromTopology() */
+  readonly mappings?: readonly TriggerMapping[];
+  /** File for the blocked partitions (`kafka-aggregates status`). @default none */
+  readonly statusFile?: string;
+  /** Asked between the steps: true stops the startup early (a signal arrived). @default never */
+  readonly cancelled?: () => boolean;
+  /** Told of every invocation's outcome too (a harness that counts them). @default nothing */
+  readonly onInvocation?: (report: InvocationReport) => void;
+  /** Backoff of the triggers' retries. @default the trigger's (200 ms doubling up to 30 s) */
+  readonly backoff?: Backoff;
+  /** The triggers' consumer session timeout (see TriggerOptions). @default 30 s */
+  readonly sessionTimeoutMs?: number;
+}
+
+/** The running system. */
+export interface RunningSystem {
+  readonly stack: StackHandle;
+  readonly provisioned: ProvisionResult;
+  /** Undefined when the startup was cancelled before the triggers started. */
+  readonly triggers: Triggers | undefined;
+  readonly kafka: Kafka;
+  /** Stops the triggers and the clients, then what the stack started (nothing that ran before). */
+  stop(): Promise<void>;
+}
+
+/** `[rebuild] …` progress lines, at most one every two seconds while reading. */
+const progressLine = (log: (line: string) => void, what: string): ((p: Progress) => void) => {
+  let lastSaid = 0;
+  return (p) => {
+    if (p.phase === 'reading' && Date.now() - lastSaid < 2_000) return;
+    lastSaid = Date.now();
+    log(`[rebuild] ${what} ${p.phase}: ${p.eventsRead.toLocaleString('en')} of ${p.eventsTotal.toLocaleString('en')} events`);
+  };
+};
+
+/** Starts the local system; resolves once every trigger runs and every held side has caught up. */
+export const startSystem = async (options: SystemOptions): Promise<RunningSystem> => {
+  const { log } = options;
+  const cancelled = options.cancelled ?? (() => false);
+  const stack = await startStack({ log: (line) => log(`[stack] ${line}`) });
+  const kafka = createKafka('kafka-aggregates-start');
+  const mappings = options.mappings ?? mappingsFromTopology();
+  const groupOf = (topic: string) => mappings.find((m) => m.topic === topic)?.consumerGroupId;
+  // The rebuild reads where this system's own triggers stand.
+  const rebuild = composeRebuild({
+    kafka,
+    groups: {
+      ...(groupOf(topicName('commands')) === undefined ? {} : { commandsTrigger: groupOf(topicName('commands')) }),
+      ...(groupOf(topicName('events')) === undefined ? {} : { eventsTrigger: groupOf(topicName('events')) }),
+    },
+  });
+  let triggers: Triggers | undefined;
+  const stop = async (): Promise<void> => {
+    await triggers?.stop().catch((error: unknown) => log(`stopping the triggers failed: ${String(error)}`));
+    await rebuild.close().catch(() => undefined);
+    if (stack.started.length > 0) {
+      log(`Stopping ${stack.started.join(', ')} (started here)...`);
+      await stack.stop();
+    }
+  };
+  try {
+    const provisioned = await provision();
+    if (provisioned.createdTopics.length + provisioned.createdTables.length > 0)
+      log(`[provision] created topics [${provisioned.createdTopics.join(', ')}], tables [${provisioned.createdTables.join(', ')}]`);
+    for (const line of provisioned.alteredTopics) log(`[provision] brought in line with the topology: ${line}`);
+    const system: RunningSystem = { stack, provisioned, kafka, stop, get triggers() { return triggers; } };
+    if (cancelled()) return system;
+
+    const on = (topic: string) => mappings.filter((m) => m.topic === topic).map((m) => m.functionName);
+    const eventSide = mappings.find((m) => m.topic === topicName('events'));
+    const aggregatesState = await aggregatesReadiness(kafka);
+    const readModelsState = eventSide === undefined ? 'ready' : await readModelsReadiness(kafka, eventSide.consumerGroupId);
+    const holdCommands = aggregatesState === 'behind' || aggregatesState === 'rebuilding' ? on(topicName('commands')) : [];
+    const holdEvents = readModelsState === 'behind' || readModelsState === 'rebuilding' ? on(topicName('events')) : [];
+
+    const commandSide = on(topicName('commands'));
+    const triggerLine = (line: string) => log(`${new Date().toISOString().slice(11, 23)}  [trigger] ${line}`);
+    // The command side refuses a table behind its log (restored from a backup, or it lost items
+    // while running): as at the start, hold it and rebuild, rather than wait for someone to.
+    let healing: Promise<void> | undefined;
+    const onInvocation = (r: InvocationReport): void => {
+      triggerLine(formatReport(r));
+      options.onInvocation?.(r);
+      if (r.outcome !== 'ok' && commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true && healing === undefined)
+        healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
+    };
+    const running = await startTriggers({
+      kafka,
+      mappings,
+      startPaused: [...holdCommands, ...holdEvents],
+      ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+      log: triggerLine,
+      onInvocation,
+    });
+    triggers = running;
+    const rebuildAggregatesTable = async (why: string): Promise<void> => {
+      log(`[rebuild] the aggregates table ${why}: ${commandSide.join(', ')} held until the snapshot rebuild has caught up`);
+      try {
+        const report = await rebuild.run(
+          {},
+          {
+            gate: {
+              pause: async () => void (await Promise.all(commandSide.map((name) => running.pause(name)))),
+              resume: () => Promise.resolve(commandSide.forEach((name) => running.resume(name))),
+            },
+            onProgress: progressLine(log, 'aggregates'),
+          },
+        );
+        log(`[rebuild] aggregates ${'status' in report ? report.status : 'done'}; commands go through`);
+      } catch (error) {
+        // The command side stays as it was: its batches keep failing (and saying why) until a rebuild succeeds.
+        log(`[rebuild] aggregates failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+        for (const name of commandSide) running.resume(name);
+      }
+    };
+    if (cancelled()) return system;
+
+    if (holdCommands.length > 0)
+      await rebuildAggregatesTable(aggregatesState === 'behind' ? 'is behind the events topic' : 'is mid-rebuild');
+    if (cancelled()) return system;
+
+    if (eventSide !== undefined && holdEvents.length > 0) {
+      log(
+        `[rebuild] the read models are ${readModelsState === 'behind' ? 'behind the events topic (their table lost its items, consumer group ' + eventSide.consumerGroupId + ' kept its offsets)' : 'mid-rebuild'}: ` +
+          `${holdEvents.join(', ')} held until projections and reaction checkpoints are rebuilt up to where that group stands`,
+      );
+      const report = await rebuild.run({ readModels: true }, { onProgress: progressLine(log, 'read models') });
+      if ('itemsWiped' in report)
+        log(`[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`);
+      for (const name of holdEvents) running.resume(name);
+    }
+    return system;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};

@@ -1,0 +1,64 @@
+/**
+ * Reads what the invariant checker looks at: the events and results topics up to their end
+ * offsets (through the framework's own TopicLog reader), the heads of the aggregates table
+ * and the `account-summary` rows of the read-models table. A table that does not exist is
+ * left out, and the checker says it did not check it.
+ */
+import type { Kafka } from 'kafkajs';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
+import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import type { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
+import type { History, SummaryRow, TopicRecord } from './invariants.ts';
+
+/** Where the history is. */
+export interface HistorySources {
+  readonly kafka: Kafka;
+  readonly eventsTopic: string;
+  readonly resultsTopic: string;
+  readonly heads?: Pick<AggregatesTable, 'scanAll'>;
+  readonly readModels?: Pick<ReadModelsTable, 'query'>;
+}
+
+/** Every record of `topic` from its start to the end offsets of the moment; and whether retention has deleted any. */
+export const readTopicRecords = async (kafka: Kafka, topic: string): Promise<{ records: TopicRecord[]; complete: boolean }> => {
+  const log = new TopicLog(kafka, topic);
+  try {
+    const { start, end } = await log.offsets();
+    const records: TopicRecord[] = [];
+    await log.read(start, end, (chunk) => {
+      for (const r of chunk) records.push({ topic, partition: r.partition, offset: r.offset, key: r.key?.toString('utf8') ?? null, value: r.value?.toString('utf8') ?? null });
+      return Promise.resolve('continue' as const);
+    });
+    records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+    return { records, complete: Object.values(start).every((o) => o === 0) };
+  } finally {
+    await log.close();
+  }
+};
+
+const missingTable = (error: unknown): boolean => error instanceof Error && error.name === 'ResourceNotFoundException';
+
+/** Reads the topics first, then the tables (a head committed meanwhile is ahead of the log, which the checker allows unless quiescent). */
+export const readHistory = async (sources: HistorySources): Promise<History> => {
+  const [events, results] = await Promise.all([readTopicRecords(sources.kafka, sources.eventsTopic), readTopicRecords(sources.kafka, sources.resultsTopic)]);
+  const absentIfMissing = (error: unknown): undefined => {
+    if (missingTable(error)) return undefined;
+    throw error;
+  };
+  const heads = sources.heads === undefined ? undefined : await sources.heads.scanAll().then((s) => s.heads, absentIfMissing);
+  const summaries: SummaryRow[] | undefined =
+    sources.readModels === undefined
+      ? undefined
+      : await sources.readModels.query(accountSummary.name).then(
+          (rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })),
+          absentIfMissing,
+        );
+  return {
+    events: events.records,
+    results: results.records,
+    resultsComplete: results.complete,
+    ...(heads === undefined ? {} : { heads }),
+    ...(summaries === undefined ? {} : { summaries }),
+  };
+};
