@@ -3,7 +3,7 @@
  * handlers through the emulated MSK trigger (startTriggers) on topics, tables and consumer
  * groups of their own, one after the other, on the same broker and DynamoDB emulator:
  *
- *   npm run bench -- --commands 1000 --shapes 1,10,100 --rate 100 --steady 500
+ *   npm run bench -- grouped --commands 1000 --shapes 1,10,100 --rate 100 --steady 500
  *
  * For each shape (commands per aggregate, sent aggregate by aggregate so a trigger batch holds
  * whole aggregates), it sends the commands as fast as it can and measures end-to-end commands
@@ -213,7 +213,7 @@ const main = async (): Promise<boolean> => {
       ['node', process.version],
       ['load average at the end', loadavg().map((l) => l.toFixed(1)).join(' ')],
       ['setup', ''],
-      ['command', `npm run bench -- --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
+      ['command', `npm run bench -- grouped --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
       ['trigger', `emulated MSK trigger (local/trigger startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`],
       ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
       ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/handlers/commands.ts builds it'],

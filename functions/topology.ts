@@ -169,8 +169,10 @@ export type TableKey = keyof typeof tables;
 export const functions = {
   commandHandler: {
     entry: 'functions/handlers/commands.ts',
-    // No batching window: a client waits for its result. Under load batches fill by themselves.
-    trigger: { topic: 'commands', batchSize: 500, maxBatchingWindowSeconds: 0, consumerGroupId: 'kafka-aggregates-command-handler' },
+    // No batching window: a client waits for its result. Under load batches fill by themselves,
+    // and a large batch pays: its cost is one write per aggregate it holds, however many
+    // commands each has (the payload stays far under Lambda's 6 MB at this size).
+    trigger: { topic: 'commands', batchSize: 5000, maxBatchingWindowSeconds: 0, consumerGroupId: 'kafka-aggregates-command-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
     // It reads its own topic back, only when a batch does not line up with its partition's checkpoint.
@@ -182,7 +184,9 @@ export const functions = {
   },
   eventHandler: {
     entry: 'functions/handlers/events.ts',
-    trigger: { topic: 'events', batchSize: 1000, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-event-handler' },
+    // As for commands: one write per projection row and reaction checkpoint a batch touches.
+    // Lambda cuts a batch at its 6 MB payload limit, whatever the size says.
+    trigger: { topic: 'events', batchSize: 5000, maxBatchingWindowSeconds: 1, consumerGroupId: 'kafka-aggregates-event-handler' },
     timeoutSeconds: 60,
     memoryMb: 512,
     // Reactions send commands; malformed events go to the dead-letter topic.

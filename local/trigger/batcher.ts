@@ -33,6 +33,11 @@ export class PartitionBuffer {
     return this.count;
   }
 
+  /** Records waiting in one partition. */
+  queued(tp: string): number {
+    return this.queues.get(tp)?.length ?? 0;
+  }
+
   /** Adds a record in offset order; drops it (false) when it is committed already or queued. */
   add(record: MskRecord, now: number): boolean {
     const tp = topicPartition(record);

@@ -98,12 +98,13 @@ export class Poller {
   private readonly batches = new Set<Promise<void>>();
   private readonly idleWaiters = new Set<() => void>();
   private readonly resumeWaiters = new Set<() => void>();
-  private readonly roomWaiters = new Set<() => void>();
   private readonly sleepers = new Set<() => void>();
   /** Partitions waiting on a failing batch, by `topic-partition`. */
   private readonly blockedPartitions = new Map<string, BlockedPartition>();
-  /** Buffered records above which the consumer stops taking more (it keeps heartbeating). */
+  /** Records waiting in one partition above which its fetching pauses, until its batches have taken them. */
   private readonly highWater: number;
+  /** Partitions whose fetching is paused because enough of their records wait here. */
+  private readonly full = new Set<string>();
 
   constructor(
     readonly mapping: TriggerMapping,
@@ -126,7 +127,7 @@ export class Poller {
       this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)));
       // The consumer reads again from the committed offsets: what waited would come twice.
       this.buffer.clear();
-      this.notify(this.roomWaiters);
+      this.fetchAgain();
     });
     consumer.on(consumer.events.CRASH, ({ payload }) =>
       this.deps.log(`${this.mapping.functionName}: consumer crashed (${message(payload.error)})${payload.restart ? ', restarting' : ''}`),
@@ -163,7 +164,7 @@ export class Poller {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
-    for (const waiters of [this.resumeWaiters, this.roomWaiters, this.sleepers]) this.notify(waiters);
+    for (const waiters of [this.resumeWaiters, this.sleepers]) this.notify(waiters);
     await Promise.allSettled([...this.batches]);
     await this.consumer?.disconnect();
     await this.admin?.disconnect();
@@ -174,10 +175,9 @@ export class Poller {
     waiters.clear();
   }
 
-  private async onBatch(payload: EachBatchPayload): Promise<void> {
+  private onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
-    const live = (): boolean => payload.isRunning() && !payload.isStale() && !this.stopping;
-    if (!live()) return;
+    if (!payload.isRunning() || payload.isStale() || this.stopping) return Promise.resolve();
     const now = Date.now();
     const tp = `${batch.topic}-${batch.partition}`;
     const first = batch.messages[0]?.offset;
@@ -191,16 +191,23 @@ export class Poller {
     for (const m of batch.messages) if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
     // Moves the fetch position only; offsets are committed after the handler succeeds.
     payload.resolveOffset(batch.lastOffset());
+    // A partition with enough waiting stops fetching, and only it: kafkajs's fetch loop waits
+    // for every eachBatch of a fetch, so waiting here would starve the other partitions.
+    if (this.buffer.queued(tp) >= this.highWater && !this.full.has(tp)) {
+      this.full.add(tp);
+      payload.pause();
+    }
     this.pump();
-    while (this.buffer.size >= this.highWater && live()) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 3000);
-        this.roomWaiters.add(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      await payload.heartbeat();
+    return Promise.resolve();
+  }
+
+  /** Fetches again for the partitions that paused while full, once their batches have taken enough. */
+  private fetchAgain(): void {
+    for (const tp of this.full) {
+      if (this.buffer.queued(tp) >= this.highWater) continue;
+      this.full.delete(tp);
+      const cut = tp.lastIndexOf('-');
+      this.consumer?.resume([{ topic: tp.slice(0, cut), partitions: [Number(tp.slice(cut + 1))] }]);
     }
   }
 
@@ -211,14 +218,12 @@ export class Poller {
     if (this.paused || this.stopping) return;
     const now = Date.now();
     const windowMs = this.mapping.maxBatchingWindowSeconds * 1000;
-    let took = false;
     while (this.buffer.ready(now, this.mapping.batchSize, windowMs)) {
       const running = this.runBatch(this.buffer.take(this.mapping.batchSize));
       this.batches.add(running);
       void running.finally(() => this.batches.delete(running));
-      took = true;
     }
-    if (took) this.notify(this.roomWaiters);
+    this.fetchAgain();
     const wait = this.buffer.wakeIn(now, windowMs);
     if (wait !== undefined) this.timer = setTimeout(() => this.pump(), wait);
   }

@@ -210,6 +210,25 @@ describe('the emulated MSK trigger', () => {
     expect(readStatus(statusFile)?.blocked).toEqual([]);
   });
 
+  it('keeps other partitions going while a blocked partition has more records waiting than its high water', async () => {
+    const topic = await newTopic(2);
+    const m = mapping(topic, { batchSize: 10 });
+    script(m.functionName, { alwaysFail: true, onlyPartition: 0 });
+    // Far more than the high water (max(2 × batchSize, 1000)) behind the failing batch.
+    await produce(topic, Array.from({ length: 1500 }, (_, i) => `p0-${i}`), 0);
+    const { reports } = await start(m, { backoffMs: 100 });
+    await waitFor('the first failure', () => reports.some((r) => r.outcome === 'failed'));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await produce(topic, ['p1-0', 'p1-1'], 1);
+
+    await waitFor('the other partition', async () => (await committed(m.consumerGroupId, topic, 1)) === 2);
+    expect(await committed(m.consumerGroupId, topic, 0)).toBe(-1);
+    script(m.functionName, {});
+    await waitFor('every record of the blocked partition', async () => (await committed(m.consumerGroupId, topic, 0)) === 1500, 60_000);
+    const seen = invocationsOf(m.functionName).filter((i) => !i.failed).flatMap((i) => i.offsets[`${topic}-0`] ?? []);
+    expect(seen).toEqual(Array.from({ length: 1500 }, (_, i) => i));
+  });
+
   it('pauses (waiting for the running invocation to end) and resumes from where it was', async () => {
     const topic = await newTopic();
     const m = mapping(topic);
