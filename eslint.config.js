@@ -14,21 +14,99 @@ const notBelow = (folders) => folders.map((f) => (f.endsWith('.ts') ? `**/${f}` 
  * compose.ts wires everything, and the handlers only call it.
  */
 const LAYERS = [
-  { layer: 'core', pure: true, mayNot: ['domain', 'control', 'command', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'] },
-  { layer: 'domain', pure: true, mayNot: ['control', 'command', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'] },
-  { layer: 'control', pure: true, mayNot: ['domain', 'command', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'] },
-  { layer: 'command', pure: false, mayNot: ['domain', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'] },
-  { layer: 'event', pure: false, mayNot: ['domain', 'command', 'command-api', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'] },
+  {
+    layer: 'core',
+    pure: true,
+    mayNot: [
+      'domain',
+      'control',
+      'command',
+      'command-api',
+      'event',
+      'rebuild',
+      'projections',
+      'reactions',
+      'adapters',
+      'config.ts',
+      'topology.ts',
+    ],
+  },
+  {
+    layer: 'domain',
+    pure: true,
+    mayNot: ['control', 'command', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'],
+  },
+  {
+    layer: 'control',
+    pure: true,
+    mayNot: ['domain', 'command', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'],
+  },
+  {
+    layer: 'command',
+    pure: false,
+    mayNot: ['domain', 'command-api', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'],
+  },
+  {
+    layer: 'event',
+    pure: false,
+    mayNot: ['domain', 'command', 'command-api', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'],
+  },
   {
     layer: 'rebuild',
     pure: false,
     // The rebuild shares the head's shape and the partition checkpoints with the command side, never its processor.
-    mayNot: ['domain', 'command/process-batch.ts', 'command/decide-aggregate.ts', 'command/decide-one.ts', 'command/check-partitions.ts', 'command/dedupe.ts', 'command/decode.ts', 'command-api', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'],
+    mayNot: [
+      'domain',
+      'command/process-batch.ts',
+      'command/decide-aggregate.ts',
+      'command/decide-one.ts',
+      'command/check-partitions.ts',
+      'command/dedupe.ts',
+      'command/decode.ts',
+      'command-api',
+      'projections',
+      'reactions',
+      'adapters',
+      'config.ts',
+      'topology.ts',
+    ],
   },
-  { layer: 'command-api', pure: true, mayNot: ['command/process-batch.ts', 'command/decide-aggregate.ts', 'event', 'rebuild', 'projections', 'reactions', 'adapters', 'config.ts', 'topology.ts'] },
-  { layer: 'projections', pure: false, mayNot: ['command', 'command-api', 'rebuild', 'reactions', 'adapters', 'event/process-batch.ts', 'topology.ts'] },
-  { layer: 'reactions', pure: false, mayNot: ['command', 'command-api', 'rebuild', 'projections', 'adapters', 'event/process-batch.ts', 'topology.ts'] },
-  { layer: 'adapters', pure: false, mayNot: ['command/process-batch.ts', 'command/decide-aggregate.ts', 'event/process-batch.ts', 'rebuild/rebuild-aggregates.ts', 'rebuild/rebuild-projection.ts'] },
+  {
+    layer: 'command-api',
+    pure: true,
+    mayNot: [
+      'command/process-batch.ts',
+      'command/decide-aggregate.ts',
+      'event',
+      'rebuild',
+      'projections',
+      'reactions',
+      'adapters',
+      'config.ts',
+      'topology.ts',
+    ],
+  },
+  {
+    layer: 'projections',
+    pure: false,
+    mayNot: ['command', 'command-api', 'rebuild', 'reactions', 'adapters', 'event/process-batch.ts', 'topology.ts'],
+  },
+  {
+    layer: 'reactions',
+    pure: false,
+    mayNot: ['command', 'command-api', 'rebuild', 'projections', 'adapters', 'event/process-batch.ts', 'topology.ts'],
+  },
+  {
+    layer: 'adapters',
+    pure: false,
+    mayNot: [
+      'command/process-batch.ts',
+      'command/decide-aggregate.ts',
+      'event/process-batch.ts',
+      'rebuild/rebuild-aggregates.ts',
+      'rebuild/rebuild-projection.ts',
+    ],
+  },
 ];
 
 const layers = LAYERS.map(({ layer, pure, mayNot }) => ({
@@ -39,7 +117,10 @@ const layers = LAYERS.map(({ layer, pure, mayNot }) => ({
       {
         patterns: [
           ...(pure ? [{ group: io, message: `functions/${layer} is pure: no I/O, no AWS SDK, no Kafka.` }] : []),
-          { group: [...notBelow(mayNot), ...wiring], message: `functions/${layer} may not import this layer (docs/DESIGN.md, "Layers"): declare a port, let an adapter implement it.` },
+          {
+            group: [...notBelow(mayNot), ...wiring],
+            message: `functions/${layer} may not import this layer (docs/DESIGN.md, "Layers"): declare a port, let an adapter implement it.`,
+          },
         ],
       },
     ],

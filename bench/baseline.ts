@@ -84,7 +84,10 @@ export const createBaselineProcessor = (deps: BaselineDeps) => {
       const version = item === undefined ? 0 : Number(item.version);
       let state: unknown = item === undefined ? (aggregate.initialState as unknown) : (JSON.parse(item.state as string) as unknown);
       if (envelope.expectedVersion !== undefined && envelope.expectedVersion !== version) {
-        result = rejected({ code: 'VersionMismatch', message: `expected version ${envelope.expectedVersion}, but ${aggregateType} ${aggregateId} is at version ${version}` });
+        result = rejected({
+          code: 'VersionMismatch',
+          message: `expected version ${envelope.expectedVersion}, but ${aggregateType} ${aggregateId} is at version ${version}`,
+        });
         break;
       }
       let decision;

@@ -40,8 +40,12 @@ const main = async (): Promise<void> => {
     const bundle = await buildBundle(entry, join(outRoot, key));
     coldImportMs(bundle.file); // once unmeasured, so every measured run finds the file in the page cache
     const times = Array.from({ length: runs }, () => coldImportMs(bundle.file));
-    const top = bytesByPackage(bundle).slice(0, 6).map(([name, bytes]) => `${name} ${kb(bytes)}`);
-    console.log(`${key.padEnd(16)} ${kb(bundle.bytes).padStart(9)}  import ${median(times).toFixed(0)} ms (${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)})`);
+    const top = bytesByPackage(bundle)
+      .slice(0, 6)
+      .map(([name, bytes]) => `${name} ${kb(bytes)}`);
+    console.log(
+      `${key.padEnd(16)} ${kb(bundle.bytes).padStart(9)}  import ${median(times).toFixed(0)} ms (${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)})`,
+    );
     console.log(`${''.padEnd(16)} ${top.join(', ')}`);
   }
 };

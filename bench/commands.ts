@@ -50,7 +50,8 @@ const STEADY = positive('steady', args.steady);
 
 const log = (text: string) => process.stderr.write(`${text}\n`);
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 type Impl = 'ours' | 'baseline';
 const modules = { ours, baseline } as const;
@@ -86,7 +87,13 @@ const workload = (prefix: string, total: number, perAggregate: number): CommandE
   });
 
 /** Sends the commands (in chunks of `chunk`, every `gapMs`), waits for every result, and gathers the figures. */
-const measure = async (side: Side, commands: readonly CommandEnvelope[], chunk: number, gapMs: number, reports: InvocationReport[]): Promise<Run> => {
+const measure = async (
+  side: Side,
+  commands: readonly CommandEnvelope[],
+  chunk: number,
+  gapMs: number,
+  reports: InvocationReport[],
+): Promise<Run> => {
   const client = side.client as CommandClient;
   const { stats } = modules[side.impl];
   stats.reset();
@@ -114,7 +121,12 @@ const measure = async (side: Side, commands: readonly CommandEnvelope[], chunk: 
     requests: stats.requests(),
     requestTotal: stats.total(),
     batches: batches.length,
-    perAggregatePerBatch: records / Math.max(1, batches.reduce((n, b) => n + b.aggregates, 0)),
+    perAggregatePerBatch:
+      records /
+      Math.max(
+        1,
+        batches.reduce((n, b) => n + b.aggregates, 0),
+      ),
     accepted: received.filter((r) => r.result.result.status === 'accepted').length,
   };
 };
@@ -135,13 +147,31 @@ const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(3));
 const compare = (title: string, o: Run, b: Run): [string, string][] => [
   [title, ''],
   ['', `${'ours'.padStart(12)} ${'baseline'.padStart(12)} ${'ours/baseline'.padStart(14)}`],
-  ['commands/s (end to end)', `${(o.commands / o.seconds).toFixed(0).padStart(12)} ${(b.commands / b.seconds).toFixed(0).padStart(12)} ${ratio(o.commands / o.seconds, b.commands / b.seconds).padStart(14)}`],
-  ['latency p50 (ms)', `${String(percentile(o.latencies, 50)).padStart(12)} ${String(percentile(b.latencies, 50)).padStart(12)} ${ratio(percentile(o.latencies, 50), percentile(b.latencies, 50)).padStart(14)}`],
-  ['latency p99 (ms)', `${String(percentile(o.latencies, 99)).padStart(12)} ${String(percentile(b.latencies, 99)).padStart(12)} ${ratio(percentile(o.latencies, 99), percentile(b.latencies, 99)).padStart(14)}`],
-  ['DynamoDB requests per command', `${(o.requestTotal / o.commands).toFixed(3).padStart(12)} ${(b.requestTotal / b.commands).toFixed(3).padStart(12)} ${ratio(o.requestTotal, b.requestTotal).padStart(14)}`],
-  ['DynamoDB requests per batch', `${(o.requestTotal / Math.max(1, o.batches)).toFixed(1).padStart(12)} ${(b.requestTotal / Math.max(1, b.batches)).toFixed(1).padStart(12)} ${''.padStart(14)}`],
+  [
+    'commands/s (end to end)',
+    `${(o.commands / o.seconds).toFixed(0).padStart(12)} ${(b.commands / b.seconds).toFixed(0).padStart(12)} ${ratio(o.commands / o.seconds, b.commands / b.seconds).padStart(14)}`,
+  ],
+  [
+    'latency p50 (ms)',
+    `${String(percentile(o.latencies, 50)).padStart(12)} ${String(percentile(b.latencies, 50)).padStart(12)} ${ratio(percentile(o.latencies, 50), percentile(b.latencies, 50)).padStart(14)}`,
+  ],
+  [
+    'latency p99 (ms)',
+    `${String(percentile(o.latencies, 99)).padStart(12)} ${String(percentile(b.latencies, 99)).padStart(12)} ${ratio(percentile(o.latencies, 99), percentile(b.latencies, 99)).padStart(14)}`,
+  ],
+  [
+    'DynamoDB requests per command',
+    `${(o.requestTotal / o.commands).toFixed(3).padStart(12)} ${(b.requestTotal / b.commands).toFixed(3).padStart(12)} ${ratio(o.requestTotal, b.requestTotal).padStart(14)}`,
+  ],
+  [
+    'DynamoDB requests per batch',
+    `${(o.requestTotal / Math.max(1, o.batches)).toFixed(1).padStart(12)} ${(b.requestTotal / Math.max(1, b.batches)).toFixed(1).padStart(12)} ${''.padStart(14)}`,
+  ],
   ['batches (trigger invocations)', `${String(o.batches).padStart(12)} ${String(b.batches).padStart(12)}`],
-  ['commands per aggregate per batch', `${o.perAggregatePerBatch.toFixed(1).padStart(12)} ${b.perAggregatePerBatch.toFixed(1).padStart(12)}`],
+  [
+    'commands per aggregate per batch',
+    `${o.perAggregatePerBatch.toFixed(1).padStart(12)} ${b.perAggregatePerBatch.toFixed(1).padStart(12)}`,
+  ],
   ['requests behind the ratio, ours', `${int(o.requestTotal)} for ${int(o.commands)} commands: ${describeRequests(o.requests)}`],
   ['requests behind the ratio, baseline', `${int(b.requestTotal)} for ${int(b.commands)} commands: ${describeRequests(b.requests)}`],
   ['accepted', `ours ${int(o.accepted)}/${int(o.commands)}, baseline ${int(b.accepted)}/${int(b.commands)}`],
@@ -156,7 +186,12 @@ const main = async (): Promise<boolean> => {
   const sides: Side[] = (['ours', 'baseline'] as const).map((impl) => ({
     impl,
     tableName: `${run}-${impl}`,
-    topics: { commands: `${run}-${impl}-commands`, events: `${run}-${impl}-events`, results: `${run}-${impl}-results`, deadLetter: `${run}-${impl}-dead-letter` },
+    topics: {
+      commands: `${run}-${impl}-commands`,
+      events: `${run}-${impl}-events`,
+      results: `${run}-${impl}-results`,
+      deadLetter: `${run}-${impl}-dead-letter`,
+    },
   }));
   const reports: InvocationReport[] = [];
   let triggers: Awaited<ReturnType<typeof startTriggers>> | undefined;
@@ -164,7 +199,12 @@ const main = async (): Promise<boolean> => {
     log(`creating topics and tables (${run}-*)…`);
     for (const side of sides) {
       await createAggregatesTable(dynamo, side.tableName);
-      await createTopics(admin, { [side.topics.commands]: 3, [side.topics.events]: 3, [side.topics.results]: 3, [side.topics.deadLetter]: 1 });
+      await createTopics(admin, {
+        [side.topics.commands]: 3,
+        [side.topics.events]: 3,
+        [side.topics.results]: 3,
+        [side.topics.deadLetter]: 1,
+      });
       modules[side.impl].configure({ tableName: side.tableName, topics: side.topics });
     }
     const mappings: TriggerMapping[] = sides.map((side) => ({
@@ -179,7 +219,8 @@ const main = async (): Promise<boolean> => {
     }));
     log('starting the emulated triggers…');
     triggers = await startTriggers({ kafka, mappings, onInvocation: (r) => reports.push(r), log: () => undefined });
-    for (const side of sides) side.client = await CommandClient.connect(kafka, { commands: side.topics.commands, results: side.topics.results });
+    for (const side of sides)
+      side.client = await CommandClient.connect(kafka, { commands: side.topics.commands, results: side.topics.results });
 
     log('warming up (first batch on a new table, connections)…');
     for (const side of sides) await measure(side, workload(`${run}-warm`, 20, 2), 20, 0, reports);
@@ -194,7 +235,13 @@ const main = async (): Promise<boolean> => {
       }
       const [o, b] = pair as [Run, Run];
       runs.push(o, b);
-      rows.push(...compare(`burst: ${int(COMMANDS)} commands, ${perAggregate} per aggregate (${int(COMMANDS / perAggregate)} aggregates), sent in chunks of ${trigger.batchSize}`, o, b));
+      rows.push(
+        ...compare(
+          `burst: ${int(COMMANDS)} commands, ${perAggregate} per aggregate (${int(COMMANDS / perAggregate)} aggregates), sent in chunks of ${trigger.batchSize}`,
+          o,
+          b,
+        ),
+      );
     }
     const steadyPair: Run[] = [];
     for (const side of sides) {
@@ -203,7 +250,13 @@ const main = async (): Promise<boolean> => {
       steadyPair.push(await measure(side, workload(`${run}-steady`, STEADY, 10), chunk, (chunk / RATE) * 1000, reports));
     }
     runs.push(...steadyPair);
-    rows.push(...compare(`steady: ${int(STEADY)} commands at ${RATE}/s, 10 per aggregate (latency without a backlog)`, steadyPair[0] as Run, steadyPair[1] as Run));
+    rows.push(
+      ...compare(
+        `steady: ${int(STEADY)} commands at ${RATE}/s, 10 per aggregate (latency without a backlog)`,
+        steadyPair[0] as Run,
+        steadyPair[1] as Run,
+      ),
+    );
 
     const cpu = cpus();
     const header: [string, string][] = [
@@ -211,17 +264,33 @@ const main = async (): Promise<boolean> => {
       ['cpu', `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}`],
       ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB`],
       ['node', process.version],
-      ['load average at the end', loadavg().map((l) => l.toFixed(1)).join(' ')],
+      [
+        'load average at the end',
+        loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' '),
+      ],
       ['setup', ''],
       ['command', `npm run bench -- grouped --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
-      ['trigger', `emulated MSK trigger (local/trigger startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`],
+      [
+        'trigger',
+        `emulated MSK trigger (local/trigger startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`,
+      ],
       ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
       ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/handlers/commands.ts builds it'],
-      ['baseline', 'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record'],
-      ['DynamoDB', `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`],
+      [
+        'baseline',
+        'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record',
+      ],
+      [
+        'DynamoDB',
+        `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`,
+      ],
     ];
     process.stdout.write(`\ncommand-side benchmark: ours vs the naive baseline\n${formatTable([...header, ...rows])}\n`);
-    process.stdout.write('\nrebuild benchmark: npm run bench:rebuild (separately; it fills and replays an events topic of 100,000 events)\n');
+    process.stdout.write(
+      '\nrebuild benchmark: npm run bench:rebuild (separately; it fills and replays an events topic of 100,000 events)\n',
+    );
     return runs.every((r) => r.accepted === r.commands);
   } finally {
     log('cleaning up: stopping the triggers…');
@@ -229,10 +298,15 @@ const main = async (): Promise<boolean> => {
     log('cleaning up: closing the clients…');
     await Promise.allSettled(sides.flatMap((s) => (s.client === undefined ? [] : [s.client.close()])));
     log('cleaning up: deleting topics and tables…');
-    await admin.deleteTopics({ topics: sides.flatMap((s) => Object.values(s.topics)) }).catch((error: unknown) => log(`could not delete topics: ${String(error)}`));
+    await admin
+      .deleteTopics({ topics: sides.flatMap((s) => Object.values(s.topics)) })
+      .catch((error: unknown) => log(`could not delete topics: ${String(error)}`));
     await admin.disconnect();
     log('cleaning up: topics deleted…');
-    for (const side of sides) await dynamo.send(new DeleteTableCommand({ TableName: side.tableName })).catch((error: unknown) => log(`could not delete table ${side.tableName}: ${String(error)}`));
+    for (const side of sides)
+      await dynamo
+        .send(new DeleteTableCommand({ TableName: side.tableName }))
+        .catch((error: unknown) => log(`could not delete table ${side.tableName}: ${String(error)}`));
     dynamo.destroy();
     log('cleaning up: done');
   }

@@ -39,7 +39,8 @@ export interface BatchStat {
 
 /** A benchmarked handler module's exports. */
 export const benchHandler = (name: string, build: (parts: BenchParts) => (event: MskEvent) => Promise<unknown>) => {
-  let current: { process: (event: MskEvent) => Promise<unknown>; requests: ReturnType<typeof countRequests>; close: () => Promise<void> } | undefined;
+  let current:
+    { process: (event: MskEvent) => Promise<unknown>; requests: ReturnType<typeof countRequests>; close: () => Promise<void> } | undefined;
   const batches: BatchStat[] = [];
   let inFlight = 0;
   return {

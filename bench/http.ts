@@ -43,7 +43,8 @@ const { values: args } = parseArgs({
 });
 const positive = (name: string, text: string, zero = false): number => {
   const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < (zero ? 0 : 1)) throw new Error(`--${name} must be a ${zero ? 'whole' : 'positive'} number, got ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(n) || n < (zero ? 0 : 1))
+    throw new Error(`--${name} must be a ${zero ? 'whole' : 'positive'} number, got ${JSON.stringify(text)}`);
   return n;
 };
 const COMMANDS = positive('commands', args.commands);
@@ -52,11 +53,19 @@ const FIRST_READS = args['first-read'].split(',').map((s) => positive('first-rea
 
 const run = `bench-http-${Date.now().toString(36)}`;
 // Before the command handler's module is imported: it reads its topic and table names once.
-for (const [name, suffix] of [['COMMANDS_TOPIC', 'commands'], ['EVENTS_TOPIC', 'events'], ['RESULTS_TOPIC', 'results'], ['DEAD_LETTER_TOPIC', 'dead-letter'], ['AGGREGATES_TABLE', 'aggregates'], ['READ_MODELS_TABLE', 'read-models']] as const)
+for (const [name, suffix] of [
+  ['COMMANDS_TOPIC', 'commands'],
+  ['EVENTS_TOPIC', 'events'],
+  ['RESULTS_TOPIC', 'results'],
+  ['DEAD_LETTER_TOPIC', 'dead-letter'],
+  ['AGGREGATES_TABLE', 'aggregates'],
+  ['READ_MODELS_TABLE', 'read-models'],
+] as const)
   process.env[name] = `${run}-${suffix}`;
 
 const log = (text: string) => process.stderr.write(`${text}\n`);
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 /** The accounts of a run, opened before it is measured. */
 const accounts = (prefix: string): string[] => Array.from({ length: Math.ceil(COMMANDS / 10) }, (_, i) => `${prefix}-${i}`);
@@ -89,7 +98,11 @@ const main = async (): Promise<boolean> => {
   const kafka = createKafka('kafka-aggregates-bench-http');
   const dynamo = createDynamoClient();
   const requests = countRequests(dynamo);
-  const triggers = await startTriggers({ kafka, mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }), log: () => undefined });
+  const triggers = await startTriggers({
+    kafka,
+    mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),
+    log: () => undefined,
+  });
   const sender = new KafkaCommandSender(createProducer(kafka), topicName('commands'));
   const outcomes = new CommandOutcomes(createDocumentClient(dynamo), tableName('aggregates'));
   const defaults = commandApiWait();
@@ -113,12 +126,22 @@ const main = async (): Promise<boolean> => {
   const prefixes = [`${run}-cli`, ...FIRST_READS.map((f) => `${run}-http-${f}`)];
   try {
     log(`opening ${prefixes.length * Math.ceil(COMMANDS / 10)} accounts (not measured; it warms the connections up too)…`);
-    const opens = prefixes.flatMap(accounts).map((aggregateId): CommandEnvelope => ({ commandId: newCommandId(), aggregateType: 'account', aggregateId, type: 'OpenAccount', data: { owner: 'Ada' } }));
+    const opens = prefixes.flatMap(accounts).map((aggregateId): CommandEnvelope => ({
+      commandId: newCommandId(),
+      aggregateType: 'account',
+      aggregateId,
+      type: 'OpenAccount',
+      data: { owner: 'Ada' },
+    }));
     await client.sendMany(opens);
     await Promise.all(opens.map((c) => client.result(c.commandId, 60_000)));
     useFirstRead(defaults.wait.firstReadAfterMs);
     for (const aggregateId of accounts(`${run}-warm`).slice(0, 10))
-      await fetch(`${server.url}/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ aggregateType: 'account', aggregateId, type: 'OpenAccount', data: { owner: 'W' } }) }).then((r) => r.text());
+      await fetch(`${server.url}/commands`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ aggregateType: 'account', aggregateId, type: 'OpenAccount', data: { owner: 'W' } }),
+      }).then((r) => r.text());
 
     log(`CLI: ${COMMANDS} commands at ${RATE}/s, waiting on the results topic…`);
     const cli = await atRate(workload(prefixes[0] as string), async (c) => {
@@ -128,7 +151,9 @@ const main = async (): Promise<boolean> => {
       return { ms: performance.now() - t, ok: received.result.status === 'accepted' };
     });
     allDecided &&= cli.decided === COMMANDS;
-    rows.push(`  ${'CLI send --wait (results topic)'.padEnd(34)} ${String(Math.round(percentile(cli.latencies, 50))).padStart(8)} ${String(Math.round(percentile(cli.latencies, 99))).padStart(8)} ${'-'.padStart(12)} ${'-'.padStart(26)}  ${cli.decided}/${COMMANDS}`);
+    rows.push(
+      `  ${'CLI send --wait (results topic)'.padEnd(34)} ${String(Math.round(percentile(cli.latencies, 50))).padStart(8)} ${String(Math.round(percentile(cli.latencies, 99))).padStart(8)} ${'-'.padStart(12)} ${'-'.padStart(26)}  ${cli.decided}/${COMMANDS}`,
+    );
 
     for (const firstRead of FIRST_READS) {
       log(`HTTP: ${COMMANDS} commands at ${RATE}/s, first read after ${firstRead} ms…`);
@@ -139,16 +164,30 @@ const main = async (): Promise<boolean> => {
       const http = await atRate(workload(`${run}-http-${firstRead}`), async (c) => {
         const withoutId = { aggregateType: c.aggregateType, aggregateId: c.aggregateId, type: c.type, data: c.data };
         const t = performance.now();
-        const response = await fetch(`${server.url}/commands`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(withoutId) });
+        const response = await fetch(`${server.url}/commands`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(withoutId),
+        });
         const body = (await response.json()) as { status?: string; commandId?: string };
         if (body.commandId !== undefined) started.set(body.commandId, Date.now() - (performance.now() - t));
         return { ms: performance.now() - t, ok: response.status === 200 && body.status === 'accepted' };
       });
       allDecided &&= http.decided === COMMANDS;
       // The same commands' results as the CLI's watcher saw them on the results topic, from the same start.
-      const onTopic = [...started].flatMap(([id, at]) => client.resultsOf(id).slice(0, 1).map((r) => r.receivedAt - at)).sort((a, b) => a - b);
+      const onTopic = [...started]
+        .flatMap(([id, at]) =>
+          client
+            .resultsOf(id)
+            .slice(0, 1)
+            .map((r) => r.receivedAt - at),
+        )
+        .sort((a, b) => a - b);
       const reads = requests.total();
-      const histogram = [...waits.reduce((m, n) => m.set(n, (m.get(n) ?? 0) + 1), new Map<number, number>())].sort(([a], [b]) => a - b).map(([n, k]) => `${n}:${k}`).join(' ');
+      const histogram = [...waits.reduce((m, n) => m.set(n, (m.get(n) ?? 0) + 1), new Map<number, number>())]
+        .sort(([a], [b]) => a - b)
+        .map(([n, k]) => `${n}:${k}`)
+        .join(' ');
       rows.push(
         `  ${`HTTP POST, first read at ${firstRead} ms`.padEnd(34)} ${String(Math.round(percentile(http.latencies, 50))).padStart(8)} ${String(Math.round(percentile(http.latencies, 99))).padStart(8)} ` +
           `${(reads / COMMANDS).toFixed(2).padStart(12)} ${histogram.padStart(26)}  ${http.decided}/${COMMANDS}  (${JSON.stringify(requests.snapshot())})`,
@@ -162,17 +201,22 @@ const main = async (): Promise<boolean> => {
     await triggers.stop();
     const admin = kafka.admin();
     await admin.connect();
-    await admin.deleteTopics({ topics: (['commands', 'events', 'results', 'deadLetter'] as const).map((k) => topicName(k)) }).catch((e: unknown) => log(`could not delete topics: ${String(e)}`));
+    await admin
+      .deleteTopics({ topics: (['commands', 'events', 'results', 'deadLetter'] as const).map((k) => topicName(k)) })
+      .catch((e: unknown) => log(`could not delete topics: ${String(e)}`));
     await admin.disconnect();
-    for (const t of [tableName('aggregates'), tableName('readModels')]) await dynamo.send(new DeleteTableCommand({ TableName: t })).catch((e: unknown) => log(`could not delete ${t}: ${String(e)}`));
+    for (const t of [tableName('aggregates'), tableName('readModels')])
+      await dynamo.send(new DeleteTableCommand({ TableName: t })).catch((e: unknown) => log(`could not delete ${t}: ${String(e)}`));
     dynamo.destroy();
   }
   const cpu = cpus();
   process.stdout.write(
     [
       '',
-      'command API benchmark: POST-and-wait against the CLI\'s wait on the results topic',
-      `  machine      ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      "command API benchmark: POST-and-wait against the CLI's wait on the results topic",
+      `  machine      ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
       `  command      npm run bench:http -- --commands ${COMMANDS} --rate ${RATE} --first-read ${FIRST_READS.join(',')}`,
       `  workload     ${COMMANDS} Deposits per row (10 per account, opened before), sent at ${RATE}/s, each awaited on its own; emulated MSK trigger, batch size and window of the topology`,
       `  wait         the first read as each row says, then gaps of ${defaults.wait.gapMs} ms doubling up to ${defaults.wait.maxGapMs} ms; each read one consistent BatchGetItem (head + kept outcome)`,

@@ -103,7 +103,9 @@ const rawPipe = async (kafka: Kafka, admin: Admin, commands: readonly CommandEnv
       await producer.send({
         topic,
         acks: -1,
-        messages: commands.slice(i, i + CHUNK).map((c) => ({ key: c.aggregateId, value: JSON.stringify(c), timestamp: String(Date.now()) })),
+        messages: commands
+          .slice(i, i + CHUNK)
+          .map((c) => ({ key: c.aggregateId, value: JSON.stringify(c), timestamp: String(Date.now()) })),
       });
     await all;
     return (lastAt - t0) / 1000;
@@ -152,7 +154,11 @@ const busyPartitions = (reports: readonly InvocationReport[], functionName: stri
     .reduce((sum, r) => sum + Object.keys(r.offsets).length * r.durationMs, 0) / Math.max(1, to - from);
 
 const describe = (ops: ReadonlyMap<string, number>) =>
-  [...ops].filter(([, n]) => n > 0).sort(([a], [b]) => a.localeCompare(b)).map(([op, n]) => `${op} ${int(n)}`).join(', ');
+  [...ops]
+    .filter(([, n]) => n > 0)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([op, n]) => `${op} ${int(n)}`)
+    .join(', ');
 
 const main = async (): Promise<boolean> => {
   const counter = countEveryClient();
@@ -174,14 +180,22 @@ const main = async (): Promise<boolean> => {
     for (const spec of [functions.commandHandler, functions.eventHandler]) {
       const [group] = (await admin.describeGroups([spec.trigger.consumerGroupId])).groups;
       if ((group?.members.length ?? 0) > 1)
-        throw new Error(`consumer group ${spec.trigger.consumerGroupId} has ${group?.members.length} members: stop \`npm start\` (or whatever else runs the topology's triggers) first`);
+        throw new Error(
+          `consumer group ${spec.trigger.consumerGroupId} has ${group?.members.length} members: stop \`npm start\` (or whatever else runs the topology's triggers) first`,
+        );
     }
     client = await CommandClient.connect(kafka);
 
     const run = unique('bench-mix');
     const ids = Array.from({ length: ACCOUNTS }, (_, i) => `${run}-${i}`);
     log(`opening ${int(ACCOUNTS)} accounts (not timed)…`);
-    const opens: CommandEnvelope[] = ids.map((aggregateId) => ({ commandId: `${aggregateId}:open`, aggregateType: 'account', aggregateId, type: 'OpenAccount', data: { owner: 'Ada' } }));
+    const opens: CommandEnvelope[] = ids.map((aggregateId) => ({
+      commandId: `${aggregateId}:open`,
+      aggregateType: 'account',
+      aggregateId,
+      type: 'OpenAccount',
+      data: { owner: 'Ada' },
+    }));
     await sendAll(client, opens);
     for (const c of opens) await client.result(c.commandId, 300_000);
     await settle(admin, 300_000);
@@ -227,10 +241,15 @@ const main = async (): Promise<boolean> => {
       const head = await heads.get('account', id);
       const state = head?.state as { balance?: number } | undefined;
       if (head?.version !== want.version || state?.balance !== want.balance)
-        wrong.push(`${id}: head v${head?.version ?? 'none'} balance ${state?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`);
-      const row = [...rows.values()].find((r) => (r.data as { accountId?: string }).accountId === id)?.data as { balance?: number; version?: number } | undefined;
+        wrong.push(
+          `${id}: head v${head?.version ?? 'none'} balance ${state?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`,
+        );
+      const row = [...rows.values()].find((r) => (r.data as { accountId?: string }).accountId === id)?.data as
+        { balance?: number; version?: number } | undefined;
       if (row?.version !== want.version || row.balance !== want.balance)
-        wrong.push(`${id}: account-summary v${row?.version ?? 'none'} balance ${row?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`);
+        wrong.push(
+          `${id}: account-summary v${row?.version ?? 'none'} balance ${row?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`,
+        );
     }
     const accepted = received.filter((r) => r.result.status === 'accepted').length;
 
@@ -240,31 +259,58 @@ const main = async (): Promise<boolean> => {
     const batchLine = (name: string) => {
       const ok = invocations(name).filter((r) => r.outcome === 'ok');
       const records = ok.reduce((n, r) => n + r.records, 0);
-      return `${int(ok.length)} ok (${int(invocations(name).length - ok.length)} failed or partial), mean ${(records / Math.max(1, ok.length)).toFixed(0)} records, ` +
-        `mean partitions in an invocation at any time ${busyPartitions(reports, name, t0, settledAt).toFixed(2)}`;
+      return (
+        `${int(ok.length)} ok (${int(invocations(name).length - ok.length)} failed or partial), mean ${(records / Math.max(1, ok.length)).toFixed(0)} records, ` +
+        `mean partitions in an invocation at any time ${busyPartitions(reports, name, t0, settledAt).toFixed(2)}`
+      );
     };
     const cpu = cpus();
     const lines: [string, string][] = [
-      ['machine', `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`],
+      [
+        'machine',
+        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      ],
       ['command', `npm run bench -- interleaved --commands ${COMMANDS} --accounts ${ACCOUNTS}`],
-      ['system', `startSystem (as npm start): command side and event side on the emulated MSK trigger; commands batch ${functions.commandHandler.trigger.batchSize}, window ${functions.commandHandler.trigger.maxBatchingWindowSeconds} s; events batch ${functions.eventHandler.trigger.batchSize}, window ${functions.eventHandler.trigger.maxBatchingWindowSeconds} s`],
-      ['DynamoDB', `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted per table by an SDK middleware on every client (retries included)`],
-      ['workload', `${int(COMMANDS)} Deposits over ${int(ACCOUNTS)} accounts (opened before, not timed), account drawn at random per command, produced in requests of ${CHUNK}`],
-      ['raw pipe', `${rawBefore.toFixed(2)} s before, ${rawAfter.toFixed(2)} s after (same records, same requests, a plain kafkajs consumer)`],
+      [
+        'system',
+        `startSystem (as npm start): command side and event side on the emulated MSK trigger; commands batch ${functions.commandHandler.trigger.batchSize}, window ${functions.commandHandler.trigger.maxBatchingWindowSeconds} s; events batch ${functions.eventHandler.trigger.batchSize}, window ${functions.eventHandler.trigger.maxBatchingWindowSeconds} s`,
+      ],
+      [
+        'DynamoDB',
+        `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted per table by an SDK middleware on every client (retries included)`,
+      ],
+      [
+        'workload',
+        `${int(COMMANDS)} Deposits over ${int(ACCOUNTS)} accounts (opened before, not timed), account drawn at random per command, produced in requests of ${CHUNK}`,
+      ],
+      [
+        'raw pipe',
+        `${rawBefore.toFixed(2)} s before, ${rawAfter.toFixed(2)} s after (same records, same requests, a plain kafkajs consumer)`,
+      ],
       ['all sent after', `${((sentAt - t0) / 1000).toFixed(2)} s`],
       ['all results after', `${((resultsAt - t0) / 1000).toFixed(2)} s`],
       ['end to end', `${seconds.toFixed(2)} s (both triggers committed everything), ${int(COMMANDS / seconds)} commands/s`],
       ['end to end / raw pipe', `${(seconds / raw).toFixed(1)}x (results only: ${((resultsAt - t0) / 1000 / raw).toFixed(1)}x)`],
-      ['requests per command', `command side ${(total(commandSide) / COMMANDS).toFixed(3)}, event side ${(total(eventSide) / COMMANDS).toFixed(3)}, both ${((total(commandSide) + total(eventSide)) / COMMANDS).toFixed(3)}`],
+      [
+        'requests per command',
+        `command side ${(total(commandSide) / COMMANDS).toFixed(3)}, event side ${(total(eventSide) / COMMANDS).toFixed(3)}, both ${((total(commandSide) + total(eventSide)) / COMMANDS).toFixed(3)}`,
+      ],
       ['  command side', `${int(total(commandSide))}: ${describe(commandSide)}`],
       ['  event side', `${int(total(eventSide))}: ${describe(eventSide)}`],
       ['emulator rate', `${int((total(commandSide) + total(eventSide)) / seconds)} requests/s over the run`],
       ['commandHandler batches', batchLine('commandHandler')],
       ['eventHandler batches', batchLine('eventHandler')],
-      ['correct', `${int(accepted)}/${int(COMMANDS)} accepted; ${wrong.length === 0 ? `every head and account-summary row as expected (${int(ACCOUNTS)} accounts)` : `${wrong.length} wrong: ${wrong.slice(0, 5).join('; ')}`}`],
+      [
+        'correct',
+        `${int(accepted)}/${int(COMMANDS)} accepted; ${wrong.length === 0 ? `every head and account-summary row as expected (${int(ACCOUNTS)} accounts)` : `${wrong.length} wrong: ${wrong.slice(0, 5).join('; ')}`}`,
+      ],
     ];
     const width = Math.max(...lines.map(([label]) => label.length));
-    process.stdout.write(`\ninterleaved load through npm start's startup\n${lines.map(([l, v]) => `  ${l.padEnd(width)}  ${v}`).join('\n')}\n`);
+    process.stdout.write(
+      `\ninterleaved load through npm start's startup\n${lines.map(([l, v]) => `  ${l.padEnd(width)}  ${v}`).join('\n')}\n`,
+    );
     return accepted === COMMANDS && wrong.length === 0;
   } finally {
     log('cleaning up…');

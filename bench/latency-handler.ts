@@ -14,7 +14,11 @@ export const useWarmHeads = (on: boolean): void => {
 };
 
 const kit = benchHandler('latency', ({ dynamo, kafka, targets, onShutdown }) => {
-  const side = composeCommandSide({ kafka, dynamo, names: { topics: targets.topics, tables: { aggregates: targets.tableName, readModels: tables.readModels.name } } });
+  const side = composeCommandSide({
+    kafka,
+    dynamo,
+    names: { topics: targets.topics, tables: { aggregates: targets.tableName, readModels: tables.readModels.name } },
+  });
   onShutdown(() => side.close());
   return warmHeads ? side.process : side.processor({ headCache: { maxEntries: 0, maxBytes: 0 } });
 });

@@ -44,7 +44,8 @@ const COMMANDS = positive('commands', args.commands);
 const AGGREGATES = positive('aggregates', args.aggregates);
 
 const log = (text: string) => process.stderr.write(`${text}\n`);
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const trigger = functions.commandHandler.trigger;
 
 interface Topics {
@@ -58,7 +59,13 @@ interface Topics {
 const workload = (prefix: string): { open: CommandEnvelope[]; steady: CommandEnvelope[] } => {
   const ids = Array.from({ length: AGGREGATES }, (_, i) => `${prefix}-${i}`);
   return {
-    open: ids.map((aggregateId) => ({ commandId: `${aggregateId}:open`, aggregateType: 'account', aggregateId, type: 'OpenAccount', data: { owner: 'Ada' } })),
+    open: ids.map((aggregateId) => ({
+      commandId: `${aggregateId}:open`,
+      aggregateType: 'account',
+      aggregateId,
+      type: 'OpenAccount',
+      data: { owner: 'Ada' },
+    })),
     steady: Array.from({ length: COMMANDS }, (_, i) => {
       const aggregateId = ids[i % AGGREGATES] as string;
       return { commandId: `${aggregateId}:${i}`, aggregateType: 'account', aggregateId, type: 'Deposit', data: { amount: 1 } };
@@ -78,7 +85,10 @@ const steady = async (client: CommandClient, commands: readonly CommandEnvelope[
     sent.push(client.result(command.commandId, 120_000).then((r) => ({ latency: r.receivedAt - timestamp, result: r.result })));
   }
   const done = await Promise.all(sent);
-  return { latencies: done.map((d) => d.latency).sort((a, b) => a - b), accepted: done.filter((d) => d.result.status === 'accepted').length };
+  return {
+    latencies: done.map((d) => d.latency).sort((a, b) => a - b),
+    accepted: done.filter((d) => d.result.status === 'accepted').length,
+  };
 };
 
 /** The raw round trip: an echo consumer answers each command record with a result record, nothing else. */
@@ -92,7 +102,13 @@ const raw = async (kafka: Kafka, topics: Topics) => {
     eachBatch: async ({ batch }) => {
       const messages = batch.messages.map((m) => {
         const c = JSON.parse(m.value?.toString('utf8') ?? '{}') as CommandEnvelope;
-        const result: ResultRecord = { commandId: c.commandId, aggregateType: c.aggregateType, aggregateId: c.aggregateId, status: 'accepted', version: 1 };
+        const result: ResultRecord = {
+          commandId: c.commandId,
+          aggregateType: c.aggregateType,
+          aggregateId: c.aggregateId,
+          status: 'accepted',
+          version: 1,
+        };
         return { key: m.key, value: JSON.stringify(result) };
       });
       await producer.send({ topic: topics.results, acks: -1, messages });
@@ -116,7 +132,12 @@ const main = async (): Promise<void> => {
   const admin = kafka.admin();
   await admin.connect();
   const run = unique('bench-lat');
-  const topicsOf = (name: string): Topics => ({ commands: `${run}-${name}-commands`, events: `${run}-${name}-events`, results: `${run}-${name}-results`, deadLetter: `${run}-${name}-dead-letter` });
+  const topicsOf = (name: string): Topics => ({
+    commands: `${run}-${name}-commands`,
+    events: `${run}-${name}-events`,
+    results: `${run}-${name}-results`,
+    deadLetter: `${run}-${name}-dead-letter`,
+  });
   const names = ['raw', 'cold', 'warm'] as const;
   const created: string[] = [];
   const tables: string[] = [];
@@ -130,7 +151,9 @@ const main = async (): Promise<void> => {
     log(`raw round trip: ${COMMANDS} commands at ${RATE}/s…`);
     const rawRun = await raw(kafka, topicsOf('raw'));
     const rawP50 = percentile(rawRun.latencies, 50);
-    rows.push(`  raw Kafka round trip (echo consumer)   p50 ${String(rawP50).padStart(5)} ms   p99 ${String(percentile(rawRun.latencies, 99)).padStart(5)} ms   ${rawRun.accepted}/${COMMANDS} answered`);
+    rows.push(
+      `  raw Kafka round trip (echo consumer)   p50 ${String(rawP50).padStart(5)} ms   p99 ${String(percentile(rawRun.latencies, 99)).padStart(5)} ms   ${rawRun.accepted}/${COMMANDS} answered`,
+    );
 
     for (const name of ['cold', 'warm'] as const) {
       const topics = topicsOf(name);
@@ -168,11 +191,19 @@ const main = async (): Promise<void> => {
         const ours = await steady(client, commands);
         while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
         const batches = latencyHandler.stats.batches();
-        const requests = Object.entries(latencyHandler.stats.requests()).map(([k, v]) => `${k.replace(/Command$/, '')} ${v}`).join(', ');
+        const requests = Object.entries(latencyHandler.stats.requests())
+          .map(([k, v]) => `${k.replace(/Command$/, '')} ${v}`)
+          .join(', ');
         const p50 = percentile(ours.latencies, 50);
         rows.push(
           `  ours, warm heads ${name === 'warm' ? 'on ' : 'off'}                  p50 ${String(p50).padStart(5)} ms   p99 ${String(percentile(ours.latencies, 99)).padStart(5)} ms   ${ours.accepted}/${COMMANDS} accepted; p50 / raw p50 ${(p50 / rawP50).toFixed(1)}`,
-          `    handler time p50 ${percentile(reports.map((r) => r.durationMs).sort((a, b) => a - b), 50)} ms, p99 ${percentile(reports.map((r) => r.durationMs).sort((a, b) => a - b), 99)} ms`,
+          `    handler time p50 ${percentile(
+            reports.map((r) => r.durationMs).sort((a, b) => a - b),
+            50,
+          )} ms, p99 ${percentile(
+            reports.map((r) => r.durationMs).sort((a, b) => a - b),
+            99,
+          )} ms`,
           `    ${batches.length} batches, ${(batches.reduce((n, b) => n + b.records, 0) / Math.max(1, batches.length)).toFixed(2)} commands each; DynamoDB requests per command ${(latencyHandler.stats.total() / COMMANDS).toFixed(3)} (${requests})`,
         );
       } finally {
@@ -182,7 +213,9 @@ const main = async (): Promise<void> => {
     }
     const cpu = cpus();
     process.stdout.write(
-      `\nlatency benchmark\n  machine  ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n` +
+      `\nlatency benchmark\n  machine  ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n` +
         `  command  npm run bench:latency -- --rate ${RATE} --commands ${COMMANDS} --aggregates ${AGGREGATES}\n` +
         `  trigger  emulated MSK trigger, batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s; one Deposit at a time, round-robin over ${AGGREGATES} accounts opened before\n` +
         `${rows.join('\n')}\n`,
@@ -190,7 +223,10 @@ const main = async (): Promise<void> => {
   } finally {
     await admin.deleteTopics({ topics: created }).catch((error: unknown) => log(`could not delete topics: ${String(error)}`));
     await admin.disconnect();
-    for (const t of tables) await dynamo.send(new DeleteTableCommand({ TableName: t })).catch((error: unknown) => log(`could not delete table ${t}: ${String(error)}`));
+    for (const t of tables)
+      await dynamo
+        .send(new DeleteTableCommand({ TableName: t }))
+        .catch((error: unknown) => log(`could not delete table ${t}: ${String(error)}`));
     dynamo.destroy();
   }
 };

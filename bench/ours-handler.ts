@@ -8,7 +8,11 @@ import { tables } from '../functions/topology.ts';
 import { benchHandler } from './handler-kit.ts';
 
 const kit = benchHandler('ours', ({ dynamo, kafka, targets, onShutdown }) => {
-  const side = composeCommandSide({ kafka, dynamo, names: { topics: targets.topics, tables: { aggregates: targets.tableName, readModels: tables.readModels.name } } });
+  const side = composeCommandSide({
+    kafka,
+    dynamo,
+    names: { topics: targets.topics, tables: { aggregates: targets.tableName, readModels: tables.readModels.name } },
+  });
   onShutdown(() => side.close());
   return side.process;
 });

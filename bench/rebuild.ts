@@ -150,7 +150,11 @@ class TimedHeadsTable extends AggregatesTable {
   private openedAt: number | undefined;
   private headsInCheckpoint = 0;
 
-  override async putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }> {
+  override async putRebuiltAll(
+    heads: readonly Head[],
+    epoch: number,
+    concurrency: number,
+  ): Promise<{ written: number; fencedOff: number }> {
     const t0 = performance.now();
     this.openedAt ??= t0;
     this.headsInCheckpoint += heads.length;
@@ -216,7 +220,12 @@ interface RebuildRun {
   readonly headBytes: number;
 }
 
-const rebuildOnce = async (kafka: Kafka, topic: string, checkpointEvery: number, expected: ReturnType<typeof generate>['expected']): Promise<RebuildRun> => {
+const rebuildOnce = async (
+  kafka: Kafka,
+  topic: string,
+  checkpointEvery: number,
+  expected: ReturnType<typeof generate>['expected'],
+): Promise<RebuildRun> => {
   const dynamo = createDynamoClient();
   const requests = countRequests(dynamo);
   const tableName = unique('bench-aggregates');
@@ -254,10 +263,24 @@ const rebuildOnce = async (kafka: Kafka, topic: string, checkpointEvery: number,
       const state = head.state as AccountState;
       if (want === undefined || head.version !== want.version || state.status !== 'open' || state.balance !== want.balance) wrongBalances++;
     }
-    return { checkpointEvery, report, startedAt: t0, ms, ...counted, table, reading: reader.timing, differences: verify.differences.length, verifyMs, wrongBalances, headBytes };
+    return {
+      checkpointEvery,
+      report,
+      startedAt: t0,
+      ms,
+      ...counted,
+      table,
+      reading: reader.timing,
+      differences: verify.differences.length,
+      verifyMs,
+      wrongBalances,
+      headBytes,
+    };
   } finally {
     await eventLog.close();
-    await dynamo.send(new DeleteTableCommand({ TableName: tableName })).catch((error: unknown) => log(`could not delete table ${tableName}: ${String(error)}`));
+    await dynamo
+      .send(new DeleteTableCommand({ TableName: tableName }))
+      .catch((error: unknown) => log(`could not delete table ${tableName}: ${String(error)}`));
     dynamo.destroy();
   }
 };
@@ -306,40 +329,82 @@ const main = async (): Promise<boolean> => {
       ['cpu', `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}`],
       ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB`],
       ['node', process.version],
-      ['load average at the end', loadavg().map((l) => l.toFixed(1)).join(' ')],
+      [
+        'load average at the end',
+        loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' '),
+      ],
       ['data', ''],
-      ['events / accounts', `${int(EVENTS)} / ${int(AGGREGATES)} (3 partitions, ${(bytes / 2 ** 20).toFixed(1)} MiB of values, ${Math.round(bytes / EVENTS)} B/event)`],
+      [
+        'events / accounts',
+        `${int(EVENTS)} / ${int(AGGREGATES)} (3 partitions, ${(bytes / 2 ** 20).toFixed(1)} MiB of values, ${Math.round(bytes / EVENTS)} B/event)`,
+      ],
       ['produce', `${seconds(produceMs)}  ${perSecond(EVENTS, produceMs)}`],
       ['raw kafkajs read (TopicLog.read, no-op callback)', ''],
-      ['1st run', `${seconds(raw1.ms)}  ${perSecond(raw1.records, raw1.ms)}  (${raw1.chunks} chunks, first chunk after ${seconds(raw1.startupMs)})`],
-      ['2nd run', `${seconds(raw2.ms)}  ${perSecond(raw2.records, raw2.ms)}  (${raw2.chunks} chunks, first chunk after ${seconds(raw2.startupMs)})`],
+      [
+        '1st run',
+        `${seconds(raw1.ms)}  ${perSecond(raw1.records, raw1.ms)}  (${raw1.chunks} chunks, first chunk after ${seconds(raw1.startupMs)})`,
+      ],
+      [
+        '2nd run',
+        `${seconds(raw2.ms)}  ${perSecond(raw2.records, raw2.ms)}  (${raw2.chunks} chunks, first chunk after ${seconds(raw2.startupMs)})`,
+      ],
       ['fold alone, in memory (LogFold.applyRecord)', `${seconds(fold.ms)}  ${perSecond(fold.applied, fold.ms)}`],
     ];
     for (const run of runs) {
       const { report, table: heads, reading } = run;
       const checkpointMs = heads.checkpoints.reduce((n, c) => n + c.ms, 0);
       const foldMs = reading.callbackMs;
-      const requests = Object.entries(run.requests).sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) => `${name} ${int(n)}`).join(', ');
+      const requests = Object.entries(run.requests)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, n]) => `${name} ${int(n)}`)
+        .join(', ');
       rows.push(
         [`rebuild, checkpointEvery ${int(run.checkpointEvery)}`, ''],
-        ['status', `${report.status}: ${int(report.eventsRead)} read, ${int(report.applied)} applied, ${report.duplicates} duplicates, ${report.gaps.length} gaps, ${report.unusable.length} unusable`],
+        [
+          'status',
+          `${report.status}: ${int(report.eventsRead)} read, ${int(report.applied)} applied, ${report.duplicates} duplicates, ${report.gaps.length} gaps, ${report.unusable.length} unusable`,
+        ],
         ['wall time', `${seconds(run.ms)}  ${perSecond(report.eventsRead, run.ms)}`],
-        ['rebuild rate / raw rate', `${(report.eventsRead / run.ms / (raw2.records / raw2.ms)).toFixed(2)} (vs 2nd raw run), ${(report.eventsRead / run.ms / (raw1.records / raw1.ms)).toFixed(2)} (vs 1st); best raw ${seconds(rawBest)}`],
-        ['checkpoints', `${heads.checkpoints.length}, heads written ${int(report.headsWritten)} (${(report.headsWritten / AGGREGATES).toFixed(1)} per aggregate), fenced off ${report.fencedOff}`],
-        ['chunks read (one partition fetch each)', `${reading.chunks}, mean ${int(report.eventsRead / Math.max(1, reading.chunks))} events`],
+        [
+          'rebuild rate / raw rate',
+          `${(report.eventsRead / run.ms / (raw2.records / raw2.ms)).toFixed(2)} (vs 2nd raw run), ${(report.eventsRead / run.ms / (raw1.records / raw1.ms)).toFixed(2)} (vs 1st); best raw ${seconds(rawBest)}`,
+        ],
+        [
+          'checkpoints',
+          `${heads.checkpoints.length}, heads written ${int(report.headsWritten)} (${(report.headsWritten / AGGREGATES).toFixed(1)} per aggregate), fenced off ${report.fencedOff}`,
+        ],
+        [
+          'chunks read (one partition fetch each)',
+          `${reading.chunks}, mean ${int(report.eventsRead / Math.max(1, reading.chunks))} events`,
+        ],
         ['head size (JSON, mean)', `${(run.headBytes / 1024).toFixed(1)} KiB`],
         ['DynamoDB requests', `${int(run.requestTotal)} (${(run.requestTotal / report.eventsRead).toFixed(3)} per event): ${requests}`],
         ['time: kafkajs (read minus callback)', seconds(reading.readMs - reading.callbackMs)],
         ['time: fold (callback; it waits for a checkpoint only behind another)', seconds(foldMs)],
-        ['time: checkpoints (head writes + control)', `${seconds(checkpointMs)} (${heads.checkpoints.map((c) => `${c.heads}h/${(c.ms / 1000).toFixed(1)}s`).join(' ')})`],
+        [
+          'time: checkpoints (head writes + control)',
+          `${seconds(checkpointMs)} (${heads.checkpoints.map((c) => `${c.heads}h/${(c.ms / 1000).toFixed(1)}s`).join(' ')})`,
+        ],
         ['time: writing heads (BatchGetItem + BatchWriteItem, 16 in flight)', `${seconds(heads.putMs)} for ${int(heads.puts)} heads`],
         ['time: before reading (lock, scan, offsets)', seconds(reading.startedAt - run.startedAt)],
-        ['time: after reading (last checkpoint\'s writes, release)', seconds(run.startedAt + run.ms - reading.startedAt - reading.readMs)],
-        ['verify', `${run.differences} differences (${seconds(run.verifyMs)}); heads with a wrong version or balance: ${run.wrongBalances}`],
+        ["time: after reading (last checkpoint's writes, release)", seconds(run.startedAt + run.ms - reading.startedAt - reading.readMs)],
+        [
+          'verify',
+          `${run.differences} differences (${seconds(run.verifyMs)}); heads with a wrong version or balance: ${run.wrongBalances}`,
+        ],
       );
     }
     process.stdout.write(`\nrebuild benchmark\n${formatTable(rows)}\n`);
-    return runs.every((r) => r.differences === 0 && r.wrongBalances === 0 && r.report.status === 'complete' && r.report.gaps.length === 0 && r.report.unusable.length === 0);
+    return runs.every(
+      (r) =>
+        r.differences === 0 &&
+        r.wrongBalances === 0 &&
+        r.report.status === 'complete' &&
+        r.report.gaps.length === 0 &&
+        r.report.unusable.length === 0,
+    );
   } finally {
     await admin.deleteTopics({ topics: [topic] }).catch((error: unknown) => log(`could not delete topic ${topic}: ${String(error)}`));
     await admin.disconnect();

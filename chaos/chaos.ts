@@ -40,7 +40,16 @@ export type { OutcomeMismatch } from './outcomes.ts';
 export type { TableLoss } from './operator.ts';
 
 /** The faults the run brings on the infrastructure, in the order it brings them (INFRASTRUCTURE_FAULTS order is the schedule's). */
-export const INFRASTRUCTURE_FAULTS = ['topic-recreated', 'broker-restart', 'dynamodb-outage', 'kafka-outage', 'cli-rebuild', 'table-restored', 'table-loss', 'hard-kill'] as const;
+export const INFRASTRUCTURE_FAULTS = [
+  'topic-recreated',
+  'broker-restart',
+  'dynamodb-outage',
+  'kafka-outage',
+  'cli-rebuild',
+  'table-restored',
+  'table-loss',
+  'hard-kill',
+] as const;
 
 /** One of the infrastructure faults (`table-loss` is the emulator restart when the run has its own emulator). */
 export type InfrastructureFault = (typeof INFRASTRUCTURE_FAULTS)[number];
@@ -132,7 +141,12 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   const saved = Object.fromEntries([...Object.keys(ENV), 'AWS_ENDPOINT_URL_DYNAMODB'].map((k) => [k, process.env[k]]));
   for (const [name, suffix] of Object.entries(ENV)) process.env[name] = `${runId}-${suffix}`;
   if (options.emulator !== undefined) process.env.AWS_ENDPOINT_URL_DYNAMODB = options.emulator.endpoint;
-  const topics = { commands: topicName('commands'), events: topicName('events'), results: topicName('results'), deadLetter: topicName('deadLetter') };
+  const topics = {
+    commands: topicName('commands'),
+    events: topicName('events'),
+    results: topicName('results'),
+    deadLetter: topicName('deadLetter'),
+  };
   const tables = { aggregates: tableName('aggregates'), readModels: tableName('readModels') };
   const faults = new Set(options.faults ?? INFRASTRUCTURE_FAULTS);
   const runtimeLog = join(cacheDir, 'chaos', `${runId}-runtime.log`);
@@ -163,7 +177,12 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     await admin.connect();
     proxy = await TcpProxy.start(dynamoEndpoint() ?? LOCAL_DYNAMODB_ENDPOINT);
     // The run's consumer groups, where the functions and the rebuilds look for their triggers' positions.
-    const runtimeEnv = { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint, COMMANDS_CONSUMER_GROUP: commandsGroup, TRIGGER_CONSUMER_GROUP: eventsGroup };
+    const runtimeEnv = {
+      ...process.env,
+      AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+      COMMANDS_CONSUMER_GROUP: commandsGroup,
+      TRIGGER_CONSUMER_GROUP: eventsGroup,
+    };
     const startRuntime = async (startup: RuntimeConfig['startup']): Promise<RuntimeProcess> => {
       const config: RuntimeConfig = {
         seed: options.seed + 7919 * generation++,
@@ -261,7 +280,9 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     /** While a fault outlasts its share of the commands, they keep coming at this rate. */
     const trickle = Math.min(rate, 5);
 
-    say(`sending ${options.commands} commands over ${options.accounts} accounts at ${rate}/s; infrastructure faults: ${chosen.map((c) => c.name).join(', ') || 'none'}`);
+    say(
+      `sending ${options.commands} commands over ${options.accounts} accounts at ${rate}/s; infrastructure faults: ${chosen.map((c) => c.name).join(', ') || 'none'}`,
+    );
     const sendStarted = Date.now();
     let current: Promise<void> = Promise.resolve();
     let running = false;
@@ -323,7 +344,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     await run.runtime().calm();
     const mappings = chaosMappings(mappingConfig);
     const settled = await waitFor(
-      async () => (await Promise.all(mappings.map((m) => groupLag(admin, m.consumerGroupId, m.topic))).catch(() => [1])).every((l) => l === 0),
+      async () =>
+        (await Promise.all(mappings.map((m) => groupLag(admin, m.consumerGroupId, m.topic))).catch(() => [1])).every((l) => l === 0),
       Math.max(0, deadline - Date.now()),
       500,
     );
@@ -333,13 +355,20 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     say('quiescent: running the invariant checker');
     const doc = createDocumentClient(dynamo);
     const check = checkHistory(
-      await readHistory({ kafka, eventsTopic: topics.events, resultsTopic: topics.results, heads: new AggregatesTable(doc, tables.aggregates), readModels: new ReadModelsTable(doc, tables.readModels) }),
+      await readHistory({
+        kafka,
+        eventsTopic: topics.events,
+        resultsTopic: topics.results,
+        heads: new AggregatesTable(doc, tables.aggregates),
+        readModels: new ReadModelsTable(doc, tables.readModels),
+      }),
       { aggregates, quiescent: true },
     );
     const outcomes = compareOutcomes(planned, follower.byCommand);
     const failed: Record<string, number> = {};
     const handlerReports = reports.filter((r) => r.report.functionName === COMMAND_HANDLER).map((r) => r.report);
-    for (const r of handlerReports) if (r.outcome === 'failed') failed[r.error?.split(':')[0] ?? 'unknown'] = (failed[r.error?.split(':')[0] ?? 'unknown'] ?? 0) + 1;
+    for (const r of handlerReports)
+      if (r.outcome === 'failed') failed[r.error?.split(':')[0] ?? 'unknown'] = (failed[r.error?.split(':')[0] ?? 'unknown'] ?? 0) + 1;
     const outageAttempts = Object.fromEntries(operator.outages.map((o) => [o.kind, mostAttempts(reports, o.from, o.to)]));
 
     const eventsLost = check.byKind['accepted-without-event'] ?? 0;
@@ -354,7 +383,10 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       rejected: outcomes.rejected,
       rejections: outcomes.rejections,
       faults: Object.fromEntries([...counts].filter(([kind]) => kind !== 'publish-in-chunks')),
-      effects: { partialBatches: handlerReports.filter((r) => r.outcome === 'partial').length, publishedInChunks: counts.get('publish-in-chunks') ?? 0 },
+      effects: {
+        partialBatches: handlerReports.filter((r) => r.outcome === 'partial').length,
+        publishedInChunks: counts.get('publish-in-chunks') ?? 0,
+      },
       outageAttempts,
       notes,
       skipped,

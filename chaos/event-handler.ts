@@ -14,7 +14,8 @@ const side = composeEventSide();
 const processBatch = side.processor({ reactions: [] });
 
 /** Handles one trigger invocation; a halting gap is the first failed record of its partition. */
-export const handler = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => batchItemFailures((await processBatch(event)).halted);
+export const handler = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> =>
+  batchItemFailures((await processBatch(event)).halted);
 
 /** Disconnects the clients. */
 export const shutdown = async (): Promise<void> => {

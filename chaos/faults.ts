@@ -118,7 +118,10 @@ export class FaultPlan {
     this.invocations = root.fork(1);
     this.requests = root.fork(2);
     const kinds = Object.keys(INVOCATION_FAULTS) as InvocationFault[];
-    this.firsts = kinds.map((kind) => ({ kind, order: this.invocations.next() })).sort((a, b) => a.order - b.order).map((k) => k.kind);
+    this.firsts = kinds
+      .map((kind) => ({ kind, order: this.invocations.next() }))
+      .sort((a, b) => a.order - b.order)
+      .map((k) => k.kind);
   }
 
   /** The fault for the next invocation, if any. */

@@ -142,7 +142,17 @@ export class Operator {
 
   /** Waits until no partition of the runtime is blocked (after an outage ends). */
   private async goneOn(timeoutMs = 180_000): Promise<boolean> {
-    return waitFor(async () => (await this.run.runtime().blocked().catch(() => [1])).length === 0, timeoutMs, 500);
+    return waitFor(
+      async () =>
+        (
+          await this.run
+            .runtime()
+            .blocked()
+            .catch(() => [1])
+        ).length === 0,
+      timeoutMs,
+      500,
+    );
   }
 
   /** Stops and starts the broker (this project's stack's only). */
@@ -156,7 +166,9 @@ export class Operator {
   /** Cuts the runtime's connections to DynamoDB for the outage's length; the data stays. */
   async dynamodbOutage(): Promise<void> {
     const { say, proxy } = this.run;
-    say(`dynamodb outage: cutting the runtime's connections to DynamoDB for ${seconds(this.run.outageMs)} at least, until a batch has failed more than ten times`);
+    say(
+      `dynamodb outage: cutting the runtime's connections to DynamoDB for ${seconds(this.run.outageMs)} at least, until a batch has failed more than ten times`,
+    );
     const from = Date.now();
     await proxy.cut();
     this.run.count('dynamodb-outage');
@@ -165,7 +177,9 @@ export class Operator {
     const to = Date.now();
     this.outages.push({ kind: 'dynamodb-outage', from, to });
     const wentOn = await this.goneOn();
-    say(`dynamodb outage: connections restored after ${seconds(to - from)}; ${wentOn ? 'every partition went on' : 'partitions still blocked'}`);
+    say(
+      `dynamodb outage: connections restored after ${seconds(to - from)}; ${wentOn ? 'every partition went on' : 'partitions still blocked'}`,
+    );
     this.run.note(
       `dynamodb-outage: connections cut for ${seconds(to - from)}${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
     );
@@ -223,7 +237,11 @@ export class Operator {
     const gone = await waitFor(async () => !(await admin.listTopics()).includes(topics.commands), 30_000);
     if (!gone) throw new Error(`topic recreation: ${topics.commands} is still listed 30 s after its deletion`);
     const created = await waitFor(
-      () => ensureTopics(admin, [{ ...topologyTopics.commands, name: topics.commands }]).then(() => true, () => false),
+      () =>
+        ensureTopics(admin, [{ ...topologyTopics.commands, name: topics.commands }]).then(
+          () => true,
+          () => false,
+        ),
       30_000,
       250,
     );
@@ -231,7 +249,9 @@ export class Operator {
     await this.run.sender.restart();
     this.run.count('topic-recreated');
     say(`topic recreation: ${topics.commands} deleted and created again; its offsets start at 0`);
-    this.run.note(`topic-recreated: drained ${this.run.planned.length} commands in ${seconds(drained)}, then deleted and recreated ${topics.commands}; commands went on from offset 0`);
+    this.run.note(
+      `topic-recreated: drained ${this.run.planned.length} commands in ${seconds(drained)}, then deleted and recreated ${topics.commands}; commands went on from offset 0`,
+    );
   }
 
   /** Runs `kafka-aggregates rebuild` as a child process with the run's names, while commands keep arriving. */
@@ -247,10 +267,16 @@ export class Operator {
         ['bin/kafka-aggregates.js', 'rebuild'],
         {
           cwd: projectRoot,
-          env: { ...process.env, COMMANDS_CONSUMER_GROUP: commandsGroup, POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'true' },
+          env: {
+            ...process.env,
+            COMMANDS_CONSUMER_GROUP: commandsGroup,
+            POWERTOOLS_LOG_LEVEL: 'ERROR',
+            POWERTOOLS_METRICS_DISABLED: 'true',
+          },
           maxBuffer: 64 * 1024 * 1024,
         },
-        (error, out, err) => resolve({ stdout: out, stderr: err, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 2 }),
+        (error, out, err) =>
+          resolve({ stdout: out, stderr: err, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 2 }),
       );
     });
     let done = false;
@@ -322,7 +348,9 @@ export class Operator {
         pending = (out.UnprocessedItems?.[tables.aggregates] ?? []) as typeof pending;
       }
     }
-    say(`table restore: ${tables.aggregates} replaced by its copy of ${seconds(Date.now() - backup.at)} ago (${backup.items.length} items)`);
+    say(
+      `table restore: ${tables.aggregates} replaced by its copy of ${seconds(Date.now() - backup.at)} ago (${backup.items.length} items)`,
+    );
     const refused = await this.refusalAfter(Date.now(), () => runtime().resume(COMMAND_HANDLER));
     const rebuilt = await this.rebuildHeads();
     this.run.count('table-restored');
@@ -337,7 +365,10 @@ export class Operator {
   private async refusalAfter(since: number, resume: () => Promise<void>): Promise<boolean> {
     await resume();
     return waitFor(
-      () => this.run.reports.some((r) => r.at >= since && r.report.functionName === COMMAND_HANDLER && r.report.error?.startsWith('TableBehindLogError') === true),
+      () =>
+        this.run.reports.some(
+          (r) => r.at >= since && r.report.functionName === COMMAND_HANDLER && r.report.error?.startsWith('TableBehindLogError') === true,
+        ),
       30_000,
     );
   }
@@ -384,7 +415,9 @@ export class Operator {
       trigger: group,
     }).finally(() => group.close());
     await runtime().resume(EVENT_HANDLER);
-    say(`table loss: rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models from ${projected.eventsRead}; both handlers run again`);
+    say(
+      `table loss: rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models from ${projected.eventsRead}; both handlers run again`,
+    );
     this.run.note(
       `${tableLoss === 'restart-emulator' ? 'emulator-restart' : 'table-loss'}: every table lost; ${refused ? 'the command handler refused (TableBehindLogError)' : 'NO refusal seen'}; ` +
         `rebuilt ${rebuilt.headsWritten} heads from ${rebuilt.eventsRead} events and the read models (${projected.applied} applications) from ${projected.eventsRead}`,
@@ -413,7 +446,7 @@ export class Operator {
       const pid = emulator.pid();
       await emulator.kill();
       killed.push(`emulator ${pid ?? '?'}`);
-    } else spared.push('emulator (AWS_ENDPOINT_URL_DYNAMODB is not the run\'s)');
+    } else spared.push("emulator (AWS_ENDPOINT_URL_DYNAMODB is not the run's)");
     say(`hard kill: SIGKILL to ${killed.join(', ')}${spared.length > 0 ? `; spared ${spared.join(', ')}` : ''}`);
     if (emulator !== undefined) {
       await emulator.start();

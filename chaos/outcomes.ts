@@ -61,7 +61,10 @@ export interface OutcomeComparison {
 }
 
 /** Every result of a command is one the workload decided for one of its sends, and every send has one. */
-export const compareOutcomes = (planned: readonly PlannedCommand[], results: ReadonlyMap<string, readonly ResultRecord[]>): OutcomeComparison => {
+export const compareOutcomes = (
+  planned: readonly PlannedCommand[],
+  results: ReadonlyMap<string, readonly ResultRecord[]>,
+): OutcomeComparison => {
   const expectedBy = new Map<string, { aggregateId: string; expected: Expected[] }>();
   for (const p of planned) {
     const entry = expectedBy.get(p.command.commandId) ?? { aggregateId: p.command.aggregateId, expected: [] };

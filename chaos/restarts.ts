@@ -101,7 +101,8 @@ export const startOwnEmulator = async (port: number): Promise<OwnEmulator> => {
   const start = async () => {
     if (await answers(endpoint)) throw new Error(`something already answers at ${endpoint}; pick another --emulator-port`);
     startDetached(name, venvBin('moto_server'), ['-H', '127.0.0.1', '-p', String(chosen)], projectRoot);
-    if (!(await waitUntil(() => answers(endpoint), 30_000))) throw new Error(`the chaos run's moto did not answer at ${endpoint} within 30 s`);
+    if (!(await waitUntil(() => answers(endpoint), 30_000)))
+      throw new Error(`the chaos run's moto did not answer at ${endpoint} within 30 s`);
   };
   await start();
   return {

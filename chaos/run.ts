@@ -76,21 +76,32 @@ const print = (report: ChaosReport, replay: string): void => {
     `chaos run ${report.runId}`,
     `seed        ${report.seed}   replay: ${replay}`,
     `commands    ${n(report.sent)} sent (${n(report.resent)} re-sent commandIds): ${n(report.accepted)} accepted, ${n(report.rejected)} rejected ` +
-      `(${Object.entries(report.rejections).sort(([, a], [, b]) => b - a).map(([code, count]) => `${code} ${n(count)}`).join(', ')})`,
+      `(${Object.entries(report.rejections)
+        .sort(([, a], [, b]) => b - a)
+        .map(([code, count]) => `${code} ${n(count)}`)
+        .join(', ')})`,
     'faults',
     ...FAULT_KINDS.map((k) => `  ${k.padEnd(width)} ${n(report.faults[k] ?? 0).padStart(6)}`),
     `effects     ${n(report.effects.partialBatches)} partial batches (a head that did not fit one write), ${n(report.effects.publishedInChunks)} batches whose events went out in chunks`,
     ...report.notes.map((note) => `  ${note}`),
     ...report.skipped.map((s) => `skipped     ${s}`),
-    `invocations ${n(report.invocations.ok)} ok; failed and retried: ${Object.entries(report.invocations.failed).map(([name, count]) => `${name} ${n(count)}`).join(', ') || 'none'}`,
+    `invocations ${n(report.invocations.ok)} ok; failed and retried: ${
+      Object.entries(report.invocations.failed)
+        .map(([name, count]) => `${name} ${n(count)}`)
+        .join(', ') || 'none'
+    }`,
     ...formatReport(report.check, 20),
     `outcomes    ${n(report.mismatches.length)} command(s) whose results differ from the in-order decision, ${n(report.missingResults)} without any result`,
-    ...report.mismatches.slice(0, 10).map((m) => `  ${m.aggregateId} ${m.commandId}: expected ${JSON.stringify(m.expected)}, got ${JSON.stringify(m.actual)}`),
+    ...report.mismatches
+      .slice(0, 10)
+      .map((m) => `  ${m.aggregateId} ${m.commandId}: expected ${JSON.stringify(m.expected)}, got ${JSON.stringify(m.actual)}`),
     `events lost ${n(report.eventsLost)}`,
     `quiescent   ${report.quiescent ? 'yes (every command has a result, consumer lag 0)' : 'NO: timed out waiting'}`,
     `duration    ${(report.durationMs / 1000).toFixed(1)} s`,
     `runtime log ${report.runtimeLog}`,
-    report.names.kept ? `kept        topics ${report.names.topics.join(', ')}; tables ${report.names.tables.join(', ')}` : 'cleaned up  the run\'s topics and tables are deleted',
+    report.names.kept
+      ? `kept        topics ${report.names.topics.join(', ')}; tables ${report.names.tables.join(', ')}`
+      : "cleaned up  the run's topics and tables are deleted",
   ];
   for (const line of lines) console.log(line);
 };
@@ -107,7 +118,10 @@ const main = async (): Promise<number> => {
   const outage = Number(values.outage);
   const largeEvery = Number(values['large-every']);
   const faultRate = Number(values['fault-rate']);
-  const skip = values.skip.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const skip = values.skip
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const unknown = skip.filter((s) => !(INFRASTRUCTURE_FAULTS as readonly string[]).includes(s));
   if (
     ![seed, commands, accounts, rate, outage].every((v) => Number.isSafeInteger(v) && v > 0) ||
@@ -127,7 +141,9 @@ const main = async (): Promise<number> => {
     skip.length > 0 ? `--skip ${skip.join(',')}` : '',
     values['no-broker-restart'] ? '--no-broker-restart' : '',
     values['no-table-loss'] ? '--no-table-loss' : '',
-  ].filter((s) => s !== '').join(' ');
+  ]
+    .filter((s) => s !== '')
+    .join(' ');
   console.log(`chaos: seed ${seed}; replay with: ${replay}`);
 
   // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.

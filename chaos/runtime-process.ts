@@ -35,7 +35,10 @@ export class RuntimeProcess {
   private nextId = 0;
   /** Pauses not yet resumed, per function. */
   private readonly holds = new Map<string, number>();
-  private readonly pending = new Map<number, { resolve: (value: readonly BlockedPartition[] | undefined) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (value: readonly BlockedPartition[] | undefined) => void; reject: (error: Error) => void }
+  >();
   private readonly exited: Promise<void>;
 
   private constructor(
@@ -81,16 +84,22 @@ export class RuntimeProcess {
     });
     const timeoutMs = options.startupTimeoutMs ?? 300_000;
     const startup = await new Promise<readonly string[]>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new RuntimeProcessError(`the runtime process did not start within ${timeoutMs / 1000} s; see ${options.logFile}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new RuntimeProcessError(`the runtime process did not start within ${timeoutMs / 1000} s; see ${options.logFile}`)),
+        timeoutMs,
+      );
       const settle = (outcome: () => void) => {
         clearTimeout(timer);
         outcome();
       };
       child.on('message', (message: FromRuntime) => {
         if (message.type === 'ready') settle(() => resolve(message.lines));
-        if (message.type === 'failed') settle(() => reject(new RuntimeProcessError(`the runtime process failed to start: ${message.error}; see ${options.logFile}`)));
+        if (message.type === 'failed')
+          settle(() => reject(new RuntimeProcessError(`the runtime process failed to start: ${message.error}; see ${options.logFile}`)));
       });
-      void exited.then(() => settle(() => reject(new RuntimeProcessError(`the runtime process exited while starting; see ${options.logFile}`))));
+      void exited.then(() =>
+        settle(() => reject(new RuntimeProcessError(`the runtime process exited while starting; see ${options.logFile}`))),
+      );
     }).catch(async (error: unknown) => {
       child.kill('SIGKILL');
       await exited;

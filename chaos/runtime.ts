@@ -61,7 +61,7 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
       },
     });
     const running = system.triggers;
-    if (running === undefined) throw new Error('npm start\'s startup ended before its triggers started');
+    if (running === undefined) throw new Error("npm start's startup ended before its triggers started");
     // Not system.stop(): the broker it started stays up, as the machine's.
     return { triggers: running, lines, stop: () => running.stop() };
   }

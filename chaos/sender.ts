@@ -93,7 +93,11 @@ export class CommandSender {
   }
 
   /** The commands that a failed send did not write: per aggregate, those after the prefix found between `from` and `to`. */
-  private async notWritten(commands: readonly CommandEnvelope[], from: PartitionOffsets, to: PartitionOffsets): Promise<readonly CommandEnvelope[]> {
+  private async notWritten(
+    commands: readonly CommandEnvelope[],
+    from: PartitionOffsets,
+    to: PartitionOffsets,
+  ): Promise<readonly CommandEnvelope[]> {
     const landed = new Map<string, number>();
     await this.log.read(from, to, (records) => {
       for (const r of records) {

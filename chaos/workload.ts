@@ -48,7 +48,13 @@ export class Workload {
     return m;
   }
 
-  private envelope(aggregateId: string, type: string, data: Record<string, unknown>, expectedVersion?: number, metadata?: Record<string, unknown>): CommandEnvelope {
+  private envelope(
+    aggregateId: string,
+    type: string,
+    data: Record<string, unknown>,
+    expectedVersion?: number,
+    metadata?: Record<string, unknown>,
+  ): CommandEnvelope {
     return {
       commandId: `${this.runId}-${++this.sequence}`,
       aggregateType: 'account',
@@ -65,9 +71,15 @@ export class Workload {
     const m = this.model(id);
     let expected: Expected;
     if (invalid) expected = { status: 'rejected', code: 'InvalidCommand' };
-    else if (command.expectedVersion !== undefined && command.expectedVersion !== m.version) expected = { status: 'rejected', code: 'VersionMismatch' };
+    else if (command.expectedVersion !== undefined && command.expectedVersion !== m.version)
+      expected = { status: 'rejected', code: 'VersionMismatch' };
     else {
-      const decision = account.decide(command as never, m.state, { aggregateId: id, version: m.version, commandId: command.commandId, now: new Date(0) });
+      const decision = account.decide(command as never, m.state, {
+        aggregateId: id,
+        version: m.version,
+        commandId: command.commandId,
+        now: new Date(0),
+      });
       if (isRejection(decision)) expected = { status: 'rejected', code: decision.code };
       else {
         for (const event of decision) m.state = account.evolve(m.state, event);
@@ -113,7 +125,8 @@ export class Workload {
     }
     const crowded = [...byPartition.values()].sort((a, b) => b.length - a.length)[0] ?? [];
     const picked = crowded.slice(0, accounts);
-    const deposit = (id: string) => this.decide(id, this.envelope(id, 'Deposit', { amount: r.int(1, 5000) }, undefined, { note: 'm'.repeat(r.int(180_000, 200_000)) }));
+    const deposit = (id: string) =>
+      this.decide(id, this.envelope(id, 'Deposit', { amount: r.int(1, 5000) }, undefined, { note: 'm'.repeat(r.int(180_000, 200_000)) }));
     return [...picked.map(deposit), ...picked.map(deposit)];
   }
 
@@ -123,11 +136,10 @@ export class Workload {
     const id = this.accountIds[r.int(0, this.accountIds.length - 1)]!;
     const m = this.model(id);
     const amount = () => r.int(1, 5000);
-    if (m.state.status === 'unopened' && r.chance(0.85)) return [this.decide(id, this.envelope(id, 'OpenAccount', { owner: `owner of ${id}` }))];
+    if (m.state.status === 'unopened' && r.chance(0.85))
+      return [this.decide(id, this.envelope(id, 'OpenAccount', { owner: `owner of ${id}` }))];
     const balance = m.state.status === 'open' ? m.state.balance : 0;
-    switch (
-      r.weighted({ deposit: 35, withdraw: 30, burst: 2, close: 3, open: 2, resend: 12, expected: 8, invalid: 2 } as const)
-    ) {
+    switch (r.weighted({ deposit: 35, withdraw: 30, burst: 2, close: 3, open: 2, resend: 12, expected: 8, invalid: 2 } as const)) {
       case 'deposit':
         return [this.decide(id, this.envelope(id, 'Deposit', { amount: amount() }))];
       case 'withdraw':

@@ -22,7 +22,16 @@ import { TopicLog, TopicLogs } from './adapters/kafka/topic-log.ts';
 import { triggerPositions } from './adapters/kafka/trigger-positions.ts';
 import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse } from './command-api/api.ts';
 import { createCommandProcessor, type BatchResult, type CommandSideDeps } from './command/process-batch.ts';
-import { commandApiWait, groups as configuredGroups, names as configuredNames, readerGroupPrefix, rebuildHold, retentions, type Groups, type Names } from './config.ts';
+import {
+  commandApiWait,
+  groups as configuredGroups,
+  names as configuredNames,
+  readerGroupPrefix,
+  rebuildHold,
+  retentions,
+  type Groups,
+  type Names,
+} from './config.ts';
 import type { MskEvent } from './core/trigger-event.ts';
 import { aggregates } from './domain/index.ts';
 import { createEventProcessor, type EventBatchSummary, type EventSideDeps } from './event/process-batch.ts';
@@ -163,7 +172,8 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   const eventLog = new TopicLog(kafka, names.topics.events, own);
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
   const eventTrigger = new ConsumerOffsets(kafka, names.topics.events, eventsTrigger);
-  const defaultGate: CommandGate = hold.commandsTriggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), hold.commandsTriggerUuid);
+  const defaultGate: CommandGate =
+    hold.commandsTriggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), hold.commandsTriggerUuid);
   return {
     heads,
     readModels,
@@ -185,7 +195,16 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
             dedupeWindowMs: retentions().dedupeWindowMs,
             ...onProgress,
           },
-          readModelsRebuild: { aggregates, projections, reactions, readModels, eventLog, trigger: eventTrigger, drainMs: hold.readModelsDrainMs, ...onProgress },
+          readModelsRebuild: {
+            aggregates,
+            projections,
+            reactions,
+            readModels,
+            eventLog,
+            trigger: eventTrigger,
+            drainMs: hold.readModelsDrainMs,
+            ...onProgress,
+          },
         },
         request,
         options.deadline,

@@ -71,7 +71,10 @@ export const LOCAL_KAFKA_BROKERS = '127.0.0.1:9092';
 
 /** Kafka bootstrap brokers (`KAFKA_BROKERS`, comma separated). */
 export const kafkaBrokers = (): string[] =>
-  (env('KAFKA_BROKERS') ?? LOCAL_KAFKA_BROKERS).split(',').map((b) => b.trim()).filter((b) => b !== '');
+  (env('KAFKA_BROKERS') ?? LOCAL_KAFKA_BROKERS)
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
 
 /** True when running inside AWS Lambda. */
 export const onAws = (): boolean => env('AWS_LAMBDA_FUNCTION_NAME') !== undefined;
@@ -111,7 +114,13 @@ export const rebuildHold = () => ({
 export const powertoolsNames = () => ({ serviceName: env('POWERTOOLS_SERVICE_NAME'), namespace: env('POWERTOOLS_METRICS_NAMESPACE') });
 
 /** Environment variables through which the AWS SDK finds credentials on its own. */
-const CREDENTIAL_ENV = ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI'];
+const CREDENTIAL_ENV = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_PROFILE',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+];
 
 /** True when the environment holds credentials the AWS SDK finds by itself. */
 export const credentialsInEnv = (): boolean => CREDENTIAL_ENV.some((name) => env(name) !== undefined);

@@ -221,8 +221,7 @@ export const functions = {
 } as const satisfies Record<string, FunctionSpec>;
 
 /** Retention in milliseconds as Kafka's `retention.ms` wants it. */
-export const retentionMs = (retention: Retention): number =>
-  retention === 'forever' ? -1 : retention.days * 24 * 60 * 60 * 1000;
+export const retentionMs = (retention: Retention): number => (retention === 'forever' ? -1 : retention.days * 24 * 60 * 60 * 1000);
 
 /**
  * The topic settings the topology declares, as Kafka config entries. `retention.bytes` is

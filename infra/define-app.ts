@@ -21,7 +21,10 @@ export interface KafkaAggregatesApp {
  * Creates the app. `overrides` replace stack properties (tests use it for functions the
  * topology does not declare yet).
  */
-export const defineApp = (props: AppProps = {}, overrides: Partial<Omit<KafkaAggregatesStackProps, 'settings'>> = {}): KafkaAggregatesApp => {
+export const defineApp = (
+  props: AppProps = {},
+  overrides: Partial<Omit<KafkaAggregatesStackProps, 'settings'>> = {},
+): KafkaAggregatesApp => {
   const app = new App(props);
   const settings = settingsFromContext(app.node);
   const stackName = String(app.node.tryGetContext('stackName') ?? DEFAULT_STACK_NAME);

@@ -153,10 +153,17 @@ export class Handlers extends Construct {
 
       for (const table of spec.tables) props.tables.grantAccess(fn, table, spec.tableAccess ?? 'items');
       for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
-      props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]));
+      props.cluster.grantWrite(
+        fn,
+        (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]),
+      );
       const reads = spec.reads ?? (trigger ? [] : allTopics);
       // Its own group, and the throwaway groups of its reads of a range (`<own group>-reader-…`), deleted after use.
-      props.cluster.grantRead(fn, reads.map((t) => props.topicNames[t]), [ownGroup, readerGroups(ownGroup)]);
+      props.cluster.grantRead(
+        fn,
+        reads.map((t) => props.topicNames[t]),
+        [ownGroup, readerGroups(ownGroup)],
+      );
       if (reads.length > 0) props.cluster.grantDeleteGroups(fn, [readerGroups(ownGroup)]);
 
       if (trigger) {

@@ -82,7 +82,11 @@ export class KafkaCluster extends Construct {
       sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
       sg.applyRemovalPolicy(RemovalPolicy.RETAIN);
       this.securityGroup = sg;
-      const clusterName = props.clusterName ?? Stack.of(this).stackName.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 64);
+      const clusterName =
+        props.clusterName ??
+        Stack.of(this)
+          .stackName.replace(/[^a-zA-Z0-9-]/g, '-')
+          .slice(0, 64);
       const subnetIds = props.vpc.selectSubnets(props.subnets).subnetIds;
       if (this.auth === 'none') {
         const cluster = plaintextCluster(this, clusterName, subnetIds, sg);
@@ -144,22 +148,38 @@ export class KafkaCluster extends Construct {
     if (topics.length === 0) return;
     this.grantConnect(grantee);
     this.grantData(grantee, ['kafka-cluster:WriteDataIdempotently'], [this.clusterArn]);
-    this.grantData(grantee, ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], topics.map((t) => this.topicArn(t)));
+    this.grantData(
+      grantee,
+      ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'],
+      topics.map((t) => this.topicArn(t)),
+    );
   }
 
   /** Lets `grantee` consume `topics` in the consumer groups `groups`. */
   grantRead(grantee: iam.IGrantable, topics: readonly string[], groups: readonly string[]): void {
     if (topics.length === 0) return;
     this.grantConnect(grantee);
-    this.grantData(grantee, ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], topics.map((t) => this.topicArn(t)));
+    this.grantData(
+      grantee,
+      ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
+      topics.map((t) => this.topicArn(t)),
+    );
     if (groups.length > 0) {
-      this.grantData(grantee, ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], groups.map((g) => this.groupArn(g)));
+      this.grantData(
+        grantee,
+        ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
+        groups.map((g) => this.groupArn(g)),
+      );
     }
   }
 
   /** Lets `grantee` delete the consumer groups `groups` (patterns allowed): the throwaway groups of its reads. */
   grantDeleteGroups(grantee: iam.IGrantable, groups: readonly string[]): void {
-    this.grantData(grantee, ['kafka-cluster:DeleteGroup'], groups.map((g) => this.groupArn(g)));
+    this.grantData(
+      grantee,
+      ['kafka-cluster:DeleteGroup'],
+      groups.map((g) => this.groupArn(g)),
+    );
   }
 
   /**
@@ -185,8 +205,16 @@ export class KafkaCluster extends Construct {
   grantDescribeGroups(grantee: iam.IGrantable, topics: readonly string[], groups: readonly string[]): void {
     if (groups.length === 0) return;
     this.grantConnect(grantee);
-    this.grantData(grantee, ['kafka-cluster:DescribeTopic'], topics.map((t) => this.topicArn(t)));
-    this.grantData(grantee, ['kafka-cluster:DescribeGroup'], groups.map((g) => this.groupArn(g)));
+    this.grantData(
+      grantee,
+      ['kafka-cluster:DescribeTopic'],
+      topics.map((t) => this.topicArn(t)),
+    );
+    this.grantData(
+      grantee,
+      ['kafka-cluster:DescribeGroup'],
+      groups.map((g) => this.groupArn(g)),
+    );
   }
 
   /**

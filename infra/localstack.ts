@@ -32,11 +32,13 @@ export const applyLocalStackTarget = (stack: KafkaAggregatesStack): LocalStackAd
   Validations.of(stack.cluster).acknowledge(
     {
       id: 'AwsSolutions-MSK2',
-      reason: 'target=localstack: a local emulator on the developer machine, with plaintext and no authentication; the AWS target keeps MSK Serverless with IAM over TLS.',
+      reason:
+        'target=localstack: a local emulator on the developer machine, with plaintext and no authentication; the AWS target keeps MSK Serverless with IAM over TLS.',
     },
     {
       id: 'AwsSolutions-MSK6',
-      reason: 'target=localstack: broker logs stay in the LocalStack container; the AWS target has no broker logs to configure (MSK Serverless).',
+      reason:
+        'target=localstack: broker logs stay in the LocalStack container; the AWS target has no broker logs to configure (MSK Serverless).',
     },
   );
   Validations.of(stack.network.vpc).acknowledge({

@@ -7,7 +7,13 @@
  * between MSK Serverless and provisioned clusters). Alarms notify an SNS topic when one is
  * configured.
  */
-import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_sns as sns, aws_sns_subscriptions as subscriptions } from 'aws-cdk-lib';
+import {
+  Duration,
+  aws_cloudwatch as cloudwatch,
+  aws_cloudwatch_actions as actions,
+  aws_sns as sns,
+  aws_sns_subscriptions as subscriptions,
+} from 'aws-cdk-lib';
 import type { aws_dynamodb as dynamodb, aws_lambda as lambda } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { pascal } from './tables.ts';
@@ -70,13 +76,24 @@ export class Monitoring extends Construct {
 
     for (const [key, fn] of Object.entries(props.functions)) {
       const errors = fn.metricErrors({ period, statistic: cloudwatch.Stats.SUM });
-      this.addAlarm(`${pascal(key)}Errors`, errors, 0, `${key} failed an invocation: its trigger retries the batch, blocking the partition`);
+      this.addAlarm(
+        `${pascal(key)}Errors`,
+        errors,
+        0,
+        `${key} failed an invocation: its trigger retries the batch, blocking the partition`,
+      );
       const lagMetrics: cloudwatch.IMetric[] = [];
       if (props.triggered.includes(key)) {
         const lag = fn.metric('OffsetLag', { period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM });
         lagMetrics.push(lag);
         // Five minutes in a row: a burst of commands is not an incident, a stuck partition is.
-        this.addAlarm(`${pascal(key)}OffsetLag`, lag, props.offsetLagThreshold ?? 1000, `${key} is more than its threshold of records behind its topic`, 5);
+        this.addAlarm(
+          `${pascal(key)}OffsetLag`,
+          lag,
+          props.offsetLagThreshold ?? 1000,
+          `${key} is more than its threshold of records behind its topic`,
+          5,
+        );
       }
       widgets.push(
         new cloudwatch.GraphWidget({
@@ -91,12 +108,25 @@ export class Monitoring extends Construct {
 
     // Emitted by the handlers (functions/*-handler.ts); the only writers of the dead-letter topic.
     const own = (metricName: string) =>
-      new cloudwatch.Metric({ namespace: props.metricsNamespace, metricName, dimensionsMap: { service: props.serviceName }, period, statistic: cloudwatch.Stats.SUM });
+      new cloudwatch.Metric({
+        namespace: props.metricsNamespace,
+        metricName,
+        dimensionsMap: { service: props.serviceName },
+        period,
+        statistic: cloudwatch.Stats.SUM,
+      });
     const deadLettered = own('deadLettered');
     const gapsHalted = own('gapsHalted');
     this.addAlarm('DeadLettered', deadLettered, 0, `Records went to ${props.deadLetterTopic}: bad input, or records an operator skipped`);
-    this.addAlarm('EventGapHalted', gapsHalted, 0, 'An events partition halts at a gap: fill it (republish) or release it (kafka-aggregates skip --pass-gap)');
-    widgets.push(new cloudwatch.GraphWidget({ title: 'dead-lettered records and halted gaps', left: [deadLettered, gapsHalted], width: 12 }));
+    this.addAlarm(
+      'EventGapHalted',
+      gapsHalted,
+      0,
+      'An events partition halts at a gap: fill it (republish) or release it (kafka-aggregates skip --pass-gap)',
+    );
+    widgets.push(
+      new cloudwatch.GraphWidget({ title: 'dead-lettered records and halted gaps', left: [deadLettered, gapsHalted], width: 12 }),
+    );
 
     for (const [key, table] of Object.entries(props.tables)) {
       widgets.push(
@@ -117,7 +147,13 @@ export class Monitoring extends Construct {
     });
   }
 
-  private addAlarm(id: string, metric: cloudwatch.IMetric, threshold: number, description: string, evaluationPeriods = 1): cloudwatch.Alarm {
+  private addAlarm(
+    id: string,
+    metric: cloudwatch.IMetric,
+    threshold: number,
+    description: string,
+    evaluationPeriods = 1,
+  ): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric,
       threshold,

@@ -44,11 +44,13 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
     Stack.of(stack),
     {
       id: MANAGED_POLICY('AWSLambdaBasicExecutionRole'),
-      reason: 'Lambda execution roles need CreateLogStream/PutLogEvents on their own log group; the AWS managed policy is the standard, reviewed grant for exactly that.',
+      reason:
+        'Lambda execution roles need CreateLogStream/PutLogEvents on their own log group; the AWS managed policy is the standard, reviewed grant for exactly that.',
     },
     {
       id: MANAGED_POLICY('AWSLambdaVPCAccessExecutionRole'),
-      reason: 'Functions in a VPC need to create, describe and delete their ENIs; these EC2 calls take no resource ARN, so a customer policy would be the same statement on "*".',
+      reason:
+        'Functions in a VPC need to create, describe and delete their ENIs; these EC2 calls take no resource ARN, so a customer policy would be the same statement on "*".',
     },
   );
 
@@ -56,7 +58,8 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
   for (const fn of functions) {
     acknowledge(fn, {
       id: 'AwsSolutions-L1',
-      reason: 'Node.js 22 is the runtime the bundles are built for (esbuild target node22, runtime pinned in infra/node-function.ts); moving to a newer runtime is a deliberate upgrade, not drift.',
+      reason:
+        'Node.js 22 is the runtime the bundles are built for (esbuild target node22, runtime pinned in infra/node-function.ts); moving to a newer runtime is a deliberate upgrade, not drift.',
     });
   }
   for (const key of Object.keys(stack.handlers.triggers)) {
@@ -64,7 +67,8 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
     if (fn === undefined) continue;
     acknowledge(fn, {
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: "The MSK trigger describes the cluster's VPC, subnets and security groups (ec2:DescribeVpcs, DescribeSubnets, DescribeSecurityGroups) to place its pollers' network interfaces there; these actions support no resource-level permissions.",
+      reason:
+        "The MSK trigger describes the cluster's VPC, subnets and security groups (ec2:DescribeVpcs, DescribeSubnets, DescribeSecurityGroups) to place its pollers' network interfaces there; these actions support no resource-level permissions.",
     });
   }
   for (const [key, spec] of Object.entries(stack.handlers.specs)) {
@@ -78,6 +82,7 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
   }
   acknowledge(stack.topics.provider, {
     id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.topics.providerFunction.node.defaultChild as never)}.Arn>:*]`,
-    reason: 'The CDK Provider framework may invoke any version of the topic provider function ("<arn>:*"); the grant is scoped to that one function.',
+    reason:
+      'The CDK Provider framework may invoke any version of the topic provider function ("<arn>:*"); the grant is scoped to that one function.',
   });
 };

@@ -58,7 +58,9 @@ export class Network extends Construct {
     }
     // An imported VPC may have private subnets with NAT; a new one has isolated subnets only.
     this.subnets =
-      this.vpc.privateSubnets.length > 0 ? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } : { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+      this.vpc.privateSubnets.length > 0
+        ? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS }
+        : { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
 
     this.functionSecurityGroup = new ec2.SecurityGroup(this, 'FunctionSecurityGroup', {
       vpc: this.vpc,

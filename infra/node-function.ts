@@ -48,7 +48,11 @@ export class MissingEntryError extends Error {
 }
 
 const withSourceMaps = (nodeOptions: string | undefined): string =>
-  nodeOptions === undefined || nodeOptions === '' ? '--enable-source-maps' : nodeOptions.includes('--enable-source-maps') ? nodeOptions : `${nodeOptions} --enable-source-maps`;
+  nodeOptions === undefined || nodeOptions === ''
+    ? '--enable-source-maps'
+    : nodeOptions.includes('--enable-source-maps')
+      ? nodeOptions
+      : `${nodeOptions} --enable-source-maps`;
 
 /** A bundled Node.js 22 ARM64 function in the VPC. */
 export const createNodeFunction = (scope: Construct, id: string, props: NodeFunctionProps): NodejsFunction => {

@@ -165,7 +165,10 @@ const origins = (node: Node, key: string): string[] | undefined => {
       parsed = undefined;
     }
     if (parsed === undefined || parsed.origin !== trimmed)
-      throw new SettingsError(key, `expected origins such as https://app.example.com, comma separated (no *, no path), got ${JSON.stringify(trimmed)}`);
+      throw new SettingsError(
+        key,
+        `expected origins such as https://app.example.com, comma separated (no *, no path), got ${JSON.stringify(trimmed)}`,
+      );
     return trimmed;
   });
 };
@@ -182,15 +185,21 @@ export const settingsFromContext = (node: Node): StackSettings => {
   if (mskAuth === 'scram' || text(node, 'mskScramSecretArn') !== undefined) {
     throw new SettingsError(
       'mskAuth',
-      'SASL/SCRAM is not supported: the functions\' Kafka client and the topics provider authenticate with MSK IAM only. ' +
+      "SASL/SCRAM is not supported: the functions' Kafka client and the topics provider authenticate with MSK IAM only. " +
         'Enable IAM access control on the cluster (MSK supports several methods at once) and deploy with mskAuth=iam.',
     );
   }
   if (mskClusterArn === undefined && !local && mskAuth !== 'iam') {
-    throw new SettingsError('mskAuth', 'the MSK Serverless cluster this stack creates only supports iam (none is for target=localstack or an existing cluster)');
+    throw new SettingsError(
+      'mskAuth',
+      'the MSK Serverless cluster this stack creates only supports iam (none is for target=localstack or an existing cluster)',
+    );
   }
   if (mskClusterArn === undefined && local && mskAuth !== 'none') {
-    throw new SettingsError('mskAuth', 'the cluster this stack creates on LocalStack is plaintext (none): LocalStack has no MSK Serverless');
+    throw new SettingsError(
+      'mskAuth',
+      'the cluster this stack creates on LocalStack is plaintext (none): LocalStack has no MSK Serverless',
+    );
   }
   if (mskClusterArn !== undefined && vpcId === undefined) {
     throw new SettingsError('mskClusterArn', 'an existing cluster needs vpcId, the VPC the cluster is in');

@@ -4,7 +4,12 @@
  */
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { functions as topologyFunctions, tables as topologyTables, topics as topologyTopics, type TopicKey } from '../functions/topology.ts';
+import {
+  functions as topologyFunctions,
+  tables as topologyTables,
+  topics as topologyTopics,
+  type TopicKey,
+} from '../functions/topology.ts';
 import { routes as commandApiRoutes } from '../functions/command-api/routes.ts';
 import { CommandApi } from './command-api.ts';
 import { Handlers, type DeployableFunctionSpec, type TriggerErrorHandling } from './handlers.ts';
@@ -96,7 +101,12 @@ export class KafkaAggregatesStack extends Stack {
     const apiFunction = this.handlers.functions.commandApi;
     const apiSpec = functions.commandApi?.http;
     if (apiFunction !== undefined && apiSpec !== undefined) {
-      this.commandApi = new CommandApi(this, 'CommandApi', { handler: apiFunction, routes: Object.values(commandApiRoutes), throttle: apiSpec, corsOrigins: settings.commandApiCorsOrigins });
+      this.commandApi = new CommandApi(this, 'CommandApi', {
+        handler: apiFunction,
+        routes: Object.values(commandApiRoutes),
+        throttle: apiSpec,
+        corsOrigins: settings.commandApiCorsOrigins,
+      });
       new CfnOutput(this, 'CommandApiUrl', { value: this.commandApi.url });
     }
 

@@ -53,7 +53,10 @@ export class KafkaTopics extends Construct {
       securityGroups: [props.securityGroup],
       environment: { KAFKA_AUTH: props.cluster.auth },
     });
-    props.cluster.grantManageTopics(this.providerFunction, specs.map((s) => s.name));
+    props.cluster.grantManageTopics(
+      this.providerFunction,
+      specs.map((s) => s.name),
+    );
 
     this.provider = new cr.Provider(this, 'Provider', { onEventHandler: this.providerFunction });
     this.resource = new CustomResource(this, 'Topics', {

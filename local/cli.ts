@@ -38,7 +38,8 @@ const main = async (argv: readonly string[]): Promise<number> => {
     return name === undefined ? 2 : 0;
   }
   const command = commands.find((c) => c.name === name);
-  if (command === undefined) throw new CliError(`Unknown command ${name}. Commands: ${commands.map((c) => c.name).join(', ')}; see \`kafka-aggregates --help\`.`);
+  if (command === undefined)
+    throw new CliError(`Unknown command ${name}. Commands: ${commands.map((c) => c.name).join(', ')}; see \`kafka-aggregates --help\`.`);
   return command.run(rest);
 };
 

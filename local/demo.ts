@@ -59,7 +59,8 @@ const command = (aggregateId: string, type: string, data: Record<string, unknown
   data,
 });
 
-const outcome = (r: ResultRecord): string => (r.status === 'accepted' ? `accepted, version ${r.version}` : `rejected ${r.reason.code}: ${r.reason.message}`);
+const outcome = (r: ResultRecord): string =>
+  r.status === 'accepted' ? `accepted, version ${r.version}` : `rejected ${r.reason.code}: ${r.reason.message}`;
 
 const check = (ok: boolean, what: string): boolean => {
   say(`    ${ok ? 'OK  ' : 'FAIL'} ${what}`);
@@ -69,7 +70,9 @@ const check = (ok: boolean, what: string): boolean => {
 const sendAndWait = async (demo: Demo, c: CommandEnvelope): Promise<ReceivedResult> => {
   const sent = await demo.client.send(c);
   const received = await demo.client.result(c.commandId, RESULT_TIMEOUT_MS);
-  say(`    ${c.type.padEnd(13)} ${JSON.stringify(c.data).padEnd(18)} -> ${outcome(received.result)}  (${received.receivedAt - sent.timestamp} ms)`);
+  say(
+    `    ${c.type.padEnd(13)} ${JSON.stringify(c.data).padEnd(18)} -> ${outcome(received.result)}  (${received.receivedAt - sent.timestamp} ms)`,
+  );
   return received;
 };
 
@@ -96,7 +99,10 @@ const staleState = async (demo: Demo): Promise<Verdict> => {
   const events = demo.events.get(id) ?? [];
   return [
     check(closed!.result.status === 'accepted', 'the close was accepted'),
-    check(deposited!.result.status === 'rejected' && deposited!.result.reason.code === 'AccountClosed', 'the deposit was rejected AccountClosed, not applied to a stale view'),
+    check(
+      deposited!.result.status === 'rejected' && deposited!.result.reason.code === 'AccountClosed',
+      'the deposit was rejected AccountClosed, not applied to a stale view',
+    ),
     check(head.version === 2 && (JSON.parse(head.state) as { status?: string }).status === 'closed', 'the account is closed at version 2'),
     check(!events.some((e) => e.type === 'MoneyDeposited'), 'no MoneyDeposited event was published'),
   ].every(Boolean)
@@ -118,14 +124,21 @@ const redelivery = async (demo: Demo): Promise<Verdict> => {
 
   // The records as the trigger delivered them, read back from the topic and given to the same handler module again.
   const { partition } = sent[0]!;
-  const messages = await readAt(demo.kafka, demo.client.topics.commands, partition, sent.map((s) => s.offset));
+  const messages = await readAt(
+    demo.kafka,
+    demo.client.topics.commands,
+    partition,
+    sent.map((s) => s.offset),
+  );
   const event = mskEvent(
     messages.map((m) => toMskRecord(demo.client.topics.commands, partition, m)),
     { eventSourceArn: localClusterArn(awsRegion()), bootstrapServers: kafkaBrokers().join(',') },
   );
   const mapping = mappingsFromTopology({ only: ['commandHandler'] })[0]!;
   const fn = await loadFunction(mapping.entry);
-  say(`    redelivering ${demo.client.topics.commands}-${partition}@${sent.map((s) => s.offset).join(',')} to ${mapping.entry} (as a trigger retry would)`);
+  say(
+    `    redelivering ${demo.client.topics.commands}-${partition}@${sent.map((s) => s.offset).join(',')} to ${mapping.entry} (as a trigger retry would)`,
+  );
   await fn.handler(event, lambdaContext(mapping, awsRegion(), Date.now() + mapping.timeoutSeconds * 1000));
 
   const resend = command(id, 'Deposit', { amount: 70 }, deposit.commandId);
@@ -142,7 +155,10 @@ const redelivery = async (demo: Demo): Promise<Verdict> => {
   const events = demo.events.get(id) ?? [];
   const identical = (c: CommandEnvelope) => new Set(copies(c).map((r) => JSON.stringify(r.result))).size === 1;
   return [
-    check(after.version === before.version && after.state === before.state, `version and state unchanged (version ${after.version}, balance 70)`),
+    check(
+      after.version === before.version && after.state === before.state,
+      `version and state unchanged (version ${after.version}, balance 70)`,
+    ),
     check(copies(open).length >= 2 && copies(deposit).length >= 3, 'the original results were emitted again'),
     check(identical(open) && identical(deposit), 'every re-emitted result is identical to the original'),
     check(
@@ -168,7 +184,11 @@ const digest = async (heads: AggregatesTable): Promise<{ hash: string; count: nu
 const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
   say('(c) Table wipe and rebuild: the events topic is the log of record');
   const id = demo.id('c');
-  for (const c of [command(id, 'OpenAccount', { owner: 'Cleo' }), command(id, 'Deposit', { amount: 700 }), command(id, 'Withdraw', { amount: 200 })])
+  for (const c of [
+    command(id, 'OpenAccount', { owner: 'Cleo' }),
+    command(id, 'Deposit', { amount: 700 }),
+    command(id, 'Withdraw', { amount: 200 }),
+  ])
     await sendAndWait(demo, c);
   const before = await digest(demo.heads);
   say(`    before: ${before.count} heads, canonical hash ${before.hash}`);
@@ -202,7 +222,10 @@ const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
     check('status' in report && report.status === 'complete', 'the rebuild completed and released the lock'),
     check(wiped.count === 0 && readiness === 'behind', 'the wiped table was recognised as behind the log'),
     check(after.hash === before.hash && after.count === before.count, 'every head is byte for byte what it was before the wipe'),
-    check(deposit.result.status === 'accepted' && deposit.result.version === 4, 'the next command is decided against the rebuilt state (version 4)'),
+    check(
+      deposit.result.status === 'accepted' && deposit.result.version === 4,
+      'the next command is decided against the rebuilt state (version 4)',
+    ),
   ].every(Boolean)
     ? 'passed'
     : 'failed';
@@ -234,7 +257,9 @@ const main = async (): Promise<number> => {
     else {
       const readiness = await aggregatesReadiness(kafka);
       if (readiness === 'behind' || readiness === 'rebuilding') {
-        say(`The aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: rebuilding it before any command is decided.`);
+        say(
+          `The aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: rebuilding it before any command is decided.`,
+        );
         const rebuild = composeRebuild();
         const report = await rebuild.run({}).finally(() => rebuild.close());
         say(`Rebuild ${'status' in report ? report.status : 'done'}.`);
@@ -262,7 +287,9 @@ const main = async (): Promise<number> => {
       rebuild: composeRebuild(),
       events,
       id: (s) => `acc-demo-${run}-${s}`,
-      ...(own === undefined ? {} : { gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) } }),
+      ...(own === undefined
+        ? {}
+        : { gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) } }),
     };
     cleanups.push(() => demo.rebuild.close());
 
@@ -283,7 +310,10 @@ const main = async (): Promise<number> => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     // Closes the command handler's clients too (the module the redelivery used is the one the triggers load).
     if (triggers !== undefined) await triggers.stop();
-    else await loadFunction(mappingsFromTopology({ only: ['commandHandler'] })[0]!.entry).then((m) => m.shutdown?.()).catch(() => undefined);
+    else
+      await loadFunction(mappingsFromTopology({ only: ['commandHandler'] })[0]!.entry)
+        .then((m) => m.shutdown?.())
+        .catch(() => undefined);
     if (stack !== undefined && stack.started.length > 0) {
       say(`Stopping ${stack.started.join(', ')} (started by the demo)`);
       await stack.stop();

@@ -45,7 +45,8 @@ interface Health {
   readonly version?: string;
 }
 
-const describeHealth = (health: Health): string => `LocalStack${health.version === undefined ? '' : ` ${health.version}`} (${health.edition ?? 'edition unknown'})`;
+const describeHealth = (health: Health): string =>
+  `LocalStack${health.version === undefined ? '' : ` ${health.version}`} (${health.edition ?? 'edition unknown'})`;
 
 /** Checks that LocalStack answers at `endpoint` and runs every service the stack needs. */
 const checkHealth = async (endpoint: string): Promise<Health> => {
@@ -55,7 +56,9 @@ const checkHealth = async (endpoint: string): Promise<Health> => {
     response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
   } catch (error) {
     const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
-    throw new SmokeError(`LocalStack is not answering at ${url} (${cause}). Start ${NEEDS} (e.g. \`localstack start\`), or point --endpoint or AWS_ENDPOINT_URL at it. Nothing was deployed.`);
+    throw new SmokeError(
+      `LocalStack is not answering at ${url} (${cause}). Start ${NEEDS} (e.g. \`localstack start\`), or point --endpoint or AWS_ENDPOINT_URL at it. Nothing was deployed.`,
+    );
   }
   const body = await response.text();
   let health: Health;
@@ -65,7 +68,9 @@ const checkHealth = async (endpoint: string): Promise<Health> => {
     health = {};
   }
   if (!response.ok || typeof health.services !== 'object') {
-    throw new SmokeError(`${endpoint} answers, but not as LocalStack (HTTP ${response.status} from ${url}). Start ${NEEDS}, or point --endpoint at it. Nothing was deployed.`);
+    throw new SmokeError(
+      `${endpoint} answers, but not as LocalStack (HTTP ${response.status} from ${url}). Start ${NEEDS}, or point --endpoint at it. Nothing was deployed.`,
+    );
   }
   const missing = REQUIRED_SERVICES.filter((name) => !['available', 'running'].includes(health.services?.[name] ?? ''));
   if (missing.length > 0) {
@@ -88,7 +93,11 @@ const run = (command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
 /** Runs the CLI and captures its standard output. */
 const cli = (args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], {
+      cwd: PROJECT_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('error', reject);
@@ -107,7 +116,9 @@ const readOutputs = (): StackOutputs => {
   try {
     all = JSON.parse(readFileSync(OUTPUTS_FILE, 'utf8')) as Record<string, Partial<StackOutputs>>;
   } catch (error) {
-    throw new SmokeError(`cannot read the stack outputs ${OUTPUTS_FILE} (${error instanceof Error ? error.message : String(error)}): deploy first (run without --no-deploy)`);
+    throw new SmokeError(
+      `cannot read the stack outputs ${OUTPUTS_FILE} (${error instanceof Error ? error.message : String(error)}): deploy first (run without --no-deploy)`,
+    );
   }
   const [outputs] = Object.values(all);
   if (outputs?.BootstrapBrokers === undefined || outputs.aggregatesTableName === undefined || outputs.readModelsTableName === undefined) {
@@ -118,7 +129,12 @@ const readOutputs = (): StackOutputs => {
 
 const main = async (): Promise<number> => {
   const { values } = parseArgs({
-    options: { endpoint: { type: 'string' }, 'no-deploy': { type: 'boolean' }, timeout: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      endpoint: { type: 'string' },
+      'no-deploy': { type: 'boolean' },
+      timeout: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help === true) {
     console.log(help);
@@ -148,11 +164,16 @@ const main = async (): Promise<number> => {
   const id = `smoke-${Date.now()}`;
   console.log(`Sending OpenAccount for account ${id} to ${outputs.BootstrapBrokers}; the deployed trigger runs the command handler...`);
   const sent = await cli(['send', 'account', id, 'OpenAccount', '{"owner":"smoke"}', '--wait', '--timeout', timeout], env);
-  if (sent.code !== 0) throw new SmokeError(`send --wait did not get an accepted result (exit code ${sent.code}): ${sent.stdout.trim() || 'no result'}`, sent.code === 1 ? 1 : 2);
+  if (sent.code !== 0)
+    throw new SmokeError(
+      `send --wait did not get an accepted result (exit code ${sent.code}): ${sent.stdout.trim() || 'no result'}`,
+      sent.code === 1 ? 1 : 2,
+    );
   console.log(`Result: ${sent.stdout.trim()}`);
   const state = await cli(['state', 'account', id], env);
   const head = state.code === 0 ? (JSON.parse(state.stdout) as { version?: number; state?: { owner?: string } }) : undefined;
-  if (head?.version !== 1 || head.state?.owner !== 'smoke') throw new SmokeError(`state did not read the account back at version 1 (exit code ${state.code}): ${state.stdout.trim()}`, 1);
+  if (head?.version !== 1 || head.state?.owner !== 'smoke')
+    throw new SmokeError(`state did not read the account back at version 1 (exit code ${state.code}): ${state.stdout.trim()}`, 1);
   console.log(`State: ${state.stdout.trim()}`);
   console.log('LocalStack smoke test passed: deployed, the MSK trigger ran the command handler, and its head is in DynamoDB.');
   return 0;

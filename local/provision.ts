@@ -27,8 +27,7 @@ export interface ProvisionResult {
 }
 
 /** The topology's topics under their names in this environment. */
-export const namedTopics = (): NamedTopic[] =>
-  (Object.keys(topics) as TopicKey[]).map((key) => ({ ...topics[key], name: topicName(key) }));
+export const namedTopics = (): NamedTopic[] => (Object.keys(topics) as TopicKey[]).map((key) => ({ ...topics[key], name: topicName(key) }));
 
 /** The topology's tables under their names in this environment. */
 export const namedTables = (): (TableSpec & { readonly name: string })[] =>
@@ -68,7 +67,12 @@ export const provision = async (): Promise<ProvisionResult> => {
       Promise.all(namedTables().map(async (spec) => ((await ensureTable(dynamo, spec)) ? [spec.name] : []))),
     ]);
     const alteredTopics = [
-      ...topicChanges.altered.map((a) => `${a.topic}: ${Object.entries(a.configs).map(([k, v]) => `${k}=${v}`).join(', ')}`),
+      ...topicChanges.altered.map(
+        (a) =>
+          `${a.topic}: ${Object.entries(a.configs)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')}`,
+      ),
       ...topicChanges.grown.map((g) => `${g.topic}: ${g.from} -> ${g.to} partitions`),
     ];
     return { createdTopics: topicChanges.created, createdTables: tablesCreated.flat(), alteredTopics };

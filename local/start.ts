@@ -24,9 +24,12 @@ const cli = 'npx kafka-aggregates';
 const describeFunctions = (triggers: Triggers): string[] =>
   Object.entries(functions as Readonly<Record<string, FunctionSpec>>).map(([name, spec]) => {
     const mapping = triggers.mappings.find((m) => m.functionName === name);
-    if (mapping === undefined) return `${name.padEnd(16)} ${spec.entry}  (${spec.http === undefined ? 'no trigger: invoked directly' : 'HTTP: the command API below'})`;
-    return `${name.padEnd(16)} ${spec.entry}  <- ${mapping.topic}: batch ${mapping.batchSize}, window ${mapping.maxBatchingWindowSeconds} s, ` +
-      `group ${mapping.consumerGroupId}${triggers.isPaused(name) ? '  [PAUSED]' : ''}`;
+    if (mapping === undefined)
+      return `${name.padEnd(16)} ${spec.entry}  (${spec.http === undefined ? 'no trigger: invoked directly' : 'HTTP: the command API below'})`;
+    return (
+      `${name.padEnd(16)} ${spec.entry}  <- ${mapping.topic}: batch ${mapping.batchSize}, window ${mapping.maxBatchingWindowSeconds} s, ` +
+      `group ${mapping.consumerGroupId}${triggers.isPaused(name) ? '  [PAUSED]' : ''}`
+    );
   });
 
 const main = async (): Promise<void> => {
@@ -74,15 +77,20 @@ const main = async (): Promise<void> => {
     live = await startLiveView(system.kafka, { commands: topicName('commands'), results: topicName('results') }, say);
     http = await serveHttpFunction();
 
-    const ours = (name: string) => (system?.stack.started.includes(name) ? 'started by npm start' : 'already running or external; left running on exit');
+    const ours = (name: string) =>
+      system?.stack.started.includes(name) ? 'started by npm start' : 'already running or external; left running on exit';
     say(
       [
         '',
         'kafka-aggregates is running locally.',
         `  Kafka broker       ${system.stack.endpoints.kafka}  (${ours('kafka')})`,
         `  DynamoDB endpoint  ${system.stack.endpoints.dynamodb}  (${ours('moto')})`,
-        `  Topics             ${namedTopics().map((t) => `${t.name} (${t.partitions})`).join(', ')}`,
-        `  Tables             ${namedTables().map((t) => t.name).join(', ')}`,
+        `  Topics             ${namedTopics()
+          .map((t) => `${t.name} (${t.partitions})`)
+          .join(', ')}`,
+        `  Tables             ${namedTables()
+          .map((t) => t.name)
+          .join(', ')}`,
         '  Functions',
         ...describeFunctions(triggers).map((line) => `    ${line}`),
         '  Send a command',
@@ -92,7 +100,7 @@ const main = async (): Promise<void> => {
         `  Command API        ${http.url}  (the commandApi function; no auth locally, so loopback only)`,
         `    curl -s ${http.url}/commands -H 'content-type: application/json' -d '{"aggregateType":"account","aggregateId":"acc-2","type":"OpenAccount","data":{"owner":"Bo"}}'`,
         `    curl -s ${http.url}/aggregates/account/acc-2      (docs/openapi.json describes every route)`,
-        '  Play the design\'s problems: npm run demo',
+        "  Play the design's problems: npm run demo",
         `  Rebuild or check:  ${cli} rebuild [--verify] [--projection account-summary] [--read-models]`,
         `  Lag and blocked partitions: ${cli} status`,
         '',

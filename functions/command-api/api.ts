@@ -48,7 +48,11 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
     const aggregateType = query.get('aggregateType');
     const aggregateId = query.get('aggregateId');
     if (aggregateType === null || aggregateType === '' || aggregateId === null || aggregateId === '')
-      return problem(400, 'InvalidRequest', 'name the command\'s aggregate: ?aggregateType=<type>&aggregateId=<id> (outcomes are kept per aggregate)');
+      return problem(
+        400,
+        'InvalidRequest',
+        "name the command's aggregate: ?aggregateType=<type>&aggregateId=<id> (outcomes are kept per aggregate)",
+      );
     if (!aggregates.has(aggregateType)) return unknownType(aggregateType);
     const outcome = await deps.outcomes.outcome({ aggregateType, aggregateId, commandId });
     if (outcome !== undefined) return decided(outcome);
@@ -71,7 +75,8 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
     if (!deps.projections.includes(projection))
       return problem(400, 'UnknownProjection', `unknown projection ${JSON.stringify(projection)}; known: ${deps.projections.join(', ')}`);
     const row = await deps.rows.row(projection, rowId);
-    if (row === undefined) return problem(404, 'RowNotFound', `${projection} has no row ${JSON.stringify(rowId)} (yet: rows follow events within moments)`);
+    if (row === undefined)
+      return problem(404, 'RowNotFound', `${projection} has no row ${JSON.stringify(rowId)} (yet: rows follow events within moments)`);
     return json(200, { projection, rowId, row });
   };
 
@@ -79,9 +84,17 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
     const method = request.requestContext.http.method.toUpperCase();
     const found = match(method, request.rawPath);
     if (found === undefined)
-      return problem(404, 'NotFound', `no route ${method} ${request.rawPath}; the API has ${Object.values(routes).map((r) => `${r.method} ${r.path}`).join(', ')}`);
-    if ('allowed' in found) return problem(405, 'MethodNotAllowed', `${request.rawPath} takes ${found.allowed.join(', ')}`, { allow: found.allowed.join(', ') });
-    if ('badEncoding' in found) return problem(400, 'InvalidRequest', `path segment ${JSON.stringify(found.badEncoding)} is not valid percent-encoding`);
+      return problem(
+        404,
+        'NotFound',
+        `no route ${method} ${request.rawPath}; the API has ${Object.values(routes)
+          .map((r) => `${r.method} ${r.path}`)
+          .join(', ')}`,
+      );
+    if ('allowed' in found)
+      return problem(405, 'MethodNotAllowed', `${request.rawPath} takes ${found.allowed.join(', ')}`, { allow: found.allowed.join(', ') });
+    if ('badEncoding' in found)
+      return problem(400, 'InvalidRequest', `path segment ${JSON.stringify(found.badEncoding)} is not valid percent-encoding`);
     const p = found.params as Record<string, string>;
     try {
       switch (found.name) {

@@ -12,7 +12,11 @@ export type HttpRequest = Pick<APIGatewayProxyEventV2, 'rawPath' | 'rawQueryStri
 };
 
 /** A response in payload format 2.0, with its body already JSON. */
-export type HttpResponse = APIGatewayProxyStructuredResultV2 & { readonly statusCode: number; readonly body: string; readonly headers: Record<string, string> };
+export type HttpResponse = APIGatewayProxyStructuredResultV2 & {
+  readonly statusCode: number;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+};
 
 /** A JSON response; nothing the API answers may be cached (outcomes and state change). */
 export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({

@@ -43,7 +43,10 @@ const encoder = new TextEncoder();
  * the body is a JSON object without one. Anything else is left as it is, for the decoder to
  * reject with the command side's own code and message.
  */
-export const withCommandId = (text: string, newCommandId: () => string): { readonly value: Uint8Array; readonly filled: boolean; readonly parsed: unknown } => {
+export const withCommandId = (
+  text: string,
+  newCommandId: () => string,
+): { readonly value: Uint8Array; readonly filled: boolean; readonly parsed: unknown } => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -100,7 +103,8 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest): Promise
     value,
   };
   const decoded = await decodeCommand(record, deps.aggregates);
-  if ('bad' in decoded) return problem(decoded.bad.reason.code === 'PayloadTooLarge' ? 413 : 400, decoded.bad.reason.code, decoded.bad.reason.message);
+  if ('bad' in decoded)
+    return problem(decoded.bad.reason.code === 'PayloadTooLarge' ? 413 : 400, decoded.bad.reason.code, decoded.bad.reason.message);
   const { envelope, aggregate } = decoded.ok;
   const ref: CommandRef = { aggregateType: aggregate.type, aggregateId: envelope.aggregateId, commandId: envelope.commandId };
 
@@ -129,12 +133,20 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest): Promise
   const applied = prefer.waitSeconds === undefined ? undefined : `wait=${Math.round(timeoutMs / 1000)}`;
   let waited: Waited<ResultRecord>;
   try {
-    waited = await waitFor(() => deps.outcomes.outcome(ref, { archivedSince: sent.timestamp }), timeoutMs, deps.settings.wait, deps.clock, timestamp);
+    waited = await waitFor(
+      () => deps.outcomes.outcome(ref, { archivedSince: sent.timestamp }),
+      timeoutMs,
+      deps.settings.wait,
+      deps.clock,
+      timestamp,
+    );
   } catch (error) {
     // Sent, so the answer is where to ask, not an error a caller would retry into a second command.
     deps.onError?.(error);
     return pending(ref, sent, applied);
   }
   deps.onWait?.({ reads: waited.reads, waitedMs: waited.waitedMs, decided: waited.value !== undefined });
-  return waited.value === undefined ? pending(ref, sent, applied) : decided(waited.value, applied === undefined ? {} : { 'preference-applied': applied });
+  return waited.value === undefined
+    ? pending(ref, sent, applied)
+    : decided(waited.value, applied === undefined ? {} : { 'preference-applied': applied });
 };

@@ -8,7 +8,16 @@ import type { TriggerRecord } from '../core/trigger-event.ts';
 import { TableBehindLogError } from '../control/control.ts';
 import type { LogRecord } from '../core/log.ts';
 import type { CommandLog, HeadsStore } from './ports.ts';
-import { assess, firstCheckpoint, fingerprint, judge, nextIncarnation, type SampledRecord, type StoredCheckpoint, type Verdict } from './partition.ts';
+import {
+  assess,
+  firstCheckpoint,
+  fingerprint,
+  judge,
+  nextIncarnation,
+  type SampledRecord,
+  type StoredCheckpoint,
+  type Verdict,
+} from './partition.ts';
 
 /** One partition's records in a batch, in offset order. */
 export interface PartitionSpan {
@@ -49,7 +58,9 @@ export const spansOf = (partitions: readonly (readonly TriggerRecord[])[]): Map<
       const first = records[0];
       const last = records.at(-1);
       if (first === undefined || last === undefined) return [];
-      return [[topicPartition(first), { topic: first.topic, partition: first.partition, from: first.offset, to: last.offset, records }] as const];
+      return [
+        [topicPartition(first), { topic: first.topic, partition: first.partition, from: first.offset, to: last.offset, records }] as const,
+      ];
     }),
   );
 

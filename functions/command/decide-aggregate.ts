@@ -89,7 +89,13 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   let last: { tp: string; offset: number } | null = null;
   const fresh: { readonly kept: UnkeptResult; readonly remembered: boolean }[] = [];
 
-  const rejected = (commandId: string, reason: Reason): ResultRecord => ({ commandId, aggregateType, aggregateId, status: 'rejected', reason: bounded(reason) });
+  const rejected = (commandId: string, reason: Reason): ResultRecord => ({
+    commandId,
+    aggregateType,
+    aggregateId,
+    status: 'rejected',
+    reason: bounded(reason),
+  });
   const remember = (incoming: IncomingCommand, tp: string, result: ResultRecord): void => {
     recent.push({ commandId: incoming.envelope.commandId, tp, offset: incoming.record.offset, at: incoming.record.timestamp, result });
   };
@@ -160,14 +166,22 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
   if (events.length === 0 || last === null) {
     const unkept = fresh.map((f) => f.kept);
-    return { outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept }, handled: limit, added: 0 };
+    return {
+      outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept },
+      handled: limit,
+      added: 0,
+    };
   }
   const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
   const keep = Math.max(RECENT_COMMANDS, limit);
   const evicted = recent.slice(0, Math.max(0, recent.length - keep));
-  const archive = [...new Map(
-    evicted.flatMap((r) => (r.result.status === 'accepted' ? [[r.commandId, { commandId: r.commandId, version: r.result.version, at: r.at }] as const] : [])),
-  ).values()];
+  const archive = [
+    ...new Map(
+      evicted.flatMap((r) =>
+        r.result.status === 'accepted' ? [[r.commandId, { commandId: r.commandId, version: r.result.version, at: r.at }] as const] : [],
+      ),
+    ).values(),
+  ];
   const next: Head = {
     aggregateType,
     aggregateId,
@@ -179,10 +193,15 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
     outbox: [...carried, ...events],
     writtenAt: last,
   };
-  return { outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept }, handled: limit, added: events.length };
+  return {
+    outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept },
+    handled: limit,
+    added: events.length,
+  };
 };
 
-const fits = (batch: AggregateBatch, folded: Folded): boolean => folded.outcome.next === null || batch.sizeOf(folded.outcome.next) <= batch.maxHeadBytes;
+const fits = (batch: AggregateBatch, folded: Folded): boolean =>
+  folded.outcome.next === null || batch.sizeOf(folded.outcome.next) <= batch.maxHeadBytes;
 
 /**
  * True when the head carries an unconfirmed outbox that this batch publishes and that its

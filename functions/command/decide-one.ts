@@ -11,7 +11,8 @@ import { eventId, type EventRecord, type Reason } from '../core/wire.ts';
 import type { IncomingCommand } from './decode.ts';
 
 /** A command's decision: its events and the state they lead to, or why not (`deadLetter` when the aggregate broke, not a rule). */
-export type Decided = { readonly events: EventRecord[]; readonly state: unknown } | { readonly reason: Reason; readonly deadLetter: boolean };
+export type Decided =
+  { readonly events: EventRecord[]; readonly state: unknown } | { readonly reason: Reason; readonly deadLetter: boolean };
 
 /** The event record of `event`, decided for `incoming` at `version`, at the command record's time and its type's current revision. */
 export const eventRecord = (incoming: IncomingCommand, event: Message, version: number, incarnation = 1): EventRecord => {
@@ -35,17 +36,22 @@ export const eventRecord = (incoming: IncomingCommand, event: Message, version: 
 export const eventFault = (aggregate: AnyAggregate, event: Message, asStored: unknown): string | undefined => {
   const schemas = aggregate.events as Readonly<Record<string, (typeof aggregate.events)[string]>>;
   const schema = Object.hasOwn(schemas, event.type) ? schemas[event.type] : undefined;
-  if (schema === undefined) return `it returned an event of unknown type ${JSON.stringify(event.type)}; known: ${Object.keys(schemas).join(', ')}`;
+  if (schema === undefined)
+    return `it returned an event of unknown type ${JSON.stringify(event.type)}; known: ${Object.keys(schemas).join(', ')}`;
   const validated = schema['~standard'].validate(asStored);
   if (validated instanceof Promise) return `the schema of ${event.type} is asynchronous; event schemas must validate synchronously`;
-  if (validated.issues !== undefined) return `its ${event.type} event is not valid as the log stores it (JSON): ${describeIssues(validated.issues)}`;
+  if (validated.issues !== undefined)
+    return `its ${event.type} event is not valid as the log stores it (JSON): ${describeIssues(validated.issues)}`;
   return undefined;
 };
 
 /** Decides `incoming` (from the `incarnation` of its topic) against `state` at `version`. Never throws for the aggregate's faults. */
 export const decideOne = (incoming: IncomingCommand, state: unknown, version: number, incarnation = 1): Decided => {
   const { aggregate, envelope, record } = incoming;
-  const failed = (message: string): Decided => ({ reason: { code: 'DecideFailed', message: `${aggregate.type}.${message}` }, deadLetter: true });
+  const failed = (message: string): Decided => ({
+    reason: { code: 'DecideFailed', message: `${aggregate.type}.${message}` },
+    deadLetter: true,
+  });
   if (envelope.expectedVersion !== undefined && envelope.expectedVersion !== version)
     return {
       reason: {

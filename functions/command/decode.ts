@@ -100,13 +100,15 @@ export const decodeCommand = async (
     );
   const aggregate = aggregates.get(aggregateType);
   if (aggregate === undefined)
-    return bad('UnknownAggregateType', `unknown aggregateType ${JSON.stringify(aggregateType)}; known: ${[...aggregates.keys()].join(', ')}`);
+    return bad(
+      'UnknownAggregateType',
+      `unknown aggregateType ${JSON.stringify(aggregateType)}; known: ${[...aggregates.keys()].join(', ')}`,
+    );
   const schemas = aggregate.commands as Readonly<Record<string, (typeof aggregate.commands)[string]>>;
   const schema = Object.hasOwn(schemas, type) ? schemas[type] : undefined;
   if (schema === undefined)
     return bad('UnknownCommandType', `${aggregateType} has no command ${JSON.stringify(type)}; known: ${Object.keys(schemas).join(', ')}`);
   const validated = await schema['~standard'].validate(data);
-  if (validated.issues !== undefined)
-    return bad('InvalidCommand', `invalid ${type} data: ${describeIssues(validated.issues)}`);
+  if (validated.issues !== undefined) return bad('InvalidCommand', `invalid ${type} data: ${describeIssues(validated.issues)}`);
   return { ok: { record, envelope: envelope.data, aggregate, command: { type, data: validated.value } } };
 };

@@ -138,11 +138,20 @@ export const nextIncarnation = (previous: PartitionCheckpoint, from: number): Pa
   from,
   through: from - 1,
   fingerprint: null,
-  earlier: [{ incarnation: previous.incarnation, from: previous.from, through: previous.through }, ...(previous.earlier ?? [])].slice(0, EARLIER_KEPT),
+  earlier: [{ incarnation: previous.incarnation, from: previous.from, through: previous.through }, ...(previous.earlier ?? [])].slice(
+    0,
+    EARLIER_KEPT,
+  ),
 });
 
 /** The checkpoint of a partition the table sees for the first time, starting at the batch. */
-export const firstCheckpoint = (tp: string, from: number): PartitionCheckpoint => ({ tp, incarnation: 1, from, through: from - 1, fingerprint: null });
+export const firstCheckpoint = (tp: string, from: number): PartitionCheckpoint => ({
+  tp,
+  incarnation: 1,
+  from,
+  through: from - 1,
+  fingerprint: null,
+});
 
 /** The checkpoint once a batch has completed every record up to `through`, whose fingerprint is given. */
 export const advance = (checkpoint: PartitionCheckpoint, through: number, fingerprintAtThrough: string): PartitionCheckpoint =>
@@ -157,6 +166,8 @@ export const outboxConfirmed = (head: Head, checkpoints: ReadonlyMap<string, Par
   if (head.outbox.length === 0 || head.writtenAt === null) return true;
   const { tp, offset } = head.writtenAt;
   return [...checkpoints.values()].some((c) =>
-    [c, ...(c.earlier ?? [])].some((range) => positionKey(c.tp, range.incarnation) === tp && offset >= range.from && offset <= range.through),
+    [c, ...(c.earlier ?? [])].some(
+      (range) => positionKey(c.tp, range.incarnation) === tp && offset >= range.from && offset <= range.through,
+    ),
   );
 };

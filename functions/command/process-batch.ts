@@ -19,7 +19,15 @@ import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from './decode.ts';
 import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
 import { advance, outboxConfirmed, type StoredCheckpoint } from './partition.ts';
-import { VersionConflictError, type BatchPublisher, type CommandLog, type EventsTopicState, type HeadsStore, type KeyedResult, type UnkeptResult } from './ports.ts';
+import {
+  VersionConflictError,
+  type BatchPublisher,
+  type CommandLog,
+  type EventsTopicState,
+  type HeadsStore,
+  type KeyedResult,
+  type UnkeptResult,
+} from './ports.ts';
 import { registry } from '../core/registry.ts';
 import { HeadCache, type HeadCacheLimits } from './head-cache.ts';
 
@@ -74,7 +82,12 @@ export interface BatchResult extends BatchSummary {
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
 export class ConflictRetriesExhaustedError extends Error {
   override readonly name = 'ConflictRetriesExhaustedError';
-  constructor(readonly aggregateType: string, readonly aggregateId: string, attempts: number, options?: ErrorOptions) {
+  constructor(
+    readonly aggregateType: string,
+    readonly aggregateId: string,
+    attempts: number,
+    options?: ErrorOptions,
+  ) {
     super(`${aggregateType} ${aggregateId}: still conflicting after ${attempts} re-decisions`, options);
   }
 }
@@ -87,7 +100,10 @@ export interface DecodedBatch {
 }
 
 /** Decodes a batch's records: a rejected result and a dead letter for each bad one, the rest grouped per aggregate. */
-export const decodeBatch = async (records: readonly TriggerRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): Promise<DecodedBatch> => {
+export const decodeBatch = async (
+  records: readonly TriggerRecord[],
+  aggregates: ReadonlyMap<string, AnyAggregate>,
+): Promise<DecodedBatch> => {
   const batch: DecodedBatch = { byAggregate: new Map(), results: [], deadLetters: [] };
   for (const record of records) {
     const decoded = await decodeCommand(record, aggregates);
@@ -95,7 +111,13 @@ export const decodeBatch = async (records: readonly TriggerRecord[], aggregates:
       const { bad } = decoded;
       batch.results.push({
         key: bad.aggregateId ?? (record.key === undefined ? null : Buffer.from(record.key).toString('utf8')),
-        result: { commandId: bad.commandId, aggregateType: bad.aggregateType, aggregateId: bad.aggregateId, status: 'rejected', reason: bad.reason },
+        result: {
+          commandId: bad.commandId,
+          aggregateType: bad.aggregateType,
+          aggregateId: bad.aggregateId,
+          status: 'rejected',
+          reason: bad.reason,
+        },
       });
       batch.deadLetters.push(deadLetter(record, bad.reason));
       continue;
@@ -126,7 +148,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const oldest = Math.min(...commands.map((c) => c.record.timestamp));
     if (base.archivedUntil === 0 || base.archivedUntil < oldest - dedupeWindowMs) return new Map();
     const unknown = [...new Set(commands.map((c) => c.envelope.commandId).filter((id) => acceptedIn(base, id) === undefined))];
-    const found = await deps.heads.readArchive(unknown.map((commandId) => ({ aggregateType: base.aggregateType, aggregateId: base.aggregateId, commandId })));
+    const found = await deps.heads.readArchive(
+      unknown.map((commandId) => ({ aggregateType: base.aggregateType, aggregateId: base.aggregateId, commandId })),
+    );
     return new Map(found.map((a) => [a.commandId, a]));
   };
 
@@ -147,7 +171,10 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       const head = cache.get(key);
       if (head !== undefined) warm.set(key, head);
     }
-    let snapshot = await deps.heads.read([...byAggregate.keys()].filter((key) => !warm.has(key)), [...spans.keys()]);
+    let snapshot = await deps.heads.read(
+      [...byAggregate.keys()].filter((key) => !warm.has(key)),
+      [...spans.keys()],
+    );
     if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);
     if (!cache.holdsEpoch(snapshot.control?.epoch ?? 0) && warm.size > 0) {
       // The table was rebuilt (or is new) since the heads were kept: read them after all.
@@ -161,7 +188,12 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
       await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
     }
-    const { effective, written } = await checkPartitions({ commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName }, spans, snapshot.checkpoints, fresh);
+    const { effective, written } = await checkPartitions(
+      { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
+      spans,
+      snapshot.checkpoints,
+      fresh,
+    );
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
     const releaseOf = (record: TriggerRecord): Release | undefined => {
       const tp = topicPartition(record);
@@ -257,7 +289,10 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     summary.rejected += records.length - [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
-    summary.retried = [...retryFrom].reduce((n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0), 0);
+    summary.retried = [...retryFrom].reduce(
+      (n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0),
+      0,
+    );
     await deps.heads.keepResults(unkept, keptResultsMs);
     await deps.publisher.publish({ events, results: [], deadLetters: [] });
 
@@ -266,7 +301,10 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // outboxes (the events); what the results say is remembered by the heads and the kept
     // outcomes, and a redelivery re-emits it whether the checkpoint moved or not. So the two
     // need no order, and the next batch of the partition starts one round trip sooner.
-    await Promise.all([deps.publisher.publish({ events: [], results, deadLetters }), checkpointAll(spans, retryFrom, written, snapshot.checkpoints, effective)]);
+    await Promise.all([
+      deps.publisher.publish({ events: [], results, deadLetters }),
+      checkpointAll(spans, retryFrom, written, snapshot.checkpoints, effective),
+    ]);
     const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
     return { ...summary, batchItemFailures };
   };

@@ -130,5 +130,4 @@ export const aggregateKey = (aggregateType: string, aggregateId: string): string
 export const reject = (code: string, message: string): Rejection => ({ code, message });
 
 /** True when a decision is a rejection rather than a list of events. */
-export const isRejection = <E extends Message>(decision: Decision<E>): decision is Rejection =>
-  !Array.isArray(decision);
+export const isRejection = <E extends Message>(decision: Decision<E>): decision is Rejection => !Array.isArray(decision);

@@ -102,7 +102,11 @@ export const readEvent = (record: StoredRecord, aggregates: ReadonlyMap<string, 
   }
   const aggregate = aggregates.get(stored.aggregateType);
   if (aggregate === undefined)
-    return fault('UnknownAggregateType', `unknown aggregateType ${JSON.stringify(stored.aggregateType)}; known: ${[...aggregates.keys()].join(', ')}`, stored);
+    return fault(
+      'UnknownAggregateType',
+      `unknown aggregateType ${JSON.stringify(stored.aggregateType)}; known: ${[...aggregates.keys()].join(', ')}`,
+      stored,
+    );
 
   const { eventId, aggregateType, aggregateId, version, commandId, occurredAt, metadata } = stored;
   const extra = metadata === undefined ? {} : { metadata };

@@ -89,9 +89,7 @@ export interface ProjectionDefinition<R, E extends Message> {
 export type AnyProjection = ProjectionDefinition<any, any>;
 
 /** Declares a projection; an identity function that lets TypeScript infer and check it. */
-export const defineProjection = <R, E extends Message>(definition: ProjectionDefinition<R, E>): ProjectionDefinition<R, E> =>
-  definition;
-
+export const defineProjection = <R, E extends Message>(definition: ProjectionDefinition<R, E>): ProjectionDefinition<R, E> => definition;
 
 /** A gap that a `skip-and-flag` consumer passed over, as recorded on its row. */
 export interface FlaggedGap {

@@ -49,8 +49,7 @@ export interface ReactionDefinition<S, E extends Message> {
 export type AnyReaction = ReactionDefinition<any, any>;
 
 /** Declares a reaction; an identity function that lets TypeScript infer and check it. */
-export const defineReaction = <S, E extends Message>(definition: ReactionDefinition<S, E>): ReactionDefinition<S, E> =>
-  definition;
+export const defineReaction = <S, E extends Message>(definition: ReactionDefinition<S, E>): ReactionDefinition<S, E> => definition;
 
 /** A command to `aggregate`, type-checked against its command union. */
 export const commandTo = <C extends Message>(

@@ -35,7 +35,9 @@ export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<strin
       throw new InvalidAggregateError(`aggregate type ${JSON.stringify(aggregate.type)} must match ${String(AGGREGATE_TYPE_NAME)}`);
     if (map.has(aggregate.type)) throw new InvalidAggregateError(`aggregate type ${aggregate.type} is defined twice`);
     const schemas = aggregate.events as Readonly<Record<string, (typeof aggregate.events)[string]>>;
-    const asynchronous = Object.entries(schemas).filter(([, schema]) => answersAsync(schema)).map(([type]) => type);
+    const asynchronous = Object.entries(schemas)
+      .filter(([, schema]) => answersAsync(schema))
+      .map(([type]) => type);
     if (asynchronous.length > 0)
       throw new InvalidAggregateError(
         `${aggregate.type}: the schemas of ${asynchronous.join(', ')} validate asynchronously; event schemas must validate synchronously, ` +

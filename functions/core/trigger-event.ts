@@ -82,9 +82,7 @@ const decodeRecord = (record: MskRecord): TriggerRecord => {
  * (the trigger already delivers them so; sorting guards the emulation and tests).
  */
 export const decodeMskEvent = (event: MskEvent): TriggerRecord[][] =>
-  Object.values(event.records).map((records) =>
-    records.map(decodeRecord).sort((a, b) => a.offset - b.offset),
-  );
+  Object.values(event.records).map((records) => records.map(decodeRecord).sort((a, b) => a.offset - b.offset));
 
 /**
  * A record read from the log as the trigger would have delivered it, without building the

@@ -52,12 +52,16 @@ export const chainProblems = (aggregate: AnyAggregate): string[] => {
     }
     const keys = Object.keys(chain);
     const bad = keys.filter((k) => !/^[1-9][0-9]{0,8}$/.test(k));
-    if (bad.length > 0) problems.push(`${type}: upcasters are keyed by the revision they read (1, 2, …), not ${bad.map((k) => JSON.stringify(k)).join(', ')}`);
+    if (bad.length > 0)
+      problems.push(
+        `${type}: upcasters are keyed by the revision they read (1, 2, …), not ${bad.map((k) => JSON.stringify(k)).join(', ')}`,
+      );
     else if (keys.length === 0) problems.push(`${type}: an empty chain (remove it: the type is then at revision 1)`);
     else {
       const last = Math.max(...keys.map(Number));
       const missing = Array.from({ length: last }, (_, i) => i + 1).filter((r) => !keys.includes(String(r)));
-      if (missing.length > 0) problems.push(`${type}: no upcaster from revision ${missing.join(', ')} (a gap in the chain to revision ${last + 1})`);
+      if (missing.length > 0)
+        problems.push(`${type}: no upcaster from revision ${missing.join(', ')} (a gap in the chain to revision ${last + 1})`);
     }
     const notFunctions = keys.filter((k) => typeof (chain as Record<string, unknown>)[k] !== 'function');
     if (notFunctions.length > 0) problems.push(`${type}: the upcaster from revision ${notFunctions.join(', ')} is not a function`);
@@ -65,10 +69,16 @@ export const chainProblems = (aggregate: AnyAggregate): string[] => {
   return problems;
 };
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isEventAtRevision = (value: unknown): value is EventAtRevision =>
-  isRecord(value) && typeof value.type === 'string' && value.type !== '' && Number.isSafeInteger(value.revision) && (value.revision as number) >= 1 && isRecord(value.data);
+  isRecord(value) &&
+  typeof value.type === 'string' &&
+  value.type !== '' &&
+  Number.isSafeInteger(value.revision) &&
+  (value.revision as number) >= 1 &&
+  isRecord(value.data);
 
 const named = (event: EventAtRevision): string => `${event.type} revision ${event.revision}`;
 
@@ -85,18 +95,25 @@ const shown = (value: unknown): string => {
 export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, context: UpcastContext): UpcastOutcome => {
   const fault = (code: UpcastFault['code'], problem: string): UpcastOutcome => ({ fault: { code, problem } });
   // Each step uses one upcaster; more steps than upcasters means types upcast into each other.
-  const maxSteps = Object.values((aggregate.upcasters ?? {}) as Readonly<Record<string, Chain>>).reduce((n, chain) => n + Object.keys(chain).length, 0);
+  const maxSteps = Object.values((aggregate.upcasters ?? {}) as Readonly<Record<string, Chain>>).reduce(
+    (n, chain) => n + Object.keys(chain).length,
+    0,
+  );
   let event = stored;
   for (let steps = 0; ; steps++) {
     const schema = schemaOf(aggregate, event.type);
     const chain = chainOf(aggregate, event.type);
     const via = steps === 0 ? '' : `upcast from ${named(stored)} into ${named(event)}: `;
     if (schema === undefined && chain === undefined)
-      return fault(steps === 0 ? 'UnknownEventType' : 'UpcastFailed', `${via}${aggregate.type} has no event ${JSON.stringify(event.type)}; known: ${Object.keys(aggregate.events).join(', ')}`);
+      return fault(
+        steps === 0 ? 'UnknownEventType' : 'UpcastFailed',
+        `${via}${aggregate.type} has no event ${JSON.stringify(event.type)}; known: ${Object.keys(aggregate.events).join(', ')}`,
+      );
     const current = currentRevision(aggregate, event.type);
     if (schema !== undefined && event.revision === current) {
       const validated = schema['~standard'].validate(event.data);
-      if (validated instanceof Promise) return fault('InvalidEvent', `the schema of ${event.type} validates asynchronously; event schemas must validate synchronously`);
+      if (validated instanceof Promise)
+        return fault('InvalidEvent', `the schema of ${event.type} validates asynchronously; event schemas must validate synchronously`);
       if (validated.issues !== undefined)
         return steps === 0
           ? fault('InvalidEvent', `invalid ${event.type} data: ${describeIssues(validated.issues)}`)
@@ -113,7 +130,11 @@ export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, co
           (steps === 0 ? '; a later revision was written by newer code' : ''),
       );
     }
-    if (steps >= maxSteps) return fault('UpcastFailed', `from ${named(stored)}: the chain did not end after ${steps} upcasts (do types upcast into each other?)`);
+    if (steps >= maxSteps)
+      return fault(
+        'UpcastFailed',
+        `from ${named(stored)}: the chain did not end after ${steps} upcasts (do types upcast into each other?)`,
+      );
     let next: unknown;
     try {
       next = upcaster(event, context);
@@ -121,9 +142,15 @@ export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, co
       return fault('UpcastFailed', `the upcaster from ${named(event)} threw: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (!isEventAtRevision(next))
-      return fault('UpcastFailed', `the upcaster from ${named(event)} returned ${shown(next)}, not one { type, revision, data } with data an object`);
+      return fault(
+        'UpcastFailed',
+        `the upcaster from ${named(event)} returned ${shown(next)}, not one { type, revision, data } with data an object`,
+      );
     if (next.type === event.type && next.revision !== event.revision + 1)
-      return fault('UpcastFailed', `the upcaster from ${named(event)} returned ${named(next)}; within a type a step goes to revision ${event.revision + 1}`);
+      return fault(
+        'UpcastFailed',
+        `the upcaster from ${named(event)} returned ${named(next)}; within a type a step goes to revision ${event.revision + 1}`,
+      );
     event = next;
   }
 };

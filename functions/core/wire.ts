@@ -33,8 +33,7 @@ export interface SourcePosition {
 }
 
 /** `topic-partition`, as the MSK trigger names a partition. */
-export const topicPartition = (source: Pick<SourcePosition, 'topic' | 'partition'>): string =>
-  `${source.topic}-${source.partition}`;
+export const topicPartition = (source: Pick<SourcePosition, 'topic' | 'partition'>): string => `${source.topic}-${source.partition}`;
 
 /** An event as it is published on the events topic. */
 export interface EventRecord {

@@ -58,7 +58,12 @@ export class ConsumerFailedError extends EventSideError {
 /** Too many lost races on one read-model item. */
 export class ItemConflictRetriesExhaustedError extends EventSideError {
   override readonly name = 'ItemConflictRetriesExhaustedError';
-  constructor(readonly pk: string, readonly sk: string, attempts: number, options?: ErrorOptions) {
+  constructor(
+    readonly pk: string,
+    readonly sk: string,
+    attempts: number,
+    options?: ErrorOptions,
+  ) {
     super(`read model ${pk} / ${sk}: still conflicting after ${attempts} re-applications`, options);
   }
 }
@@ -76,7 +81,10 @@ export class InvalidDefinitionError extends EventSideError {
  */
 export class ReadModelsBehindLogError extends EventSideError {
   override readonly name = 'ReadModelsBehindLogError';
-  constructor(readonly tableName: string, readonly groupId: string) {
+  constructor(
+    readonly tableName: string,
+    readonly groupId: string,
+  ) {
     super(
       `table ${tableName} is behind the events topic (no control item, but consumer group ${groupId} has handled events): ` +
         'rebuild the read models (kafka-aggregates rebuild --read-models, or the snapshot rebuild with {"readModels": true}); events wait meanwhile',

@@ -102,7 +102,12 @@ export const inVersionOrder = (events: readonly IncomingEvent[]): IncomingEvent[
 };
 
 /** Folds `events` (in partition order) into `stored` (undefined when the item does not exist). */
-export const foldItem = (folder: ItemFolder, stored: StoredItem | undefined, given: readonly IncomingEvent[], options: FoldOptions = {}): ItemPlan => {
+export const foldItem = (
+  folder: ItemFolder,
+  stored: StoredItem | undefined,
+  given: readonly IncomingEvent[],
+  options: FoldOptions = {},
+): ItemPlan => {
   const perPartition = folder.dedupe === 'per-partition';
   // Per partition, offsets are the guard: partition order it is.
   const events = perPartition ? given : inVersionOrder(given);

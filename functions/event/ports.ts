@@ -88,7 +88,11 @@ export interface BatchSnapshot {
 /** The control item's conditional write lost: someone else changed it first. */
 export class ControlConflictError extends ReadModelsTableError {
   override readonly name = 'ControlConflictError';
-  constructor(readonly tableName: string, readonly expectedRevision: number, options?: ErrorOptions) {
+  constructor(
+    readonly tableName: string,
+    readonly expectedRevision: number,
+    options?: ErrorOptions,
+  ) {
     super(`the control item of ${tableName} is no longer at revision ${expectedRevision}: another writer changed it`, options);
   }
 }

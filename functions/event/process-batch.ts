@@ -88,7 +88,9 @@ export interface EventBatchSummary {
 }
 
 /** The halting gaps of a summary as the MSK trigger's partial batch response. */
-export const batchItemFailures = (halted: readonly GapFound[]): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
+export const batchItemFailures = (
+  halted: readonly GapFound[],
+): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
   batchItemFailures: halted.map((gap) => ({ itemIdentifier: { partition: topicPartition(gap.position), offset: gap.position.offset } })),
 });
 
@@ -139,7 +141,10 @@ export const createEventApplier = (deps: EventSideDeps) => {
 
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
     let routes = routeEvents(good, registry);
-    const snapshot = await deps.readModels.readBatch([...routes.values()].map((r) => r.folder.key), partitions);
+    const snapshot = await deps.readModels.readBatch(
+      [...routes.values()].map((r) => r.folder.key),
+      partitions,
+    );
     await checkReady(deps, snapshot);
 
     // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.

@@ -26,9 +26,11 @@ const checkConsumes = (
 ): void => {
   for (const [aggregateType, eventTypes] of Object.entries(definition.consumes)) {
     const aggregate = aggregates.get(aggregateType);
-    if (aggregate === undefined) throw new InvalidDefinitionError(`${kind} ${definition.name} consumes unknown aggregate type ${aggregateType}`);
+    if (aggregate === undefined)
+      throw new InvalidDefinitionError(`${kind} ${definition.name} consumes unknown aggregate type ${aggregateType}`);
     const unknown = eventTypes.filter((t) => !Object.hasOwn(aggregate.events, t));
-    if (unknown.length > 0) throw new InvalidDefinitionError(`${kind} ${definition.name}: ${aggregateType} has no event ${unknown.join(', ')}`);
+    if (unknown.length > 0)
+      throw new InvalidDefinitionError(`${kind} ${definition.name}: ${aggregateType} has no event ${unknown.join(', ')}`);
   }
 };
 
@@ -52,8 +54,14 @@ export const eventRegistry = (
   reactions: readonly AnyReaction[],
 ): EventRegistry => {
   const aggregates = aggregateRegistry(aggregateList);
-  checkNames('projection', projections.map((p) => p.name));
-  checkNames('reaction', reactions.map((r) => r.name));
+  checkNames(
+    'projection',
+    projections.map((p) => p.name),
+  );
+  checkNames(
+    'reaction',
+    reactions.map((r) => r.name),
+  );
   const byEvent = new Map<string, AnyProjection[]>();
   const byAggregate = new Map<string, AnyReaction[]>();
   for (const projection of projections) {
@@ -64,7 +72,10 @@ export const eventRegistry = (
       );
     for (const [aggregateType, eventTypes] of Object.entries(projection.consumes as Readonly<Record<string, readonly string[]>>)) {
       const all = Object.keys((aggregates.get(aggregateType) as AnyAggregate).events);
-      if ((projection.onGap ?? (projection.dedupe === 'per-partition' ? 'ignore' : 'halt')) !== 'ignore' && all.some((t) => !eventTypes.includes(t)))
+      if (
+        (projection.onGap ?? (projection.dedupe === 'per-partition' ? 'ignore' : 'halt')) !== 'ignore' &&
+        all.some((t) => !eventTypes.includes(t))
+      )
         throw new InvalidDefinitionError(
           `projection ${projection.name} reads only some events of ${aggregateType} (${eventTypes.join(', ')}), so its rows would see version jumps: ` +
             `list every event type (${all.join(', ')}) or set onGap: 'ignore'`,
@@ -77,7 +88,8 @@ export const eventRegistry = (
   }
   for (const reaction of reactions) {
     checkConsumes('reaction', reaction, aggregates);
-    for (const aggregateType of Object.keys(reaction.consumes)) byAggregate.set(aggregateType, [...(byAggregate.get(aggregateType) ?? []), reaction]);
+    for (const aggregateType of Object.keys(reaction.consumes))
+      byAggregate.set(aggregateType, [...(byAggregate.get(aggregateType) ?? []), reaction]);
   }
   return {
     aggregates,

@@ -70,7 +70,11 @@ const rowIdOf = (projection: AnyProjection, event: DomainEvent): string => {
   const consumer: ConsumerRef = { kind: 'projection', name: projection.name };
   const rowId: unknown = guard(consumer, event, () => projection.rowId(event));
   if (typeof rowId !== 'string' || rowId === '' || encoder.encode(rowId).length > MAX_ROW_ID_BYTES)
-    throw new ConsumerFailedError(consumer, event.eventId, `rowId must be a non-empty string of at most ${MAX_ROW_ID_BYTES} bytes, got ${JSON.stringify(rowId)}`);
+    throw new ConsumerFailedError(
+      consumer,
+      event.eventId,
+      `rowId must be a non-empty string of at most ${MAX_ROW_ID_BYTES} bytes, got ${JSON.stringify(rowId)}`,
+    );
   return rowId;
 };
 

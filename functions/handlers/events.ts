@@ -23,7 +23,10 @@ export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof b
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const gap of halted)
-    logger.warn('gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)', { gap });
+    logger.warn(
+      'gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)',
+      { gap },
+    );
   logger.info('batch done', { ...summary, gapsFlagged: gapsFlagged.length, halted: halted.length });
   for (const name of ['applied', 'duplicates', 'deadLettered', 'skippedByOperator', 'itemsWritten', 'commandsIssued', 'conflicts'] as const)
     metrics.addMetric(name, MetricUnit.Count, summary[name]);

@@ -37,7 +37,10 @@ const logProgress = () => {
 
 /** The Lambda handler: the report, bounded; the full lists are in the log. */
 export const handler = middy(async (request: RebuildRequest | null, context: Context) => {
-  const report = await rebuild.run(request ?? {}, { onProgress: logProgress(), deadline: Date.now() + context.getRemainingTimeInMillis() - SAFETY_MS });
+  const report = await rebuild.run(request ?? {}, {
+    onProgress: logProgress(),
+    deadline: Date.now() + context.getRemainingTimeInMillis() - SAFETY_MS,
+  });
   const bounded = boundReport(report, (list, items, firstIndex) => {
     for (let i = 0; i < items.length; i += LOG_CHUNK)
       logger.info('rebuild report items left out of the response', { list, from: firstIndex + i, items: items.slice(i, i + LOG_CHUNK) });

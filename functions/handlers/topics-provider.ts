@@ -37,10 +37,14 @@ export interface TopicsResult {
 const PHYSICAL_ID = 'kafka-aggregates-topics';
 
 /** Parses the resource properties into brokers, topic specs and replication factor. */
-export const parseProperties = (properties: Record<string, unknown>): { brokers: string[]; topics: NamedTopic[]; replicationFactor: number } => {
+export const parseProperties = (
+  properties: Record<string, unknown>,
+): { brokers: string[]; topics: NamedTopic[]; replicationFactor: number } => {
   const props = propertiesSchema.parse(properties);
   const topics = z.array(topicSchema).check(z.minLength(1)).parse(JSON.parse(props.Topics));
-  const brokers = props.Brokers.split(',').map((b) => b.trim()).filter((b) => b !== '');
+  const brokers = props.Brokers.split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
   return { brokers, topics, replicationFactor: props.ReplicationFactor };
 };
 

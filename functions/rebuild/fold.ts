@@ -109,7 +109,13 @@ export class LogFold {
     }
     const gap = event.version > head.version + 1;
     // The log is the record: after a gap the fold goes on from the version it finds, and the gap is reported.
-    if (gap) this.gaps.push({ aggregateType: event.aggregateType, aggregateId: event.aggregateId, expected: head.version + 1, found: event.version });
+    if (gap)
+      this.gaps.push({
+        aggregateType: event.aggregateType,
+        aggregateId: event.aggregateId,
+        expected: head.version + 1,
+        found: event.version,
+      });
     const incarnation = event.source.incarnation ?? 1;
     const partition = topicPartition(event.source);
     this.incarnations.set(partition, Math.max(this.incarnations.get(partition) ?? 1, incarnation));
@@ -117,10 +123,17 @@ export class LogFold {
     const at = Date.parse(event.occurredAt);
     const { recent } = head;
     const previous = recent.at(-1);
-    const result = { commandId: event.commandId, aggregateType: event.aggregateType, aggregateId: event.aggregateId, status: 'accepted' as const, version: event.version };
+    const result = {
+      commandId: event.commandId,
+      aggregateType: event.aggregateType,
+      aggregateId: event.aggregateId,
+      status: 'accepted' as const,
+      version: event.version,
+    };
     const entry: RecentCommand = { commandId: event.commandId, tp, offset: event.source.offset, at, result };
     // Events of one command are consecutive: the command's entry carries its last version.
-    if (previous !== undefined && previous.commandId === event.commandId && previous.tp === tp && previous.offset === event.source.offset) recent[recent.length - 1] = entry;
+    if (previous !== undefined && previous.commandId === event.commandId && previous.tp === tp && previous.offset === event.source.offset)
+      recent[recent.length - 1] = entry;
     else recent.push(entry);
     while (recent.length > RECENT_COMMANDS) {
       const gone = recent.shift() as RecentCommand;

@@ -121,7 +121,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock changed hands while starting');
     control = next;
   }
-  if (control.status !== 'rebuilding' || control.progress === null) throw new RebuildLockError(epoch, 'the rebuild lost its progress record');
+  if (control.status !== 'rebuilding' || control.progress === null)
+    throw new RebuildLockError(epoch, 'the rebuild lost its progress record');
   const started: RebuildProgress = control.progress;
   const eventsTotal = started.eventsRead + remainingEvents(started.checkpoint, started.endOffsets);
 
@@ -156,7 +157,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
         archived += archive.length;
       });
       // A group is a read and four batched writes: about writeConcurrency requests in flight.
-      const written = await heads.putRebuiltAll(dirty.map((d) => d.head), epoch, Math.max(1, Math.ceil(writeConcurrency / 4)));
+      const written = await heads.putRebuiltAll(
+        dirty.map((d) => d.head),
+        epoch,
+        Math.max(1, Math.ceil(writeConcurrency / 4)),
+      );
       headsWritten += written.written;
       fencedOff += written.fencedOff;
       const next: ControlRecord = { status: 'rebuilding', epoch, progress };
@@ -209,7 +214,14 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     for (const [tp, next] of positions) {
       const incarnation = Math.max(checkpoints.get(tp)?.incarnation ?? 1, fold.incarnations.get(tp) ?? 1);
       const since = checkpoints.get(tp)?.incarnation === incarnation ? checkpoints.get(tp)?.since : undefined;
-      await heads.resetCheckpoint({ tp, incarnation, from: next, through: next - 1, fingerprint: null, ...(since === undefined ? {} : { since }) });
+      await heads.resetCheckpoint({
+        tp,
+        incarnation,
+        from: next,
+        through: next - 1,
+        fingerprint: null,
+        ...(since === undefined ? {} : { since }),
+      });
       checkpointsReset++;
     }
     if (!(await heads.putControl({ status: 'ready', epoch }, control)))
@@ -259,7 +271,9 @@ export interface VerifyReport {
  * it cannot read, upcaster failures included, are listed in `unusable`. Commands
  * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
  */
-export const verifyAggregates = async (deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> }): Promise<VerifyReport> => {
+export const verifyAggregates = async (
+  deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> },
+): Promise<VerifyReport> => {
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates);
   const { start, end } = await deps.eventLog.offsets();
@@ -278,12 +292,31 @@ export const verifyAggregates = async (deps: Pick<RebuildDeps, 'aggregates' | 'e
     const k = aggregateKey(head.aggregateType, head.aggregateId);
     const inTable = table.get(k);
     table.delete(k);
-    if (inTable === undefined) differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: null, log: head.version, kind: 'missing in table' });
+    if (inTable === undefined)
+      differences.push({
+        aggregateType: head.aggregateType,
+        aggregateId: head.aggregateId,
+        table: null,
+        log: head.version,
+        kind: 'missing in table',
+      });
     else if (canonicalHead(inTable) !== canonicalHead(head))
-      differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: inTable.version, log: head.version, kind: 'differs' });
+      differences.push({
+        aggregateType: head.aggregateType,
+        aggregateId: head.aggregateId,
+        table: inTable.version,
+        log: head.version,
+        kind: 'differs',
+      });
   }
   for (const head of table.values())
-    differences.push({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, table: head.version, log: null, kind: 'missing in log' });
+    differences.push({
+      aggregateType: head.aggregateType,
+      aggregateId: head.aggregateId,
+      table: head.version,
+      log: null,
+      kind: 'missing in log',
+    });
   deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
   return { eventsRead, aggregates: fold.size, differences, gaps: fold.gaps, unusable: fold.unusable, duplicates: fold.duplicates };
 };

@@ -119,7 +119,11 @@ const replay = async (
   let sinceCheckpoint = 0;
   let stoppedEarly = false;
   const checkpoint = async () => {
-    await readModels.write(key, { data: { ...started, checkpoint: { ...position }, eventsRead }, versions: {}, gaps: [], gapCount: 0 }, revision++);
+    await readModels.write(
+      key,
+      { data: { ...started, checkpoint: { ...position }, eventsRead }, versions: {}, gaps: [], gapCount: 0 },
+      revision++,
+    );
     sinceCheckpoint = 0;
   };
 
@@ -231,7 +235,8 @@ export const rebuildReadModels = async (
       return { start, end };
     },
     async () => {
-      for (const pk of [...deps.projections.map((p) => p.name), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))]) itemsWiped += await readModels.wipe(pk);
+      for (const pk of [...deps.projections.map((p) => p.name), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))])
+        itemsWiped += await readModels.wipe(pk);
     },
     options,
   );

@@ -7,7 +7,13 @@
 import type { LogReader } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import { rebuildAggregates, type RebuildDeps, type RebuildReport } from './rebuild-aggregates.ts';
-import { rebuildProjection, rebuildReadModels, type ProjectionRebuildReport, type ReadModelsRebuildDeps, type ReadModelsRebuildReport } from './rebuild-projection.ts';
+import {
+  rebuildProjection,
+  rebuildReadModels,
+  type ProjectionRebuildReport,
+  type ReadModelsRebuildDeps,
+  type ReadModelsRebuildReport,
+} from './rebuild-projection.ts';
 import { verifyAggregates, type VerifyReport } from './rebuild-aggregates.ts';
 
 /** What to do. */
@@ -48,9 +54,16 @@ export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequ
   if (request.readModels === true) return rebuildReadModels(deps.readModelsRebuild, options);
   if (request.projection !== undefined) {
     const projection = deps.projections.find((p) => p.name === request.projection);
-    if (projection === undefined) throw new UnknownProjectionError(request.projection, deps.projections.map((p) => p.name));
+    if (projection === undefined)
+      throw new UnknownProjectionError(
+        request.projection,
+        deps.projections.map((p) => p.name),
+      );
     const { aggregates, readModels, onProgress } = deps.readModelsRebuild;
-    return rebuildProjection({ aggregates, projection, readModels, eventLog: deps.eventLog, ...(onProgress === undefined ? {} : { onProgress }) }, options);
+    return rebuildProjection(
+      { aggregates, projection, readModels, eventLog: deps.eventLog, ...(onProgress === undefined ? {} : { onProgress }) },
+      options,
+    );
   }
   if (request.mode === 'verify') return verifyAggregates(deps.aggregatesRebuild);
   return rebuildAggregates(deps.aggregatesRebuild, options);

@@ -33,16 +33,23 @@ export class CliError extends Error {
 /** What to do when the broker does not answer. */
 export const BROKER_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set KAFKA_BROKERS';
 /** What to do when the DynamoDB endpoint does not answer. */
-export const DYNAMODB_HINT = 'start it with `npm start` or `kafka-aggregates stack up`, or set AWS_ENDPOINT_URL_DYNAMODB (or AWS_ENDPOINT_URL)';
+export const DYNAMODB_HINT =
+  'start it with `npm start` or `kafka-aggregates stack up`, or set AWS_ENDPOINT_URL_DYNAMODB (or AWS_ENDPOINT_URL)';
 /** What to do when a topic or table is missing. */
-export const PROVISION_HINT = 'create the topology with `npm start` (or `npx tsx local/provision.ts`), or point the *_TOPIC / *_TABLE variables at existing ones';
+export const PROVISION_HINT =
+  'create the topology with `npm start` (or `npx tsx local/provision.ts`), or point the *_TOPIC / *_TABLE variables at existing ones';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Parses a command's arguments strictly; `--help`/`-h` is always accepted. Bad usage is a CliError naming the help. */
 export const parse = <O extends Options>(command: string, args: readonly string[], options: O) => {
   try {
-    return parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    return parseArgs({
+      args: [...args],
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new CliError(`${error instanceof Error ? error.message : String(error)}\nSee \`kafka-aggregates ${command} --help\`.`);
   }
@@ -82,7 +89,11 @@ export const requireBroker = async (): Promise<void> => {
 export const explainDynamo = (error: unknown): unknown => {
   const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
   if (!(error instanceof Error) || status !== undefined || error.name === 'ResourceNotFoundException') return explain(error);
-  return new CliError(`Cannot reach DynamoDB at ${dynamoEndpoint() ?? 'the AWS default endpoint'} (${error.message}): ${DYNAMODB_HINT}.`, 2, { cause: error });
+  return new CliError(
+    `Cannot reach DynamoDB at ${dynamoEndpoint() ?? 'the AWS default endpoint'} (${error.message}): ${DYNAMODB_HINT}.`,
+    2,
+    { cause: error },
+  );
 };
 
 /** Turns a failure of the broker or DynamoDB into a CliError with the next step; others pass through. */

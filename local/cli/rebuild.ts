@@ -57,14 +57,19 @@ export const rebuild: CliCommand = {
   summary: 'rebuild the aggregates table (or a projection) from the events topic; --verify compares only',
   help,
   async run(args) {
-    const { values, positionals } = parse('rebuild', args, { verify: { type: 'boolean' }, projection: { type: 'string' }, 'read-models': { type: 'boolean' } });
+    const { values, positionals } = parse('rebuild', args, {
+      verify: { type: 'boolean' },
+      projection: { type: 'string' },
+      'read-models': { type: 'boolean' },
+    });
     if (values.help === true) {
       console.log(help);
       return 0;
     }
     if (positionals.length > 0) throw usageError('rebuild', `rebuild takes no arguments, got ${positionals.join(' ')}`);
     const readModels = values['read-models'] === true;
-    if (values.verify === true && (values.projection !== undefined || readModels)) throw usageError('rebuild', '--verify applies to the aggregates table only');
+    if (values.verify === true && (values.projection !== undefined || readModels))
+      throw usageError('rebuild', '--verify applies to the aggregates table only');
     if (readModels && values.projection !== undefined) throw usageError('rebuild', 'give --projection or --read-models, not both');
     // A live event trigger (npm start) may hold a batch that read the tables before the hold.
     if (readModels && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
@@ -72,16 +77,18 @@ export const rebuild: CliCommand = {
     const bar = progressBar();
     const rebuild = composeRebuild();
     try {
-      const report = await rebuild.run(
-        {
-          mode: values.verify === true ? 'verify' : 'rebuild',
-          ...(values.projection === undefined ? {} : { projection: values.projection }),
-          ...(readModels ? { readModels: true } : {}),
-        },
-        { onProgress: (p) => bar.update(p) },
-      ).catch((error: unknown) => {
-        throw explain(error);
-      });
+      const report = await rebuild
+        .run(
+          {
+            mode: values.verify === true ? 'verify' : 'rebuild',
+            ...(values.projection === undefined ? {} : { projection: values.projection }),
+            ...(readModels ? { readModels: true } : {}),
+          },
+          { onProgress: (p) => bar.update(p) },
+        )
+        .catch((error: unknown) => {
+          throw explain(error);
+        });
       bar.end();
       console.log(JSON.stringify(report, null, 2));
       if ('differences' in report) return report.differences.length > 0 || report.gaps.length > 0 ? 1 : 0;

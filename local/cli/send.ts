@@ -29,9 +29,13 @@ const parseData = (text: string | undefined): Record<string, unknown> => {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw usageError('send', `[json] is not valid JSON (${error instanceof Error ? error.message : String(error)}); quote it for the shell, e.g. '{"amount":50}'`);
+    throw usageError(
+      'send',
+      `[json] is not valid JSON (${error instanceof Error ? error.message : String(error)}); quote it for the shell, e.g. '{"amount":50}'`,
+    );
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw usageError('send', `[json] must be a JSON object, e.g. '{"amount":50}', not ${text}`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw usageError('send', `[json] must be a JSON object, e.g. '{"amount":50}', not ${text}`);
   return data as Record<string, unknown>;
 };
 
@@ -66,7 +70,8 @@ export const send: CliCommand = {
       ...(expectedVersion === undefined ? {} : { expectedVersion }),
     };
     const checked = commandEnvelopeSchema.safeParse(command);
-    if (!checked.success) throw usageError('send', `not a valid command: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!checked.success)
+      throw usageError('send', `not a valid command: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
 
     await requireBroker();
     const client = await CommandClient.connect(createKafka('kafka-aggregates-cli')).catch((error: unknown) => {

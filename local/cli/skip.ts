@@ -41,14 +41,32 @@ Exit codes: 0 recorded, 2 error (nothing recorded).`;
 const RANGE = /^(\d+)(?:\.\.(\d+))?$/;
 
 /** The function the topic triggers and the releases it reads. */
-const releasesFor = (topic: string, doc: ReturnType<typeof createDocumentClient>): { functionName: string; groupId: string; list: ReleaseList; passGap: boolean } => {
+const releasesFor = (
+  topic: string,
+  doc: ReturnType<typeof createDocumentClient>,
+): { functionName: string; groupId: string; list: ReleaseList; passGap: boolean } => {
   const mapping = mappingsFromTopology().find((m) => m.topic === topic);
   if (mapping === undefined)
-    throw usageError('skip', `no function is triggered by topic ${topic}; the triggered topics are ${mappingsFromTopology().map((m) => m.topic).join(', ')}`);
+    throw usageError(
+      'skip',
+      `no function is triggered by topic ${topic}; the triggered topics are ${mappingsFromTopology()
+        .map((m) => m.topic)
+        .join(', ')}`,
+    );
   if (topic === topicName('commands'))
-    return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new AggregatesTable(doc, tableName('aggregates')).releases, passGap: false };
+    return {
+      functionName: mapping.functionName,
+      groupId: mapping.consumerGroupId,
+      list: new AggregatesTable(doc, tableName('aggregates')).releases,
+      passGap: false,
+    };
   if (topic === topicName('events'))
-    return { functionName: mapping.functionName, groupId: mapping.consumerGroupId, list: new ReadModelsTable(doc, tableName('readModels')).releases, passGap: true };
+    return {
+      functionName: mapping.functionName,
+      groupId: mapping.consumerGroupId,
+      list: new ReadModelsTable(doc, tableName('readModels')).releases,
+      passGap: true,
+    };
   throw usageError('skip', `the function on topic ${topic} keeps no releases`);
 };
 
@@ -57,11 +75,15 @@ const checkOffsets = async (admin: Admin, topic: string, partition: number, grou
   const ends = await admin.fetchTopicOffsets(topic);
   const end = ends.find((e) => e.partition === partition);
   if (end === undefined) throw usageError('skip', `topic ${topic} has no partition ${partition} (it has ${ends.length})`);
-  if (to >= Number(end.high)) throw usageError('skip', `${topic}-${partition} ends at offset ${Number(end.high) - 1}; ${to} does not exist yet`);
+  if (to >= Number(end.high))
+    throw usageError('skip', `${topic}-${partition} ends at offset ${Number(end.high) - 1}; ${to} does not exist yet`);
   const [group] = await admin.fetchOffsets({ groupId, topics: [topic] });
   const committed = Number(group?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
   if (committed >= 0 && to < committed)
-    throw usageError('skip', `${topic}-${partition} is handled up to offset ${committed - 1} (group ${groupId}): offsets ${from}..${to} need no release`);
+    throw usageError(
+      'skip',
+      `${topic}-${partition} is handled up to offset ${committed - 1} (group ${groupId}): offsets ${from}..${to} need no release`,
+    );
 };
 
 /** The `skip` command. */

@@ -33,7 +33,9 @@ export const stack: CliCommand = {
       case 'up': {
         const { endpoints } = await startStack();
         const { createdTopics, createdTables } = await provision();
-        console.log(`Topics created: ${createdTopics.join(', ') || 'none (all existed)'}; tables created: ${createdTables.join(', ') || 'none (all existed)'}`);
+        console.log(
+          `Topics created: ${createdTopics.join(', ') || 'none (all existed)'}; tables created: ${createdTables.join(', ') || 'none (all existed)'}`,
+        );
         console.log(`KAFKA_BROKERS=${endpoints.kafka}\nAWS_ENDPOINT_URL_DYNAMODB=${endpoints.dynamodb}`);
         console.log('Run the functions with `npm start`; stop the stack with `kafka-aggregates stack down`.');
         return 0;
@@ -46,7 +48,9 @@ export const stack: CliCommand = {
       case 'reset': {
         const reset = await resetStack();
         const skipped = components.filter((c) => !reset.includes(c.name)).map((c) => c.name);
-        console.log(`Cleared: ${reset.join(', ') || 'nothing'}` + (skipped.length > 0 ? ` (not running or not local: ${skipped.join(', ')})` : ''));
+        console.log(
+          `Cleared: ${reset.join(', ') || 'nothing'}` + (skipped.length > 0 ? ` (not running or not local: ${skipped.join(', ')})` : ''),
+        );
         return 0;
       }
       case undefined:

@@ -36,7 +36,9 @@ export const state: CliCommand = {
       const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
       const head = await heads.get(aggregateType, aggregateId).catch((error: unknown) => {
         if (error instanceof Error && error.name === 'ResourceNotFoundException')
-          throw new CliError(`table ${heads.tableName} does not exist at ${dynamoEndpoint() ?? 'AWS'}: ${PROVISION_HINT}.`, 2, { cause: error });
+          throw new CliError(`table ${heads.tableName} does not exist at ${dynamoEndpoint() ?? 'AWS'}: ${PROVISION_HINT}.`, 2, {
+            cause: error,
+          });
         throw explainDynamo(error);
       });
       if (head === undefined)
@@ -45,7 +47,13 @@ export const state: CliCommand = {
             `Create it with its first command, e.g. \`kafka-aggregates send ${aggregateType} ${aggregateId} <CommandType> '{…}' --wait\`.`,
           1,
         );
-      console.log(JSON.stringify({ aggregateType: head.aggregateType, aggregateId: head.aggregateId, version: head.version, state: head.state }, null, 2));
+      console.log(
+        JSON.stringify(
+          { aggregateType: head.aggregateType, aggregateId: head.aggregateId, version: head.version, state: head.state },
+          null,
+          2,
+        ),
+      );
       return 0;
     } finally {
       dynamo.destroy();

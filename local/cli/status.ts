@@ -49,7 +49,10 @@ export const status: CliCommand = {
       await admin.connect();
       const report = await Promise.all(
         mappingsFromTopology().map(async (m) => {
-          const [ends, [group]] = await Promise.all([admin.fetchTopicOffsets(m.topic), admin.fetchOffsets({ groupId: m.consumerGroupId, topics: [m.topic] })]);
+          const [ends, [group]] = await Promise.all([
+            admin.fetchTopicOffsets(m.topic),
+            admin.fetchOffsets({ groupId: m.consumerGroupId, topics: [m.topic] }),
+          ]);
           const partitions: PartitionStatus[] = ends
             .sort((a, b) => a.partition - b.partition)
             .map((e) => {
@@ -64,7 +67,14 @@ export const status: CliCommand = {
                 lag: Math.max(0, end - Math.max(committed ?? 0, Number(e.low))),
                 ...(blocked === undefined
                   ? {}
-                  : { blocked: { offset: blocked.offset, since: new Date(blocked.since).toISOString(), attempts: blocked.attempts, error: blocked.error } }),
+                  : {
+                      blocked: {
+                        offset: blocked.offset,
+                        since: new Date(blocked.since).toISOString(),
+                        attempts: blocked.attempts,
+                        error: blocked.error,
+                      },
+                    }),
               };
             });
           return { functionName: m.functionName, topic: m.topic, consumerGroupId: m.consumerGroupId, partitions };
@@ -90,7 +100,7 @@ export const status: CliCommand = {
       }
       console.log(
         local === undefined
-          ? '\nNo triggers run on this machine (npm start is not running): lag only. On AWS, see the OffsetLag alarms and the functions\' logs.'
+          ? "\nNo triggers run on this machine (npm start is not running): lag only. On AWS, see the OffsetLag alarms and the functions' logs."
           : `\nTriggers run here (npm start, pid ${local.pid}); ${anyBlocked ? 'a partition is blocked: it goes on when its batch succeeds, or see `kafka-aggregates skip --help`' : 'no partition is blocked'}.`,
       );
       return anyBlocked ? 1 : 0;

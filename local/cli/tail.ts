@@ -12,7 +12,12 @@ import { watchTopics, type WatchedRecord } from '../client/watch.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 /** The topics `tail` knows, by the name the user types. */
-const TOPICS: Readonly<Record<string, TopicKey>> = { events: 'events', results: 'results', commands: 'commands', 'dead-letter': 'deadLetter' };
+const TOPICS: Readonly<Record<string, TopicKey>> = {
+  events: 'events',
+  results: 'results',
+  commands: 'commands',
+  'dead-letter': 'deadLetter',
+};
 
 const help = `Usage: kafka-aggregates tail <events|results|commands|dead-letter> [options]
 
@@ -66,7 +71,10 @@ export const formatDeadLetter = (r: WatchedRecord): string => {
   if (views === undefined || views.length === 0) return formatRecord(r);
   const at = `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()}`;
   return views
-    .map((v) => `${at} ${v.code} ${v.source.topic}-${v.source.partition}@${v.source.offset} key=${decoded(v.key)} ${v.message}\n  value: ${decoded(v.value)}`)
+    .map(
+      (v) =>
+        `${at} ${v.code} ${v.source.topic}-${v.source.partition}@${v.source.offset} key=${decoded(v.key)} ${v.message}\n  value: ${decoded(v.value)}`,
+    )
     .join('\n');
 };
 

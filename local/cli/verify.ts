@@ -82,7 +82,9 @@ export const verify: CliCommand = {
       });
       if (values.json === true) console.log(JSON.stringify(report, null, 2));
       else {
-        console.log(`verify: ${topicName('events')}, ${topicName('results')}, tables ${tableName('aggregates')}, ${tableName('readModels')}`);
+        console.log(
+          `verify: ${topicName('events')}, ${topicName('results')}, tables ${tableName('aggregates')}, ${tableName('readModels')}`,
+        );
         for (const line of formatReport(report, limit)) console.log(line);
       }
       return report.violations.length === 0 ? 0 : 1;

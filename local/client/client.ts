@@ -66,7 +66,13 @@ export class CommandClient {
         (record) => {
           const result = JSON.parse(record.value?.toString('utf8') ?? 'null') as ResultRecord | null;
           if (result === null || typeof result !== 'object') return;
-          const received = { result, partition: record.partition, offset: record.offset, timestamp: record.timestamp, receivedAt: record.receivedAt };
+          const received = {
+            result,
+            partition: record.partition,
+            offset: record.offset,
+            timestamp: record.timestamp,
+            receivedAt: record.receivedAt,
+          };
           if (client === undefined) pending.push(received);
           else client.onResult(received);
         },

@@ -32,10 +32,17 @@ const rate = Number(values.rate);
 
 const run = `latency-${Date.now().toString(36)}`;
 // Before the handler module is imported: it reads its topic and table names once.
-for (const [name, suffix] of [['COMMANDS_TOPIC', 'commands'], ['EVENTS_TOPIC', 'events'], ['RESULTS_TOPIC', 'results'], ['DEAD_LETTER_TOPIC', 'dead-letter'], ['AGGREGATES_TABLE', 'aggregates']] as const)
+for (const [name, suffix] of [
+  ['COMMANDS_TOPIC', 'commands'],
+  ['EVENTS_TOPIC', 'events'],
+  ['RESULTS_TOPIC', 'results'],
+  ['DEAD_LETTER_TOPIC', 'dead-letter'],
+  ['AGGREGATES_TABLE', 'aggregates'],
+] as const)
   process.env[name] = `${run}-${suffix}`;
 
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 const main = async (): Promise<void> => {
   const { createdTopics, createdTables } = await provision();
@@ -48,7 +55,12 @@ const main = async (): Promise<void> => {
     ...(values.window === undefined ? {} : { maxBatchingWindowSeconds: Number(values.window) }),
   };
   const reports: InvocationReport[] = [];
-  const triggers = await startTriggers({ kafka, mappings: [mapping], onInvocation: (r) => reports.push(r), log: (line) => console.log(line) });
+  const triggers = await startTriggers({
+    kafka,
+    mappings: [mapping],
+    onInvocation: (r) => reports.push(r),
+    log: (line) => console.log(line),
+  });
   const client = await CommandClient.connect(kafka);
   try {
     // 1 OpenAccount then Deposits per aggregate, 10 commands per aggregate.
@@ -71,7 +83,9 @@ const main = async (): Promise<void> => {
       const timestamp = await client.sendMany(chunk);
       for (const c of chunk) sent.push({ id: c.commandId, timestamp });
     }
-    const latencies = (await Promise.all(sent.map(async (s) => (await client.result(s.id, 120_000)).receivedAt - s.timestamp))).sort((a, b) => a - b);
+    const latencies = (await Promise.all(sent.map(async (s) => (await client.result(s.id, 120_000)).receivedAt - s.timestamp))).sort(
+      (a, b) => a - b,
+    );
     const accepted = sent.filter((s) => client.resultsOf(s.id)[0]?.result.status === 'accepted').length;
     const rejections = new Map<string, number>();
     for (const s of sent) {
@@ -84,7 +98,10 @@ const main = async (): Promise<void> => {
       `\n${latencies.length} results (${accepted} accepted) in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
         `latency p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; ` +
         `${ok.length} invocations, ${(ok.reduce((n, r) => n + r.records, 0) / Math.max(1, ok.length)).toFixed(1)} records each on average, ` +
-        `handler time p50 ${percentile(ok.map((r) => r.durationMs).sort((a, b) => a - b), 50)} ms`,
+        `handler time p50 ${percentile(
+          ok.map((r) => r.durationMs).sort((a, b) => a - b),
+          50,
+        )} ms`,
     );
   } finally {
     await client.close();
@@ -94,7 +111,8 @@ const main = async (): Promise<void> => {
     await admin.deleteTopics({ topics: createdTopics.filter((t) => t.startsWith(run)) }).catch(() => undefined);
     await admin.disconnect();
     const dynamo = createDynamoClient();
-    for (const t of createdTables.filter((t) => t === tableName('aggregates'))) await dynamo.send(new DeleteTableCommand({ TableName: t })).catch(() => undefined);
+    for (const t of createdTables.filter((t) => t === tableName('aggregates')))
+      await dynamo.send(new DeleteTableCommand({ TableName: t })).catch(() => undefined);
     dynamo.destroy();
     console.log(`(topics ${topicName('commands')}… and table ${tableName('aggregates')} deleted)`);
   }

@@ -50,8 +50,13 @@ export const watchTopics = async (
   try {
     ends = options.fromBeginning
       ? []
-      : (await Promise.all(topics.map(async (topic) => (await admin.fetchTopicOffsets(topic)).map((o) => ({ topic, partition: o.partition, offset: o.high })))))
-          .flat();
+      : (
+          await Promise.all(
+            topics.map(async (topic) =>
+              (await admin.fetchTopicOffsets(topic)).map((o) => ({ topic, partition: o.partition, offset: o.high })),
+            ),
+          )
+        ).flat();
   } finally {
     await admin.disconnect();
   }

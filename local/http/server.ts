@@ -40,8 +40,14 @@ export interface HttpFunctionServer {
 /** The port is taken: say which variable moves it. */
 export class PortInUseError extends Error {
   override readonly name = 'PortInUseError';
-  constructor(readonly port: number, options?: ErrorOptions) {
-    super(`port ${port} on 127.0.0.1 is in use: stop what listens there, or set COMMAND_API_PORT to another port (0 picks a free one)`, options);
+  constructor(
+    readonly port: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `port ${port} on 127.0.0.1 is in use: stop what listens there, or set COMMAND_API_PORT to another port (0 picks a free one)`,
+      options,
+    );
   }
 }
 
@@ -49,7 +55,8 @@ export class PortInUseError extends Error {
 export const toEvent = (request: IncomingMessage, body: Buffer, port: number): APIGatewayProxyEventV2 => {
   const url = new URL(request.url ?? '/', `http://127.0.0.1:${port}`);
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+  for (const [name, value] of Object.entries(request.headers))
+    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
   const now = new Date();
@@ -134,7 +141,10 @@ export const serveHttpFunction = async (options: ServeOptions = {}): Promise<Htt
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), spec.timeoutSeconds * 1000)));
       try {
-        const result = await Promise.race([loaded.handler(toEvent(request, body, port), lambdaContext({ functionName, memoryMb: spec.memoryMb }, region, deadline)), timedOut]);
+        const result = await Promise.race([
+          loaded.handler(toEvent(request, body, port), lambdaContext({ functionName, memoryMb: spec.memoryMb }, region, deadline)),
+          timedOut,
+        ]);
         if (result === 'timeout') problem(response, 504, `${functionName} did not answer within its timeout of ${spec.timeoutSeconds} s`);
         else respond(response, result);
       } catch (error) {
@@ -149,7 +159,9 @@ export const serveHttpFunction = async (options: ServeOptions = {}): Promise<Htt
     void handled.finally(() => inFlight.delete(handled));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : error));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : error),
+    );
     server.listen(port, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;

@@ -35,7 +35,10 @@ const checkPython = async (): Promise<void> => {
   if (installed()) return;
   const out = await capture('python3', ['--version']);
   if (out?.code !== 0)
-    throw new MissingToolError('python3', `The local DynamoDB emulator (moto) is installed from PyPI with Python 3, and \`python3\` was not found. Install Python 3.9+ with venv and pip. ${hint}`);
+    throw new MissingToolError(
+      'python3',
+      `The local DynamoDB emulator (moto) is installed from PyPI with Python 3, and \`python3\` was not found. Install Python 3.9+ with venv and pip. ${hint}`,
+    );
 };
 
 /** Creates `.cache/venv` and installs local/requirements.txt into it, when it changed. */
@@ -47,7 +50,9 @@ const install = async (): Promise<void> => {
       await run('python3', ['-m', 'venv', venvDir], '[moto]');
     } catch (error) {
       rmSync(venvDir, { recursive: true, force: true });
-      throw new MissingToolError('python3', `\`python3 -m venv\` failed; on Debian or Ubuntu install python3-venv. ${hint}`, { cause: error });
+      throw new MissingToolError('python3', `\`python3 -m venv\` failed; on Debian or Ubuntu install python3-venv. ${hint}`, {
+        cause: error,
+      });
     }
   }
   await run(venvBin('pip'), ['install', '--disable-pip-version-check', '-r', requirements], '[moto]');

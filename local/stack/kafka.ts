@@ -47,18 +47,23 @@ const classpath = (): string => `${libsDir()}/*`;
 const hint = 'Or point KAFKA_BROKERS at a Kafka broker you run yourself (e.g. KAFKA_BROKERS=host:9092); the stack then starts none.';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-const installed = (): boolean =>
-  existsSync(installedMarker()) && readFileSync(installedMarker(), 'utf8').trim() === sha256(pomText());
+const installed = (): boolean => existsSync(installedMarker()) && readFileSync(installedMarker(), 'utf8').trim() === sha256(pomText());
 
 /** Java 17 or newer is on the PATH (or in JAVA_HOME). */
 const checkJava = async (): Promise<void> => {
   const out = await capture(java(), ['-version']);
   if (out === undefined)
-    throw new MissingToolError('java', `The local Kafka broker needs Java 17 or newer, and \`${java()}\` was not found. Install a JDK 17+ (e.g. apt-get install openjdk-17-jre-headless). ${hint}`);
+    throw new MissingToolError(
+      'java',
+      `The local Kafka broker needs Java 17 or newer, and \`${java()}\` was not found. Install a JDK 17+ (e.g. apt-get install openjdk-17-jre-headless). ${hint}`,
+    );
   const match = /version "(\d+)(?:\.(\d+))?/.exec(out.stderr + out.stdout);
   const major = match?.[1] === '1' ? Number(match[2]) : Number(match?.[1]);
   if (!(major >= 17))
-    throw new MissingToolError('java', `The local Kafka broker needs Java 17 or newer; \`${java()} -version\` says:\n${out.stderr.trim()}\n${hint}`);
+    throw new MissingToolError(
+      'java',
+      `The local Kafka broker needs Java 17 or newer; \`${java()} -version\` says:\n${out.stderr.trim()}\n${hint}`,
+    );
 };
 
 /** Maven is needed only to fetch the jars, the first time. */
@@ -66,7 +71,10 @@ const checkMaven = async (): Promise<void> => {
   if (installed()) return;
   const out = await capture('mvn', ['-v']);
   if (out?.code !== 0)
-    throw new MissingToolError('mvn', `The local Kafka broker is fetched from Maven Central with Maven, and \`mvn\` was not found. Install Maven 3 (e.g. apt-get install maven). ${hint}`);
+    throw new MissingToolError(
+      'mvn',
+      `The local Kafka broker is fetched from Maven Central with Maven, and \`mvn\` was not found. Install Maven 3 (e.g. apt-get install maven). ${hint}`,
+    );
 };
 
 /** Copies the broker's jars into `.cache/kafka/<version>/libs`, once. */
@@ -78,11 +86,7 @@ const install = async (): Promise<void> => {
   rmSync(partial, { recursive: true, force: true });
   rmSync(libs, { recursive: true, force: true });
   console.log(`[kafka] Fetching Apache Kafka ${version} from Maven Central into ${libs} (first run only)`);
-  await run(
-    'mvn',
-    ['-B', '-Dstyle.color=never', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`],
-    '[kafka]',
-  );
+  await run('mvn', ['-B', '-Dstyle.color=never', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`], '[kafka]');
   renameSync(partial, libs);
   writeFileSync(installedMarker(), sha256(pomText()) + '\n');
 };
@@ -93,7 +97,15 @@ const prepare = async (): Promise<void> => {
   const template = readFileSync(join(configDir, 'server.properties'), 'utf8');
   writeFileSync(serverProperties, template.replaceAll('@DATA_DIR@', dataDir));
   if (existsSync(join(dataDir, 'meta.properties'))) return;
-  const tool = (args: string[]) => [...jvmStartup, '-Xmx256m', `-Dlog4j2.configurationFile=${log4jConfig}`, '-cp', classpath(), 'kafka.tools.StorageTool', ...args];
+  const tool = (args: string[]) => [
+    ...jvmStartup,
+    '-Xmx256m',
+    `-Dlog4j2.configurationFile=${log4jConfig}`,
+    '-cp',
+    classpath(),
+    'kafka.tools.StorageTool',
+    ...args,
+  ];
   const uuid = await capture(java(), tool(['random-uuid']));
   const clusterId = uuid?.stdout.trim().split('\n').pop()?.trim() ?? '';
   if (uuid?.code !== 0 || !/^[\w-]{22}$/.test(clusterId))
@@ -166,7 +178,17 @@ const launch = async (): Promise<void> => {
   startDetached(
     'kafka',
     java(),
-    [...jvmStartup, '-Xms256m', '-Xmx512m', '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${log4jConfig}`, '-cp', classpath(), 'kafka.Kafka', serverProperties],
+    [
+      ...jvmStartup,
+      '-Xms256m',
+      '-Xmx512m',
+      '-Djava.awt.headless=true',
+      `-Dlog4j2.configurationFile=${log4jConfig}`,
+      '-cp',
+      classpath(),
+      'kafka.Kafka',
+      serverProperties,
+    ],
     projectRoot,
   );
   await waitReady();

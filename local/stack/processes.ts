@@ -60,9 +60,7 @@ export const run = (command: string, args: readonly string[], prefix: string, cw
     show(child.stderr, process.stderr);
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0
-        ? resolve()
-        : reject(new StackError(`${[command, ...args].join(' ')} failed with exit code ${code}:\n${tail.join('\n')}`)),
+      code === 0 ? resolve() : reject(new StackError(`${[command, ...args].join(' ')} failed with exit code ${code}:\n${tail.join('\n')}`)),
     );
   });
 
@@ -215,7 +213,12 @@ const exists = (pid: number): boolean => {
  * stack at once (a test run and `npm start`, two test runs) do not both install and launch
  * it. A lock whose holder has died is taken over.
  */
-export const withLock = async <T>(name: string, fn: () => Promise<T>, onWait: (holder: number) => void, timeoutMs = 600_000): Promise<T> => {
+export const withLock = async <T>(
+  name: string,
+  fn: () => Promise<T>,
+  onWait: (holder: number) => void,
+  timeoutMs = 600_000,
+): Promise<T> => {
   mkdirSync(stackDir, { recursive: true });
   const path = join(stackDir, `${name}.lock`);
   const deadline = Date.now() + timeoutMs;

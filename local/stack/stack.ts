@@ -41,13 +41,20 @@ const endpoints = (): StackHandle['endpoints'] => ({
  */
 export const startStack = async (options: StartOptions = {}): Promise<StackHandle> => {
   const say = options.log ?? ((line: string) => console.log(line));
-  return withLock('start', () => start(say), (holder) => say(`Waiting for another start of the local stack (pid ${holder}) to finish`));
+  return withLock(
+    'start',
+    () => start(say),
+    (holder) => say(`Waiting for another start of the local stack (pid ${holder}) to finish`),
+  );
 };
 
 const start = async (say: (line: string) => void): Promise<StackHandle> => {
   const toStart: Component[] = [];
   for (const c of components) {
-    if (c.external()) say(`${c.title}: not started, using ${c.name === 'kafka' ? `KAFKA_BROKERS=${endpoints().kafka}` : `DynamoDB at ${endpoints().dynamodb}`}`);
+    if (c.external())
+      say(
+        `${c.title}: not started, using ${c.name === 'kafka' ? `KAFKA_BROKERS=${endpoints().kafka}` : `DynamoDB at ${endpoints().dynamodb}`}`,
+      );
     else if (await c.answers()) say(`${c.title}: already answering at ${c.endpoint}, reused`);
     else if (await c.running()) {
       say(`${c.title}: starting (by an earlier call), waiting for ${c.endpoint}`);

@@ -25,12 +25,18 @@ export const formatOutcome = (result: ResultRecord, command: SeenCommand | undef
   const outcome = result.status === 'accepted' ? `accepted v${result.version}` : `rejected ${result.reason.code}`;
   const latency = command === undefined ? '' : `  ${receivedAt - command.timestamp} ms`;
   const aggregate = result.aggregateType === null ? '(undecodable command)' : `${result.aggregateType}/${result.aggregateId ?? '?'}`;
-  return `${new Date(receivedAt).toISOString().slice(11, 23)}  ${(command?.type ?? '?').padEnd(14)} ${aggregate.padEnd(28)} ${outcome}${latency}` +
-    (result.status === 'rejected' ? `  (${result.reason.message})` : '');
+  return (
+    `${new Date(receivedAt).toISOString().slice(11, 23)}  ${(command?.type ?? '?').padEnd(14)} ${aggregate.padEnd(28)} ${outcome}${latency}` +
+    (result.status === 'rejected' ? `  (${result.reason.message})` : '')
+  );
 };
 
 /** Watches both topics from their current ends and prints a line per result. */
-export const startLiveView = async (kafka: Kafka, topics: { commands: string; results: string }, print: (line: string) => void): Promise<Watcher> => {
+export const startLiveView = async (
+  kafka: Kafka,
+  topics: { commands: string; results: string },
+  print: (line: string) => void,
+): Promise<Watcher> => {
   const commands = new Map<string, SeenCommand>();
   /** Results that arrived before their command was seen (different partitions, different fetches). */
   const early = new Map<string, { result: ResultRecord; receivedAt: number }>();

@@ -92,7 +92,15 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     if (provisioned.createdTopics.length + provisioned.createdTables.length > 0)
       log(`[provision] created topics [${provisioned.createdTopics.join(', ')}], tables [${provisioned.createdTables.join(', ')}]`);
     for (const line of provisioned.alteredTopics) log(`[provision] brought in line with the topology: ${line}`);
-    const system: RunningSystem = { stack, provisioned, kafka, stop, get triggers() { return triggers; } };
+    const system: RunningSystem = {
+      stack,
+      provisioned,
+      kafka,
+      stop,
+      get triggers() {
+        return triggers;
+      },
+    };
     if (cancelled()) return system;
 
     const on = (topic: string) => mappings.filter((m) => m.topic === topic).map((m) => m.functionName);
@@ -110,7 +118,12 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     const onInvocation = (r: InvocationReport): void => {
       triggerLine(formatReport(r));
       options.onInvocation?.(r);
-      if (r.outcome !== 'ok' && commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true && healing === undefined)
+      if (
+        r.outcome !== 'ok' &&
+        commandSide.includes(r.functionName) &&
+        r.error?.startsWith('TableBehindLogError') === true &&
+        healing === undefined
+      )
         healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
     };
     const running = await startTriggers({
@@ -157,7 +170,9 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       );
       const report = await rebuild.run({ readModels: true }, { onProgress: progressLine(log, 'read models') });
       if ('itemsWiped' in report)
-        log(`[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`);
+        log(
+          `[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`,
+        );
       for (const name of holdEvents) running.resume(name);
     }
     return system;

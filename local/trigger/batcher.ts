@@ -100,7 +100,8 @@ export class PartitionBuffer {
       const queue = this.queues.get(tp) ?? [];
       const last = records.at(-1)?.offset ?? Infinity;
       // Only what directly follows the batch's records, so nothing is handed out twice.
-      const fresh = room > 0 && queue.length > 0 && (queue[0]?.record.offset ?? -1) > last ? queue.splice(0, room).map((w) => w.record) : [];
+      const fresh =
+        room > 0 && queue.length > 0 && (queue[0]?.record.offset ?? -1) > last ? queue.splice(0, room).map((w) => w.record) : [];
       room -= fresh.length;
       this.count -= fresh.length;
       topped.set(tp, [...records, ...fresh]);

@@ -27,7 +27,9 @@ export const loadFunction = async <H = KafkaHandler>(entry: string): Promise<Fun
   try {
     module = (await import(url)) as Record<string, unknown>;
   } catch (error) {
-    throw new HandlerModuleError(entry, `could not load ${entry}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new HandlerModuleError(entry, `could not load ${entry}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   const { handler, shutdown } = module;
   if (typeof handler !== 'function') throw new HandlerModuleError(entry, `${entry} exports no \`handler\` function`);

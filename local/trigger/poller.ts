@@ -188,7 +188,8 @@ export class Poller {
           'and a batch of it still running is not committed (its offsets would skip records of the new one)',
       );
     }
-    for (const m of batch.messages) if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
+    for (const m of batch.messages)
+      if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
     // Moves the fetch position only; offsets are committed after the handler succeeds.
     payload.resolveOffset(batch.lastOffset());
     // A partition with enough waiting stops fetching, and only it: kafkajs's fetch loop waits
@@ -302,7 +303,8 @@ export class Poller {
   private block(batch: Batch, since: number, attempts: number, error: string): void {
     for (const [tp, records] of batch) {
       const offset = records[0]?.offset;
-      if (offset !== undefined) this.blockedPartitions.set(tp, { functionName: this.mapping.functionName, partition: tp, offset, since, attempts, error });
+      if (offset !== undefined)
+        this.blockedPartitions.set(tp, { functionName: this.mapping.functionName, partition: tp, offset, since, attempts, error });
     }
     this.deps.onBlockedChange?.();
   }
@@ -343,10 +345,15 @@ export class Poller {
     let ends: Awaited<ReturnType<Admin['fetchTopicOffsets']>>;
     try {
       const admin = await this.connectedAdmin();
-      [[group], ends] = await Promise.all([admin.fetchOffsets({ groupId: this.mapping.consumerGroupId, topics: [topic] }), admin.fetchTopicOffsets(topic)]);
+      [[group], ends] = await Promise.all([
+        admin.fetchOffsets({ groupId: this.mapping.consumerGroupId, topics: [topic] }),
+        admin.fetchTopicOffsets(topic),
+      ]);
     } catch (error) {
       // The broker does not answer: neither will the invocation's own Kafka calls; its failure is retried as usual.
-      this.deps.log(`${this.mapping.functionName}: could not read the group's committed offsets (${message(error)}); invoking without that check`);
+      this.deps.log(
+        `${this.mapping.functionName}: could not read the group's committed offsets (${message(error)}); invoking without that check`,
+      );
       return;
     }
     for (const { tp, floor } of floors) {
@@ -377,7 +384,9 @@ export class Poller {
   private sameLife(batch: Batch, lives: ReadonlyMap<string, number>): Batch {
     const stale = [...batch.keys()].filter((tp) => this.buffer.life(tp) !== lives.get(tp));
     if (stale.length === 0) return batch;
-    this.deps.log(`${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken before are dropped (what is in the log comes again)`);
+    this.deps.log(
+      `${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken before are dropped (what is in the log comes again)`,
+    );
     return new Map([...batch].filter(([tp]) => !stale.includes(tp)));
   }
 
@@ -422,7 +431,9 @@ export class Poller {
     try {
       await this.consumer?.commitOffsets(offsets);
     } catch (error) {
-      this.deps.log(`${this.mapping.functionName}: commit of ${offsets.map((o) => `${o.topic}-${o.partition}@${o.offset}`).join(' ')} failed (${message(error)}); the records will be delivered again`);
+      this.deps.log(
+        `${this.mapping.functionName}: commit of ${offsets.map((o) => `${o.topic}-${o.partition}@${o.offset}`).join(' ')} failed (${message(error)}); the records will be delivered again`,
+      );
     }
     for (const o of offsets) this.buffer.advance(`${o.topic}-${o.partition}`, Number(o.offset));
   }

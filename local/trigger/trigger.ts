@@ -60,7 +60,11 @@ export interface Triggers {
 /** `3m12s`: a duration for humans. */
 const elapsed = (ms: number): string => {
   const s = Math.round(ms / 1000);
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  return s < 60
+    ? `${s}s`
+    : s < 3600
+      ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+      : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 };
 
 const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
@@ -71,13 +75,17 @@ export const formatReport = (r: InvocationReport): string => {
   const head = `${r.functionName} batch ${r.batch}`;
   switch (r.outcome) {
     case 'ok':
-      return `${head}: ok, ${r.records} record(s) ${where} in ${r.durationMs} ms` +
-        (r.blockedSince === undefined ? '' : ` (attempt ${r.attempt}; blocked for ${elapsed(Date.now() - r.blockedSince)}, now going on)`);
+      return (
+        `${head}: ok, ${r.records} record(s) ${where} in ${r.durationMs} ms` +
+        (r.blockedSince === undefined ? '' : ` (attempt ${r.attempt}; blocked for ${elapsed(Date.now() - r.blockedSince)}, now going on)`)
+      );
     case 'partial':
     case 'failed':
-      return `${head}: ${r.outcome} (attempt ${r.attempt}), ${r.records} record(s) ${where} in ${r.durationMs} ms: ${r.error ?? ''}` +
+      return (
+        `${head}: ${r.outcome} (attempt ${r.attempt}), ${r.records} record(s) ${where} in ${r.durationMs} ms: ${r.error ?? ''}` +
         (r.blockedSince === undefined ? '' : `; blocked since ${clock(r.blockedSince)} (${elapsed(Date.now() - r.blockedSince)})`) +
-        (r.retryInMs === undefined ? '' : `; retry in ${r.retryInMs} ms`);
+        (r.retryInMs === undefined ? '' : `; retry in ${r.retryInMs} ms`)
+      );
     default: {
       const unknown: never = r.outcome;
       return unknown;
@@ -109,7 +117,9 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   const stop = async (): Promise<void> => {
     await Promise.allSettled([...pollers.values()].map((p) => p.stop()));
     const loaded = await Promise.allSettled([...modules.values()]);
-    await Promise.allSettled(loaded.flatMap((m) => (m.status === 'fulfilled' && m.value.shutdown !== undefined ? [m.value.shutdown()] : [])));
+    await Promise.allSettled(
+      loaded.flatMap((m) => (m.status === 'fulfilled' && m.value.shutdown !== undefined ? [m.value.shutdown()] : [])),
+    );
     if (options.statusFile !== undefined) writeStatus(options.statusFile, []);
   };
   const blocked = (): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);

@@ -27,7 +27,14 @@ export const readTopicRecords = async (kafka: Kafka, topic: string): Promise<{ r
     const { start, end } = await log.offsets();
     const records: TopicRecord[] = [];
     await log.read(start, end, (chunk) => {
-      for (const r of chunk) records.push({ topic, partition: r.partition, offset: r.offset, key: r.key?.toString('utf8') ?? null, value: r.value?.toString('utf8') ?? null });
+      for (const r of chunk)
+        records.push({
+          topic,
+          partition: r.partition,
+          offset: r.offset,
+          key: r.key?.toString('utf8') ?? null,
+          value: r.value?.toString('utf8') ?? null,
+        });
       return Promise.resolve('continue' as const);
     });
     records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
@@ -41,7 +48,10 @@ const missingTable = (error: unknown): boolean => error instanceof Error && erro
 
 /** Reads the topics first, then the tables (a head committed meanwhile is ahead of the log, which the checker allows unless quiescent). */
 export const readHistory = async (sources: HistorySources): Promise<History> => {
-  const [events, results] = await Promise.all([readTopicRecords(sources.kafka, sources.eventsTopic), readTopicRecords(sources.kafka, sources.resultsTopic)]);
+  const [events, results] = await Promise.all([
+    readTopicRecords(sources.kafka, sources.eventsTopic),
+    readTopicRecords(sources.kafka, sources.resultsTopic),
+  ]);
   const absentIfMissing = (error: unknown): undefined => {
     if (missingTable(error)) return undefined;
     throw error;
@@ -50,10 +60,9 @@ export const readHistory = async (sources: HistorySources): Promise<History> => 
   const summaries: SummaryRow[] | undefined =
     sources.readModels === undefined
       ? undefined
-      : await sources.readModels.query(accountSummary.name).then(
-          (rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })),
-          absentIfMissing,
-        );
+      : await sources.readModels
+          .query(accountSummary.name)
+          .then((rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })), absentIfMissing);
   return {
     events: events.records,
     results: results.records,

@@ -204,7 +204,8 @@ const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAg
     const event: EventRecord = 'event' in outcome ? { ...stored, type: outcome.event.event.type, data: outcome.event.event.data } : stored;
     const k = keyOf(event.aggregateType, event.aggregateId);
     let entry = byAggregate.get(k);
-    if (entry === undefined) byAggregate.set(k, (entry = { type: event.aggregateType, id: event.aggregateId, versions: new Map(), max: 0 }));
+    if (entry === undefined)
+      byAggregate.set(k, (entry = { type: event.aggregateType, id: event.aggregateId, versions: new Map(), max: 0 }));
     const json = JSON.stringify(stored);
     const seen = entry.versions.get(event.version);
     if (seen !== undefined) {
@@ -231,7 +232,8 @@ const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAg
     entry.versions.set(event.version, { json, event });
     entry.max = Math.max(entry.max, event.version);
   }
-  for (const u of fold.unusable) violations.push({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
+  for (const u of fold.unusable)
+    violations.push({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
 
   const ordered = new Map<string, EventRecord[]>();
   for (const [k, entry] of byAggregate) {
@@ -243,7 +245,10 @@ const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAg
         versions: from === to ? [from] : [from, to],
         message: `version${from === to ? ` ${from} is` : `s ${from}..${to} are`} missing (the log reaches version ${entry.max})`,
       });
-    ordered.set(k, [...entry.versions.values()].map((v) => v.event).sort((a, b) => a.version - b.version));
+    ordered.set(
+      k,
+      [...entry.versions.values()].map((v) => v.event).sort((a, b) => a.version - b.version),
+    );
   }
   return { byAggregate, ordered, fold, duplicateEvents, violations };
 };
@@ -325,7 +330,8 @@ const checkSummaries = (summaries: readonly SummaryRow[], ordered: EventsRead['o
     const upTo = quiescent ? logVersion : Math.min(applied, logVersion);
     if (upTo === 0 && row === undefined) continue;
     let expected: unknown = undefined;
-    for (const event of events) if (event.version <= upTo) expected = accountSummary.evolve(expected as never, event as DomainEvent as never);
+    for (const event of events)
+      if (event.version <= upTo) expected = accountSummary.evolve(expected as never, event as DomainEvent as never);
     if (row === undefined || applied !== upTo || canonicalJson(row.data) !== canonicalJson(expected))
       violations.push({
         kind: 'read-model-mismatch',
@@ -339,7 +345,13 @@ const checkSummaries = (summaries: readonly SummaryRow[], ordered: EventsRead['o
       });
   }
   for (const row of rows.values())
-    violations.push({ kind: 'read-model-mismatch', aggregateType: 'account', aggregateId: row.rowId, versions: [], message: `${accountSummary.name} row for an account with no event in the log` });
+    violations.push({
+      kind: 'read-model-mismatch',
+      aggregateType: 'account',
+      aggregateId: row.rowId,
+      versions: [],
+      message: `${accountSummary.name} row for an account with no event in the log`,
+    });
   return { violations, lagging };
 };
 
@@ -367,7 +379,11 @@ const checkResults = (
   events: EventsRead,
   commands: CommandsOfEvents,
   noOps: ReadonlySet<string>,
-): Found & { readonly accepted: Map<string, Extract<ResultRecord, { status: 'accepted' }>>; readonly duplicateResults: number; readonly commandsWithResult: number } => {
+): Found & {
+  readonly accepted: Map<string, Extract<ResultRecord, { status: 'accepted' }>>;
+  readonly duplicateResults: number;
+  readonly commandsWithResult: number;
+} => {
   const violations: Violation[] = [];
   const accepted = new Map<string, Extract<ResultRecord, { status: 'accepted' }>>();
   const seenIds = new Set<string>();
@@ -398,7 +414,12 @@ const checkResults = (
     if (own !== undefined && own.key === k) {
       const last = Math.max(...own.versions);
       if (last !== result.version)
-        violations.push({ kind: 'result-event-mismatch', ...subject, versions: [result.version, last], message: `accepted at version ${result.version}, but its events end at version ${last}` });
+        violations.push({
+          kind: 'result-event-mismatch',
+          ...subject,
+          versions: [result.version, last],
+          message: `accepted at version ${result.version}, but its events end at version ${last}`,
+        });
       continue;
     }
     const atVersion = events.byAggregate.get(k)?.versions.has(result.version) ?? false;
@@ -422,7 +443,8 @@ const checkEventsWithoutResults = (
   accepted: ReadonlyMap<string, unknown>,
 ): Found => {
   const settledBefore = options.settledBefore ?? ((options.quiescent ?? false) ? '9999' : undefined);
-  if (history.resultsComplete === false) return { violations: [], notes: ['events without results not checked: the results topic has lost records to retention'] };
+  if (history.resultsComplete === false)
+    return { violations: [], notes: ['events without results not checked: the results topic has lost records to retention'] };
   if (settledBefore === undefined) return { violations: [], notes: ['events without results not checked: no settle time given'] };
   const violations: Violation[] = [];
   for (const [commandId, { key, versions }] of commands) {
@@ -437,7 +459,10 @@ const checkEventsWithoutResults = (
       message: `events at version${versions.length > 1 ? 's' : ''} ${versions.join(', ')} of command ${commandId}, which has no accepted result`,
     });
   }
-  return { violations, notes: settledBefore === '9999' ? [] : [`events without results: checked for events that occurred before ${settledBefore}`] };
+  return {
+    violations,
+    notes: settledBefore === '9999' ? [] : [`events without results: checked for events that occurred before ${settledBefore}`],
+  };
 };
 
 /** Checks a history; see ViolationKind for what is looked at. */
@@ -445,7 +470,11 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
   const quiescent = options.quiescent ?? false;
   const events = checkEvents(history.events, options.aggregates);
   const found: Found[] = [events, checkAggregateRules(events.ordered, options.aggregates)];
-  found.push(history.heads === undefined ? { violations: [], notes: ['heads not checked: no aggregates table'] } : checkHeads(history.heads, events.fold, quiescent));
+  found.push(
+    history.heads === undefined
+      ? { violations: [], notes: ['heads not checked: no aggregates table'] }
+      : checkHeads(history.heads, events.fold, quiescent),
+  );
   found.push(
     history.summaries === undefined
       ? { violations: [], notes: [`${accountSummary.name} not checked: no read-models table`] }

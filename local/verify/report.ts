@@ -28,7 +28,9 @@ export const formatReport = (report: CheckReport, limit = 20): string[] => {
     `violations  ${n(report.violations.length)}` +
       (report.violations.length === 0
         ? ''
-        : `: ${kindsInOrder(report).map((k) => `${k} ${n(report.byKind[k] ?? 0)}`).join(', ')}`),
+        : `: ${kindsInOrder(report)
+            .map((k) => `${k} ${n(report.byKind[k] ?? 0)}`)
+            .join(', ')}`),
   ];
   if (report.violations.length > 0) {
     lines.push(`first ${Math.min(limit, report.violations.length)} violation(s):`);

@@ -34,7 +34,10 @@ describe('cfn-lint', () => {
   });
 
   it('finds no error in the template with a customer-managed key and an alarm topic', () => {
-    const { outdir, stack } = synthesize({ skipBundling: true, context: { tableEncryption: 'customer-managed', alarmEmail: 'ops@example.com' } });
+    const { outdir, stack } = synthesize({
+      skipBundling: true,
+      context: { tableEncryption: 'customer-managed', alarmEmail: 'ops@example.com' },
+    });
     const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
     expect(findings(output)).toEqual([]);
     expect(code & 2).toBe(0);

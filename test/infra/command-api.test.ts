@@ -22,11 +22,15 @@ const apiFunctionId = (s: Synthesized): string => {
 };
 
 describe('command API front door', () => {
-  it('is one HTTP API with exactly the API\'s routes, every one behind IAM authorization', () => {
+  it("is one HTTP API with exactly the API's routes, every one behind IAM authorization", () => {
     synth.template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
     synth.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
     const created = Object.values(resourcesOf(synth.template, 'AWS::ApiGatewayV2::Route'));
-    expect(created.map((r) => r.Properties?.RouteKey).sort()).toStrictEqual(Object.values(routes).map((r) => `${r.method} ${r.path}`).sort());
+    expect(created.map((r) => r.Properties?.RouteKey).sort()).toStrictEqual(
+      Object.values(routes)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
     for (const route of created) expect(route.Properties?.AuthorizationType).toBe('AWS_IAM');
   });
 
@@ -37,11 +41,14 @@ describe('command API front door', () => {
     expect(JSON.stringify(integrations[0]?.Properties?.IntegrationUri)).toContain(apiFunctionId(synth));
   });
 
-  it('throttles the stage at the topology\'s rate and burst, and logs each request as JSON', () => {
+  it("throttles the stage at the topology's rate and burst, and logs each request as JSON", () => {
     synth.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
-      DefaultRouteSettings: { ThrottlingRateLimit: functions.commandApi.http.rateLimit, ThrottlingBurstLimit: functions.commandApi.http.burstLimit },
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: functions.commandApi.http.rateLimit,
+        ThrottlingBurstLimit: functions.commandApi.http.burstLimit,
+      },
       AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
     });
     const [stage] = Object.values(resourcesOf(synth.template, 'AWS::ApiGatewayV2::Stage'));
@@ -50,18 +57,27 @@ describe('command API front door', () => {
   });
 
   it('has no CORS unless origins are named, and refuses a wildcard origin', () => {
-    const corsOf = (s: Synthesized) => Object.values(resourcesOf(s.template, 'AWS::ApiGatewayV2::Api'))[0]?.Properties?.CorsConfiguration as Record<string, string[]> | undefined;
+    const corsOf = (s: Synthesized) =>
+      Object.values(resourcesOf(s.template, 'AWS::ApiGatewayV2::Api'))[0]?.Properties?.CorsConfiguration as
+        Record<string, string[]> | undefined;
     expect(corsOf(synth)).toBeUndefined();
-    const cors = corsOf(synthesize({ skipBundling: true, context: { commandApiCorsOrigins: 'https://app.example.com, http://localhost:5173' } }));
+    const cors = corsOf(
+      synthesize({ skipBundling: true, context: { commandApiCorsOrigins: 'https://app.example.com, http://localhost:5173' } }),
+    );
     expect(cors?.AllowOrigins).toStrictEqual(['https://app.example.com', 'http://localhost:5173']);
     expect([...(cors?.AllowMethods ?? [])].sort()).toStrictEqual(['GET', 'POST']);
     expect(cors?.AllowHeaders).toContain('authorization');
-    expect(() => synthesize({ skipBundling: true, context: { commandApiCorsOrigins: '*' } })).toThrow(/commandApiCorsOrigins: expected origins/);
+    expect(() => synthesize({ skipBundling: true, context: { commandApiCorsOrigins: '*' } })).toThrow(
+      /commandApiCorsOrigins: expected origins/,
+    );
   });
 
-  it('puts the function in the VPC, with a timeout below API Gateway\'s 30 s', () => {
+  it("puts the function in the VPC, with a timeout below API Gateway's 30 s", () => {
     const fn = resourcesOf(synth.template, 'AWS::Lambda::Function')[apiFunctionId(synth)];
-    expect(fn?.Properties?.VpcConfig).toMatchObject({ SubnetIds: expect.any(Array) as unknown, SecurityGroupIds: expect.any(Array) as unknown });
+    expect(fn?.Properties?.VpcConfig).toMatchObject({
+      SubnetIds: expect.any(Array) as unknown,
+      SecurityGroupIds: expect.any(Array) as unknown,
+    });
     expect(fn?.Properties?.Timeout).toBeLessThan(30);
   });
 
@@ -70,7 +86,8 @@ describe('command API front door', () => {
     const actions = statements.flatMap(actionsOf);
     const writes = statements.filter((s) => actionsOf(s).includes('kafka-cluster:WriteData'));
     expect(JSON.stringify(writes.map((s) => s.Resource))).toMatch(new RegExp(`/${topics.commands.name}"`));
-    for (const other of [topics.events.name, topics.results.name, topics.deadLetter.name]) expect(JSON.stringify(writes.map((s) => s.Resource))).not.toContain(`/${other}"`);
+    for (const other of [topics.events.name, topics.results.name, topics.deadLetter.name])
+      expect(JSON.stringify(writes.map((s) => s.Resource))).not.toContain(`/${other}"`);
     expect(actions).not.toContain('kafka-cluster:ReadData');
     const reads = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
     expect([...new Set(reads.flatMap(actionsOf))].sort()).toStrictEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem']);
@@ -80,9 +97,12 @@ describe('command API front door', () => {
   });
 
   it('lets API Gateway invoke the function, and says where the API is', () => {
-    const permissions = Object.values(resourcesOf(synth.template, 'AWS::Lambda::Permission')).filter((p) => JSON.stringify(p.Properties?.FunctionName).includes(apiFunctionId(synth)));
+    const permissions = Object.values(resourcesOf(synth.template, 'AWS::Lambda::Permission')).filter((p) =>
+      JSON.stringify(p.Properties?.FunctionName).includes(apiFunctionId(synth)),
+    );
     expect(permissions.length).toBeGreaterThan(0);
-    for (const p of permissions) expect(p.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+    for (const p of permissions)
+      expect(p.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
     synth.template.hasOutput('CommandApiUrl', {});
   });
 });

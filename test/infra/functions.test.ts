@@ -60,7 +60,9 @@ describe('functions added to the topology', () => {
   });
 
   it('lets the rebuild get and update the command trigger, on that mapping only', () => {
-    const lambdaStatements = statementsOfFunction(synth.template, logicalId('snapshotRebuild')).filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
+    const lambdaStatements = statementsOfFunction(synth.template, logicalId('snapshotRebuild')).filter((s) =>
+      actionsOf(s).some((a) => a.startsWith('lambda:')),
+    );
     expect(lambdaStatements).toHaveLength(1);
     expect(new Set(actionsOf(lambdaStatements[0]!))).toEqual(new Set(['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping']));
     const resource = JSON.stringify(lambdaStatements[0]!.Resource);
@@ -71,12 +73,18 @@ describe('functions added to the topology', () => {
 
   it('tells the rebuild which mapping it controls', () => {
     const fn = resourcesOf(synth.template, 'AWS::Lambda::Function')[logicalId('snapshotRebuild')];
-    expect((fn?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.CONTROLLED_TRIGGER_UUID).toEqual({ Ref: mappingId('commandHandler') });
+    expect((fn?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.CONTROLLED_TRIGGER_UUID).toEqual({
+      Ref: mappingId('commandHandler'),
+    });
   });
 
   it('gives no other function control over any trigger', () => {
     for (const key of ['commandHandler', 'eventHandler']) {
-      expect(statementsOfFunction(synth.template, logicalId(key)).flatMap(actionsOf).filter((a) => a.startsWith('lambda:'))).toEqual([]);
+      expect(
+        statementsOfFunction(synth.template, logicalId(key))
+          .flatMap(actionsOf)
+          .filter((a) => a.startsWith('lambda:')),
+      ).toEqual([]);
     }
   });
 
@@ -94,7 +102,10 @@ describe('functions added to the topology', () => {
   it('keeps the stack variables when a shared environment names the same ones', () => {
     const withEnv = synth;
     for (const fn of Object.values(withEnv.stack.handlers.functions)) {
-      const variables = (resourcesOf(withEnv.template, 'AWS::Lambda::Function')[withEnv.stack.getLogicalId(fn.node.defaultChild as never)]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+      const variables = (
+        resourcesOf(withEnv.template, 'AWS::Lambda::Function')[withEnv.stack.getLogicalId(fn.node.defaultChild as never)]?.Properties
+          ?.Environment as { Variables: Record<string, unknown> }
+      ).Variables;
       expect(variables).toMatchObject({ KAFKA_AUTH: 'iam', LOG_LEVEL: 'DEBUG' });
     }
   });

@@ -80,7 +80,8 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-const typesOf = (t: Template): Set<string> => new Set(Object.values(t.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type));
+const typesOf = (t: Template): Set<string> =>
+  new Set(Object.values(t.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type));
 
 describe('cdklocal synth -c target=localstack', () => {
   it('creates a plaintext, unauthenticated MSK cluster instead of MSK Serverless', () => {
@@ -105,7 +106,10 @@ describe('cdklocal synth -c target=localstack', () => {
     });
     expect(functions.length).toBeGreaterThanOrEqual(4);
     for (const fn of functions) {
-      expect((fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.KAFKA_AUTH, String(fn.Properties?.Description)).toBe('none');
+      expect(
+        (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.KAFKA_AUTH,
+        String(fn.Properties?.Description),
+      ).toBe('none');
     }
   });
 
@@ -117,7 +121,13 @@ describe('cdklocal synth -c target=localstack', () => {
   });
 
   it('keeps the functions, triggers, tables and alarms of the AWS target', () => {
-    for (const type of ['AWS::Lambda::Function', 'AWS::Lambda::EventSourceMapping', 'AWS::DynamoDB::Table', 'AWS::CloudWatch::Alarm', 'Custom::KafkaTopics']) {
+    for (const type of [
+      'AWS::Lambda::Function',
+      'AWS::Lambda::EventSourceMapping',
+      'AWS::DynamoDB::Table',
+      'AWS::CloudWatch::Alarm',
+      'Custom::KafkaTopics',
+    ]) {
       expect(Object.keys(resourcesOf(template, type)).length, type).toBe(Object.keys(resourcesOf(aws.template, type)).length);
     }
   });

@@ -26,8 +26,18 @@ const vpcLookup = {
         name: 'Private',
         type: 'Private',
         subnets: [
-          { subnetId: 'subnet-00000000000000001', cidr: '10.1.0.0/20', availabilityZone: `${REGION}a`, routeTableId: 'rtb-00000000000000001' },
-          { subnetId: 'subnet-00000000000000002', cidr: '10.1.16.0/20', availabilityZone: `${REGION}b`, routeTableId: 'rtb-00000000000000002' },
+          {
+            subnetId: 'subnet-00000000000000001',
+            cidr: '10.1.0.0/20',
+            availabilityZone: `${REGION}a`,
+            routeTableId: 'rtb-00000000000000001',
+          },
+          {
+            subnetId: 'subnet-00000000000000002',
+            cidr: '10.1.16.0/20',
+            availabilityZone: `${REGION}b`,
+            routeTableId: 'rtb-00000000000000002',
+          },
         ],
       },
     ],
@@ -35,7 +45,9 @@ const vpcLookup = {
 };
 
 const unacknowledged = (synth: Synthesized) =>
-  new AwsSolutionsChecks().validateScope(synth.app).violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+  new AwsSolutionsChecks()
+    .validateScope(synth.app)
+    .violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
 
 describe('default stack', () => {
   let synth: Synthesized;
@@ -94,11 +106,17 @@ describe('existing VPC and existing cluster', () => {
       expect(mapping.Properties).toMatchObject({ EventSourceArn: CLUSTER_ARN });
       expect(mapping.Properties?.SourceAccessConfigurations).toBeUndefined();
     }
-    synth.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', { GroupId: 'sg-00000000000000001', FromPort: 9098, ToPort: 9098 });
+    synth.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      GroupId: 'sg-00000000000000001',
+      FromPort: 9098,
+      ToPort: 9098,
+    });
   });
 
   it('creates the DynamoDB gateway and Lambda interface endpoints in the existing VPC when vpcEndpoints is true', () => {
-    const endpoints = Object.values(resourcesOf(synth.template, 'AWS::EC2::VPCEndpoint')).map((e) => `${String(e.Properties?.VpcEndpointType)} ${JSON.stringify(e.Properties?.ServiceName)}`);
+    const endpoints = Object.values(resourcesOf(synth.template, 'AWS::EC2::VPCEndpoint')).map(
+      (e) => `${String(e.Properties?.VpcEndpointType)} ${JSON.stringify(e.Properties?.ServiceName)}`,
+    );
     expect(endpoints.sort()).toEqual([expect.stringMatching(/^Gateway .*dynamodb/), expect.stringMatching(/^Interface .*\.lambda/)]);
   });
 });

@@ -31,7 +31,10 @@ describe('tables', () => {
     const created = Object.values(resourcesOf(synth.template, 'AWS::DynamoDB::Table'));
     expect(created).toHaveLength(Object.keys(tables).length);
     for (const spec of Object.values(tables)) {
-      const keys = [{ AttributeName: spec.partitionKey, KeyType: 'HASH' }, ...('sortKey' in spec ? [{ AttributeName: spec.sortKey, KeyType: 'RANGE' }] : [])];
+      const keys = [
+        { AttributeName: spec.partitionKey, KeyType: 'HASH' },
+        ...('sortKey' in spec ? [{ AttributeName: spec.sortKey, KeyType: 'RANGE' }] : []),
+      ];
       synth.template.hasResourceProperties('AWS::DynamoDB::Table', { KeySchema: keys });
     }
   });
@@ -53,9 +56,17 @@ describe('tables', () => {
     const cmk = variant;
     cmk.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     for (const table of Object.values(resourcesOf(cmk.template, 'AWS::DynamoDB::Table'))) {
-      expect(table.Properties?.SSESpecification).toMatchObject({ SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: expect.anything() as unknown });
+      expect(table.Properties?.SSESpecification).toMatchObject({
+        SSEEnabled: true,
+        SSEType: 'KMS',
+        KMSMasterKeyId: expect.anything() as unknown,
+      });
     }
-    expect(policyStatements(cmk.template).flatMap(actionsOf).filter((a) => a.includes('*'))).toEqual([]);
+    expect(
+      policyStatements(cmk.template)
+        .flatMap(actionsOf)
+        .filter((a) => a.includes('*')),
+    ).toEqual([]);
   });
 });
 
@@ -64,7 +75,12 @@ describe('MSK cluster', () => {
     synth.template.resourceCountIs('AWS::MSK::ServerlessCluster', 1);
     synth.template.hasResourceProperties('AWS::MSK::ServerlessCluster', {
       ClientAuthentication: { Sasl: { Iam: { Enabled: true } } },
-      VpcConfigs: [{ SubnetIds: [Match.objectLike({ Ref: Match.anyValue() }), Match.objectLike({ Ref: Match.anyValue() })], SecurityGroups: [Match.anyValue()] }],
+      VpcConfigs: [
+        {
+          SubnetIds: [Match.objectLike({ Ref: Match.anyValue() }), Match.objectLike({ Ref: Match.anyValue() })],
+          SecurityGroups: [Match.anyValue()],
+        },
+      ],
     });
   });
 
@@ -82,9 +98,13 @@ describe('MSK cluster', () => {
     const retained = (type: string) => Object.values(resourcesOf(synth.template, type));
     const [cluster] = retained('AWS::MSK::ServerlessCluster');
     expect(cluster).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
-    const clusterGroups = (cluster?.Properties?.VpcConfigs as { SecurityGroups: { 'Fn::GetAtt': [string, string] }[] }[])[0]?.SecurityGroups ?? [];
+    const clusterGroups =
+      (cluster?.Properties?.VpcConfigs as { SecurityGroups: { 'Fn::GetAtt': [string, string] }[] }[])[0]?.SecurityGroups ?? [];
     for (const ref of clusterGroups) {
-      expect(resourcesOf(synth.template, 'AWS::EC2::SecurityGroup')[ref['Fn::GetAtt'][0]]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+      expect(resourcesOf(synth.template, 'AWS::EC2::SecurityGroup')[ref['Fn::GetAtt'][0]]).toMatchObject({
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
     }
     expect(clusterGroups).toHaveLength(1);
     for (const type of ['AWS::EC2::VPC', 'AWS::EC2::Subnet']) {
@@ -94,7 +114,9 @@ describe('MSK cluster', () => {
   });
 
   it('lets the cluster security group in from itself (the trigger pollers) and from the functions on 9098 only', () => {
-    const rules = Object.values(resourcesOf(synth.template, 'AWS::EC2::SecurityGroupIngress')).filter((r) => r.Properties?.FromPort === 9098);
+    const rules = Object.values(resourcesOf(synth.template, 'AWS::EC2::SecurityGroupIngress')).filter(
+      (r) => r.Properties?.FromPort === 9098,
+    );
     expect(rules).toHaveLength(2);
     for (const r of rules) expect(r.Properties).toMatchObject({ IpProtocol: 'tcp', FromPort: 9098, ToPort: 9098 });
   });
@@ -108,7 +130,9 @@ describe('network', () => {
       VpcEndpointType: 'Gateway',
       ServiceName: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.stringLikeRegexp('dynamodb')])]) }),
     });
-    const interfaces = Object.values(resourcesOf(synth.template, 'AWS::EC2::VPCEndpoint')).filter((e) => e.Properties?.VpcEndpointType === 'Interface');
+    const interfaces = Object.values(resourcesOf(synth.template, 'AWS::EC2::VPCEndpoint')).filter(
+      (e) => e.Properties?.VpcEndpointType === 'Interface',
+    );
     // The rebuild calls the Lambda API; the triggers need no endpoint in provisioned mode, and nothing calls STS.
     expect(interfaces.map((e) => JSON.stringify(e.Properties?.ServiceName))).toEqual([expect.stringContaining('.lambda')]);
     for (const e of interfaces) expect(e.Properties?.PrivateDnsEnabled).toBe(true);
@@ -119,7 +143,11 @@ describe('topics', () => {
   it('creates every topology topic with its partitions and retention through the topics custom resource', () => {
     const [resource] = Object.values(resourcesOf(synth.template, 'Custom::KafkaTopics'));
     const declared = JSON.parse(String(resource?.Properties?.Topics)) as { name: string; partitions: number; retention: unknown }[];
-    expect(declared.map((t) => t.name).sort()).toEqual(Object.values(topics).map((t) => t.name).sort());
+    expect(declared.map((t) => t.name).sort()).toEqual(
+      Object.values(topics)
+        .map((t) => t.name)
+        .sort(),
+    );
     for (const spec of Object.values(topics)) {
       const topic = declared.find((t) => t.name === spec.name);
       expect(topic?.partitions).toBe(spec.partitions);
@@ -138,7 +166,9 @@ describe('topics', () => {
   });
 
   it('lets the topic provider create, grow, describe and alter the configs of exactly the topology topics, and nothing more on Kafka', () => {
-    const provider = Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function')).find(([id]) => id.startsWith('TopicsProviderFunction'));
+    const provider = Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith('TopicsProviderFunction'),
+    );
     expect(provider).toBeDefined();
     const kafka = policyStatements(synth.template)
       .filter((s) => s.owner.startsWith('TopicsProviderFunction'))
@@ -169,7 +199,8 @@ describe('functions', () => {
   };
 
   it('runs one snapshot rebuild at a time (reserved concurrency 1), and leaves the others unreserved', () => {
-    const concurrency = (key: string) => resourcesOf(synth.template, 'AWS::Lambda::Function')[functionId(key)]?.Properties?.ReservedConcurrentExecutions;
+    const concurrency = (key: string) =>
+      resourcesOf(synth.template, 'AWS::Lambda::Function')[functionId(key)]?.Properties?.ReservedConcurrentExecutions;
     expect(concurrency('snapshotRebuild')).toBe(1);
     for (const key of ['commandHandler', 'eventHandler', 'commandApi']) expect(concurrency(key)).toBeUndefined();
   });
@@ -190,10 +221,16 @@ describe('functions', () => {
   it('deploys one function per topology function, ARM64 on Node.js 22 with source maps', () => {
     const deployed = handlerFunctions();
     expect(deployed).toHaveLength(Object.keys(functions).length);
-    for (const [, fn] of [...deployed, ...Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function')).filter(([id]) => id.startsWith('TopicsProviderFunction'))]) {
+    for (const [, fn] of [
+      ...deployed,
+      ...Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function')).filter(([id]) => id.startsWith('TopicsProviderFunction')),
+    ]) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
       expect((fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.NODE_OPTIONS).toBe('--enable-source-maps');
-      expect(fn.Properties?.VpcConfig).toMatchObject({ SubnetIds: expect.any(Array) as unknown, SecurityGroupIds: expect.any(Array) as unknown });
+      expect(fn.Properties?.VpcConfig).toMatchObject({
+        SubnetIds: expect.any(Array) as unknown,
+        SecurityGroupIds: expect.any(Array) as unknown,
+      });
     }
   });
 
@@ -238,12 +275,18 @@ describe('settings', () => {
         Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'orders', POWERTOOLS_METRICS_NAMESPACE: 'Orders' }) },
       });
     }
-    variant.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'deadLettered', Namespace: 'Orders', Dimensions: [{ Name: 'service', Value: 'orders' }] });
+    variant.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'deadLettered',
+      Namespace: 'Orders',
+      Dimensions: [{ Name: 'service', Value: 'orders' }],
+    });
   });
 });
 
 describe('triggers', () => {
-  const triggered = Object.values(functions as Record<string, FunctionSpec>).flatMap((spec) => (spec.trigger === undefined ? [] : [spec.trigger]));
+  const triggered = Object.values(functions as Record<string, FunctionSpec>).flatMap((spec) =>
+    spec.trigger === undefined ? [] : [spec.trigger],
+  );
 
   it('maps each trigger to its topic, batch size, window and consumer group, from the oldest record', () => {
     synth.template.resourceCountIs('AWS::Lambda::EventSourceMapping', triggered.length);
@@ -285,7 +328,9 @@ describe('triggers', () => {
 
   it('waits for the topics to exist before creating a mapping', () => {
     for (const mapping of Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'))) {
-      expect([mapping.DependsOn ?? []].flat()).toContain(synth.stack.getLogicalId(synth.stack.topics.resource.node.defaultChild as CfnElement));
+      expect([mapping.DependsOn ?? []].flat()).toContain(
+        synth.stack.getLogicalId(synth.stack.topics.resource.node.defaultChild as CfnElement),
+      );
     }
   });
 });
@@ -316,14 +361,20 @@ describe('IAM', () => {
     expect(actions('snapshotRebuild')).toEqual(new Set(TABLE_ACTIONS.maintenance));
   });
 
-  it('lets the rebuild read the committed offsets of both triggers\' groups, and tells it the groups and the event side\'s drain time', () => {
+  it("lets the rebuild read the committed offsets of both triggers' groups, and tells it the groups and the event side's drain time", () => {
     const fn = synth.stack.handlers.functions.snapshotRebuild;
     if (fn === undefined) throw new Error('no rebuild');
     const id = synth.stack.getLogicalId(fn.node.defaultChild as never);
-    const describe = JSON.stringify(statementsOfFunction(synth.template, id).filter((s) => actionsOf(s).includes('kafka-cluster:DescribeGroup')).map((s) => s.Resource));
+    const describe = JSON.stringify(
+      statementsOfFunction(synth.template, id)
+        .filter((s) => actionsOf(s).includes('kafka-cluster:DescribeGroup'))
+        .map((s) => s.Resource),
+    );
     expect(describe).toContain(`/${functions.eventHandler.trigger.consumerGroupId}"`);
     expect(describe).toContain(`/${functions.commandHandler.trigger.consumerGroupId}"`);
-    const variables = (resourcesOf(synth.template, 'AWS::Lambda::Function')[id]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
+    const variables = (
+      resourcesOf(synth.template, 'AWS::Lambda::Function')[id]?.Properties?.Environment as { Variables: Record<string, unknown> }
+    ).Variables;
     expect(variables).toMatchObject({
       READ_MODELS_CONSUMER_GROUP: functions.eventHandler.trigger.consumerGroupId,
       READ_MODELS_DRAIN_SECONDS: String(functions.eventHandler.timeoutSeconds),
@@ -331,7 +382,7 @@ describe('IAM', () => {
     });
   });
 
-  it('tells each triggered function its trigger\'s consumer group (the event handler checks its table against it)', () => {
+  it("tells each triggered function its trigger's consumer group (the event handler checks its table against it)", () => {
     for (const key of ['commandHandler', 'eventHandler'] as const) {
       synth.template.hasResourceProperties('AWS::Lambda::Function', {
         Description: Match.stringLikeRegexp(`^kafka-aggregates ${key}`),
@@ -348,12 +399,16 @@ describe('IAM', () => {
 
   it('uses Resource "*" only for calls that take no resource ARN', () => {
     const allowedOnStar = new Set(['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups']);
-    const onStar = policyStatements(synth.template).filter((s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')));
+    const onStar = policyStatements(synth.template).filter(
+      (s) => s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*')),
+    );
     expect(onStar.flatMap(actionsOf).filter((a) => !allowedOnStar.has(a))).toEqual([]);
   });
 
   it('scopes Kafka data access to topic and group ARNs of the cluster', () => {
-    const data = policyStatements(synth.template).filter((s) => actionsOf(s).some((a) => ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:AlterGroup'].includes(a)));
+    const data = policyStatements(synth.template).filter((s) =>
+      actionsOf(s).some((a) => ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:AlterGroup'].includes(a)),
+    );
     expect(data.length).toBeGreaterThan(0);
     for (const s of data) expect(JSON.stringify(s.Resource)).toMatch(/:(topic|group)\//);
   });
@@ -371,7 +426,11 @@ describe('monitoring', () => {
     }
     for (const metric of ['deadLettered', 'gapsHalted']) {
       expect(named(metric)).toEqual([
-        expect.objectContaining({ Namespace: 'KafkaAggregates', Statistic: 'Sum', Dimensions: [{ Name: 'service', Value: 'kafka-aggregates' }] }) as unknown,
+        expect.objectContaining({
+          Namespace: 'KafkaAggregates',
+          Statistic: 'Sum',
+          Dimensions: [{ Name: 'service', Value: 'kafka-aggregates' }],
+        }) as unknown,
       ]);
     }
     // Nothing from AWS/Kafka: its dimensions differ between MSK Serverless and provisioned clusters.

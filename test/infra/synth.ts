@@ -60,7 +60,9 @@ export const resourcesOf = (template: Template, type: string): Record<string, Cf
   template.findResources(type) as Record<string, CfnResource>;
 
 /** Every IAM policy statement of the template: identity policies and role inline policies. */
-export const policyStatements = (template: Template): { Effect: string; Action: string | string[]; Resource?: unknown; owner: string }[] => {
+export const policyStatements = (
+  template: Template,
+): { Effect: string; Action: string | string[]; Resource?: unknown; owner: string }[] => {
   const statements: { Effect: string; Action: string | string[]; Resource?: unknown; owner: string }[] = [];
   const collect = (owner: string, document: unknown): void => {
     const list = (document as { Statement?: unknown[] } | undefined)?.Statement ?? [];
@@ -81,7 +83,10 @@ export const actionsOf = (statement: { Action: string | string[] }): string[] =>
   Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 
 /** The statements of the policies attached to the role of the function with logical id prefix `fn`. */
-export const statementsOfFunction = (template: Template, functionLogicalId: string): { Action: string | string[]; Resource?: unknown }[] => {
+export const statementsOfFunction = (
+  template: Template,
+  functionLogicalId: string,
+): { Action: string | string[]; Resource?: unknown }[] => {
   const fn = resourcesOf(template, 'AWS::Lambda::Function')[functionLogicalId];
   const roleRef = (fn?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
   if (roleRef === undefined) throw new Error(`no role for ${functionLogicalId}`);

@@ -25,7 +25,9 @@ describe('topics provider', () => {
   });
 
   it('rejects a topic without partitions rather than creating a wrong one', () => {
-    expect(() => parseProperties({ ...properties, Topics: JSON.stringify([{ name: 'commands', retention: 'forever', description: '' }]) })).toThrow();
+    expect(() =>
+      parseProperties({ ...properties, Topics: JSON.stringify([{ name: 'commands', retention: 'forever', description: '' }]) }),
+    ).toThrow();
   });
 
   it('keeps every topic on Delete and answers without connecting to Kafka', async () => {
@@ -41,6 +43,9 @@ describe('topics provider', () => {
       // Brokers that do not resolve: a connection attempt would fail the test.
       ResourceProperties: { ...properties, Brokers: 'unreachable.invalid:9098' },
     };
-    await expect(onEvent(event)).resolves.toEqual({ PhysicalResourceId: 'kafka-aggregates-topics', Data: { Created: '', Altered: '', Topics: '' } });
+    await expect(onEvent(event)).resolves.toEqual({
+      PhysicalResourceId: 'kafka-aggregates-topics',
+      Data: { Created: '', Altered: '', Topics: '' },
+    });
   });
 });

@@ -37,7 +37,11 @@ const call = async (route: keyof typeof routes, path: string, init: RequestInit 
 };
 
 const post = (command: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  call('postCommand', '/commands', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(command) });
+  call('postCommand', '/commands', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(command),
+  });
 
 const account = (aggregateId: string, type: string, data: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
   aggregateType: 'account',
@@ -58,7 +62,10 @@ beforeAll(async () => {
   }))
     vi.stubEnv(name, value);
   await provision();
-  triggers = await startTriggers({ mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }), log: () => undefined });
+  triggers = await startTriggers({
+    mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),
+    log: () => undefined,
+  });
   server = await serveHttpFunction({ port: 0 });
 });
 
@@ -85,21 +92,33 @@ describe('the command API over HTTP against the local stack', () => {
 
   it('answers a business rejection decided alone in its batch with 200 and the rejected result, and keeps it for GET', async () => {
     const refused = await post(account(ada, 'Withdraw', { amount: 1_000 }, { commandId: `${run}-too-much` }));
-    expect(refused).toMatchObject({ status: 200, body: { commandId: `${run}-too-much`, status: 'rejected', reason: { code: 'InsufficientFunds' } } });
+    expect(refused).toMatchObject({
+      status: 200,
+      body: { commandId: `${run}-too-much`, status: 'rejected', reason: { code: 'InsufficientFunds' } },
+    });
     const asked = await call('getOutcome', `/commands/${run}-too-much?aggregateType=account&aggregateId=${encodeURIComponent(ada)}`);
     expect(asked).toMatchObject({ status: 200, body: refused.body });
   });
 
-  it('refuses invalid input with 400 and the command side\'s codes, and sends nothing', async () => {
+  it("refuses invalid input with 400 and the command side's codes, and sends nothing", async () => {
     const unknownType = await post(account(ada, 'Teleport'));
     expect(unknownType).toMatchObject({ status: 400, body: { code: 'UnknownCommandType' } });
     const badData = await post(account(ada, 'Deposit', { amount: -5 }));
-    expect(badData).toMatchObject({ status: 400, body: { code: 'InvalidCommand', message: 'invalid Deposit data: amount: Too small: expected number to be >0' } });
+    expect(badData).toMatchObject({
+      status: 400,
+      body: { code: 'InvalidCommand', message: 'invalid Deposit data: amount: Too small: expected number to be >0' },
+    });
     const unknownAggregate = await post({ ...account(ada, 'Deposit', { amount: 1 }), aggregateType: 'ledger' });
     expect(unknownAggregate).toMatchObject({ status: 400, body: { code: 'UnknownAggregateType' } });
-    const notJson = await call('postCommand', '/commands', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"aggregateType":' });
+    const notJson = await call('postCommand', '/commands', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"aggregateType":',
+    });
     expect(notJson).toMatchObject({ status: 400, body: { code: 'InvalidCommand' } });
-    const sent = (await readTopic(kafka, topicName('commands'))).map((r) => JSON.parse(r.value ?? '{}') as { type?: string; aggregateType?: string; data?: { amount?: number } });
+    const sent = (await readTopic(kafka, topicName('commands'))).map(
+      (r) => JSON.parse(r.value ?? '{}') as { type?: string; aggregateType?: string; data?: { amount?: number } },
+    );
     expect(sent.filter((v) => v.type === 'Teleport' || v.aggregateType === 'ledger' || v.data?.amount === -5)).toStrictEqual([]);
   });
 
@@ -109,7 +128,11 @@ describe('the command API over HTTP against the local stack', () => {
     await triggers.pause('commandHandler');
     try {
       const pending = await post(account(bob, 'OpenAccount', { owner: 'Bob' }), { prefer: 'wait=1' });
-      expect(pending).toMatchObject({ status: 202, body: { status: 'pending', aggregateId: bob }, headers: { 'preference-applied': 'wait=1' } });
+      expect(pending).toMatchObject({
+        status: 202,
+        body: { status: 'pending', aggregateId: bob },
+        headers: { 'preference-applied': 'wait=1' },
+      });
       location = pending.headers.location as string;
       expect(location).toBe(pending.body.location);
       expect(await call('getOutcome', location)).toMatchObject({ status: 404, body: { code: 'OutcomeUnknown' } });

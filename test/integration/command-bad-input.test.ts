@@ -41,13 +41,25 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
       { name: 'key not base64', code: 'InvalidCommand', record: { rawKey: '***', value: command(id, 'Deposit', { amount: 1 }) } },
       { name: 'value not UTF-8', code: 'InvalidCommand', record: { key: id, value: Uint8Array.from([0x7b, 0xff, 0xfe, 0x7d]) } },
       { name: 'no value', code: 'InvalidCommand', record: { key: id, value: null } },
-      { name: 'missing commandId', code: 'InvalidCommand', record: { key: id, value: { aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount: 1 } } } },
-      { name: 'unknown aggregateType', code: 'UnknownAggregateType', record: { key: id, value: command(id, 'Deposit', { amount: 1 }, { aggregateType: 'planet' }) } },
+      {
+        name: 'missing commandId',
+        code: 'InvalidCommand',
+        record: { key: id, value: { aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount: 1 } } },
+      },
+      {
+        name: 'unknown aggregateType',
+        code: 'UnknownAggregateType',
+        record: { key: id, value: command(id, 'Deposit', { amount: 1 }, { aggregateType: 'planet' }) },
+      },
       { name: 'unknown command type', code: 'UnknownCommandType', record: { key: id, value: command(id, 'Teleport', {}) } },
       { name: 'schema violation', code: 'InvalidCommand', record: { key: id, value: command(id, 'Deposit', { amount: -5 }) } },
       { name: 'key differs from aggregateId', code: 'KeyMismatch', record: { key: other, value: command(id, 'Deposit', { amount: 1 }) } },
       { name: 'no key', code: 'KeyMismatch', record: { key: null, value: command(id, 'Deposit', { amount: 1 }) } },
-      { name: 'oversized payload', code: 'PayloadTooLarge', record: { key: id, value: command(id, 'Deposit', { amount: 1, pad: 'x'.repeat(MAX_COMMAND_BYTES) }) } },
+      {
+        name: 'oversized payload',
+        code: 'PayloadTooLarge',
+        record: { key: id, value: command(id, 'Deposit', { amount: 1, pad: 'x'.repeat(MAX_COMMAND_BYTES) }) },
+      },
     ];
     const records: RecordSpec[] = [{ offset: 0, key: id, value: good(0) }];
     bad.forEach((b, i) => records.push({ ...b.record, offset: 2 * i + 1 }, { offset: 2 * i + 2, key: id, value: good(i + 1) }));
@@ -67,10 +79,15 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
       expect(letter?.value, b.name).toBe(original?.value ?? null);
       expect(letter?.key, b.name).toBe(original?.key ?? null);
     });
-    const rejections = results.filter((r): r is Extract<ResultRecord, { status: 'rejected' }> => r.status === 'rejected' && r.aggregateId === id);
+    const rejections = results.filter(
+      (r): r is Extract<ResultRecord, { status: 'rejected' }> => r.status === 'rejected' && r.aggregateId === id,
+    );
     expect(rejections.map((r) => r.reason.code).sort()).toEqual(
       // Identity is recovered from every value that could be read; not from unreadable or oversized ones.
-      bad.filter((b) => !['malformed JSON', 'value not base64', 'value not UTF-8', 'no value', 'oversized payload'].includes(b.name)).map((b) => b.code).sort(),
+      bad
+        .filter((b) => !['malformed JSON', 'value not base64', 'value not UTF-8', 'no value', 'oversized payload'].includes(b.name))
+        .map((b) => b.code)
+        .sort(),
     );
   });
 
@@ -84,7 +101,12 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
     const process = side.processor({ maxHeadBytes: 8_000 });
     // Beside the open's events (not yet published) it does not fit: the partition is retried from it.
     const first = await process(mskEvent(records, topic));
-    expect(first).toMatchObject({ accepted: 1, rejected: 0, retried: 2, batchItemFailures: [{ itemIdentifier: { partition: `${topic}-0`, offset: 1 } }] });
+    expect(first).toMatchObject({
+      accepted: 1,
+      rejected: 0,
+      retried: 2,
+      batchItemFailures: [{ itemIdentifier: { partition: `${topic}-0`, offset: 1 } }],
+    });
     // Alone, with the open's events published, it still does not fit: rejected, and the partition goes on.
     const retry = await process(mskEvent(records.slice(1), topic));
     expect(retry).toMatchObject({ accepted: 1, rejected: 1, deadLettered: 1, batchItemFailures: [] });
@@ -99,7 +121,15 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
     const id = unique('frag');
     const explode = command(id, 'Explode', {}, { aggregateType: 'fragile' });
     const ping = command(id, 'Ping', {}, { aggregateType: 'fragile' });
-    const summary = await side.processor()(mskEvent([{ offset: 0, key: id, value: explode }, { offset: 1, key: id, value: ping }], unique('cmds')));
+    const summary = await side.processor()(
+      mskEvent(
+        [
+          { offset: 0, key: id, value: explode },
+          { offset: 1, key: id, value: ping },
+        ],
+        unique('cmds'),
+      ),
+    );
     expect(summary).toMatchObject({ accepted: 1, rejected: 1, deadLettered: 1 });
     const results = (await side.results()).filter((r) => r.aggregateId === id);
     expect(results.map((r) => [r.commandId, r.status === 'rejected' ? r.reason.code : r.version])).toEqual([

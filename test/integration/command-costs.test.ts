@@ -36,22 +36,27 @@ describe('DynamoDB requests per batch, counted by an SDK middleware', () => {
     [10, 10, 1],
     [10, 100, 1],
     [150, 2, 3],
-  ])('a batch over %i aggregates with %i commands each on %i partitions costs ceil(A/100) reads, A writes and one watermark write per partition', async (aggregates, perAggregate, partitions) => {
-    const process = side.processor();
-    await process(mskEvent([{ offset: 0, key: 'warm-up', value: { ...command('warm-up', 'OpenAccount', { owner: 'W' }) } }], unique('cmds'))); // marks the new table
-    side.requests.reset();
-    const summary = await process(batch(aggregates, perAggregate, partitions));
-    const counts = side.requests.snapshot();
+  ])(
+    'a batch over %i aggregates with %i commands each on %i partitions costs ceil(A/100) reads, A writes and one watermark write per partition',
+    async (aggregates, perAggregate, partitions) => {
+      const process = side.processor();
+      await process(
+        mskEvent([{ offset: 0, key: 'warm-up', value: { ...command('warm-up', 'OpenAccount', { owner: 'W' }) } }], unique('cmds')),
+      ); // marks the new table
+      side.requests.reset();
+      const summary = await process(batch(aggregates, perAggregate, partitions));
+      const counts = side.requests.snapshot();
 
-    expect(summary.accepted).toBe(aggregates * perAggregate);
-    // Heads, the partitions' watermarks and the control item share the batched reads (100 keys each).
-    expect(side.requests.get('BatchGetItemCommand')).toBe(Math.ceil((aggregates + partitions + 1) / 100));
-    expect(side.requests.get('PutItemCommand')).toBe(aggregates + partitions);
-    expect(side.requests.total()).toBe(side.requests.get('BatchGetItemCommand') + side.requests.get('PutItemCommand'));
-    const commands = aggregates * perAggregate;
-    figures.push(
-      `  ${perAggregate} per aggregate × ${aggregates} aggregates on ${partitions} partition(s): ${side.requests.total()} requests ` +
-        `for ${commands} commands = ${(side.requests.total() / commands).toFixed(3)} per command (${JSON.stringify(counts)})`,
-    );
-  });
+      expect(summary.accepted).toBe(aggregates * perAggregate);
+      // Heads, the partitions' watermarks and the control item share the batched reads (100 keys each).
+      expect(side.requests.get('BatchGetItemCommand')).toBe(Math.ceil((aggregates + partitions + 1) / 100));
+      expect(side.requests.get('PutItemCommand')).toBe(aggregates + partitions);
+      expect(side.requests.total()).toBe(side.requests.get('BatchGetItemCommand') + side.requests.get('PutItemCommand'));
+      const commands = aggregates * perAggregate;
+      figures.push(
+        `  ${perAggregate} per aggregate × ${aggregates} aggregates on ${partitions} partition(s): ${side.requests.total()} requests ` +
+          `for ${commands} commands = ${(side.requests.total() / commands).toFixed(3)} per command (${JSON.stringify(counts)})`,
+      );
+    },
+  );
 });

@@ -42,7 +42,8 @@ const resultsOf = async (commandIds: readonly string[]): Promise<ResultRecord[][
   return commandIds.map((id) => all.filter((r) => r.commandId === id));
 };
 
-const outcome = (r: ResultRecord | undefined): string => (r === undefined ? 'none' : r.status === 'accepted' ? `v${r.version}` : r.reason.code);
+const outcome = (r: ResultRecord | undefined): string =>
+  r === undefined ? 'none' : r.status === 'accepted' ? `v${r.version}` : r.reason.code;
 
 const rebuild = (topic: CommandsTopic) =>
   rebuildAggregates({
@@ -182,12 +183,15 @@ describe('the command side under the faults operations bring', () => {
     await topic.close();
   });
 
-  it('publishes a batch whose events together exceed the broker\'s request limit, in order', async () => {
+  it("publishes a batch whose events together exceed the broker's request limit, in order", async () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const ids = Array.from({ length: 6 }, () => unique('acc'));
     const big = { note: 'm'.repeat(200_000) };
     // Each head fits (one large event); the batch's events together are over 1.2 MB.
-    const values = ids.flatMap((id) => [{ ...command(id, 'OpenAccount', { owner: 'Dee' }), metadata: big }, command(id, 'Deposit', { amount: 3 })]);
+    const values = ids.flatMap((id) => [
+      { ...command(id, 'OpenAccount', { owner: 'Dee' }), metadata: big },
+      command(id, 'Deposit', { amount: 3 }),
+    ]);
     expect(await deliver(topic, await topic.append(values))).toMatchObject({ accepted: 12, eventsPublished: 12 });
     const events = (await side.events()).filter((e) => ids.includes(e.aggregateId));
     expect(events).toHaveLength(12);
@@ -198,7 +202,10 @@ describe('the command side under the faults operations bring', () => {
   it('commits what fits of a batch too large for one head write, takes the rest on the retry, and keeps the order', async () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const id = unique('acc');
-    const values = [command(id, 'OpenAccount', { owner: 'Eve' }), ...Array.from({ length: 39 }, (_, i) => ({ ...command(id, 'Deposit', { amount: i + 1 }), metadata: { pad: 'p'.repeat(15_000) } }))];
+    const values = [
+      command(id, 'OpenAccount', { owner: 'Eve' }),
+      ...Array.from({ length: 39 }, (_, i) => ({ ...command(id, 'Deposit', { amount: i + 1 }), metadata: { pad: 'p'.repeat(15_000) } })),
+    ];
     const event = await topic.append(values);
     const process = side.processor();
     const first = await process(event);
@@ -238,7 +245,9 @@ describe('the command side under the faults operations bring', () => {
     await side.heads.archive('account', `${id}#x`, [{ commandId: 'y', version: 3, at: Date.now() }], WEEK_MS);
     // account/<id>#x with command y and account/<id> with command x#y share a key.
     expect(await side.heads.readArchive([{ aggregateType: 'account', aggregateId: id, commandId: 'x#y' }])).toEqual([]);
-    expect(await side.heads.readArchive([{ aggregateType: 'account', aggregateId: `${id}#x`, commandId: 'y' }])).toMatchObject([{ commandId: 'y', version: 3 }]);
+    expect(await side.heads.readArchive([{ aggregateType: 'account', aggregateId: `${id}#x`, commandId: 'y' }])).toMatchObject([
+      { commandId: 'y', version: 3 },
+    ]);
   });
 
   it('blocks on a record whose write DynamoDB refuses every time, and goes on once an operator skips it with kafka-aggregates skip', async () => {
@@ -251,21 +260,36 @@ describe('the command side under the faults operations bring', () => {
         head.aggregateId === poison ? Promise.reject(new Error('injected: DynamoDB refuses this item')) : side.heads.commit(head, expected),
     });
     const blocked = side.processor({ heads: refusing });
-    const values = [command(good, 'OpenAccount', { owner: 'Gus' }), command(poison, 'OpenAccount', { owner: 'Hex' }), command(good, 'Deposit', { amount: 9 })];
+    const values = [
+      command(good, 'OpenAccount', { owner: 'Gus' }),
+      command(poison, 'OpenAccount', { owner: 'Hex' }),
+      command(good, 'Deposit', { amount: 9 }),
+    ];
     const event = await topic.append(values);
     // More attempts than the old retry budget of ten: every one fails, nothing is skipped.
     for (let attempt = 0; attempt < 12; attempt++) await expect(blocked(event)).rejects.toThrow(/DynamoDB refuses/);
 
-    const cli = await promisify(execFile)('node', ['bin/kafka-aggregates.js', 'skip', topic.name, '0', '1', '--reason', 'refused by DynamoDB, OPS-7'], {
-      env: { ...process.env, COMMANDS_TOPIC: topic.name, AGGREGATES_TABLE: side.heads.tableName },
-    });
+    const cli = await promisify(execFile)(
+      'node',
+      ['bin/kafka-aggregates.js', 'skip', topic.name, '0', '1', '--reason', 'refused by DynamoDB, OPS-7'],
+      {
+        env: { ...process.env, COMMANDS_TOPIC: topic.name, AGGREGATES_TABLE: side.heads.tableName },
+      },
+    );
     expect(JSON.parse(cli.stdout)).toMatchObject({ recorded: { action: 'skip', from: 1, to: 1, reason: 'refused by DynamoDB, OPS-7' } });
 
     // The good aggregate was committed by the first attempt already: its commands are answered again.
     expect(await deliver(topic, event, blocked)).toMatchObject({ duplicates: 2, rejected: 1, deadLettered: 1 });
-    expect((await resultsOf(values.map((v) => v.commandId))).map((rs) => rs.at(-1)).map(outcome)).toEqual(['v1', 'SkippedByOperator', 'v2']);
+    expect((await resultsOf(values.map((v) => v.commandId))).map((rs) => rs.at(-1)).map(outcome)).toEqual([
+      'v1',
+      'SkippedByOperator',
+      'v2',
+    ]);
     const letter = ((await side.deadLetters()) as DeadLetterRecord[]).find((d) => d.source.topic === topic.name && d.source.offset === 1);
-    expect(letter?.reason).toMatchObject({ code: 'SkippedByOperator', message: expect.stringContaining('refused by DynamoDB, OPS-7') as string });
+    expect(letter?.reason).toMatchObject({
+      code: 'SkippedByOperator',
+      message: expect.stringContaining('refused by DynamoDB, OPS-7') as string,
+    });
     expect(await verifyAggregates({ aggregates, heads: side.heads, eventLog: side.eventLog })).toMatchObject({ differences: [] });
     await topic.close();
   });

@@ -22,7 +22,11 @@ const freshFixture = (suffix: string): MskEvent => {
   return { ...fixture, records: Object.fromEntries(Object.entries(fixture.records).map(([tp, rs]) => [tp, rs.map(rewrite)])) };
 };
 
-const context = { functionName: 'command-handler', awsRequestId: 'test-request', invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:command-handler' } as Context;
+const context = {
+  functionName: 'command-handler',
+  awsRequestId: 'test-request',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:command-handler',
+} as Context;
 
 afterAll(async () => {
   await shutdown();
@@ -37,7 +41,9 @@ describe('the command handler Lambda entry', () => {
     const commandIds = Object.values(event.records)
       .flat()
       .map((r) => (JSON.parse(Buffer.from(r.value ?? '', 'base64').toString('utf8')) as { commandId: string }).commandId);
-    const results = (await readJson<ResultRecord>(testKafka(), topicName('results'))).filter((r) => r.commandId !== null && commandIds.includes(r.commandId));
+    const results = (await readJson<ResultRecord>(testKafka(), topicName('results'))).filter(
+      (r) => r.commandId !== null && commandIds.includes(r.commandId),
+    );
     expect(results.map((r) => r.commandId).sort()).toEqual([...commandIds].sort());
     expect(results.every((r) => r.status === 'accepted')).toBe(true);
 

@@ -15,7 +15,9 @@ let outcomes: CommandOutcomes;
 beforeAll(async () => {
   side = await startCommandSide();
   outcomes = new CommandOutcomes(createDocumentClient(side.dynamo), side.heads.tableName);
-  await side.processor()(mskEvent([{ offset: 0, key: 'warm-up', value: command('warm-up', 'OpenAccount', { owner: 'W' }) }], unique('cmds'))); // marks the new table
+  await side.processor()(
+    mskEvent([{ offset: 0, key: 'warm-up', value: command('warm-up', 'OpenAccount', { owner: 'W' }) }], unique('cmds')),
+  ); // marks the new table
 });
 afterAll(async () => {
   await side.close();
@@ -29,7 +31,12 @@ describe('outcomes of commands, as the command API reads them', () => {
     const deposit = command(id, 'Deposit', { amount: 5 });
     const close = command(id, 'CloseAccount');
     side.requests.reset();
-    await side.processor()(mskEvent([deposit, close].map((value, offset) => ({ offset, key: id, value })), unique('cmds')));
+    await side.processor()(
+      mskEvent(
+        [deposit, close].map((value, offset) => ({ offset, key: id, value })),
+        unique('cmds'),
+      ),
+    );
     expect(side.requests.get('BatchWriteItemCommand')).toBe(1);
     expect(side.requests.get('PutItemCommand')).toBe(1); // the partition's checkpoint; no head
 
@@ -41,12 +48,25 @@ describe('outcomes of commands, as the command API reads them', () => {
 
   it('finds acceptances and rejections the head remembers, with no item of their own', async () => {
     const id = unique('acc');
-    const values = [command(id, 'OpenAccount', { owner: 'Ada' }), command(id, 'Withdraw', { amount: 50 }), command(id, 'Deposit', { amount: 100 })];
+    const values = [
+      command(id, 'OpenAccount', { owner: 'Ada' }),
+      command(id, 'Withdraw', { amount: 50 }),
+      command(id, 'Deposit', { amount: 100 }),
+    ];
     side.requests.reset();
-    await side.processor()(mskEvent(values.map((value, offset) => ({ offset, key: id, value })), unique('cmds')));
+    await side.processor()(
+      mskEvent(
+        values.map((value, offset) => ({ offset, key: id, value })),
+        unique('cmds'),
+      ),
+    );
     expect(side.requests.get('BatchWriteItemCommand')).toBe(0);
     const found = await Promise.all(values.map((v) => outcomes.outcome(ref(id, v.commandId))));
-    expect(found.map((r) => (r?.status === 'accepted' ? `v${r.version}` : r?.reason.code))).toStrictEqual(['v1', 'InsufficientFunds', 'v2']);
+    expect(found.map((r) => (r?.status === 'accepted' ? `v${r.version}` : r?.reason.code))).toStrictEqual([
+      'v1',
+      'InsufficientFunds',
+      'v2',
+    ]);
     expect(await outcomes.outcome(ref(id, 'never-sent'))).toBeUndefined();
     expect(await outcomes.state('account', id)).toStrictEqual({ version: 2, state: { status: 'open', owner: 'Ada', balance: 100 } });
   });
@@ -59,7 +79,15 @@ describe('outcomes of commands, as the command API reads them', () => {
     const withdraw = { ...command(id, 'Withdraw', { amount: 30 }), commandId: unique('w') };
     await process(mskEvent([{ offset: 1, key: id, value: withdraw }], topic));
     expect(await outcomes.outcome(ref(id, withdraw.commandId))).toMatchObject({ status: 'rejected' });
-    await process(mskEvent([{ offset: 2, key: id, value: command(id, 'Deposit', { amount: 100 }) }, { offset: 3, key: id, value: withdraw }], topic));
+    await process(
+      mskEvent(
+        [
+          { offset: 2, key: id, value: command(id, 'Deposit', { amount: 100 }) },
+          { offset: 3, key: id, value: withdraw },
+        ],
+        topic,
+      ),
+    );
     expect(await outcomes.outcome(ref(id, withdraw.commandId))).toMatchObject({ status: 'accepted', version: 3 });
   });
 
@@ -70,7 +98,12 @@ describe('outcomes of commands, as the command API reads them', () => {
     const topic = unique('cmds');
     const process = side.processor();
     await process(mskEvent([{ offset: 0, key: id, value: first }], topic));
-    await process(mskEvent(deposits.map((value, i) => ({ offset: i + 1, key: id, value })), topic));
+    await process(
+      mskEvent(
+        deposits.map((value, i) => ({ offset: i + 1, key: id, value })),
+        topic,
+      ),
+    );
     side.requests.reset();
     expect(await outcomes.outcome(ref(id, first.commandId))).toStrictEqual({ ...ref(id, first.commandId), status: 'accepted', version: 1 });
     expect(side.requests.snapshot()).toStrictEqual({ BatchGetItemCommand: 1, GetItemCommand: 1 });

@@ -26,7 +26,10 @@ describe('command side on the real broker and emulator', () => {
     await side.processor()(mskEvent([open, close, deposit].map((value, offset) => ({ offset, key: id, value }))));
 
     const events = (await side.events()).filter((e) => e.aggregateId === id);
-    expect(events.map((e) => [e.version, e.type])).toEqual([[1, 'AccountOpened'], [2, 'AccountClosed']]);
+    expect(events.map((e) => [e.version, e.type])).toEqual([
+      [1, 'AccountOpened'],
+      [2, 'AccountClosed'],
+    ]);
     expect(events.some((e) => e.commandId === deposit.commandId)).toBe(false);
     const [depositResults] = resultsFor(await side.results(), [deposit.commandId]);
     expect(depositResults?.map((r) => (r.status === 'rejected' ? r.reason.code : r.status))).toEqual(['AccountClosed']);
@@ -38,7 +41,15 @@ describe('command side on the real broker and emulator', () => {
     const open = command(id, 'OpenAccount', { owner: 'Ada' });
     const close = command(id, 'CloseAccount');
     const deposit = command(id, 'Deposit', { amount: 50 });
-    await process(mskEvent([{ offset: 0, key: id, value: open }, { offset: 1, key: id, value: close }], 'cmds-a'));
+    await process(
+      mskEvent(
+        [
+          { offset: 0, key: id, value: open },
+          { offset: 1, key: id, value: close },
+        ],
+        'cmds-a',
+      ),
+    );
     await process(mskEvent([{ offset: 2, key: id, value: deposit }], 'cmds-a'));
 
     const events = (await side.events()).filter((e) => e.aggregateId === id);
@@ -56,7 +67,10 @@ describe('command side on the real broker and emulator', () => {
       command(id, 'Withdraw', { amount: 500 }),
       command(id, 'Withdraw', { amount: 30 }),
     ];
-    const batch = mskEvent(values.map((value, offset) => ({ offset, key: id, value })), unique('cmds'));
+    const batch = mskEvent(
+      values.map((value, offset) => ({ offset, key: id, value })),
+      unique('cmds'),
+    );
     const process = side.processor();
     const first = await process(batch);
     const second = await process(batch);
@@ -65,7 +79,10 @@ describe('command side on the real broker and emulator', () => {
     expect(second).toMatchObject({ accepted: 0, rejected: 0, duplicates: 4 });
     const events = dedupeEvents((await side.events()).filter((e) => e.aggregateId === id)).get(id) ?? [];
     expect(events.map((e) => e.version)).toEqual([1, 2, 3]);
-    const results = resultsFor(await side.results(), values.map((v) => v.commandId));
+    const results = resultsFor(
+      await side.results(),
+      values.map((v) => v.commandId),
+    );
     for (const answers of results) {
       expect(answers).toHaveLength(2);
       expect(answers[1]).toEqual(answers[0]);
@@ -76,8 +93,15 @@ describe('command side on the real broker and emulator', () => {
 
   it('completes a batch that crashed after the DynamoDB commit and before publishing when the trigger retries it', async () => {
     const id = unique('acc');
-    const values = [command(id, 'OpenAccount', { owner: 'Bo' }), command(id, 'Deposit', { amount: 10 }), command(id, 'Deposit', { amount: 5 })];
-    const batch = mskEvent(values.map((value, offset) => ({ offset, key: id, value })), unique('cmds'));
+    const values = [
+      command(id, 'OpenAccount', { owner: 'Bo' }),
+      command(id, 'Deposit', { amount: 10 }),
+      command(id, 'Deposit', { amount: 5 }),
+    ];
+    const batch = mskEvent(
+      values.map((value, offset) => ({ offset, key: id, value })),
+      unique('cmds'),
+    );
     const crashing = side.processor({ publisher: crashingPublisher(side.publisher) });
 
     await expect(crashing(batch)).rejects.toThrow(/injected crash/);
@@ -88,11 +112,19 @@ describe('command side on the real broker and emulator', () => {
     expect(retry).toMatchObject({ accepted: 0, duplicates: 3, eventsPublished: 3 });
     const events = dedupeEvents((await side.events()).filter((e) => e.aggregateId === id)).get(id) ?? [];
     expect(events.map((e) => [e.version, e.commandId])).toEqual(values.map((v, i) => [i + 1, v.commandId]));
-    const results = resultsFor(await side.results(), values.map((v) => v.commandId));
+    const results = resultsFor(
+      await side.results(),
+      values.map((v) => v.commandId),
+    );
     expect(results.map((r) => r.map((x) => x.status === 'accepted' && x.version))).toEqual([[1], [2], [3]]);
 
     // The next batch finds the outbox confirmed by the partition's checkpoint and does not publish it again.
-    const next = await side.processor()(mskEvent([{ offset: 3, key: id, value: command(id, 'Deposit', { amount: 1 }) }], batch.records[Object.keys(batch.records)[0] as string]?.[0]?.topic));
+    const next = await side.processor()(
+      mskEvent(
+        [{ offset: 3, key: id, value: command(id, 'Deposit', { amount: 1 }) }],
+        batch.records[Object.keys(batch.records)[0] as string]?.[0]?.topic,
+      ),
+    );
     expect(next.eventsPublished).toBe(1);
   });
 
@@ -102,7 +134,15 @@ describe('command side on the real broker and emulator', () => {
     const open = command(id, 'OpenAccount', { owner: 'Di' });
     const deposit = command(id, 'Deposit', { amount: 40 });
     const process = side.processor();
-    await process(mskEvent([{ offset: 0, key: id, value: open }, { offset: 1, key: id, value: deposit }], topic));
+    await process(
+      mskEvent(
+        [
+          { offset: 0, key: id, value: open },
+          { offset: 1, key: id, value: deposit },
+        ],
+        topic,
+      ),
+    );
     const again = await process(mskEvent([{ offset: 2, key: id, value: { ...deposit } }], topic));
 
     expect(again).toMatchObject({ accepted: 0, duplicates: 1, eventsPublished: 0 });
@@ -154,13 +194,19 @@ describe('command side on the real broker and emulator', () => {
   it('lets two invocations of the same batch race: the aggregate is committed once and both give the same answers', async () => {
     const id = unique('acc');
     const values = [command(id, 'OpenAccount', { owner: 'Flo' }), command(id, 'Deposit', { amount: 3 })];
-    const batch = mskEvent(values.map((value, offset) => ({ offset, key: id, value })), unique('cmds'));
+    const batch = mskEvent(
+      values.map((value, offset) => ({ offset, key: id, value })),
+      unique('cmds'),
+    );
     const [x, y] = await Promise.all([side.processor()(batch), side.processor()(batch)]);
     expect(x.accepted + y.accepted).toBe(2);
     expect(x.duplicates + y.duplicates).toBe(2);
     const events = dedupeEvents((await side.events()).filter((e) => e.aggregateId === id)).get(id) ?? [];
     expect(events.map((e) => e.version)).toEqual([1, 2]);
-    for (const answers of resultsFor(await side.results(), values.map((v) => v.commandId))) {
+    for (const answers of resultsFor(
+      await side.results(),
+      values.map((v) => v.commandId),
+    )) {
       expect(answers).toHaveLength(2);
       expect(answers[1]).toEqual(answers[0]);
     }

@@ -55,7 +55,7 @@ const outcomes = async (commandIds: readonly string[]): Promise<string[]> => {
 };
 
 describe('warm heads', () => {
-  it('reads a hot aggregate\'s head once, then only the control item, checkpoints and releases', async () => {
+  it("reads a hot aggregate's head once, then only the control item, checkpoints and releases", async () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const id = unique('acc');
     const { asked, process } = watched();
@@ -107,7 +107,9 @@ describe('warm heads', () => {
     await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Di' }), command(id, 'Deposit', { amount: 4 })]), process);
 
     // A rebuild took and released the lock between two batches: the kept head is read again.
-    await (await lock())();
+    await (
+      await lock()
+    )();
     asked.length = 0;
     expect(await deliver(topic, await topic.append([command(id, 'Deposit', { amount: 1 })]), process)).toMatchObject({ accepted: 1 });
     expect(asked).toEqual([[], [key]]);

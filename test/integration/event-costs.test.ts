@@ -23,7 +23,9 @@ const batch = (aggregates: number, perAggregate: number) => {
       const value: EventRecord =
         version === 1
           ? accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ann' })
-          : accountEventRecord(id, version, version % 3 === 0 ? 'MoneyWithdrawn' : 'MoneyDeposited', { amount: version % 3 === 0 ? 1 : 700 });
+          : accountEventRecord(id, version, version % 3 === 0 ? 'MoneyWithdrawn' : 'MoneyDeposited', {
+              amount: version % 3 === 0 ? 1 : 700,
+            });
       records.push({ topic, partition: i % 3, offset: offsets[i % 3]!++, key: id, value });
     });
   }
@@ -39,24 +41,33 @@ describe('DynamoDB requests per event batch, counted by an SDK middleware', () =
     [10, 10],
     [10, 100],
     [150, 2],
-  ])('a batch over %i aggregates with %i events each costs ceil(keys/100) batched reads and one write per item touched', async (aggregates, perAggregate) => {
-    const process = side.processor();
-    side.requests.reset();
-    const summary = await process(batch(aggregates, perAggregate));
-    const counts = side.requests.snapshot();
+  ])(
+    'a batch over %i aggregates with %i events each costs ceil(keys/100) batched reads and one write per item touched',
+    async (aggregates, perAggregate) => {
+      const process = side.processor();
+      side.requests.reset();
+      const summary = await process(batch(aggregates, perAggregate));
+      const counts = side.requests.snapshot();
 
-    // Items: one account-summary row and one low-balance-alert checkpoint per account. Read with
-    // them, in the same requests: the control item and the releases item of each of the 3 partitions.
-    const items = 2 * aggregates;
-    const keys = items + 1 + 3;
-    expect(summary).toMatchObject({ events: aggregates * perAggregate, items, itemsWritten: items, applied: 2 * aggregates * perAggregate, conflicts: 0 });
-    expect(side.requests.get('BatchGetItemCommand')).toBe(Math.ceil(keys / 100));
-    expect(side.requests.get('PutItemCommand')).toBe(items);
-    expect(side.requests.total()).toBe(Math.ceil(keys / 100) + items);
-    const events = aggregates * perAggregate;
-    figures.push(
-      `  ${perAggregate} per aggregate × ${aggregates} aggregates: ${side.requests.total()} requests for ${events} events = ` +
-        `${(side.requests.total() / events).toFixed(3)} per event (${JSON.stringify(counts)})`,
-    );
-  });
+      // Items: one account-summary row and one low-balance-alert checkpoint per account. Read with
+      // them, in the same requests: the control item and the releases item of each of the 3 partitions.
+      const items = 2 * aggregates;
+      const keys = items + 1 + 3;
+      expect(summary).toMatchObject({
+        events: aggregates * perAggregate,
+        items,
+        itemsWritten: items,
+        applied: 2 * aggregates * perAggregate,
+        conflicts: 0,
+      });
+      expect(side.requests.get('BatchGetItemCommand')).toBe(Math.ceil(keys / 100));
+      expect(side.requests.get('PutItemCommand')).toBe(items);
+      expect(side.requests.total()).toBe(Math.ceil(keys / 100) + items);
+      const events = aggregates * perAggregate;
+      figures.push(
+        `  ${perAggregate} per aggregate × ${aggregates} aggregates: ${side.requests.total()} requests for ${events} events = ` +
+          `${(side.requests.total() / events).toFixed(3)} per event (${JSON.stringify(counts)})`,
+      );
+    },
+  );
 });

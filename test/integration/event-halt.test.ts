@@ -24,7 +24,13 @@ import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../sup
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
 
 const kafka = testKafka();
-const names = { events: unique('events'), commands: unique('commands'), deadLetter: unique('dead-letter'), table: unique('read-models'), group: unique('event-trigger') };
+const names = {
+  events: unique('events'),
+  commands: unique('commands'),
+  deadLetter: unique('dead-letter'),
+  table: unique('read-models'),
+  group: unique('event-trigger'),
+};
 const env: Record<string, string> = {
   [topicEnv.events]: names.events,
   [topicEnv.commands]: names.commands,
@@ -65,7 +71,10 @@ const deposited = (id: string, version: number, amount: number) => accountEventR
 
 /** Writes events to partition 0 of this file's events topic, in the order given. */
 const publish = async (...events: EventRecord[]): Promise<void> => {
-  await producer.send({ topic: names.events, messages: events.map((e) => ({ partition: 0, key: e.aggregateId, value: JSON.stringify(e) })) });
+  await producer.send({
+    topic: names.events,
+    messages: events.map((e) => ({ partition: 0, key: e.aggregateId, value: JSON.stringify(e) })),
+  });
 };
 
 const committed = async (partition = 0): Promise<number> => {
@@ -122,7 +131,7 @@ describe('a gap under halt, through the emulated trigger and the real event hand
   }, 90_000);
 });
 
-describe('operator releases, read in the batch\'s own batched read', () => {
+describe("operator releases, read in the batch's own batched read", () => {
   const release = (action: Release['action'], from: number, to = from): Release => ({
     action,
     from,
@@ -131,9 +140,10 @@ describe('operator releases, read in the batch\'s own batched read', () => {
     by: 'ops@test',
     at: '2026-11-30T12:00:00.000Z',
   });
-  const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] => events.map((value, offset) => ({ topic, partition: 0, offset, key: value.aggregateId, value }));
+  const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] =>
+    events.map((value, offset) => ({ topic, partition: 0, offset, key: value.aggregateId, value }));
 
-  it('skip: dead-letters exactly the released records with SkippedByOperator and the operator\'s reason, and the partition goes on', async () => {
+  it("skip: dead-letters exactly the released records with SkippedByOperator and the operator's reason, and the partition goes on", async () => {
     const [a, b] = [unique('acc'), unique('acc')];
     const topic = unique('events');
     const records = onPartition(topic, [opened(a), deposited(a, 2, 10), deposited(a, 3, 20), opened(b)]);
@@ -161,7 +171,9 @@ describe('operator releases, read in the batch\'s own batched read', () => {
     const topic = unique('events');
     const records = onPartition(topic, [opened(a), deposited(a, 2, 10), deposited(a, 5, 300), deposited(a, 6, 4)]);
     const process = side.processor();
-    expect((await process(mskEvent(records))).halted).toMatchObject([{ aggregateId: a, appliedVersion: 2, eventVersion: 5, position: { offset: 2 } }]);
+    expect((await process(mskEvent(records))).halted).toMatchObject([
+      { aggregateId: a, appliedVersion: 2, eventVersion: 5, position: { offset: 2 } },
+    ]);
 
     await side.readModels.releases.add(`${topic}-0`, release('pass-gap', 2));
     const retried = mskEvent(records.slice(2));
@@ -173,7 +185,11 @@ describe('operator releases, read in the batch\'s own batched read', () => {
       ['reaction', 2, 5, 2],
     ]);
     const row = await side.readModels.get(projectionRowKey(accountSummary.name, a));
-    expect(row).toMatchObject({ gapCount: 1, gaps: [{ aggregate: `account#${a}`, missingFrom: 3, missingTo: 4 }], data: { balance: 314, version: 6 } });
+    expect(row).toMatchObject({
+      gapCount: 1,
+      gaps: [{ aggregate: `account#${a}`, missingFrom: 3, missingTo: 4 }],
+      data: { balance: 314, version: 6 },
+    });
     // Once: delivered again, the released event is a duplicate, and nothing is flagged twice.
     expect(await process(retried)).toMatchObject({ applied: 0, gapsFlagged: [] });
     expect((await side.readModels.get(projectionRowKey(accountSummary.name, a)))?.gapCount).toBe(1);

@@ -9,7 +9,11 @@ import { mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { accountEventRecord } from '../support/event-side.ts';
 
-const context = { functionName: 'event-handler', awsRequestId: 'test-request', invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:event-handler' } as Context;
+const context = {
+  functionName: 'event-handler',
+  awsRequestId: 'test-request',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:event-handler',
+} as Context;
 
 afterAll(async () => {
   await shutdown();
@@ -24,7 +28,10 @@ describe('the event handler Lambda entry', () => {
       accountEventRecord(id, 2, 'MoneyDeposited', { amount: 300 }),
       accountEventRecord(id, 3, 'MoneyDeposited', { amount: 200 }),
     ];
-    const event = mskEvent(values.map((value, offset) => ({ offset, key: id, value })), topicName('events'));
+    const event = mskEvent(
+      values.map((value, offset) => ({ offset, key: id, value })),
+      topicName('events'),
+    );
     await handler(event, context);
     await handler(event, context);
 

@@ -48,14 +48,16 @@ describe('projections on the real emulator: each event applied once and in order
     const topic = unique('events');
     const process = side.processor();
     await process(mskEvent(onPartition(topic, 0, [opened(id), deposited(id, 2, 100)])));
-    const summary = await process(mskEvent(onPartition(topic, 0, [opened(id), deposited(id, 2, 100), deposited(id, 3, 5), deposited(id, 3, 5)], 2)));
+    const summary = await process(
+      mskEvent(onPartition(topic, 0, [opened(id), deposited(id, 2, 100), deposited(id, 3, 5), deposited(id, 3, 5)], 2)),
+    );
 
     // Two items (the row and the reaction's checkpoint) see each event.
     expect(summary).toMatchObject({ applied: 2, duplicates: 6 });
     expect(await getAccountSummary(side.readModels, id)).toMatchObject({ balance: 105, version: 3 });
   });
 
-  it('halts at a gap: applies what precedes it, nothing after it on that partition, and reports the gap as the partition\'s first failed record', async () => {
+  it("halts at a gap: applies what precedes it, nothing after it on that partition, and reports the gap as the partition's first failed record", async () => {
     const [a, b, c] = [unique('acc'), unique('acc'), unique('acc')];
     const topic = unique('events');
     const batch = mskEvent([
@@ -66,10 +68,18 @@ describe('projections on the real emulator: each event applied once and in order
     const summary = await process(batch);
 
     expect(summary.halted).toEqual([
-      expect.objectContaining({ aggregateType: 'account', aggregateId: a, appliedVersion: 2, eventVersion: 4, position: { topic, partition: 0, offset: 2 } }),
+      expect.objectContaining({
+        aggregateType: 'account',
+        aggregateId: a,
+        appliedVersion: 2,
+        eventVersion: 4,
+        position: { topic, partition: 0, offset: 2 },
+      }),
     ]);
     expect(batchItemFailures(summary.halted)).toEqual({ batchItemFailures: [{ itemIdentifier: { partition: `${topic}-0`, offset: 2 } }] });
-    expect(gapError(summary.halted[0]!).message).toContain(`account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing)`);
+    expect(gapError(summary.halted[0]!).message).toContain(
+      `account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing)`,
+    );
     // Before the gap: applied. After it on its partition: nothing, not even another aggregate. Other partitions: applied.
     expect(await getAccountSummary(side.readModels, a)).toMatchObject({ balance: 50, version: 2 });
     expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
@@ -93,13 +103,25 @@ describe('projections on the real emulator: each event applied once and in order
     const process = side.processor({ projections: [flagged], reactions: [] });
     const [a, b] = [unique('acc'), unique('acc')];
     const topic = unique('events');
-    const summary = await process(mskEvent(onPartition(topic, 0, [opened(a), deposited(a, 2, 50), deposited(a, 4, 7), deposited(a, 5, 3), opened(b)])));
+    const summary = await process(
+      mskEvent(onPartition(topic, 0, [opened(a), deposited(a, 2, 50), deposited(a, 4, 7), deposited(a, 5, 3), opened(b)])),
+    );
 
     expect(summary.gapsFlagged).toEqual([
-      expect.objectContaining({ consumer: { kind: 'projection', name: 'summary-flagged' }, item: a, appliedVersion: 2, eventVersion: 4, eventId: `account:${a}:4` }),
+      expect.objectContaining({
+        consumer: { kind: 'projection', name: 'summary-flagged' },
+        item: a,
+        appliedVersion: 2,
+        eventVersion: 4,
+        eventId: `account:${a}:4`,
+      }),
     ]);
     const row = await side.readModels.get(projectionRowKey('summary-flagged', a));
-    expect(row).toMatchObject({ versions: { [`account#${a}`]: 5 }, gapCount: 1, gaps: [{ aggregate: `account#${a}`, missingFrom: 3, missingTo: 3, eventId: `account:${a}:4` }] });
+    expect(row).toMatchObject({
+      versions: { [`account#${a}`]: 5 },
+      gapCount: 1,
+      gaps: [{ aggregate: `account#${a}`, missingFrom: 3, missingTo: 3, eventId: `account:${a}:4` }],
+    });
     expect(row?.data).toMatchObject({ balance: 60, version: 5 });
     expect((await side.readModels.get(projectionRowKey('summary-flagged', b)))?.data).toMatchObject({ version: 1 });
 
@@ -108,7 +130,7 @@ describe('projections on the real emulator: each event applied once and in order
     expect((await side.readModels.get(projectionRowKey('summary-flagged', a)))?.gapCount).toBe(1);
   });
 
-  it('re-applies onto the winner\'s row after losing a race, applying no event twice', async () => {
+  it("re-applies onto the winner's row after losing a race, applying no event twice", async () => {
     const id = unique('acc');
     const topic = unique('events');
     const all = onPartition(topic, 0, [opened(id), deposited(id, 2, 100), deposited(id, 3, 20), deposited(id, 4, 3)]);
@@ -171,7 +193,7 @@ describe('replaying the events topic', () => {
   it('gives the same read model, row for row, after the rows are wiped and the whole topic is replayed', async () => {
     // Realistic events: random account commands decided by the real command side.
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const ids = Array.from({ length: 12 }, () => unique('acc'));
     const commandsTopic = unique('cmds');
     const specs: RecordSpec[] = [];
@@ -198,7 +220,11 @@ describe('replaying the events topic', () => {
     const project = side.processor();
     const readModel = async () => {
       const rows = await side.readModels.query(accountSummary.name);
-      return canonicalJson(rows.filter(({ key }) => ids.includes(key.sk)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions, gaps: item.gaps })));
+      return canonicalJson(
+        rows
+          .filter(({ key }) => ids.includes(key.sk))
+          .map(({ key, item }) => ({ key, data: item.data, versions: item.versions, gaps: item.gaps })),
+      );
     };
     for (const batch of triggerBatches(records, topic, 50)) await project(batch);
     const before = await readModel();

@@ -18,14 +18,18 @@ afterAll(async () => {
 });
 
 /** Read models whose reaction checkpoint writes fail `failures` times: a crash after publishing the commands. */
-const crashingCheckpoints = (table: ReadModelsTable, failures = 1): Pick<ReadModelsTable, 'tableName' | 'readBatch' | 'putControl' | 'write'> => {
+const crashingCheckpoints = (
+  table: ReadModelsTable,
+  failures = 1,
+): Pick<ReadModelsTable, 'tableName' | 'readBatch' | 'putControl' | 'write'> => {
   let left = failures;
   return {
     tableName: table.tableName,
     readBatch: (keys, partitions) => table.readBatch(keys, partitions),
     putControl: (status, revision) => table.putControl(status, revision),
     write: async (key, item, revision) => {
-      if (key.pk.startsWith('~reaction#') && left-- > 0) throw new Error('injected crash: after publishing the commands, before the checkpoint');
+      if (key.pk.startsWith('~reaction#') && left-- > 0)
+        throw new Error('injected crash: after publishing the commands, before the checkpoint');
       await table.write(key, item, revision);
     },
   };
@@ -33,7 +37,12 @@ const crashingCheckpoints = (table: ReadModelsTable, failures = 1): Pick<ReadMod
 
 /** Decides `values` (commands for one account) on the real command side and returns the events it published for that account. */
 const accountHistory = async (id: string, values: ReturnType<typeof command>[]) => {
-  await commands.processor()(mskEvent(values.map((value, offset) => ({ offset, key: id, value })), unique('cmds')));
+  await commands.processor()(
+    mskEvent(
+      values.map((value, offset) => ({ offset, key: id, value })),
+      unique('cmds'),
+    ),
+  );
   return (await readTopic(commands.kafka, commands.topics.events)).filter((r) => r.key === id);
 };
 
@@ -94,7 +103,7 @@ describe('reactions: commands issued once per event, however often it is deliver
     ]);
     const [batch] = triggerBatches(history, commands.topics.events, 100);
     await expect(events.processor({ readModels: crashingCheckpoints(events.readModels) })(batch!)).rejects.toThrow(/injected crash/);
-    expect((await events.readModels.get(reactionCheckpointKey('low-balance-alert', 'account', id)))).toBeUndefined();
+    expect(await events.readModels.get(reactionCheckpointKey('low-balance-alert', 'account', id))).toBeUndefined();
     const retry = await events.processor()(batch!);
     expect(retry.commandsIssued).toBe(3);
 
@@ -109,9 +118,13 @@ describe('reactions: commands issued once per event, however often it is deliver
     await decideIssuedCommands();
     const head = await commands.heads.get('alert', id);
     expect(head?.state as AlertState).toStrictEqual({ status: 'raised', lastSourceVersion: 3, alertsRaised: 1 });
-    const alertEvents = dedupeEvents((await commands.events()).filter((e) => e.aggregateType === 'alert' && e.aggregateId === id)).get(id) ?? [];
+    const alertEvents =
+      dedupeEvents((await commands.events()).filter((e) => e.aggregateType === 'alert' && e.aggregateId === id)).get(id) ?? [];
     expect(alertEvents.map((e) => [e.type, (e.data as { balance: number }).balance])).toEqual([['LowBalanceAlertRaised', 500]]);
-    const results = (await commands.results()).filter((r): r is Extract<ResultRecord, { status: 'accepted' }> => r.aggregateId === id && r.status === 'accepted' && r.aggregateType === 'alert');
+    const results = (await commands.results()).filter(
+      (r): r is Extract<ResultRecord, { status: 'accepted' }> =>
+        r.aggregateId === id && r.status === 'accepted' && r.aggregateType === 'alert',
+    );
     expect(results).toHaveLength(6);
     expect(groupBy(results, (r) => r.commandId).size).toBe(3);
   });

@@ -22,7 +22,9 @@ export default async function setup(): Promise<() => Promise<void>> {
     const kafka = createKafka('kafka-aggregates-test-setup');
     const readiness = await aggregatesReadiness(kafka);
     if (readiness === 'behind' || readiness === 'rebuilding') {
-      log(`the default aggregates table is ${readiness === 'behind' ? 'behind the events topic (the emulator restarted)' : 'mid-rebuild'}: rebuilding it`);
+      log(
+        `the default aggregates table is ${readiness === 'behind' ? 'behind the events topic (the emulator restarted)' : 'mid-rebuild'}: rebuilding it`,
+      );
       const rebuild = (await import('../../functions/compose.ts')).composeRebuild();
       try {
         const report = await rebuild.run({});

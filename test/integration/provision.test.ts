@@ -18,7 +18,10 @@ const runId = randomUUID().slice(0, 8);
 const topicKeys = Object.keys(topics) as TopicKey[];
 const tableKeys = Object.keys(tables) as TableKey[];
 const fresh = (name: string): string => `${name}-provision-test-${runId}`;
-const overrides = { ...Object.fromEntries(topicKeys.map((k) => [topicEnv[k], fresh(topics[k].name)])), ...Object.fromEntries(tableKeys.map((k) => [tableEnv[k], fresh(tables[k].name)])) };
+const overrides = {
+  ...Object.fromEntries(topicKeys.map((k) => [topicEnv[k], fresh(topics[k].name)])),
+  ...Object.fromEntries(tableKeys.map((k) => [tableEnv[k], fresh(tables[k].name)])),
+};
 const saved = Object.fromEntries(Object.keys(overrides).map((name) => [name, process.env[name]]));
 
 const dynamo = createDynamoClient();
@@ -59,7 +62,8 @@ describe('local provisioner', () => {
       resources: topicKeys.map((k) => ({ type: ConfigResourceTypes.TOPIC, name: fresh(topics[k].name), configNames: ['retention.ms'] })),
     });
     const retention = (key: TopicKey) =>
-      resources.find((r) => r.resourceName === fresh(topics[key].name))?.configEntries.find((e) => e.configName === 'retention.ms')?.configValue;
+      resources.find((r) => r.resourceName === fresh(topics[key].name))?.configEntries.find((e) => e.configName === 'retention.ms')
+        ?.configValue;
     expect(retention('events')).toBe('-1');
     for (const key of topicKeys) expect(retention(key), key).toBe(String(retentionMs(topics[key].retention)));
   });
@@ -90,7 +94,10 @@ describe('local provisioner', () => {
 
 /** A topic config's value as the broker reports it. */
 const topicConfig = async (topic: string, name: string): Promise<string | undefined> => {
-  const { resources } = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }] });
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }],
+  });
   return resources[0]?.configEntries.find((e) => e.configName === name)?.configValue;
 };
 

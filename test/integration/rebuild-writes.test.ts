@@ -30,12 +30,16 @@ const control = async (next: Parameters<CommandSide['heads']['putControl']>[0]) 
   expect(await side.heads.putControl(next, now)).toBe(true);
 };
 
-describe('the rebuild\'s batched head writes', () => {
-  it('write more than one group of heads, each once, while the lock is this rebuild\'s', async () => {
+describe("the rebuild's batched head writes", () => {
+  it("write more than one group of heads, each once, while the lock is this rebuild's", async () => {
     await control({ status: 'rebuilding', epoch: 7, progress: null });
     const heads = Array.from({ length: 150 }, (_, i) => head(unique(`acc${i}`), 3, i));
     expect(await side.heads.putRebuiltAll(heads, 7, 2)).toEqual({ written: 150, fencedOff: 0 });
-    expect((await side.heads.get('account', heads[149]?.aggregateId as string))?.state).toEqual({ status: 'open', owner: 'Ann', balance: 149 });
+    expect((await side.heads.get('account', heads[149]?.aggregateId as string))?.state).toEqual({
+      status: 'open',
+      owner: 'Ann',
+      balance: 149,
+    });
   });
 
   it('write nothing once the lock is released or taken by a newer rebuild', async () => {
@@ -53,8 +57,14 @@ describe('the rebuild\'s batched head writes', () => {
     await side.heads.commit(head(higher, 4, 40), 0);
     expect(await side.heads.putRebuilt(head(newer, 2, 20), 10)).toBe(true);
     await control({ status: 'rebuilding', epoch: 9, progress: null });
-    expect(await side.heads.putRebuiltAll([head(higher, 3, 30), head(newer, 2, 99), head(plain, 1, 10)], 9, 1)).toEqual({ written: 1, fencedOff: 2 });
-    expect([(await side.heads.get('account', higher))?.version, (await side.heads.get('account', newer))?.state]).toEqual([4, { status: 'open', owner: 'Ann', balance: 20 }]);
+    expect(await side.heads.putRebuiltAll([head(higher, 3, 30), head(newer, 2, 99), head(plain, 1, 10)], 9, 1)).toEqual({
+      written: 1,
+      fencedOff: 2,
+    });
+    expect([(await side.heads.get('account', higher))?.version, (await side.heads.get('account', newer))?.state]).toEqual([
+      4,
+      { status: 'open', owner: 'Ann', balance: 20 },
+    ]);
     expect((await side.heads.get('account', plain))?.version).toBe(1);
   });
 

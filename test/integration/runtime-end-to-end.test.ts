@@ -35,7 +35,11 @@ const cli = (...args: string[]): Promise<Cli> => cliWith({}, ...args);
 
 const cliWith = (env: Record<string, string>, ...args: string[]): Promise<Cli> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/kafka-aggregates.js', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/kafka-aggregates.js', ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -93,7 +97,10 @@ describe('a command through the emulated trigger and the real command handler', 
       command(bob, 'OpenAccount', { owner: 'Bob' }),
       command(bob, 'Withdraw', { amount: 5 }),
     ];
-    await producer.send({ topic: topicName('commands'), messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c) })) });
+    await producer.send({
+      topic: topicName('commands'),
+      messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c) })),
+    });
 
     const results = await waitForResults(commands.map((c) => c.commandId));
     expect(commands.map((c) => results.get(c.commandId))).toMatchObject([
@@ -105,7 +112,8 @@ describe('a command through the emulated trigger and the real command handler', 
     ]);
     // The trigger reports an invocation once it has committed, just after the handler published the results.
     const until = Date.now() + 10_000;
-    while (reports.reduce((n, r) => n + r.records, 0) < commands.length && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (reports.reduce((n, r) => n + r.records, 0) < commands.length && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(reports.reduce((n, r) => n + r.records, 0)).toBe(commands.length);
     expect(reports.every((r) => r.functionName === 'commandHandler' && r.outcome === 'ok')).toBe(true);
   });

@@ -83,7 +83,10 @@ const newTopic = async (partitions = 1): Promise<string> => {
 };
 
 const produce = async (topic: string, values: string[], partition?: number): Promise<void> => {
-  await producer.send({ topic, messages: values.map((value) => ({ value, key: value, ...(partition === undefined ? {} : { partition }) })) });
+  await producer.send({
+    topic,
+    messages: values.map((value) => ({ value, key: value, ...(partition === undefined ? {} : { partition }) })),
+  });
 };
 
 /** The group's committed offset of partition 0, -1 when it has none. */
@@ -96,7 +99,11 @@ const offsetsSeen = (functionName: string): number[] => invocationsOf(functionNa
 
 /** `value@offset` of every record handed to the function, in invocation order. */
 const valuesSeen = (functionName: string): string[] =>
-  invocationsOf(functionName).flatMap((i) => Object.values(i.event.records).flat().map((r) => `${Buffer.from(r.value ?? '', 'base64').toString()}@${r.offset}`));
+  invocationsOf(functionName).flatMap((i) =>
+    Object.values(i.event.records)
+      .flat()
+      .map((r) => `${Buffer.from(r.value ?? '', 'base64').toString()}@${r.offset}`),
+  );
 
 /** Deletes the topic and creates it again (the broker may take a moment to let go of the old one). */
 const recreate = async (topic: string): Promise<void> => {
@@ -195,7 +202,12 @@ describe('the emulated MSK trigger', () => {
     await waitFor('the other partition', async () => (await committed(m.consumerGroupId, topic, 1)) === 1);
     const [blocked] = triggers.blocked();
     expect(triggers.blocked()).toHaveLength(1);
-    expect(blocked).toMatchObject({ functionName: m.functionName, partition: `${topic}-0`, offset: 0, error: expect.stringContaining('scripted failure') as string });
+    expect(blocked).toMatchObject({
+      functionName: m.functionName,
+      partition: `${topic}-0`,
+      offset: 0,
+      error: expect.stringContaining('scripted failure') as string,
+    });
     expect(blocked!.attempts).toBeGreaterThanOrEqual(15);
     const failed = reports.filter((r) => r.outcome === 'failed');
     expect(failed.at(-1)?.blockedSince).toBe(failed[0]?.blockedSince);
@@ -205,7 +217,11 @@ describe('the emulated MSK trigger', () => {
     script(m.functionName, {});
     await waitFor('the batch to go through', () => reports.some((r) => r.outcome === 'ok' && r.offsets[`${topic}-0`] !== undefined));
     await waitFor('the commit', async () => (await committed(m.consumerGroupId, topic, 0)) === 2);
-    expect(invocationsOf(m.functionName).filter((i) => i.offsets[`${topic}-0`] !== undefined).every((i) => i.offsets[`${topic}-0`]?.[0] === 0)).toBe(true);
+    expect(
+      invocationsOf(m.functionName)
+        .filter((i) => i.offsets[`${topic}-0`] !== undefined)
+        .every((i) => i.offsets[`${topic}-0`]?.[0] === 0),
+    ).toBe(true);
     expect(triggers.blocked()).toEqual([]);
     expect(readStatus(statusFile)?.blocked).toEqual([]);
   });
@@ -215,7 +231,11 @@ describe('the emulated MSK trigger', () => {
     const m = mapping(topic, { batchSize: 10 });
     script(m.functionName, { alwaysFail: true, onlyPartition: 0 });
     // Far more than the high water (max(2 × batchSize, 1000)) behind the failing batch.
-    await produce(topic, Array.from({ length: 1500 }, (_, i) => `p0-${i}`), 0);
+    await produce(
+      topic,
+      Array.from({ length: 1500 }, (_, i) => `p0-${i}`),
+      0,
+    );
     const { reports } = await start(m, { backoffMs: 100 });
     await waitFor('the first failure', () => reports.some((r) => r.outcome === 'failed'));
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -225,7 +245,9 @@ describe('the emulated MSK trigger', () => {
     expect(await committed(m.consumerGroupId, topic, 0)).toBe(-1);
     script(m.functionName, {});
     await waitFor('every record of the blocked partition', async () => (await committed(m.consumerGroupId, topic, 0)) === 1500, 60_000);
-    const seen = invocationsOf(m.functionName).filter((i) => !i.failed).flatMap((i) => i.offsets[`${topic}-0`] ?? []);
+    const seen = invocationsOf(m.functionName)
+      .filter((i) => !i.failed)
+      .flatMap((i) => i.offsets[`${topic}-0`] ?? []);
     expect(seen).toEqual(Array.from({ length: 1500 }, (_, i) => i));
   });
 
@@ -300,7 +322,7 @@ describe('the emulated MSK trigger', () => {
     await waitFor('the commit on the new topic', async () => (await committed(m.consumerGroupId, topic)) === 2);
   });
 
-  it('starts a recreated topic from offset 0 even when it already reached the consumer\'s position before the consumer noticed', async () => {
+  it("starts a recreated topic from offset 0 even when it already reached the consumer's position before the consumer noticed", async () => {
     const topic = await newTopic();
     const m = mapping(topic);
     await produce(topic, ['old-0', 'old-1', 'old-2']);

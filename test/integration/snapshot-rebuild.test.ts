@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHead } from '../../functions/rebuild/fold.ts';
-import { rebuildAggregates, verifyAggregates,  type RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildAggregates, verifyAggregates, type RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
 import type { CommandGate } from '../../functions/rebuild/ports.ts';
 import { RebuildInProgressError } from '../../functions/control/control.ts';
 import { TableBehindLogError } from '../../functions/control/control.ts';
@@ -73,9 +73,16 @@ beforeAll(async () => {
   const ids = Array.from({ length: 40 }, (_, i) => `${unique('acc')}-${'x'.repeat(i % 3)}`);
   await send(ids.map((id) => command(id, 'OpenAccount', { owner: `Owner ${id}` })));
   for (let round = 1; round <= 8; round++) {
-    await send(ids.flatMap((id, i) => [command(id, 'Deposit', { amount: 100 * round + i }), command(id, 'Withdraw', { amount: (i * 37 * round) % 900 })]));
+    await send(
+      ids.flatMap((id, i) => [
+        command(id, 'Deposit', { amount: 100 * round + i }),
+        command(id, 'Withdraw', { amount: (i * 37 * round) % 900 }),
+      ]),
+    );
   }
-  await send(ids.filter((_, i) => i % 5 === 0).flatMap((id) => [command(id, 'Withdraw', { amount: 1_000_000 }), command(id, 'CloseAccount')]));
+  await send(
+    ids.filter((_, i) => i % 5 === 0).flatMap((id) => [command(id, 'Withdraw', { amount: 1_000_000 }), command(id, 'CloseAccount')]),
+  );
 });
 afterAll(async () => {
   await topic.close();
@@ -195,7 +202,10 @@ describe('snapshot rebuild from the events topic', () => {
       const records = await readTopic(side.kafka, side.topics.events);
       const project = events.processor({ reactions: [] });
       for (const batch of triggerBatches(records, side.topics.events, 100)) await project(batch);
-      const rows = async () => canonicalJson((await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })));
+      const rows = async () =>
+        canonicalJson(
+          (await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })),
+        );
       const before = await rows();
       expect(JSON.parse(before)).toHaveLength(40);
 

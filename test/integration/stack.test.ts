@@ -61,7 +61,10 @@ describe('local Kafka broker', () => {
           },
         });
       });
-      await Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error(`received ${received.length} of ${sent.length}`)), 30_000))]);
+      await Promise.race([
+        all,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`received ${received.length} of ${sent.length}`)), 30_000)),
+      ]);
     } finally {
       await consumer.disconnect();
     }

@@ -68,7 +68,10 @@ const start = (lines: string[]): Promise<RunningSystem> =>
   startSystem({ log: (line) => lines.push(line), mappings: mappingsFromTopology({ groupIdPrefix: groupPrefix }) });
 
 const send = async (...values: ReturnType<typeof command>[]): Promise<void> => {
-  await producer.send({ topic: name(topics.commands.name), messages: values.map((v) => ({ key: v.aggregateId, value: JSON.stringify(v) })) });
+  await producer.send({
+    topic: name(topics.commands.name),
+    messages: values.map((v) => ({ key: v.aggregateId, value: JSON.stringify(v) })),
+  });
 };
 
 const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 45_000): Promise<void> => {
@@ -80,10 +83,12 @@ const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 
 };
 
 const balances = async (ids: readonly string[]) =>
-  Promise.all(ids.map(async (id) => {
-    const row = await getAccountSummary(readModels(), id);
-    return row === undefined ? undefined : { balance: row.balance, version: row.version };
-  }));
+  Promise.all(
+    ids.map(async (id) => {
+      const row = await getAccountSummary(readModels(), id);
+      return row === undefined ? undefined : { balance: row.balance, version: row.version };
+    }),
+  );
 
 describe('npm start twice in a row, the emulator empty in between', () => {
   it('rebuilds the aggregates and the read models before letting each side run: no gap, no dead letter, correct account-summary rows', async () => {
@@ -91,7 +96,13 @@ describe('npm start twice in a row, the emulator empty in between', () => {
     const first: string[] = [];
     const one = await start(first);
     try {
-      await send(...ids.flatMap((id) => [command(id, 'OpenAccount', { owner: 'Ada' }), command(id, 'Deposit', { amount: 100 }), command(id, 'Deposit', { amount: 50 })]));
+      await send(
+        ...ids.flatMap((id) => [
+          command(id, 'OpenAccount', { owner: 'Ada' }),
+          command(id, 'Deposit', { amount: 100 }),
+          command(id, 'Deposit', { amount: 50 }),
+        ]),
+      );
       await waitFor('the rows of the first run', async () => (await balances(ids)).every((b) => b?.balance === 150 && b.version === 3));
     } finally {
       await one.stop();
@@ -129,7 +140,9 @@ describe('npm start twice in a row, the emulator empty in between', () => {
     const doc = createDocumentClient(dynamo);
     const scan = async () => (await doc.send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
     const outcome = async (commandId: string) =>
-      (await readJson<ResultRecord>(kafka, name(topics.results.name))).filter((r) => r.commandId === commandId).map((r) => (r.status === 'accepted' ? `v${r.version}` : r.reason.code));
+      (await readJson<ResultRecord>(kafka, name(topics.results.name)))
+        .filter((r) => r.commandId === commandId)
+        .map((r) => (r.status === 'accepted' ? `v${r.version}` : r.reason.code));
     try {
       const open = command(id, 'OpenAccount', { owner: 'Ola' });
       await send(open, command(id, 'Deposit', { amount: 10 }));
@@ -149,7 +162,9 @@ describe('npm start twice in a row, the emulator empty in between', () => {
       await waitFor('the late deposit', async () => (await outcome(late.commandId)).length > 0, 60_000);
       expect(await outcome(late.commandId)).toEqual(['AccountClosed']);
       expect(lines.some((l) => l.includes('TableBehindLogError'))).toBe(true);
-      expect(lines.some((l) => l.startsWith('[rebuild] the aggregates table is behind its log (the command handler refuses it)'))).toBe(true);
+      expect(lines.some((l) => l.startsWith('[rebuild] the aggregates table is behind its log (the command handler refuses it)'))).toBe(
+        true,
+      );
       expect(lines.some((l) => l.startsWith('[rebuild] aggregates complete'))).toBe(true);
     } finally {
       await system.stop();

@@ -89,7 +89,10 @@ const headsDigest = async (side: CommandSide): Promise<{ hash: string; count: nu
 
 /** The read models the event side wrote (rows and reaction checkpoints) and the commands its reaction issued. */
 const eventSideResult = async (side: EventSide) => {
-  const items = async (pk: string) => (await side.readModels.query(pk)).map(({ key, item }) => canonicalJson({ sk: key.sk, data: item.data, versions: item.versions })).sort();
+  const items = async (pk: string) =>
+    (await side.readModels.query(pk))
+      .map(({ key, item }) => canonicalJson({ sk: key.sk, data: item.data, versions: item.versions }))
+      .sort();
   return {
     summaries: await items(accountSummary.name),
     checkpoints: (await Promise.all(reactions.map((r) => items(reactionCheckpointPk(r.name))))).flat(),
@@ -105,7 +108,10 @@ beforeAll(async () => {
   producer = createProducer(replay('old').command.kafka);
   await producer.connect();
   for (const [name, records] of Object.entries(LOGS) as [LogName, readonly FixtureRecord[]][])
-    await producer.send({ topic: replay(name).command.topics.events, messages: records.map((r) => ({ key: r.key, value: JSON.stringify(r.value) })) });
+    await producer.send({
+      topic: replay(name).command.topics.events,
+      messages: records.map((r) => ({ key: r.key, value: JSON.stringify(r.value) })),
+    });
 }, 120_000);
 afterAll(async () => {
   await producer.disconnect();
@@ -119,7 +125,9 @@ describe('a log written before revisions, replayed by the current code', () => {
   it('is the old shape the fixture says: no revision, deposits without currency', () => {
     expect(fixture).toHaveLength(81);
     expect(fixture.every((r) => !('revision' in r.value))).toBe(true);
-    expect(fixture.filter((r) => r.value.type === 'MoneyDeposited').every((r) => Object.keys(r.value.data as object).join() === 'amount')).toBe(true);
+    expect(
+      fixture.filter((r) => r.value.type === 'MoneyDeposited').every((r) => Object.keys(r.value.data as object).join() === 'amount'),
+    ).toBe(true);
   });
 
   it('rebuilds the same heads, byte for byte, from the old, the current and the mixed log', async () => {
@@ -165,9 +173,22 @@ describe('a log written before revisions, replayed by the current code', () => {
 
   it('passes the invariant checker (kafka-aggregates verify) on the old log, its heads and read models', async () => {
     const { command, event } = replay('old');
-    const history = await readHistory({ kafka: command.kafka, eventsTopic: command.topics.events, resultsTopic: command.topics.results, heads: command.heads, readModels: event.readModels });
+    const history = await readHistory({
+      kafka: command.kafka,
+      eventsTopic: command.topics.events,
+      resultsTopic: command.topics.results,
+      heads: command.heads,
+      readModels: event.readModels,
+    });
     // The fixture has no results topic: the checker says so and checks the rest.
-    const report = checkHistory({ events: history.events, ...(history.heads === undefined ? {} : { heads: history.heads }), ...(history.summaries === undefined ? {} : { summaries: history.summaries }) }, { aggregates, quiescent: true });
+    const report = checkHistory(
+      {
+        events: history.events,
+        ...(history.heads === undefined ? {} : { heads: history.heads }),
+        ...(history.summaries === undefined ? {} : { summaries: history.summaries }),
+      },
+      { aggregates, quiescent: true },
+    );
     expect(report.violations).toEqual([]);
     expect(report.counts).toMatchObject({ eventRecords: 81, distinctEvents: 80, duplicateEvents: 1, heads: 12, summaryRows: 12 });
   });
@@ -192,10 +213,15 @@ describe('an upcaster that fails on the log', () => {
     const side = replay('mixed').command;
     const error: unknown = await rebuildAggregates(rebuildDeps(side, { aggregates: withBroken })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EventChainError);
-    expect((error as EventChainError).fault).toMatchObject({ code: 'UpcastFailed', stored: { aggregateId: 'acc-2025-05', type: 'MoneyDeposited' } });
+    expect((error as EventChainError).fault).toMatchObject({
+      code: 'UpcastFailed',
+      stored: { aggregateId: 'acc-2025-05', type: 'MoneyDeposited' },
+    });
     const message = (error as Error).message;
     expect(message.startsWith(`UpcastFailed: ${side.topics.events}-`)).toBe(true);
-    expect(message).toMatch(/-\d+ offset \d+: account acc-2025-05 version \d+, MoneyDeposited revision 1: the upcaster from MoneyDeposited revision 1 threw: no currency for this account$/);
+    expect(message).toMatch(
+      /-\d+ offset \d+: account acc-2025-05 version \d+, MoneyDeposited revision 1: the upcaster from MoneyDeposited revision 1 threw: no currency for this account$/,
+    );
     expect((await side.heads.getControl())?.status).toBe('rebuilding');
     // Fixed code resumes it from its last checkpoint.
     expect(await rebuildAggregates(rebuildDeps(side))).toMatchObject({ status: 'complete', resumed: true, gaps: [], unusable: [] });
@@ -206,7 +232,12 @@ describe('an upcaster that fails on the log', () => {
     const report = await verifyAggregates({ aggregates: withBroken, heads: replay('current').command.heads, eventLog: command.eventLog });
     const failures = fixture.filter((r) => r.key === 'acc-2025-05' && r.value.type === 'MoneyDeposited');
     expect(report.unusable).toHaveLength(failures.length);
-    expect(report.unusable[0]).toMatchObject({ code: 'UpcastFailed', reason: expect.stringContaining(`account acc-2025-05 version ${firstDeposit.value.version}, MoneyDeposited revision 1: the upcaster`) as unknown });
+    expect(report.unusable[0]).toMatchObject({
+      code: 'UpcastFailed',
+      reason: expect.stringContaining(
+        `account acc-2025-05 version ${firstDeposit.value.version}, MoneyDeposited revision 1: the upcaster`,
+      ) as unknown,
+    });
 
     const records = await readTopic(command.kafka, command.topics.events);
     const [batch] = triggerBatches(records, command.topics.events, records.length);
@@ -216,9 +247,18 @@ describe('an upcaster that fails on the log', () => {
     expect((error as Error).message).toContain('account acc-2025-05');
 
     // An operator's skip of exactly those records lets the partition go on; each is dead-lettered with the reason.
-    const unreadable = records.filter((r) => r.key === 'acc-2025-05' && (JSON.parse(r.value ?? '{}') as EventRecord).type === 'MoneyDeposited');
+    const unreadable = records.filter(
+      (r) => r.key === 'acc-2025-05' && (JSON.parse(r.value ?? '{}') as EventRecord).type === 'MoneyDeposited',
+    );
     for (const r of unreadable)
-      await event.readModels.releases.add(`${command.topics.events}-${r.partition}`, { action: 'skip', from: r.offset, to: r.offset, reason: 'test: upcaster bug', by: 'ops@test', at: '2026-11-30T12:00:00.000Z' });
+      await event.readModels.releases.add(`${command.topics.events}-${r.partition}`, {
+        action: 'skip',
+        from: r.offset,
+        to: r.offset,
+        reason: 'test: upcaster bug',
+        by: 'ops@test',
+        at: '2026-11-30T12:00:00.000Z',
+      });
     expect(await process(batch!)).toMatchObject({ skippedByOperator: unreadable.length, deadLettered: unreadable.length });
     const letters = (await event.deadLetters()).filter((d) => d.source.topic === command.topics.events);
     expect(letters.map((d) => d.code)).toEqual(unreadable.map(() => SKIPPED_BY_OPERATOR));

@@ -76,7 +76,9 @@ export class CommandsTopic {
 
   /** Where a trigger would go on in each partition: past the batches marked done, else at the start. */
   positions(): Promise<Map<string, number>> {
-    return Promise.resolve(new Map(Array.from({ length: this.partitions }, (_, p) => [`${this.name}-${p}`, this.committed.get(p) ?? 0] as const)));
+    return Promise.resolve(
+      new Map(Array.from({ length: this.partitions }, (_, p) => [`${this.name}-${p}`, this.committed.get(p) ?? 0] as const)),
+    );
   }
 
   /** Disconnects the producer. */

@@ -95,7 +95,9 @@ export const triggerBatches = (records: readonly ReadRecord[], topic: string, si
   for (let i = 0; i < ordered.length; i += size) {
     batches.push(
       mskEvent(
-        ordered.slice(i, i + size).map((r) => ({ topic, partition: r.partition, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value })),
+        ordered
+          .slice(i, i + size)
+          .map((r) => ({ topic, partition: r.partition, offset: r.offset, timestamp: r.timestamp, key: r.key, value: r.value })),
         topic,
       ),
     );

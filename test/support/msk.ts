@@ -20,7 +20,9 @@ export interface RecordSpec {
 const bytes = (data: string | Uint8Array): Uint8Array => (typeof data === 'string' ? Buffer.from(data) : data);
 
 const valueBytes = (value: unknown): Uint8Array | null =>
-  value === undefined || value === null ? null : bytes(typeof value === 'string' || value instanceof Uint8Array ? value : JSON.stringify(value));
+  value === undefined || value === null
+    ? null
+    : bytes(typeof value === 'string' || value instanceof Uint8Array ? value : JSON.stringify(value));
 
 /** One MSK trigger record. */
 export const mskRecord = (spec: RecordSpec, defaultTopic = 'commands'): MskRecord => ({

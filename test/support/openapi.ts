@@ -48,7 +48,8 @@ export const problemsOf = (method: string, path: string, response: SeenResponse)
     if (header.required === true && response.headers[name.toLowerCase()] === undefined) problems.push(`header ${name} is missing`);
   const content = (spec.content as Record<string, { schema: Json }> | undefined)?.['application/json'];
   if (content === undefined) return problems;
-  if (!/^application\/json/.test(response.headers['content-type'] ?? '')) problems.push(`content-type is ${response.headers['content-type']}`);
+  if (!/^application\/json/.test(response.headers['content-type'] ?? ''))
+    problems.push(`content-type is ${response.headers['content-type']}`);
   const schema = z.fromJSONSchema(standalone(content.schema));
   const checked = schema.safeParse(JSON.parse(response.body));
   if (!checked.success) problems.push(`body ${response.body} does not fit the schema: ${checked.error.message}`);

@@ -66,7 +66,8 @@ export const handler = async (event: MskEvent, context: Context): Promise<void> 
   const behaviour = journal.scripts.get(context.functionName) ?? {};
   try {
     if (behaviour.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
-    const holds = behaviour.onlyPartition === undefined || Object.values(event.records).some((rs) => rs[0]?.partition === behaviour.onlyPartition);
+    const holds =
+      behaviour.onlyPartition === undefined || Object.values(event.records).some((rs) => rs[0]?.partition === behaviour.onlyPartition);
     if ((behaviour.alwaysFail === true && holds) || (behaviour.failTimes ?? 0) > 0) {
       if (behaviour.failTimes !== undefined) behaviour.failTimes--;
       invocation.failed = true;

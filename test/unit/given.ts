@@ -8,7 +8,13 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { expect } from 'vitest';
-import { isRejection, type AggregateDefinition, type DecideContext, type EventAtRevision, type Message } from '../../functions/core/aggregate.ts';
+import {
+  isRejection,
+  type AggregateDefinition,
+  type DecideContext,
+  type EventAtRevision,
+  type Message,
+} from '../../functions/core/aggregate.ts';
 import { upcastEvent, type UpcastFault } from '../../functions/core/upcast.ts';
 
 /** The fixed decision time of every `when`, unless the test passes its own. */
@@ -37,10 +43,7 @@ export interface Then<E extends Message> {
 }
 
 /** Runs the validation of a synchronous Standard Schema. */
-const validate = <O>(
-  schema: StandardSchemaV1<unknown, O> | undefined,
-  value: unknown,
-): StandardSchemaV1.Result<O> => {
+const validate = <O>(schema: StandardSchemaV1<unknown, O> | undefined, value: unknown): StandardSchemaV1.Result<O> => {
   if (!schema) return { issues: [{ message: 'no schema for this type' }] };
   const result = schema['~standard'].validate(value);
   if (result instanceof Promise) throw new Error('given(): asynchronous schemas are not supported');
@@ -48,7 +51,11 @@ const validate = <O>(
 };
 
 /** An event as stored at `revision` (older shapes included), for `given` and `givenStored`. */
-export const stored = (type: string, revision: number, data: Readonly<Record<string, unknown>>): EventAtRevision => ({ type, revision, data });
+export const stored = (type: string, revision: number, data: Readonly<Record<string, unknown>>): EventAtRevision => ({
+  type,
+  revision,
+  data,
+});
 
 /** What the upcasters see of the stored record besides the event, in these tests. */
 const STORED_CONTEXT = { aggregateType: 'test', aggregateId: 'acc-1', version: 1, commandId: 'cmd-0', occurredAt: FIXED_NOW.toISOString() };
@@ -106,7 +113,8 @@ export const given = <S, C extends Message, E extends Message>(
   const events = history.map((event): E => {
     if (!('revision' in event)) return event;
     const outcome = read(aggregate, event);
-    if ('fault' in outcome) throw new Error(`given(): ${event.type} revision ${event.revision} cannot be read: ${outcome.fault.code}: ${outcome.fault.problem}`);
+    if ('fault' in outcome)
+      throw new Error(`given(): ${event.type} revision ${event.revision} cannot be read: ${outcome.fault.code}: ${outcome.fault.problem}`);
     return outcome.event;
   });
   for (const event of events) {

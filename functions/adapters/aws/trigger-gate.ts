@@ -10,7 +10,11 @@ import type { CommandGate } from '../../rebuild/ports.ts';
 /** The mapping did not reach the wanted state in time. */
 export class TriggerGateTimeoutError extends Error {
   override readonly name = 'TriggerGateTimeoutError';
-  constructor(readonly uuid: string, readonly wanted: string, readonly last: string | undefined) {
+  constructor(
+    readonly uuid: string,
+    readonly wanted: string,
+    readonly last: string | undefined,
+  ) {
     super(`event source mapping ${uuid} did not become ${wanted} in time (last state: ${last ?? 'unknown'})`);
   }
 }

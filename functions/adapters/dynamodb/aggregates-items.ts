@@ -34,7 +34,9 @@ type StoredRecent =
 
 const packRecent = (recent: readonly RecentCommand[]): StoredRecent[] =>
   recent.map(({ commandId, tp, offset, at, result }) =>
-    result.status === 'accepted' ? [commandId, tp, offset, at, result.version] : [commandId, tp, offset, at, result.reason.code, result.reason.message],
+    result.status === 'accepted'
+      ? [commandId, tp, offset, at, result.version]
+      : [commandId, tp, offset, at, result.reason.code, result.reason.message],
   );
 
 const unpackRecent = (aggregateType: string, aggregateId: string, stored: readonly StoredRecent[]): RecentCommand[] =>
@@ -77,7 +79,11 @@ export const fromItem = (item: Item): Head => ({
 
 /** What a reader of outcomes needs of a head item; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
 export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => ({
-  recent: unpackRecent(item.aggregateType as string, item.aggregateId as string, JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[]),
+  recent: unpackRecent(
+    item.aggregateType as string,
+    item.aggregateId as string,
+    JSON.parse((item.recent as string | undefined) ?? '[]') as StoredRecent[],
+  ),
   archivedUntil: Number(item.archivedUntil ?? 0),
 });
 
@@ -85,7 +91,11 @@ export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil
 export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
 
 /** The item of a kept outcome; it expires (DynamoDB TTL, `expiresAt` in seconds) `retentionMs` after its command record's time. */
-export const resultItem = (result: ResultRecord & { readonly commandId: string; readonly aggregateType: string; readonly aggregateId: string }, at: number, retentionMs: number): Item => ({
+export const resultItem = (
+  result: ResultRecord & { readonly commandId: string; readonly aggregateType: string; readonly aggregateId: string },
+  at: number,
+  retentionMs: number,
+): Item => ({
   pk: resultKey(result.aggregateType, result.aggregateId, result.commandId),
   // The key joins ids that may hold `#`; the identity, stored whole, tells a collision from the outcome.
   commandId: result.commandId,
@@ -99,14 +109,24 @@ export const resultItem = (result: ResultRecord & { readonly commandId: string; 
 export const resultFromItem = (aggregateType: string, aggregateId: string, commandId: string, item: Item): ResultRecord | undefined => {
   if (item.commandId !== commandId || item.aggregateId !== aggregateId) return undefined;
   return typeof item.code === 'string'
-    ? { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: item.code, message: typeof item.message === 'string' ? item.message : '' } }
+    ? {
+        commandId,
+        aggregateType,
+        aggregateId,
+        status: 'rejected',
+        reason: { code: item.code, message: typeof item.message === 'string' ? item.message : '' },
+      }
     : { commandId, aggregateType, aggregateId, status: 'accepted', version: Number(item.version) };
 };
 
 /** The control item's record. */
 export const controlFromItem = (item: Item): ControlRecord =>
   item.status === 'rebuilding'
-    ? { status: 'rebuilding', epoch: Number(item.epoch), progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress) }
+    ? {
+        status: 'rebuilding',
+        epoch: Number(item.epoch),
+        progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress),
+      }
     : { status: 'ready', epoch: Number(item.epoch) };
 
 /** The control item of a record. */
@@ -137,7 +157,13 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
   fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
   ...(typeof item.since === 'string' ? { since: item.since } : {}),
   ...(Array.isArray(item.earlier)
-    ? { earlier: (item.earlier as Item[]).map((r) => ({ incarnation: Number(r.incarnation), from: Number(r.from), through: Number(r.through) })) }
+    ? {
+        earlier: (item.earlier as Item[]).map((r) => ({
+          incarnation: Number(r.incarnation),
+          from: Number(r.from),
+          through: Number(r.through),
+        })),
+      }
     : {}),
 });
 
@@ -153,7 +179,11 @@ export const archiveItem = (aggregateType: string, aggregateId: string, command:
 });
 
 /** Parses an archived command item. */
-export const archivedFromItem = (item: Item): ArchivedCommand => ({ commandId: item.commandId as string, version: Number(item.version), at: Number(item.at) });
+export const archivedFromItem = (item: Item): ArchivedCommand => ({
+  commandId: item.commandId as string,
+  version: Number(item.version),
+  at: Number(item.at),
+});
 
 /** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
 export const archivedIs = (item: Item, lookup: { readonly aggregateId: string; readonly commandId: string }): boolean =>
@@ -164,7 +194,10 @@ const utf8 = (text: string): number => encoder.encode(text).length;
 
 /** Bytes of a number as DynamoDB stores it: about one per two significant digits, plus one. */
 const numberBytes = (n: number): number => {
-  const digits = String(Math.abs(n)).replace(/[.eE+-]/g, '').replace(/^0+/, '').replace(/0+$/, '').length;
+  const digits = String(Math.abs(n))
+    .replace(/[.eE+-]/g, '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '').length;
   return Math.ceil(Math.max(digits, 1) / 2) + 1 + (n < 0 ? 1 : 0);
 };
 

@@ -42,7 +42,8 @@ export class AggregatesTableError extends Error {
 type Item = Record<string, unknown>;
 
 /** A rebuilt head's write: never over a newer rebuild's head, never lowering a stored version. */
-const REBUILT_FENCE = '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
+const REBUILT_FENCE =
+  '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
 /** Rebuilt heads per check of the lock and the fences: one BatchGetItem (100 keys, the control item's among them), four BatchWriteItems. */
 export const REBUILT_PER_CHECK = 99;
 
@@ -79,7 +80,12 @@ export class AggregatesTable implements HeadsStore {
   }
 
   private batchGetItems(pks: readonly string[]): Promise<Item[]> {
-    return batchGetAll(this.doc, this.tableName, [...new Set(pks)].map((pk) => ({ pk })), this.maxReadAttempts);
+    return batchGetAll(
+      this.doc,
+      this.tableName,
+      [...new Set(pks)].map((pk) => ({ pk })),
+      this.maxReadAttempts,
+    );
   }
 
   /** Size of a head's item as stored (aggregates-items.ts `headItemBytes`). */
@@ -143,16 +149,30 @@ export class AggregatesTable implements HeadsStore {
     const totals = { written: 0, fencedOff: 0 };
     return mapConcurrent(groups, concurrency, async (group) => {
       const stored = new Map<string, Item>();
-      for (const item of await batchGetAll(this.doc, this.tableName, [CONTROL_KEY, ...group.map((i) => i.pk)].map((pk) => ({ pk })), this.maxReadAttempts, ['pk', 'status', 'epoch', 'version', 'rebuildEpoch']))
+      for (const item of await batchGetAll(
+        this.doc,
+        this.tableName,
+        [CONTROL_KEY, ...group.map((i) => i.pk)].map((pk) => ({ pk })),
+        this.maxReadAttempts,
+        ['pk', 'status', 'epoch', 'version', 'rebuildEpoch'],
+      ))
         stored.set(item.pk as string, item);
       const control = stored.get(CONTROL_KEY);
       if (control?.status !== 'rebuilding' || Number(control.epoch) !== epoch)
         throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
       const writable = group.filter((item) => {
         const current = stored.get(item.pk as string);
-        return current === undefined || ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) && (current.version === undefined || Number(current.version) <= Number(item.version)));
+        return (
+          current === undefined ||
+          ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) &&
+            (current.version === undefined || Number(current.version) <= Number(item.version)))
+        );
       });
-      await Promise.all(Array.from({ length: Math.ceil(writable.length / 25) }, (_, i) => this.putAll(writable.slice(i * 25, i * 25 + 25), 'rebuilt heads')));
+      await Promise.all(
+        Array.from({ length: Math.ceil(writable.length / 25) }, (_, i) =>
+          this.putAll(writable.slice(i * 25, i * 25 + 25), 'rebuilt heads'),
+        ),
+      );
       totals.written += writable.length;
       totals.fencedOff += group.length - writable.length;
     }).then(() => totals);
@@ -236,7 +256,9 @@ export class AggregatesTable implements HeadsStore {
 
   /** Replaces a partition's checkpoint whatever it was (the rebuild, with commands held). */
   async resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...checkpointItem(next), updatedAt: new Date().toISOString() } }));
+    await this.doc.send(
+      new PutCommand({ TableName: this.tableName, Item: { ...checkpointItem(next), updatedAt: new Date().toISOString() } }),
+    );
   }
 
   /** One checkpoint by consistent read. */
@@ -254,7 +276,10 @@ export class AggregatesTable implements HeadsStore {
 
   /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */
   async archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void> {
-    await this.putAll(commands.map((c) => archiveItem(aggregateType, aggregateId, c, windowMs)), `archive writes of ${aggregateType} ${aggregateId}`);
+    await this.putAll(
+      commands.map((c) => archiveItem(aggregateType, aggregateId, c, windowMs)),
+      `archive writes of ${aggregateType} ${aggregateId}`,
+    );
   }
 
   /**
@@ -266,7 +291,13 @@ export class AggregatesTable implements HeadsStore {
   async keepResults(unkept: readonly UnkeptResult[], retentionMs: number): Promise<void> {
     const items = unkept.flatMap(({ result, at }) =>
       result.commandId !== null && result.aggregateType !== null && result.aggregateId !== null
-        ? [resultItem({ ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId }, at, retentionMs)]
+        ? [
+            resultItem(
+              { ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId },
+              at,
+              retentionMs,
+            ),
+          ]
         : [],
     );
     // One item per key (BatchWriteItem refuses a request that names a key twice): the first, as a head's recent commands answer.
@@ -280,7 +311,8 @@ export class AggregatesTable implements HeadsStore {
     for (let i = 0; i < items.length; i += 25) {
       let pending: Item[] = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
       for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts) throw new AggregatesTableError(`${pending.length} ${what} still unprocessed in ${this.tableName}`);
+        if (attempt > this.maxReadAttempts)
+          throw new AggregatesTableError(`${pending.length} ${what} still unprocessed in ${this.tableName}`);
         if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
         const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
         pending = out.UnprocessedItems?.[this.tableName] ?? [];

@@ -54,7 +54,9 @@ export const batchGetAll = async (
     for (let attempt = 1; pending.length > 0; attempt++) {
       if (attempt > maxAttempts) throw new BatchReadThrottledError(tableName, pending.length, maxAttempts);
       if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-      const out = await doc.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: [...pending], ConsistentRead: true, ...projection } } }));
+      const out = await doc.send(
+        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: [...pending], ConsistentRead: true, ...projection } } }),
+      );
       items.push(...(out.Responses?.[tableName] ?? []));
       pending = out.UnprocessedKeys?.[tableName]?.Keys ?? [];
     }

@@ -35,19 +35,18 @@ export class CommandOutcomes implements OutcomeReader {
   async outcome(ref: CommandRef, options: { readonly archivedSince?: number } = {}): Promise<ResultRecord | undefined> {
     const { aggregateType, aggregateId, commandId } = ref;
     const head = aggregateKey(aggregateType, aggregateId);
-    const items = await batchGetAll(
-      this.doc,
-      this.tableName,
-      [{ pk: head }, { pk: resultKey(aggregateType, aggregateId, commandId) }],
-      8,
-      [...HEAD_OUTCOME_ATTRIBUTES, ...RESULT_ATTRIBUTES],
-    );
+    const items = await batchGetAll(this.doc, this.tableName, [{ pk: head }, { pk: resultKey(aggregateType, aggregateId, commandId) }], 8, [
+      ...HEAD_OUTCOME_ATTRIBUTES,
+      ...RESULT_ATTRIBUTES,
+    ]);
     const headItem = items.find((item) => item.pk === head);
     const resultItem = items.find((item) => item.pk !== head);
     const remembered = headItem === undefined ? undefined : recentFromItem(headItem);
     const found = [
       ...(remembered?.recent.filter((r) => r.commandId === commandId).map((r) => r.result) ?? []),
-      ...(resultItem === undefined ? [] : [resultFromItem(aggregateType, aggregateId, commandId, resultItem)].filter((r) => r !== undefined)),
+      ...(resultItem === undefined
+        ? []
+        : [resultFromItem(aggregateType, aggregateId, commandId, resultItem)].filter((r) => r !== undefined)),
     ];
     const accepted = found.find((r) => r.status === 'accepted');
     if (accepted !== undefined) return accepted;

@@ -18,14 +18,7 @@
  * optimistic-concurrency token), and `gaps` / `gapCount` once a gap was flagged.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { FlaggedGap } from '../../core/projection.ts';
 import { sleep } from '../../core/async.ts';
@@ -125,7 +118,8 @@ export class ReadModelsTable implements ReadModels {
         }),
       );
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new ControlConflictError(this.tableName, expectedRevision, { cause: error });
+      if (error instanceof ConditionalCheckFailedException)
+        throw new ControlConflictError(this.tableName, expectedRevision, { cause: error });
       throw error;
     }
     return { status, revision: expectedRevision + 1 };

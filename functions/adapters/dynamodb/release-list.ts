@@ -16,7 +16,10 @@ export const releasesFromItem = (item: Item | undefined): Release[] =>
 /** Another writer kept changing the releases item. */
 export class ReleaseConflictError extends Error {
   override readonly name = 'ReleaseConflictError';
-  constructor(readonly tableName: string, readonly tp: string) {
+  constructor(
+    readonly tableName: string,
+    readonly tp: string,
+  ) {
     super(`the releases of ${tp} in ${tableName} kept changing under this write; try again`);
   }
 }

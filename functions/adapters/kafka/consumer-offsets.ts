@@ -35,7 +35,10 @@ export class ConsumerOffsets {
    */
   async position(): Promise<PartitionOffsets> {
     const admin = await this.connected();
-    const [starts, [committed]] = await Promise.all([admin.fetchTopicOffsets(this.topic), admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] })]);
+    const [starts, [committed]] = await Promise.all([
+      admin.fetchTopicOffsets(this.topic),
+      admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
+    ]);
     const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
     return Object.fromEntries(starts.map((s) => [s.partition, Math.max(Number(s.low), byPartition.get(s.partition) ?? -1)]));
   }

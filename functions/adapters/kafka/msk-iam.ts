@@ -30,9 +30,11 @@ export class MissingCredentialsError extends Error {
 /** Signs a token for the brokers of `region` with the credentials `credentials` gives. */
 export const signMskAuthToken = async (region: string, credentials: AwsCredentialIdentityProvider): Promise<MskAuthToken> => {
   const identity = await credentials();
-  if (!identity.accessKeyId || !identity.secretAccessKey) throw new MissingCredentialsError('AWS credentials are empty: cannot sign an MSK IAM token');
+  if (!identity.accessKeyId || !identity.secretAccessKey)
+    throw new MissingCredentialsError('AWS credentials are empty: cannot sign an MSK IAM token');
   const now = new Date();
-  const ttl = identity.expiration === undefined ? EXPIRY_SECONDS : Math.min((identity.expiration.getTime() - now.getTime()) / 1000, EXPIRY_SECONDS);
+  const ttl =
+    identity.expiration === undefined ? EXPIRY_SECONDS : Math.min((identity.expiration.getTime() - now.getTime()) / 1000, EXPIRY_SECONDS);
   const hostname = `kafka.${region}.amazonaws.com`;
   const signer = new SignatureV4({ service: 'kafka-cluster', region, credentials: identity, sha256: Sha256, applyChecksum: false });
   const signed = await signer.presign(
@@ -48,5 +50,6 @@ export const signMskAuthToken = async (region: string, credentials: AwsCredentia
  * A kafkajs `oauthBearerProvider` for MSK IAM: a fresh token per call, credentials from the
  * SDK's default chain (environment on Lambda), cached until they near expiry.
  */
-export const mskIamTokenProvider = (region: string, credentials: AwsCredentialIdentityProvider = defaultProvider()) =>
+export const mskIamTokenProvider =
+  (region: string, credentials: AwsCredentialIdentityProvider = defaultProvider()) =>
   async (): Promise<{ value: string }> => ({ value: (await signMskAuthToken(region, credentials)).token });

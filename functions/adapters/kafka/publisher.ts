@@ -40,7 +40,12 @@ const messageBytes = (m: KafkaMessage): number =>
   64;
 
 /** Sends `messages` to `topic` in order, in requests of at most `maxBytes` (a larger message goes alone). */
-export const sendChunked = async (producer: Producer, topic: string, messages: readonly KafkaMessage[], maxBytes: number): Promise<void> => {
+export const sendChunked = async (
+  producer: Producer,
+  topic: string,
+  messages: readonly KafkaMessage[],
+  maxBytes: number,
+): Promise<void> => {
   let chunk: KafkaMessage[] = [];
   let bytes = 0;
   const flush = async () => {

@@ -70,15 +70,17 @@ export class TopicLog implements LogReader {
    * of one partition's fetch. Resolves when every partition has reached its end offset, or
    * early when `onChunk` returns 'stop'. Uses a throwaway consumer group and commits nothing.
    */
-  async read(
-    from: PartitionOffsets,
-    to: PartitionOffsets,
-    onChunk: (records: LogRecord[]) => Promise<'continue' | 'stop'>,
-  ): Promise<void> {
-    const remaining = new Set(Object.keys(to).map(Number).filter((p) => (from[p] ?? 0) < (to[p] ?? 0)));
+  async read(from: PartitionOffsets, to: PartitionOffsets, onChunk: (records: LogRecord[]) => Promise<'continue' | 'stop'>): Promise<void> {
+    const remaining = new Set(
+      Object.keys(to)
+        .map(Number)
+        .filter((p) => (from[p] ?? 0) < (to[p] ?? 0)),
+    );
     if (remaining.size === 0) return;
     // Fetch only what is asked for: the other partitions may be long.
-    const idle = Object.keys((await this.offsets()).end).map(Number).filter((p) => !remaining.has(p));
+    const idle = Object.keys((await this.offsets()).end)
+      .map(Number)
+      .filter((p) => !remaining.has(p));
     const groupId = this.groupId ?? `${this.groupPrefix}-reader-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 200, maxBytesPerPartition: 4 * 1024 * 1024 });
     await consumer.connect();
@@ -102,7 +104,13 @@ export class TopicLog implements LogReader {
               if (done || !remaining.has(batch.partition)) return;
               const records = batch.messages
                 .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < end)
-                .map((m) => ({ partition: batch.partition, offset: Number(m.offset), timestamp: Number(m.timestamp), key: m.key, value: m.value }));
+                .map((m) => ({
+                  partition: batch.partition,
+                  offset: Number(m.offset),
+                  timestamp: Number(m.timestamp),
+                  key: m.key,
+                  value: m.value,
+                }));
               const last = batch.messages.at(-1);
               if (records.length > 0) {
                 // kafkajs would log and retry a batch whose handler throws; the reader's caller decides instead.

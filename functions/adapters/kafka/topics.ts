@@ -45,7 +45,7 @@ export interface TopicChanges {
 }
 
 const KEYED_REASON =
-  "its records are keyed by aggregate id, and a new partition count moves keys to other partitions and breaks per-aggregate order; " +
+  'its records are keyed by aggregate id, and a new partition count moves keys to other partitions and breaks per-aggregate order; ' +
   'keep the count, or move the data to a new topic on purpose';
 
 /** Why an existing partition count cannot be brought in line, or undefined when it can. */
@@ -101,7 +101,10 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
       const refusal = partitionRefusal(spec, actual);
       if (refusal !== undefined) throw new TopicMismatchError(spec.name, spec.partitions, actual, refusal);
     }
-    const overrides = await topicOverrides(admin, present.map((s) => s.name));
+    const overrides = await topicOverrides(
+      admin,
+      present.map((s) => s.name),
+    );
     for (const spec of present) {
       const current = overrides.get(spec.name) ?? {};
       const changed = differences(topicConfig(spec), current);
@@ -132,7 +135,10 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
         configEntries: Object.entries(topicConfig(s)).map(([name, value]) => ({ name, value })),
       })),
     });
-    await waitForLeaders(admin, missing.map((s) => s.name));
+    await waitForLeaders(
+      admin,
+      missing.map((s) => s.name),
+    );
     changes.created.push(...missing.map((s) => s.name));
   }
   return changes;

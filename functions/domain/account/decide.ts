@@ -25,11 +25,7 @@ export const AccountRejection = {
 } as const;
 
 /** Decides one command against the current state of an account. */
-export const decideAccount = (
-  command: AccountCommand,
-  state: AccountState,
-  _context: DecideContext,
-): Decision<AccountEvent> => {
+export const decideAccount = (command: AccountCommand, state: AccountState, _context: DecideContext): Decision<AccountEvent> => {
   switch (command.type) {
     case 'OpenAccount':
       if (state.status !== 'unopened') {
@@ -66,10 +62,7 @@ export const decideAccount = (
     case 'CloseAccount':
       if (state.status !== 'open') return notOpen(state, 'close');
       if (state.balance !== 0) {
-        return reject(
-          AccountRejection.BalanceNotZero,
-          `Cannot close: balance is ${state.balance}; withdraw it first`,
-        );
+        return reject(AccountRejection.BalanceNotZero, `Cannot close: balance is ${state.balance}; withdraw it first`);
       }
       return [{ type: 'AccountClosed', data: {} }];
 

@@ -14,11 +14,18 @@ export const accountInvariants = (events: readonly EventRecord[]): InvariantBrea
   let balance = 0;
   let closedAt = 0;
   for (const event of events) {
-    const at = (rule: 'event-after-close' | 'negative-balance' | 'account-rule', message: string, versions: number[] = [event.version]): void => {
+    const at = (
+      rule: 'event-after-close' | 'negative-balance' | 'account-rule',
+      message: string,
+      versions: number[] = [event.version],
+    ): void => {
       violations.push({ rule, versions, commandId: event.commandId, message });
     };
     if (status === 'closed') {
-      at('event-after-close', `${event.type} at version ${event.version} after AccountClosed at version ${closedAt}`, [closedAt, event.version]);
+      at('event-after-close', `${event.type} at version ${event.version} after AccountClosed at version ${closedAt}`, [
+        closedAt,
+        event.version,
+      ]);
       continue;
     }
     const amount = (event.data as { amount?: unknown } | null)?.amount;
@@ -31,7 +38,10 @@ export const accountInvariants = (events: readonly EventRecord[]): InvariantBrea
       case 'MoneyWithdrawn':
         if (status !== 'open') at('account-rule', `${event.type} at version ${event.version} before AccountOpened`);
         if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0) {
-          at('account-rule', `${event.type} at version ${event.version} with amount ${JSON.stringify(amount)}, not a positive whole number`);
+          at(
+            'account-rule',
+            `${event.type} at version ${event.version} with amount ${JSON.stringify(amount)}, not a positive whole number`,
+          );
           break;
         }
         balance += event.type === 'MoneyDeposited' ? amount : -amount;

@@ -24,13 +24,9 @@ export const evolveAccount = (state: AccountState, event: AccountEvent): Account
     case 'AccountOpened':
       return state.status === 'unopened' ? { status: 'open', owner: event.data.owner, balance: 0 } : state;
     case 'MoneyDeposited':
-      return state.status === 'open'
-        ? { status: 'open', owner: state.owner, balance: state.balance + event.data.amount }
-        : state;
+      return state.status === 'open' ? { status: 'open', owner: state.owner, balance: state.balance + event.data.amount } : state;
     case 'MoneyWithdrawn':
-      return state.status === 'open'
-        ? { status: 'open', owner: state.owner, balance: state.balance - event.data.amount }
-        : state;
+      return state.status === 'open' ? { status: 'open', owner: state.owner, balance: state.balance - event.data.amount } : state;
     case 'AccountClosed':
       return state.status === 'open' ? { status: 'closed', owner: state.owner } : state;
     default: {

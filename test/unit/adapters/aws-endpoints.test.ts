@@ -30,7 +30,13 @@ const recordingEndpoint = async (): Promise<{ url: string; seen: Seen[]; server:
     request.resume();
     request.on('end', () => {
       const target = request.headers['x-amz-target'] as string | undefined;
-      seen.push({ endpoint: url, method: request.method ?? '', path: request.url ?? '', target, authorization: request.headers.authorization });
+      seen.push({
+        endpoint: url,
+        method: request.method ?? '',
+        path: request.url ?? '',
+        target,
+        authorization: request.headers.authorization,
+      });
       if (target === 'DynamoDB_20120810.ListTables') {
         response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{"TableNames":["from-the-endpoint"]}');
       } else if (request.url?.startsWith('/2015-03-31/event-source-mappings/') === true) {
@@ -43,7 +49,14 @@ const recordingEndpoint = async (): Promise<{ url: string; seen: Seen[]; server:
   return { url, seen, server };
 };
 
-const ENDPOINT_VARIABLES = ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_LAMBDA', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_ACCESS_KEY_ID', 'AWS_PROFILE'];
+const ENDPOINT_VARIABLES = [
+  'AWS_ENDPOINT_URL',
+  'AWS_ENDPOINT_URL_DYNAMODB',
+  'AWS_ENDPOINT_URL_LAMBDA',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_PROFILE',
+];
 
 let general: Awaited<ReturnType<typeof recordingEndpoint>>;
 let dynamoOnly: Awaited<ReturnType<typeof recordingEndpoint>>;

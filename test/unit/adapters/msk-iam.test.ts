@@ -77,7 +77,9 @@ describe('MSK IAM token', () => {
   });
 
   it('refuses empty credentials, as the library does', async () => {
-    await expect(signMskAuthToken('us-east-1', () => Promise.resolve({ accessKeyId: '', secretAccessKey: 'x' }))).rejects.toThrow(MissingCredentialsError);
+    await expect(signMskAuthToken('us-east-1', () => Promise.resolve({ accessKeyId: '', secretAccessKey: 'x' }))).rejects.toThrow(
+      MissingCredentialsError,
+    );
   });
 
   it('gives kafkajs the token as the OAUTHBEARER value', async () => {

@@ -5,7 +5,15 @@ import { formatEvent } from '../../../local/cli/tail.ts';
 import type { WatchedRecord } from '../../../local/client/watch.ts';
 
 const known = registry(aggregates);
-const envelope = { eventId: 'account:acc-1:2', aggregateType: 'account', aggregateId: 'acc-1', version: 2, commandId: 'c-1', occurredAt: '2026-11-30T10:00:00.000Z', source: { topic: 'commands', partition: 0, offset: 7 } };
+const envelope = {
+  eventId: 'account:acc-1:2',
+  aggregateType: 'account',
+  aggregateId: 'acc-1',
+  version: 2,
+  commandId: 'c-1',
+  occurredAt: '2026-11-30T10:00:00.000Z',
+  source: { topic: 'commands', partition: 0, offset: 7 },
+};
 const watched = (value: object, key = 'acc-1'): WatchedRecord => ({
   topic: 'events',
   partition: 1,
@@ -31,6 +39,8 @@ describe('tail events', () => {
 
   it('says why a record cannot be read, where and what it is', () => {
     const lines = formatEvent(watched({ ...envelope, type: 'MoneyDeposited', revision: 9, data: { amount: 5 } }), known).split('\n');
-    expect(lines[1]).toBe('  unreadable: UnknownRevision: events-1 offset 4: account acc-1 version 2, MoneyDeposited revision 9: this code reads MoneyDeposited up to revision 2; a later revision was written by newer code');
+    expect(lines[1]).toBe(
+      '  unreadable: UnknownRevision: events-1 offset 4: account acc-1 version 2, MoneyDeposited revision 9: this code reads MoneyDeposited up to revision 2; a later revision was written by newer code',
+    );
   });
 });

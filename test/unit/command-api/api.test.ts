@@ -44,7 +44,13 @@ const body = (response: HttpResponse): Record<string, unknown> => JSON.parse(res
 const post = (value: unknown, headers: Record<string, string> = {}) =>
   request('POST', '/commands', { body: typeof value === 'string' ? value : JSON.stringify(value), headers });
 const open = { aggregateType: 'account', aggregateId: 'acc-1', type: 'OpenAccount', data: { owner: 'Ada' } };
-const accepted = (commandId: string, version = 1) => ({ commandId, aggregateType: 'account', aggregateId: 'acc-1', status: 'accepted' as const, version });
+const accepted = (commandId: string, version = 1) => ({
+  commandId,
+  aggregateType: 'account',
+  aggregateId: 'acc-1',
+  status: 'accepted' as const,
+  version,
+});
 
 describe('POST /commands', () => {
   it('fills in a commandId, sends the body otherwise byte for byte keyed by aggregateId, and answers 200 with the outcome', async () => {
@@ -56,7 +62,9 @@ describe('POST /commands', () => {
     expect(body(response)).toStrictEqual(accepted('api-new'));
     expect(sent).toHaveLength(1);
     expect(sent[0]?.key).toBe('acc-1');
-    expect(sent[0]?.value).toBe(`{"commandId":"api-new", "aggregateType":"account","aggregateId":"acc-1",  "type":"OpenAccount","data":{"owner":"Ada"}}`);
+    expect(sent[0]?.value).toBe(
+      `{"commandId":"api-new", "aggregateType":"account","aggregateId":"acc-1",  "type":"OpenAccount","data":{"owner":"Ada"}}`,
+    );
   });
 
   it('reads the table only after the typical decision time, and backs off after', async () => {
@@ -72,9 +80,17 @@ describe('POST /commands', () => {
 
   it('answers a commandId already decided with its outcome, without sending it again', async () => {
     const { api, outcomes, sent } = setup();
-    const rejected = { commandId: 'c-2', aggregateType: 'account', aggregateId: 'acc-1', status: 'rejected' as const, reason: { code: 'InsufficientFunds', message: 'no' } };
+    const rejected = {
+      commandId: 'c-2',
+      aggregateType: 'account',
+      aggregateId: 'acc-1',
+      status: 'rejected' as const,
+      reason: { code: 'InsufficientFunds', message: 'no' },
+    };
     outcomes.decide({ aggregateType: 'account', aggregateId: 'acc-1', commandId: 'c-2' }, rejected);
-    const response = await api(post({ aggregateType: 'account', aggregateId: 'acc-1', type: 'Withdraw', data: { amount: 5 }, commandId: 'c-2' }));
+    const response = await api(
+      post({ aggregateType: 'account', aggregateId: 'acc-1', type: 'Withdraw', data: { amount: 5 }, commandId: 'c-2' }),
+    );
     expect(response.statusCode).toBe(200);
     expect(body(response)).toStrictEqual(rejected);
     expect(response.headers['idempotent-replayed']).toBe('true');
@@ -87,7 +103,15 @@ describe('POST /commands', () => {
     expect(response.statusCode).toBe(202);
     const location = '/commands/c%203?aggregateType=account&aggregateId=a%20b%2Fc';
     expect(response.headers.location).toBe(location);
-    expect(body(response)).toStrictEqual({ commandId: 'c 3', aggregateType: 'account', aggregateId: 'a b/c', status: 'pending', location, partition: 1, offset: 0 });
+    expect(body(response)).toStrictEqual({
+      commandId: 'c 3',
+      aggregateType: 'account',
+      aggregateId: 'a b/c',
+      status: 'pending',
+      location,
+      partition: 1,
+      offset: 0,
+    });
     expect(clock.woke.at(-1)).toBe(settings.waitMs);
   });
 
@@ -100,7 +124,12 @@ describe('POST /commands', () => {
     expect(long.clock.woke.at(-1)).toBe(settings.maxWaitMs);
     const none = setup();
     const async = await none.api(post(open, { prefer: 'respond-async' }));
-    expect([async.statusCode, async.headers['preference-applied'], none.clock.woke, none.sent.length]).toStrictEqual([202, 'respond-async', [], 1]);
+    expect([async.statusCode, async.headers['preference-applied'], none.clock.woke, none.sent.length]).toStrictEqual([
+      202,
+      'respond-async',
+      [],
+      1,
+    ]);
   });
 
   it.each([
@@ -112,17 +141,37 @@ describe('POST /commands', () => {
     ['an unknown command type', JSON.stringify({ ...open, type: 'Teleport' })],
     ['data failing its schema', JSON.stringify({ ...open, data: { owner: 42 } })],
     ['an empty commandId', JSON.stringify({ ...open, commandId: '' })],
-    ['nesting deeper than 64 levels', JSON.stringify({ ...open, metadata: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) as unknown })],
+    [
+      'nesting deeper than 64 levels',
+      JSON.stringify({ ...open, metadata: JSON.parse('{"a":'.repeat(70) + '1' + '}'.repeat(70)) as unknown }),
+    ],
   ])('rejects a command with %s with 400 and the code and message the command side gives the same record', async (_, text) => {
     const { api, sent } = setup();
     const response = await api(post(text));
     expect(response.statusCode).toBe(400);
     // The record the command side would receive: the body with the server's commandId written in first.
-    const parsed = ((): unknown => { try { return JSON.parse(text); } catch { return undefined; } })();
-    const withId = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && !('commandId' in parsed) ? `{"commandId":"api-new",${text.slice(1)}` : text;
+    const parsed = ((): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+    })();
+    const withId =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && !('commandId' in parsed)
+        ? `{"commandId":"api-new",${text.slice(1)}`
+        : text;
     const aggregateId = (parsed as { aggregateId?: unknown } | undefined)?.aggregateId;
     const decoded = await decodeCommand(
-      { topic: 'commands', partition: 0, offset: 0, timestamp: 0, original: { topic: 'commands', partition: 0, offset: 0, timestamp: 0 }, key: typeof aggregateId === 'string' ? new TextEncoder().encode(aggregateId) : undefined, value: new TextEncoder().encode(withId) },
+      {
+        topic: 'commands',
+        partition: 0,
+        offset: 0,
+        timestamp: 0,
+        original: { topic: 'commands', partition: 0, offset: 0, timestamp: 0 },
+        key: typeof aggregateId === 'string' ? new TextEncoder().encode(aggregateId) : undefined,
+        value: new TextEncoder().encode(withId),
+      },
       registry(aggregates),
     );
     if (!('bad' in decoded)) throw new Error('the command side would accept this record');
@@ -130,7 +179,7 @@ describe('POST /commands', () => {
     expect(sent).toHaveLength(0);
   });
 
-  it('rejects a command over 256 KiB with 413 PayloadTooLarge, the command side\'s code', async () => {
+  it("rejects a command over 256 KiB with 413 PayloadTooLarge, the command side's code", async () => {
     const { api } = setup();
     const response = await api(post({ ...open, data: { owner: 'x'.repeat(MAX_COMMAND_BYTES) } }));
     expect(response.statusCode).toBe(413);
@@ -175,11 +224,14 @@ describe('GET routes', () => {
     expect([wrongType.statusCode, body(wrongType).code]).toStrictEqual([400, 'UnknownAggregateType']);
   });
 
-  it('gives an aggregate\'s version and state, and 404 for one without events', async () => {
+  it("gives an aggregate's version and state, and 404 for one without events", async () => {
     const { api, outcomes } = setup();
     outcomes.setState('account', 'acc/1', { version: 2, state: { status: 'open', owner: 'Ada', balance: 5 } });
     const found = await api(request('GET', '/aggregates/account/acc%2F1'));
-    expect([found.statusCode, body(found)]).toStrictEqual([200, { aggregateType: 'account', aggregateId: 'acc/1', version: 2, state: { status: 'open', owner: 'Ada', balance: 5 } }]);
+    expect([found.statusCode, body(found)]).toStrictEqual([
+      200,
+      { aggregateType: 'account', aggregateId: 'acc/1', version: 2, state: { status: 'open', owner: 'Ada', balance: 5 } },
+    ]);
     const missing = await api(request('GET', '/aggregates/account/nobody'));
     expect([missing.statusCode, body(missing).code]).toStrictEqual([404, 'AggregateNotFound']);
   });
@@ -187,7 +239,10 @@ describe('GET routes', () => {
   it('gives a projection row, 404 for a missing row and 400 for an unknown projection', async () => {
     const { api } = setup();
     const row = await api(request('GET', '/read-models/account-summary/acc-1'));
-    expect([row.statusCode, body(row)]).toStrictEqual([200, { projection: 'account-summary', rowId: 'acc-1', row: { accountId: 'acc-1', balance: 5 } }]);
+    expect([row.statusCode, body(row)]).toStrictEqual([
+      200,
+      { projection: 'account-summary', rowId: 'acc-1', row: { accountId: 'acc-1', balance: 5 } },
+    ]);
     expect((await api(request('GET', '/read-models/account-summary/acc-2'))).statusCode).toBe(404);
     expect(body(await api(request('GET', '/read-models/ledger/acc-1'))).code).toBe('UnknownProjection');
   });

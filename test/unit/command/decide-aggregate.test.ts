@@ -31,10 +31,19 @@ const notes = defineAggregate<{ readonly count: number }, NoteCommand, NoteEvent
     if (command.data.text === '') return reject('EmptyNote', 'nothing to note');
     // An evolve failure shows on the second event, after the first one was applied.
     return command.data.fail === 'evolve'
-      ? [{ type: 'Noted', data: { text: command.data.text } }, { type: 'Noted', data: { text: command.data.text, fail: 'evolve' } }]
+      ? [
+          { type: 'Noted', data: { text: command.data.text } },
+          { type: 'Noted', data: { text: command.data.text, fail: 'evolve' } },
+        ]
       : Array.from({ length: command.data.copies ?? 1 }, () => ({ type: 'Noted' as const, data: { text: command.data.text } }));
   },
-  commands: { Note: z.strictObject({ text: z.string(), copies: z.number().int().nonnegative().optional(), fail: z.enum(['decide', 'evolve']).optional() }) },
+  commands: {
+    Note: z.strictObject({
+      text: z.string(),
+      copies: z.number().int().nonnegative().optional(),
+      fail: z.enum(['decide', 'evolve']).optional(),
+    }),
+  },
   events: { Noted: z.strictObject({ text: z.string(), fail: z.literal('evolve').optional() }) },
 });
 
@@ -74,7 +83,11 @@ const incoming = async (...specs: readonly Spec[]): Promise<IncomingCommand[]> =
     }),
   );
   // Keep the specs' order (mskEvent groups by partition).
-  const byPosition = new Map(decodeMskEvent(records).flat().map((r): [string, TriggerRecord] => [`${r.partition}@${r.offset}`, r]));
+  const byPosition = new Map(
+    decodeMskEvent(records)
+      .flat()
+      .map((r): [string, TriggerRecord] => [`${r.partition}@${r.offset}`, r]),
+  );
   return Promise.all(
     specs.map(async (s) => {
       const record = byPosition.get(`${s.partition ?? 0}@${s.offset}`) as TriggerRecord;
@@ -86,8 +99,18 @@ const incoming = async (...specs: readonly Spec[]): Promise<IncomingCommand[]> =
 };
 
 const open = (offset: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'OpenAccount', data: { owner: 'Ada' }, ...extra });
-const deposit = (offset: number, amount: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'Deposit', data: { amount }, ...extra });
-const withdraw = (offset: number, amount: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'Withdraw', data: { amount }, ...extra });
+const deposit = (offset: number, amount: number, extra: Partial<Spec> = {}): Spec => ({
+  offset,
+  type: 'Deposit',
+  data: { amount },
+  ...extra,
+});
+const withdraw = (offset: number, amount: number, extra: Partial<Spec> = {}): Spec => ({
+  offset,
+  type: 'Withdraw',
+  data: { amount },
+  ...extra,
+});
 const close = (offset: number, extra: Partial<Spec> = {}): Spec => ({ offset, type: 'CloseAccount', ...extra });
 
 const accountHead = (): Head => emptyHead('account', 'acc-1', account.initialState);
@@ -119,7 +142,13 @@ describe('decideAggregate: folding a batch', () => {
 
   it('decides each command against the state the previous ones left', async () => {
     const outcome = await decide(accountHead(), [open(1), withdraw(2, 10), deposit(3, 100), withdraw(4, 60), withdraw(5, 60)]);
-    expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 InsufficientFunds', 'c-0-3 v2', 'c-0-4 v3', 'c-0-5 InsufficientFunds']);
+    expect(summary(outcome.results)).toStrictEqual([
+      'c-0-1 v1',
+      'c-0-2 InsufficientFunds',
+      'c-0-3 v2',
+      'c-0-4 v3',
+      'c-0-5 InsufficientFunds',
+    ]);
     expect(committed(outcome).state).toStrictEqual({ status: 'open', owner: 'Ada', balance: 40 });
   });
 
@@ -184,14 +213,22 @@ describe('decideAggregate: outcomes no head remembers', () => {
 describe('decideAggregate: optimistic concurrency from the client', () => {
   it('rejects a stale expectedVersion with VersionMismatch and accepts the current one', async () => {
     const head = committed(await decide(accountHead(), [open(1), deposit(2, 100)]));
-    const outcome = await decide(head, [deposit(3, 1, { expectedVersion: 1 }), deposit(4, 1, { expectedVersion: 2 }), deposit(5, 1, { expectedVersion: 2 })]);
+    const outcome = await decide(head, [
+      deposit(3, 1, { expectedVersion: 1 }),
+      deposit(4, 1, { expectedVersion: 2 }),
+      deposit(5, 1, { expectedVersion: 2 }),
+    ]);
     expect(summary(outcome.results)).toStrictEqual(['c-0-3 VersionMismatch', 'c-0-4 v3', 'c-0-5 VersionMismatch']);
     const mismatch = outcome.results[0];
     expect(mismatch?.status === 'rejected' && mismatch.reason.message).toMatch(/expected version 1.*version 2/);
   });
 
   it('rejects an expectedVersion ahead of the aggregate, and expectedVersion 0 once it exists', async () => {
-    const outcome = await decide(accountHead(), [open(1, { expectedVersion: 0 }), deposit(2, 1, { expectedVersion: 5 }), open(3, { expectedVersion: 0 })]);
+    const outcome = await decide(accountHead(), [
+      open(1, { expectedVersion: 0 }),
+      deposit(2, 1, { expectedVersion: 5 }),
+      open(3, { expectedVersion: 0 }),
+    ]);
     expect(summary(outcome.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 VersionMismatch', 'c-0-3 VersionMismatch']);
   });
 });
@@ -311,7 +348,7 @@ describe('decideAggregate: outbox', () => {
     expect(committed(outcome).outbox.map((e) => e.version)).toStrictEqual([3]);
   });
 
-  it('keeps the outbox unconfirmed when the partition\'s checkpoint starts after the offset the head was written at', async () => {
+  it("keeps the outbox unconfirmed when the partition's checkpoint starts after the offset the head was written at", async () => {
     // A checkpoint that starts at 20 has not seen what was committed at 11: it confirms nothing before 20.
     const head = committed(await decide(accountHead(), [open(10), deposit(11, 100)]));
     const outcome = await decide(head, [withdraw(41, 30)], confirmedThrough(40, 'commands-0', 20));
@@ -327,7 +364,7 @@ describe('decideAggregate: outbox', () => {
 });
 
 describe('decideAggregate: event records follow the wire contract', () => {
-  it('builds each event from the command, the command record\'s time, the source position and its type\'s current revision', async () => {
+  it("builds each event from the command, the command record's time, the source position and its type's current revision", async () => {
     const outcome = await decide(accountHead(), [
       open(10, { commandId: 'c-open', metadata: { correlationId: 'x', user: { id: 7 } } }),
       deposit(11, 50, { commandId: 'c-dep' }),
@@ -491,7 +528,11 @@ describe('decideAggregate: commands that break the aggregate', () => {
   });
 
   it('refuses an event that would not read back as decided: not valid after a JSON round trip', async () => {
-    const dated = defineAggregate<{ readonly n: number }, Message<'Stamp', Record<string, never>>, Message<'Stamped', { readonly at: string }>>({
+    const dated = defineAggregate<
+      { readonly n: number },
+      Message<'Stamp', Record<string, never>>,
+      Message<'Stamped', { readonly at: string }>
+    >({
       type: 'dated',
       initialState: { n: 0 },
       evolve: (state) => ({ n: state.n + 1 }),
@@ -500,7 +541,11 @@ describe('decideAggregate: commands that break the aggregate', () => {
       commands: { Stamp: z.strictObject({}) },
       events: { Stamped: z.strictObject({ at: z.string().regex(/^\d+$/) }) },
     });
-    const record = decodeMskEvent(mskEvent([{ offset: 1, key: 'd-1', value: { commandId: 'c-d', aggregateType: 'dated', aggregateId: 'd-1', type: 'Stamp', data: {} } }]))[0]![0]!;
+    const record = decodeMskEvent(
+      mskEvent([
+        { offset: 1, key: 'd-1', value: { commandId: 'c-d', aggregateType: 'dated', aggregateId: 'd-1', type: 'Stamp', data: {} } },
+      ]),
+    )[0]![0]!;
     const decoded = await decodeCommand(record, registry([dated]));
     if (!('ok' in decoded)) throw new Error('did not decode');
     const outcome = decideAggregate(batchOf(emptyHead('dated', 'd-1', { n: 0 }), [decoded.ok]));
@@ -593,7 +638,9 @@ describe('decideAggregate: what the head no longer keeps', () => {
     expect(found.counts.duplicates).toBe(1);
 
     // Past the window the archive no longer vouches for it: it is decided again (and rejected: the account exists).
-    const expired = decideAggregate(batchOf(head, await incoming(...resend), { archived, checkpoints: confirmedThrough(201), dedupeWindowMs: 100 }));
+    const expired = decideAggregate(
+      batchOf(head, await incoming(...resend), { archived, checkpoints: confirmedThrough(201), dedupeWindowMs: 100 }),
+    );
     expect(summary(expired.results)).toStrictEqual(['first AccountAlreadyExists']);
   });
 });
@@ -617,11 +664,14 @@ describe('decideAggregate: operator releases and time', () => {
     expect(outcome.deadLetters).toStrictEqual([]);
   });
 
-  it('decides at the command record\'s time, so that two decisions of one record are the same', async () => {
+  it("decides at the command record's time, so that two decisions of one record are the same", async () => {
     const first = await decide(accountHead(), [open(1), deposit(2, 5)]);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const second = await decide(accountHead(), [open(1), deposit(2, 5)]);
     expect(second.toPublish).toStrictEqual(first.toPublish);
-    expect(first.toPublish.map((e) => e.occurredAt)).toStrictEqual([new Date(RECORD_TIME + 1).toISOString(), new Date(RECORD_TIME + 2).toISOString()]);
+    expect(first.toPublish.map((e) => e.occurredAt)).toStrictEqual([
+      new Date(RECORD_TIME + 1).toISOString(),
+      new Date(RECORD_TIME + 2).toISOString(),
+    ]);
   });
 });

@@ -63,7 +63,11 @@ describe('decodeCommand: valid commands', () => {
 
   it('decodes every command of the fixture', async () => {
     const event = JSON.parse(readFileSync(new URL('../../fixtures/msk-commands-event.json', import.meta.url), 'utf8')) as MskEvent;
-    const decoded = await Promise.all(decodeMskEvent(event).flat().map((r) => ok(r)));
+    const decoded = await Promise.all(
+      decodeMskEvent(event)
+        .flat()
+        .map((r) => ok(r)),
+    );
     expect(decoded.map((d) => `${d.envelope.aggregateId}:${d.command.type}`)).toStrictEqual([
       'acc-1:OpenAccount',
       'acc-1:Deposit',
@@ -241,13 +245,14 @@ describe('decodeCommand: size', () => {
 describe('decodeCommand: the bad-records fixture', () => {
   it('gives each bad record its code and still decodes the good command after them', async () => {
     const event = JSON.parse(readFileSync(new URL('../../fixtures/msk-commands-bad-records.json', import.meta.url), 'utf8')) as MskEvent;
-    const decoded = await Promise.all(decodeMskEvent(event).flat().map((r) => decodeCommand(r, aggregates)));
-    expect(decoded.map((d) => ('ok' in d ? `ok ${d.ok.envelope.commandId}` : `${d.bad.record.offset} ${d.bad.reason.code}`))).toStrictEqual([
-      '20 InvalidCommand',
-      '21 InvalidCommand',
-      '22 KeyMismatch',
-      'ok c-after-bad',
-    ]);
+    const decoded = await Promise.all(
+      decodeMskEvent(event)
+        .flat()
+        .map((r) => decodeCommand(r, aggregates)),
+    );
+    expect(decoded.map((d) => ('ok' in d ? `ok ${d.ok.envelope.commandId}` : `${d.bad.record.offset} ${d.bad.reason.code}`))).toStrictEqual(
+      ['20 InvalidCommand', '21 InvalidCommand', '22 KeyMismatch', 'ok c-after-bad'],
+    );
   });
 });
 

@@ -20,7 +20,12 @@ describe('HeadCache', () => {
     cache.set('b', head('b'), 30);
     cache.set('c', head('c'), 30);
     cache.set('d', head('d'), 101);
-    expect([cache.get('a'), cache.get('b')?.aggregateId, cache.get('c')?.aggregateId, cache.get('d')]).toEqual([undefined, 'b', 'c', undefined]);
+    expect([cache.get('a'), cache.get('b')?.aggregateId, cache.get('c')?.aggregateId, cache.get('d')]).toEqual([
+      undefined,
+      'b',
+      'c',
+      undefined,
+    ]);
     expect(cache.size).toEqual({ entries: 2, bytes: 60 });
   });
 

@@ -58,7 +58,17 @@ describe('judging what was read', () => {
   const log = { start: 0, end: 100 };
 
   it('finds the table behind when records it never saw lie between its checkpoint and the batch', () => {
-    expect(judge(checkpoint(9), span(15, 20), [{ offset: 9, fingerprint: 'fp-9' }, { offset: 10, fingerprint: 'x' }], log)).toBe('behind');
+    expect(
+      judge(
+        checkpoint(9),
+        span(15, 20),
+        [
+          { offset: 9, fingerprint: 'fp-9' },
+          { offset: 10, fingerprint: 'x' },
+        ],
+        log,
+      ),
+    ).toBe('behind');
   });
 
   it('goes on over offsets that hold no record (transaction markers)', () => {
@@ -84,7 +94,14 @@ describe('judging what was read', () => {
 describe('checkpoints', () => {
   it('start a new incarnation at the batch, with a position key of its own', () => {
     const next = nextIncarnation(checkpoint(50), 0);
-    expect(next).toEqual({ tp: 'commands-0', incarnation: 2, from: 0, through: -1, fingerprint: null, earlier: [{ incarnation: 1, from: 0, through: 50 }] });
+    expect(next).toEqual({
+      tp: 'commands-0',
+      incarnation: 2,
+      from: 0,
+      through: -1,
+      fingerprint: null,
+      earlier: [{ incarnation: 1, from: 0, through: 50 }],
+    });
     expect(positionKey('commands-0', 1)).toBe('commands-0');
     expect(positionKey('commands-0', 2)).toBe('commands-0~2');
   });
@@ -99,7 +116,12 @@ describe('checkpoints', () => {
 
 describe('outboxConfirmed', () => {
   const event = { version: 1 } as EventRecord;
-  const written = (offset: number, tp = 'commands-0'): Head => ({ ...emptyHead('account', 'acc-1', {}), version: 1, outbox: [event], writtenAt: { tp, offset } });
+  const written = (offset: number, tp = 'commands-0'): Head => ({
+    ...emptyHead('account', 'acc-1', {}),
+    version: 1,
+    outbox: [event],
+    writtenAt: { tp, offset },
+  });
   const marks = (...list: PartitionCheckpoint[]) => new Map(list.map((c) => [c.tp, c]));
 
   it('confirms an empty outbox without any checkpoint', () => {

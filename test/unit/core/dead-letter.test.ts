@@ -25,12 +25,14 @@ const watched = (value: string): WatchedRecord => ({
 });
 
 describe('reading dead letters', () => {
-  it('reads a record of Lambda\'s Kafka on-failure destination: the failed record with its source, key, value and the condition', () => {
+  it("reads a record of Lambda's Kafka on-failure destination: the failed record with its source, key, value and the condition", () => {
     expect(readDeadLetter(lambdaRecord)).toEqual([
       {
         format: 'lambda-on-failure',
         code: 'RetriesExhausted',
-        message: expect.stringContaining('failed (Unhandled) after 3 invocations, RetriesExhausted, at 2019-11-14T18:16:05.568Z') as unknown,
+        message: expect.stringContaining(
+          'failed (Unhandled) after 3 invocations, RetriesExhausted, at 2019-11-14T18:16:05.568Z',
+        ) as unknown,
         source: { topic: 'my-topic', partition: 0, offset: 100 },
         key: 'dGVzdC1rZXk=',
         value: 'dGVzdC12YWx1ZQ==',
@@ -38,7 +40,7 @@ describe('reading dead letters', () => {
     ]);
   });
 
-  it('reads this project\'s dead letters with the same fields', () => {
+  it("reads this project's dead letters with the same fields", () => {
     const [raw] = decodeMskEvent(mskEvent([{ topic: 'commands', partition: 2, offset: 41, key: 'acc-1', value: 'not json' }])).flat();
     const letter = deadLetter(raw!, { code: 'InvalidCommand', message: 'value is not JSON' });
     expect(readDeadLetter(JSON.stringify(letter.record))).toEqual([
@@ -61,7 +63,9 @@ describe('reading dead letters', () => {
 
   it('prints a Lambda dead letter with its source and the original value as text', () => {
     expect(formatDeadLetter(watched(lambdaRecord)).split('\n')).toEqual([
-      expect.stringMatching(/^0@7 2026-11-30T12:00:00\.000Z RetriesExhausted my-topic-0@100 key=test-key Lambda's on-failure destination: /) as unknown,
+      expect.stringMatching(
+        /^0@7 2026-11-30T12:00:00\.000Z RetriesExhausted my-topic-0@100 key=test-key Lambda's on-failure destination: /,
+      ) as unknown,
       '  value: test-value',
     ]);
   });

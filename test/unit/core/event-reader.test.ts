@@ -8,7 +8,17 @@ import { aggregates } from '../../../functions/domain/index.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
 const known = registry(aggregates);
-const good = { eventId: 'account:acc-1:2', aggregateType: 'account', aggregateId: 'acc-1', version: 2, type: 'AccountOpened', data: { owner: 'Ada' }, commandId: 'c-1', occurredAt: '2026-11-30T10:00:00.000Z', source: { topic: 'commands', partition: 0, offset: 7 } };
+const good = {
+  eventId: 'account:acc-1:2',
+  aggregateType: 'account',
+  aggregateId: 'acc-1',
+  version: 2,
+  type: 'AccountOpened',
+  data: { owner: 'Ada' },
+  commandId: 'c-1',
+  occurredAt: '2026-11-30T10:00:00.000Z',
+  source: { topic: 'commands', partition: 0, offset: 7 },
+};
 
 const read = (spec: Omit<RecordSpec, 'offset'>) => {
   const [record] = decodeMskEvent(mskEvent([{ offset: 5, ...spec }], 'events')).flat();
@@ -32,7 +42,16 @@ const note = defineAggregate<Record<string, never>, Note, Note>({
 const notes = registry([note]);
 const noteRecord = (type: string, revision: number | undefined, data: object, version = 3) => ({
   key: 'n-1',
-  value: JSON.stringify({ ...good, eventId: `note:n-1:${version}`, aggregateType: 'note', aggregateId: 'n-1', version, type, data, ...(revision === undefined ? {} : { revision }) }),
+  value: JSON.stringify({
+    ...good,
+    eventId: `note:n-1:${version}`,
+    aggregateType: 'note',
+    aggregateId: 'n-1',
+    version,
+    type,
+    data,
+    ...(revision === undefined ? {} : { revision }),
+  }),
   position: { topic: 'events', partition: 2, offset: 40 },
 });
 
@@ -41,7 +60,16 @@ describe('the event reader', () => {
     expect(read({ key: 'acc-1', value: good })).toEqual({
       event: {
         stored: good,
-        event: { eventId: 'account:acc-1:2', aggregateType: 'account', aggregateId: 'acc-1', version: 2, type: 'AccountOpened', data: { owner: 'Ada' }, commandId: 'c-1', occurredAt: '2026-11-30T10:00:00.000Z' },
+        event: {
+          eventId: 'account:acc-1:2',
+          aggregateType: 'account',
+          aggregateId: 'acc-1',
+          version: 2,
+          type: 'AccountOpened',
+          data: { owner: 'Ada' },
+          commandId: 'c-1',
+          occurredAt: '2026-11-30T10:00:00.000Z',
+        },
         upcast: false,
         position: { topic: 'events', partition: 0, offset: 5 },
       },
@@ -60,7 +88,12 @@ describe('the event reader', () => {
     ['no key', { key: null, value: good }, 'KeyMismatch', /\(none\)/],
     ['unknown aggregate type', { key: 'acc-1', value: { ...good, aggregateType: 'planet' } }, 'UnknownAggregateType', /planet/],
     ['unknown event type', { key: 'acc-1', value: { ...good, type: 'MoneyTeleported' } }, 'UnknownEventType', /MoneyTeleported/],
-    ['data failing the event schema', { key: 'acc-1', value: { ...good, data: { owner: 7 } } }, 'InvalidEvent', /invalid AccountOpened data: owner/],
+    [
+      'data failing the event schema',
+      { key: 'acc-1', value: { ...good, data: { owner: 7 } } },
+      'InvalidEvent',
+      /invalid AccountOpened data: owner/,
+    ],
   ])('refuses a record with %s, naming its position', (_label, spec, code, message) => {
     const outcome = read(spec);
     if (!('fault' in outcome)) throw new Error('expected a fault');
@@ -89,7 +122,9 @@ describe('the event reader', () => {
     const outcome = readEvent(noteRecord('NoteWritten', 1, { text: 'already renamed' }), notes);
     if (!('fault' in outcome)) throw new Error('expected a fault');
     expect(outcome.fault).toMatchObject({ code: 'UpcastFailed', position: { topic: 'events', partition: 2, offset: 40 } });
-    expect(outcome.fault.message).toMatch(/^events-2 offset 40: note n-1 version 3, NoteWritten revision 1: upcast from NoteWritten revision 1 into NoteWritten revision 2: the data fails the NoteWritten schema/);
+    expect(outcome.fault.message).toMatch(
+      /^events-2 offset 40: note n-1 version 3, NoteWritten revision 1: upcast from NoteWritten revision 1 into NoteWritten revision 2: the data fails the NoteWritten schema/,
+    );
     expect(isChainFault(outcome.fault)).toBe(true);
     const newer = readEvent(noteRecord('NoteWritten', 3, { text: 'x' }), notes);
     expect('fault' in newer && newer.fault.code).toBe('UnknownRevision');

@@ -10,7 +10,14 @@ const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /** The single record of a one-record event with these fields. */
 const decodeOne = (fields: Partial<MskRecord>): TriggerRecord => {
-  const record: MskRecord = { topic: 'commands', partition: 0, offset: 5, timestamp: 1_764_496_800_000, timestampType: 'CREATE_TIME', ...fields };
+  const record: MskRecord = {
+    topic: 'commands',
+    partition: 0,
+    offset: 5,
+    timestamp: 1_764_496_800_000,
+    timestampType: 'CREATE_TIME',
+    ...fields,
+  };
   const partitions = decodeMskEvent({ eventSource: 'aws:kafka', records: { 'commands-0': [record] } });
   expect(partitions).toHaveLength(1);
   const [only] = partitions[0] ?? [];
@@ -63,7 +70,9 @@ describe('decodeMskEvent: key and value', () => {
 
   it('keeps the record exactly as delivered, with its coordinates', () => {
     const original = mskRecord({ offset: 42, partition: 3, key: 'acc-1', value: { a: 1 }, headers: { h: 'v' } });
-    const [[record]] = decodeMskEvent(mskEvent([{ offset: 42, partition: 3, key: 'acc-1', value: { a: 1 }, headers: { h: 'v' } }])) as [[TriggerRecord]];
+    const [[record]] = decodeMskEvent(mskEvent([{ offset: 42, partition: 3, key: 'acc-1', value: { a: 1 }, headers: { h: 'v' } }])) as [
+      [TriggerRecord],
+    ];
     expect(record.original).toStrictEqual(original);
     expect(record).toMatchObject({ topic: 'commands', partition: 3, offset: 42, timestamp: original.timestamp });
   });
@@ -131,9 +140,7 @@ describe('decodeMskEvent: partitions and order', () => {
     const partitions = decodeMskEvent(event);
     expect(partitions).toHaveLength(3);
     const summary = partitions.map((p) => p.map((r) => `${r.topic}-${r.partition}@${r.offset}`));
-    expect(summary).toEqual(
-      expect.arrayContaining([['commands-1@7', 'commands-1@8'], ['commands-0@2', 'commands-0@3'], ['other-0@1']]),
-    );
+    expect(summary).toEqual(expect.arrayContaining([['commands-1@7', 'commands-1@8'], ['commands-0@2', 'commands-0@3'], ['other-0@1']]));
   });
 
   it('gives no partitions for an event with no records', () => {

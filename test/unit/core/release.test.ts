@@ -29,6 +29,8 @@ describe('operator releases', () => {
   });
 
   it('say who, when, which offsets and why in the dead letter', () => {
-    expect(skipMessage(release(7, 9, 'poison, OPS-42'))).toBe('skipped by ops@host at 2026-11-30T10:00:00.000Z (offsets 7..9): poison, OPS-42');
+    expect(skipMessage(release(7, 9, 'poison, OPS-42'))).toBe(
+      'skipped by ops@host at 2026-11-30T10:00:00.000Z (offsets 7..9): poison, OPS-42',
+    );
   });
 });

@@ -39,7 +39,12 @@ const basket = (chains: Upcasters | undefined = upcasters) =>
 
 describe('reading stored events through upcaster chains', () => {
   it('reads every revision of a type as its current shape, one step at a time', () => {
-    givenStored(basket(), stored('ItemAdded', 1, { sku: 'p-1' }), stored('ItemAdded', 2, { sku: 'p-2', quantity: 3 }), stored('ItemAdded', 3, { productId: 'p-3', quantity: 2 }))
+    givenStored(
+      basket(),
+      stored('ItemAdded', 1, { sku: 'p-1' }),
+      stored('ItemAdded', 2, { sku: 'p-2', quantity: 3 }),
+      stored('ItemAdded', 3, { productId: 'p-3', quantity: 2 }),
+    )
       .whenRead()
       .then(
         { type: 'ItemAdded', data: { productId: 'p-1', quantity: 1 } },
@@ -49,7 +54,9 @@ describe('reading stored events through upcaster chains', () => {
   });
 
   it('reads a retired type as the type that replaced it', () => {
-    givenStored(basket(), stored('BasketEmptied', 1, {})).whenRead().then({ type: 'BasketCleared', data: { reason: 'emptied' } });
+    givenStored(basket(), stored('BasketEmptied', 1, {}))
+      .whenRead()
+      .then({ type: 'BasketCleared', data: { reason: 'emptied' } });
   });
 
   it('writes each type at one past its last upcaster, and a type without upcasters at revision 1', () => {
@@ -58,30 +65,64 @@ describe('reading stored events through upcaster chains', () => {
   });
 
   it('refuses a revision newer than the code, naming what it reads', () => {
-    givenStored(basket(), stored('ItemAdded', 4, { productId: 'p', quantity: 1 })).whenRead().thenFails('UnknownRevision', /reads ItemAdded up to revision 3; a later revision was written by newer code/);
-    givenStored(basket(), stored('BasketEmptied', 2, {})).whenRead().thenFails('UnknownRevision', /up to revision 1 \(the type is retired\)/);
+    givenStored(basket(), stored('ItemAdded', 4, { productId: 'p', quantity: 1 }))
+      .whenRead()
+      .thenFails('UnknownRevision', /reads ItemAdded up to revision 3; a later revision was written by newer code/);
+    givenStored(basket(), stored('BasketEmptied', 2, {}))
+      .whenRead()
+      .thenFails('UnknownRevision', /up to revision 1 \(the type is retired\)/);
   });
 
   it('refuses an event at the current revision whose data fails the schema, as invalid data', () => {
-    givenStored(basket(), stored('ItemAdded', 3, { sku: 'p' })).whenRead().thenFails('InvalidEvent', /invalid ItemAdded data/);
+    givenStored(basket(), stored('ItemAdded', 3, { sku: 'p' }))
+      .whenRead()
+      .thenFails('InvalidEvent', /invalid ItemAdded data/);
   });
 
   it('refuses a type with neither a schema nor upcasters', () => {
-    givenStored(basket(), stored('Nope', 1, {})).whenRead().thenFails('UnknownEventType', /basket has no event "Nope"/);
+    givenStored(basket(), stored('Nope', 1, {}))
+      .whenRead()
+      .thenFails('UnknownEventType', /basket has no event "Nope"/);
   });
 
   it('turns an upcaster that throws into a fault naming the type and the revision it read, never a skip', () => {
-    const throwing = basket({ ...upcasters, ItemAdded: { ...upcasters.ItemAdded, 2: () => { throw new Error('no sku'); } } });
-    givenStored(throwing, stored('ItemAdded', 1, { sku: 'p' })).whenRead().thenFails('UpcastFailed', 'the upcaster from ItemAdded revision 2 threw: no sku');
+    const throwing = basket({
+      ...upcasters,
+      ItemAdded: {
+        ...upcasters.ItemAdded,
+        2: () => {
+          throw new Error('no sku');
+        },
+      },
+    });
+    givenStored(throwing, stored('ItemAdded', 1, { sku: 'p' }))
+      .whenRead()
+      .thenFails('UpcastFailed', 'the upcaster from ItemAdded revision 2 threw: no sku');
   });
 
   it('refuses an upcaster that skips a revision, returns no event, or leads to data the schema refuses', () => {
-    const skipping = basket({ ItemAdded: { 1: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }), 2: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }) } });
-    givenStored(skipping, stored('ItemAdded', 1, { sku: 'p' })).whenRead().thenFails('UpcastFailed', /returned ItemAdded revision 3; within a type a step goes to revision 2/);
+    const skipping = basket({
+      ItemAdded: {
+        1: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }),
+        2: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }),
+      },
+    });
+    givenStored(skipping, stored('ItemAdded', 1, { sku: 'p' }))
+      .whenRead()
+      .thenFails('UpcastFailed', /returned ItemAdded revision 3; within a type a step goes to revision 2/);
     const nothing = basket({ ItemAdded: { 1: (() => undefined) as never, 2: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }) } });
-    givenStored(nothing, stored('ItemAdded', 1, { sku: 'p' })).whenRead().thenFails('UpcastFailed', /returned undefined, not one \{ type, revision, data \}/);
-    const forgetful = basket({ ItemAdded: { 1: ({ data }) => ({ type: 'ItemAdded', revision: 2, data }), 2: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }) } });
-    givenStored(forgetful, stored('ItemAdded', 1, { sku: 'p' })).whenRead().thenFails('UpcastFailed', /upcast from ItemAdded revision 1 into ItemAdded revision 3: the data fails the ItemAdded schema/);
+    givenStored(nothing, stored('ItemAdded', 1, { sku: 'p' }))
+      .whenRead()
+      .thenFails('UpcastFailed', /returned undefined, not one \{ type, revision, data \}/);
+    const forgetful = basket({
+      ItemAdded: {
+        1: ({ data }) => ({ type: 'ItemAdded', revision: 2, data }),
+        2: ({ data }) => ({ type: 'ItemAdded', revision: 3, data }),
+      },
+    });
+    givenStored(forgetful, stored('ItemAdded', 1, { sku: 'p' }))
+      .whenRead()
+      .thenFails('UpcastFailed', /upcast from ItemAdded revision 1 into ItemAdded revision 3: the data fails the ItemAdded schema/);
   });
 
   it('stops types that upcast into each other', () => {
@@ -90,7 +131,9 @@ describe('reading stored events through upcaster chains', () => {
       Old: { 1: ({ data }) => ({ type: 'Older', revision: 1, data }) },
       Older: { 1: ({ data }) => ({ type: 'Old', revision: 1, data }) },
     });
-    givenStored(looping, stored('Old', 1, {})).whenRead().thenFails('UpcastFailed', /the chain did not end after 4 upcasts/);
+    givenStored(looping, stored('Old', 1, {}))
+      .whenRead()
+      .thenFails('UpcastFailed', /the chain did not end after 4 upcasts/);
   });
 });
 
@@ -109,7 +152,11 @@ describe('validating chains at registration', () => {
     expect(chainProblems(basket({ ItemAdded: { 0: upcasters.ItemAdded?.[1] as never } }))).toStrictEqual([
       'ItemAdded: upcasters are keyed by the revision they read (1, 2, …), not "0"',
     ]);
-    expect(chainProblems(basket({ ItemAdded: {} }))).toStrictEqual(['ItemAdded: an empty chain (remove it: the type is then at revision 1)']);
-    expect(chainProblems(basket({ ItemAdded: { 1: 'v2' as never } }))).toStrictEqual(['ItemAdded: the upcaster from revision 1 is not a function']);
+    expect(chainProblems(basket({ ItemAdded: {} }))).toStrictEqual([
+      'ItemAdded: an empty chain (remove it: the type is then at revision 1)',
+    ]);
+    expect(chainProblems(basket({ ItemAdded: { 1: 'v2' as never } }))).toStrictEqual([
+      'ItemAdded: the upcaster from revision 1 is not a function',
+    ]);
   });
 });

@@ -11,11 +11,15 @@ const closed: AccountEvent = { type: 'AccountClosed', data: {} };
 
 describe('account: OpenAccount', () => {
   it('opens an unopened account for its owner', () => {
-    given(account).when({ type: 'OpenAccount', data: { owner: 'Ada' } }).then([opened]);
+    given(account)
+      .when({ type: 'OpenAccount', data: { owner: 'Ada' } })
+      .then([opened]);
   });
 
   it('trims the owner before recording it', () => {
-    given(account).when({ type: 'OpenAccount', data: { owner: '  Ada  ' } }).then([opened]);
+    given(account)
+      .when({ type: 'OpenAccount', data: { owner: '  Ada  ' } })
+      .then([opened]);
   });
 
   it('rejects OpenAccount on an open account with AccountAlreadyExists', () => {
@@ -33,15 +37,21 @@ describe('account: OpenAccount', () => {
 
 describe('account: Deposit', () => {
   it('deposits into an open account', () => {
-    given(account, opened).when({ type: 'Deposit', data: { amount: 500 } }).then([deposited(500)]);
+    given(account, opened)
+      .when({ type: 'Deposit', data: { amount: 500 } })
+      .then([deposited(500)]);
   });
 
   it('rejects Deposit before OpenAccount with AccountNotOpen', () => {
-    given(account).when({ type: 'Deposit', data: { amount: 500 } }).thenRejects('AccountNotOpen');
+    given(account)
+      .when({ type: 'Deposit', data: { amount: 500 } })
+      .thenRejects('AccountNotOpen');
   });
 
   it('rejects Deposit after CloseAccount with AccountClosed', () => {
-    given(account, opened, closed).when({ type: 'Deposit', data: { amount: 500 } }).thenRejects('AccountClosed');
+    given(account, opened, closed)
+      .when({ type: 'Deposit', data: { amount: 500 } })
+      .thenRejects('AccountClosed');
   });
 
   it('accepts a Deposit that takes the balance to exactly Number.MAX_SAFE_INTEGER', () => {
@@ -59,11 +69,15 @@ describe('account: Deposit', () => {
 
 describe('account: Withdraw', () => {
   it('withdraws less than the balance', () => {
-    given(account, opened, deposited(500)).when({ type: 'Withdraw', data: { amount: 200 } }).then([withdrawn(200)]);
+    given(account, opened, deposited(500))
+      .when({ type: 'Withdraw', data: { amount: 200 } })
+      .then([withdrawn(200)]);
   });
 
   it('withdraws exactly the balance', () => {
-    given(account, opened, deposited(500)).when({ type: 'Withdraw', data: { amount: 500 } }).then([withdrawn(500)]);
+    given(account, opened, deposited(500))
+      .when({ type: 'Withdraw', data: { amount: 500 } })
+      .then([withdrawn(500)]);
   });
 
   it('rejects Withdraw of one cent more than the balance with InsufficientFunds', () => {
@@ -79,15 +93,21 @@ describe('account: Withdraw', () => {
   });
 
   it('rejects Withdraw from a freshly opened account with InsufficientFunds', () => {
-    given(account, opened).when({ type: 'Withdraw', data: { amount: 1 } }).thenRejects('InsufficientFunds');
+    given(account, opened)
+      .when({ type: 'Withdraw', data: { amount: 1 } })
+      .thenRejects('InsufficientFunds');
   });
 
   it('rejects Withdraw before OpenAccount with AccountNotOpen', () => {
-    given(account).when({ type: 'Withdraw', data: { amount: 1 } }).thenRejects('AccountNotOpen');
+    given(account)
+      .when({ type: 'Withdraw', data: { amount: 1 } })
+      .thenRejects('AccountNotOpen');
   });
 
   it('rejects Withdraw after CloseAccount with AccountClosed', () => {
-    given(account, opened, closed).when({ type: 'Withdraw', data: { amount: 1 } }).thenRejects('AccountClosed');
+    given(account, opened, closed)
+      .when({ type: 'Withdraw', data: { amount: 1 } })
+      .thenRejects('AccountClosed');
   });
 });
 
@@ -139,9 +159,9 @@ describe('account: command schemas', () => {
   });
 
   it('accepts amounts up to Number.MAX_SAFE_INTEGER', () => {
-    given(account, opened).when({ type: 'Deposit', data: { amount: Number.MAX_SAFE_INTEGER } }).then([
-      deposited(Number.MAX_SAFE_INTEGER),
-    ]);
+    given(account, opened)
+      .when({ type: 'Deposit', data: { amount: Number.MAX_SAFE_INTEGER } })
+      .then([deposited(Number.MAX_SAFE_INTEGER)]);
   });
 
   it.each([
@@ -155,7 +175,9 @@ describe('account: command schemas', () => {
 
   it('accepts an owner of exactly 200 characters', () => {
     const owner = 'x'.repeat(200);
-    given(account).when({ type: 'OpenAccount', data: { owner } }).then([{ type: 'AccountOpened', data: { owner } }]);
+    given(account)
+      .when({ type: 'OpenAccount', data: { owner } })
+      .then([{ type: 'AccountOpened', data: { owner } }]);
   });
 
   it.each([
@@ -168,7 +190,9 @@ describe('account: command schemas', () => {
   });
 
   it('refuses a command type the aggregate does not know', () => {
-    given(account, opened).when(raw('Transfer', { amount: 5 })).thenInvalid();
+    given(account, opened)
+      .when(raw('Transfer', { amount: 5 }))
+      .thenInvalid();
   });
 });
 
@@ -289,11 +313,15 @@ describe('domain registry', () => {
 
 describe('account: events stored before deposits named their currency', () => {
   it('reads a MoneyDeposited of revision 1 ({amount}) as revision 2, in euros', () => {
-    givenStored(account, stored('MoneyDeposited', 1, { amount: 500 })).whenRead().then(deposited(500));
+    givenStored(account, stored('MoneyDeposited', 1, { amount: 500 }))
+      .whenRead()
+      .then(deposited(500));
   });
 
   it('reads MoneyDeposited of revision 2 and the other events as they are', () => {
-    givenStored(account, stored('MoneyDeposited', 2, { amount: 500, currency: 'EUR' }), stored('AccountOpened', 1, { owner: 'Ada' })).whenRead().then(deposited(500), opened);
+    givenStored(account, stored('MoneyDeposited', 2, { amount: 500, currency: 'EUR' }), stored('AccountOpened', 1, { owner: 'Ada' }))
+      .whenRead()
+      .then(deposited(500), opened);
   });
 
   it('decides on a history of old and new revisions as on the same history at the current revision', () => {
@@ -306,11 +334,17 @@ describe('account: events stored before deposits named their currency', () => {
   });
 
   it('refuses a revision 1 deposit whose amount was never valid, as an upcast that fails the schema', () => {
-    givenStored(account, stored('MoneyDeposited', 1, { amount: -5 })).whenRead().thenFails('UpcastFailed', /into MoneyDeposited revision 2: the data fails the MoneyDeposited schema: amount/);
+    givenStored(account, stored('MoneyDeposited', 1, { amount: -5 }))
+      .whenRead()
+      .thenFails('UpcastFailed', /into MoneyDeposited revision 2: the data fails the MoneyDeposited schema: amount/);
   });
 
   it('refuses a deposit in another currency, and a revision this code does not know', () => {
-    givenStored(account, stored('MoneyDeposited', 2, { amount: 5, currency: 'USD' })).whenRead().thenFails('InvalidEvent', /currency/);
-    givenStored(account, stored('MoneyDeposited', 3, { amount: 5, currency: 'EUR' })).whenRead().thenFails('UnknownRevision', /up to revision 2/);
+    givenStored(account, stored('MoneyDeposited', 2, { amount: 5, currency: 'USD' }))
+      .whenRead()
+      .thenFails('InvalidEvent', /currency/);
+    givenStored(account, stored('MoneyDeposited', 3, { amount: 5, currency: 'EUR' }))
+      .whenRead()
+      .thenFails('UnknownRevision', /up to revision 2/);
   });
 });

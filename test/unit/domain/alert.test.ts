@@ -4,43 +4,67 @@ import { aggregates } from '../../../functions/domain/index.ts';
 import { given, raw } from '../given.ts';
 
 const seen = (balance: number, sourceVersion: number): BalanceObservation => ({ balance, threshold: 1000, sourceVersion });
-const raised = (balance: number, sourceVersion: number): AlertEvent => ({ type: 'LowBalanceAlertRaised', data: seen(balance, sourceVersion) });
-const rearmed = (balance: number, sourceVersion: number): AlertEvent => ({ type: 'LowBalanceAlertRearmed', data: seen(balance, sourceVersion) });
+const raised = (balance: number, sourceVersion: number): AlertEvent => ({
+  type: 'LowBalanceAlertRaised',
+  data: seen(balance, sourceVersion),
+});
+const rearmed = (balance: number, sourceVersion: number): AlertEvent => ({
+  type: 'LowBalanceAlertRearmed',
+  data: seen(balance, sourceVersion),
+});
 
 describe('alert: RaiseLowBalanceAlert', () => {
   it('raises an alert when armed', () => {
-    given(alert).when({ type: 'RaiseLowBalanceAlert', data: seen(400, 3) }).then([raised(400, 3)]);
+    given(alert)
+      .when({ type: 'RaiseLowBalanceAlert', data: seen(400, 3) })
+      .then([raised(400, 3)]);
   });
 
   it('stays quiet while the balance stays below the threshold after an alert', () => {
-    given(alert, raised(400, 3)).when({ type: 'RaiseLowBalanceAlert', data: seen(300, 4) }).then([]);
+    given(alert, raised(400, 3))
+      .when({ type: 'RaiseLowBalanceAlert', data: seen(300, 4) })
+      .then([]);
   });
 
   it('raises a new alert after a re-arm', () => {
-    given(alert, raised(400, 3), rearmed(1500, 5)).when({ type: 'RaiseLowBalanceAlert', data: seen(200, 6) }).then([raised(200, 6)]);
+    given(alert, raised(400, 3), rearmed(1500, 5))
+      .when({ type: 'RaiseLowBalanceAlert', data: seen(200, 6) })
+      .then([raised(200, 6)]);
   });
 
   it('ignores a redelivered raise from before the re-arm, so a late duplicate never raises a second alert', () => {
-    given(alert, raised(400, 3), rearmed(1500, 5)).when({ type: 'RaiseLowBalanceAlert', data: seen(400, 3) }).then([]);
-    given(alert, raised(400, 3), rearmed(1500, 5)).when({ type: 'RaiseLowBalanceAlert', data: seen(300, 4) }).then([]);
+    given(alert, raised(400, 3), rearmed(1500, 5))
+      .when({ type: 'RaiseLowBalanceAlert', data: seen(400, 3) })
+      .then([]);
+    given(alert, raised(400, 3), rearmed(1500, 5))
+      .when({ type: 'RaiseLowBalanceAlert', data: seen(300, 4) })
+      .then([]);
   });
 
   it('ignores a redelivered raise of the alert already raised', () => {
-    given(alert, raised(400, 3)).when({ type: 'RaiseLowBalanceAlert', data: seen(400, 3) }).then([]);
+    given(alert, raised(400, 3))
+      .when({ type: 'RaiseLowBalanceAlert', data: seen(400, 3) })
+      .then([]);
   });
 });
 
 describe('alert: RearmLowBalanceAlert', () => {
   it('re-arms a raised alert', () => {
-    given(alert, raised(400, 3)).when({ type: 'RearmLowBalanceAlert', data: seen(1500, 5) }).then([rearmed(1500, 5)]);
+    given(alert, raised(400, 3))
+      .when({ type: 'RearmLowBalanceAlert', data: seen(1500, 5) })
+      .then([rearmed(1500, 5)]);
   });
 
   it('does nothing to an armed alert', () => {
-    given(alert).when({ type: 'RearmLowBalanceAlert', data: seen(1500, 5) }).then([]);
+    given(alert)
+      .when({ type: 'RearmLowBalanceAlert', data: seen(1500, 5) })
+      .then([]);
   });
 
   it('ignores a re-arm older than the alert it would cancel', () => {
-    given(alert, raised(400, 7)).when({ type: 'RearmLowBalanceAlert', data: seen(1500, 5) }).then([]);
+    given(alert, raised(400, 7))
+      .when({ type: 'RearmLowBalanceAlert', data: seen(1500, 5) })
+      .then([]);
   });
 });
 
@@ -72,7 +96,7 @@ describe('alert: evolve', () => {
       ['RaiseLowBalanceAlert', seen(100, 8)],
     ];
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let run = 0; run < 200; run++) {
       const deliveries: (typeof history)[number][] = [...history];
       for (const observation of history) {

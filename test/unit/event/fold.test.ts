@@ -47,14 +47,25 @@ describe('foldItem: each event applied once and in order', () => {
 
   it('skips repeats inside one batch, as a re-published outbox puts them on the topic', () => {
     const [v1, v2, v3] = history('acc-1', opened(), deposited(500), deposited(7));
-    const plan = foldSummary([v1!, v2!, { ...v1!, position: { ...v1!.position, offset: 10 } }, { ...v2!, position: { ...v2!.position, offset: 11 } }, { ...v3!, position: { ...v3!.position, offset: 12 } }]);
+    const plan = foldSummary([
+      v1!,
+      v2!,
+      { ...v1!, position: { ...v1!.position, offset: 10 } },
+      { ...v2!, position: { ...v2!.position, offset: 11 } },
+      { ...v3!, position: { ...v3!.position, offset: 12 } },
+    ]);
     expect(plan).toMatchObject({ applied: 3, duplicates: 2 });
     expect(plan.next?.data).toMatchObject({ balance: 507, version: 3 });
   });
 });
 
 describe('foldItem: gaps', () => {
-  const withGap = () => [accountEvent('acc-1', 1, opened()), accountEvent('acc-1', 2, deposited(500)), accountEvent('acc-1', 4, withdrawn(100)), accountEvent('acc-1', 5, deposited(1))];
+  const withGap = () => [
+    accountEvent('acc-1', 1, opened()),
+    accountEvent('acc-1', 2, deposited(500)),
+    accountEvent('acc-1', 4, withdrawn(100)),
+    accountEvent('acc-1', 5, deposited(1)),
+  ];
 
   it('halts at a gap by default, naming the aggregate, the version applied and the version that arrived', () => {
     const plan = foldSummary(withGap());
@@ -89,7 +100,11 @@ describe('foldItem: gaps', () => {
   });
 
   it('applies a missing version published again later in the batch before the event that revealed the gap: a filled gap does not halt', () => {
-    const [v1, v2, v4] = [accountEvent('acc-1', 1, opened(), { offset: 0 }), accountEvent('acc-1', 2, deposited(500), { offset: 1 }), accountEvent('acc-1', 4, withdrawn(100), { offset: 2 })];
+    const [v1, v2, v4] = [
+      accountEvent('acc-1', 1, opened(), { offset: 0 }),
+      accountEvent('acc-1', 2, deposited(500), { offset: 1 }),
+      accountEvent('acc-1', 4, withdrawn(100), { offset: 2 }),
+    ];
     const v3 = accountEvent('acc-1', 3, deposited(7), { offset: 4 });
     const plan = foldSummary([v1, v2, v4, v3]);
     expect(plan).toMatchObject({ halt: undefined, applied: 4 });
@@ -126,7 +141,8 @@ describe('foldItem: rows that dedupe per partition', () => {
     return foldItem(route!.folder, before, route!.events);
   };
   /** One deposit of 1 by each of `n` accounts, all on partition 0, from offset `from`. */
-  const manyAccounts = (n: number, from = 0) => Array.from({ length: n }, (_, i) => accountEvent(`acc-${from + i}`, 2, deposited(1), { offset: from + i }));
+  const manyAccounts = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => accountEvent(`acc-${from + i}`, 2, deposited(1), { offset: from + i }));
 
   it('keeps a bounded record however many aggregates reach the row: the last offset per partition and the most recent aggregates', () => {
     const plan = fold(manyAccounts(MAX_RECENT_AGGREGATES * 4));
@@ -136,7 +152,7 @@ describe('foldItem: rows that dedupe per partition', () => {
     expect(plan.next?.versions).toHaveProperty(`account#acc-${MAX_RECENT_AGGREGATES * 4 - 1}`, 2);
   });
 
-  it('skips a redelivered batch by offset, and a copy of a recent aggregate\'s event published again at a later offset', () => {
+  it("skips a redelivered batch by offset, and a copy of a recent aggregate's event published again at a later offset", () => {
     const first = fold(manyAccounts(10));
     expect(fold(manyAccounts(10), stored(first))).toMatchObject({ next: null, duplicates: 10 });
     const copy = accountEvent('acc-9', 2, deposited(1), { offset: 50 });
@@ -163,7 +179,12 @@ describe('foldItem: reaction checkpoints', () => {
       ['low-balance-alert:account:acc-1:3:0', 'RaiseLowBalanceAlert'],
       ['low-balance-alert:account:acc-1:4:0', 'RaiseLowBalanceAlert'],
     ]);
-    expect(plan.commands[1]).toMatchObject({ aggregateType: 'alert', aggregateId: 'acc-1', type: 'RaiseLowBalanceAlert', data: { balance: 500, threshold: 1000, sourceVersion: 3 } });
+    expect(plan.commands[1]).toMatchObject({
+      aggregateType: 'alert',
+      aggregateId: 'acc-1',
+      type: 'RaiseLowBalanceAlert',
+      data: { balance: 500, threshold: 1000, sourceVersion: 3 },
+    });
     expect(plan.next?.versions).toEqual({ 'account#acc-1': 4 });
     expect(foldItem(route!.folder, undefined, route!.events).commands).toEqual(plan.commands);
   });
@@ -178,7 +199,9 @@ describe('foldItem: reaction checkpoints', () => {
   it('moves the checkpoint over event types the reaction does not list, so they never look like gaps', () => {
     const onlyWithdrawals = lowBalanceAlert(1000);
     const narrow = { ...onlyWithdrawals, consumes: { account: ['MoneyWithdrawn' as const] } };
-    const [route] = [...routeEvents(history('acc-1', opened(), deposited(10), withdrawn(5), closed), eventRegistry(aggregates, [], [narrow])).values()];
+    const [route] = [
+      ...routeEvents(history('acc-1', opened(), deposited(10), withdrawn(5), closed), eventRegistry(aggregates, [], [narrow])).values(),
+    ];
     const plan = foldItem(route!.folder, undefined, route!.events);
     expect(plan).toMatchObject({ applied: 1, halt: undefined });
     expect(plan.next?.versions).toEqual({ 'account#acc-1': 4 });
@@ -195,6 +218,8 @@ describe('foldItem: reaction checkpoints', () => {
     });
     const [route] = [...routeEvents(history('acc-1', opened()), eventRegistry(aggregates, [broken], [])).values()];
     expect(() => foldItem(route!.folder, undefined, route!.events)).toThrow(ConsumerFailedError);
-    expect(() => foldItem(route!.folder, undefined, route!.events)).toThrow(/projection broken failed on event account:acc-1:1: it threw: boom/);
+    expect(() => foldItem(route!.folder, undefined, route!.events)).toThrow(
+      /projection broken failed on event account:acc-1:1: it threw: boom/,
+    );
   });
 });

@@ -44,7 +44,8 @@ describe('account-summary: evolve', () => {
   });
 
   it('routes every event of an account to the row named by its id', () => {
-    for (const { event } of history('acc-9', opened(), deposited(1), withdrawn(1), closed)) expect(accountSummary.rowId(event as never)).toBe('acc-9');
+    for (const { event } of history('acc-9', opened(), deposited(1), withdrawn(1), closed))
+      expect(accountSummary.rowId(event as never)).toBe('acc-9');
   });
 
   it('builds rows whose JSON has a fixed key order however they were reached', () => {

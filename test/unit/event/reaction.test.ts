@@ -7,7 +7,12 @@ import { lowBalanceAlert } from '../../../functions/reactions/low-balance-alert.
 import { reactions } from '../../../functions/reactions/index.ts';
 import { accountEvent, closed, deposited, history, opened, withdrawn } from './events.ts';
 
-const raise: ReactionCommand = { aggregateType: 'alert', aggregateId: 'acc-1', type: 'RaiseLowBalanceAlert', data: { balance: 5, threshold: 10, sourceVersion: 3 } };
+const raise: ReactionCommand = {
+  aggregateType: 'alert',
+  aggregateId: 'acc-1',
+  type: 'RaiseLowBalanceAlert',
+  data: { balance: 5, threshold: 10, sourceVersion: 3 },
+};
 
 describe('reaction commandIds', () => {
   it('derives the commandId from the reaction, the event id and the command index', () => {
@@ -57,12 +62,17 @@ describe('low-balance-alert reaction', () => {
   });
 
   it('asks nothing when a withdrawal leaves the balance at the threshold or above', () => {
-    expect(run(...history('acc-1', opened(), deposited(1500), withdrawn(500))).issued.filter(([, t]) => t === 'RaiseLowBalanceAlert')).toEqual([]);
+    expect(
+      run(...history('acc-1', opened(), deposited(1500), withdrawn(500))).issued.filter(([, t]) => t === 'RaiseLowBalanceAlert'),
+    ).toEqual([]);
   });
 
   it('asks again on every low withdrawal: the alert aggregate keeps it to one alert per crossing', () => {
     const { issued } = run(...history('acc-1', opened(), deposited(1500), withdrawn(600), withdrawn(100)));
-    expect(issued.filter(([, t]) => t === 'RaiseLowBalanceAlert')).toEqual([[3, 'RaiseLowBalanceAlert', 900], [4, 'RaiseLowBalanceAlert', 800]]);
+    expect(issued.filter(([, t]) => t === 'RaiseLowBalanceAlert')).toEqual([
+      [3, 'RaiseLowBalanceAlert', 900],
+      [4, 'RaiseLowBalanceAlert', 800],
+    ]);
   });
 
   it('asks for a re-arm when a deposit takes the balance from below the threshold to it or above', () => {
@@ -77,8 +87,14 @@ describe('low-balance-alert reaction', () => {
   });
 
   it('uses the threshold it was given', () => {
-    expect(lowBalanceAlert(100).react({ status: 'open', owner: 'A', balance: 150 }, accountEvent('acc-1', 3, withdrawn(60)).event as never).commands).toHaveLength(1);
-    expect(lowBalanceAlert(50).react({ status: 'open', owner: 'A', balance: 150 }, accountEvent('acc-1', 3, withdrawn(60)).event as never).commands).toHaveLength(0);
+    expect(
+      lowBalanceAlert(100).react({ status: 'open', owner: 'A', balance: 150 }, accountEvent('acc-1', 3, withdrawn(60)).event as never)
+        .commands,
+    ).toHaveLength(1);
+    expect(
+      lowBalanceAlert(50).react({ status: 'open', owner: 'A', balance: 150 }, accountEvent('acc-1', 3, withdrawn(60)).event as never)
+        .commands,
+    ).toHaveLength(0);
   });
 
   it('is registered with the default threshold of 1000 cents', () => {

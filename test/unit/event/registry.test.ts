@@ -30,7 +30,9 @@ describe('eventRegistry', () => {
   });
 
   it('accepts it with gap detection off', () => {
-    expect(eventRegistry(aggregates, [{ ...depositsOnly, onGap: 'ignore' }], []).projectionsFor('account', 'MoneyDeposited')).toHaveLength(1);
+    expect(eventRegistry(aggregates, [{ ...depositsOnly, onGap: 'ignore' }], []).projectionsFor('account', 'MoneyDeposited')).toHaveLength(
+      1,
+    );
   });
 
   it.each([

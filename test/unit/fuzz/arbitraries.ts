@@ -27,7 +27,14 @@ export const COMMAND_CODES = [
 ] as const;
 
 /** Fault codes of the event reader (functions/core/event-reader.ts). */
-export const EVENT_CODES = ['InvalidEvent', 'KeyMismatch', 'UnknownAggregateType', 'UnknownEventType', 'UnknownRevision', 'UpcastFailed'] as const;
+export const EVENT_CODES = [
+  'InvalidEvent',
+  'KeyMismatch',
+  'UnknownAggregateType',
+  'UnknownEventType',
+  'UnknownRevision',
+  'UpcastFailed',
+] as const;
 
 /** A record as the trigger would deliver it (key and value base64; `undefined` = field absent), and what it must get. */
 export interface HostileRecord {
@@ -46,7 +53,12 @@ export interface HostileRecord {
 export const b64 = (data: string | Uint8Array): string => Buffer.from(data).toString('base64');
 
 /** The MSK trigger record for a hostile (or good) record at a position. */
-export const toMskRecord = (r: Pick<HostileRecord, 'key' | 'value' | 'headers'>, topic: string, partition: number, offset: number): MskRecord => ({
+export const toMskRecord = (
+  r: Pick<HostileRecord, 'key' | 'value' | 'headers'>,
+  topic: string,
+  partition: number,
+  offset: number,
+): MskRecord => ({
   topic,
   partition,
   offset,
@@ -58,11 +70,34 @@ export const toMskRecord = (r: Pick<HostileRecord, 'key' | 'value' | 'headers'>,
 });
 
 /** Characters that break naive text handling: NUL, bidi overrides, combining marks, BOM, astral, ZWJ sequences. */
-const nastyChar = fc.constantFrom('\u0000', '\u202E', '\u200F', '\u0301', '\uFEFF', '\u{1D518}', '\u{1F600}', '\u{1F469}\u200D\u{1F467}', 'e\u0301', '\u00E9', '\u05D0', '\uFFFD', '"', '\\', '#', '~', '\n');
+const nastyChar = fc.constantFrom(
+  '\u0000',
+  '\u202E',
+  '\u200F',
+  '\u0301',
+  '\uFEFF',
+  '\u{1D518}',
+  '\u{1F600}',
+  '\u{1F469}\u200D\u{1F467}',
+  'e\u0301',
+  '\u00E9',
+  '\u05D0',
+  '\uFFFD',
+  '"',
+  '\\',
+  '#',
+  '~',
+  '\n',
+);
 
 /** Well-formed Unicode text with the nasty characters mixed in; `minLength` in pieces. */
 export const unicodeText = (minLength = 0, maxLength = 12): fc.Arbitrary<string> =>
-  fc.array(fc.oneof(nastyChar, fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }), fc.string({ minLength: 1, maxLength: 3 })), { minLength, maxLength }).map((parts) => parts.join(''));
+  fc
+    .array(fc.oneof(nastyChar, fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }), fc.string({ minLength: 1, maxLength: 3 })), {
+      minLength,
+      maxLength,
+    })
+    .map((parts) => parts.join(''));
 
 /** An identifier the envelope accepts (1..256 UTF-16 units), often with nasty characters. */
 export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && s.length <= 256);
@@ -72,8 +107,17 @@ export const headers: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constant([]) },
   fc.constant(undefined),
   fc.array(fc.dictionary(unicodeText(0, 3), fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 6 })), { maxLength: 3 }),
-  fc.array(fc.dictionary(unicodeText(0, 3), fc.array(fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double(), fc.string(), fc.constant(null)), { maxLength: 4 })), { maxLength: 3 }),
-  fc.array(fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })), { minLength: 1, maxLength: 3 }),
+  fc.array(
+    fc.dictionary(
+      unicodeText(0, 3),
+      fc.array(fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double(), fc.string(), fc.constant(null)), { maxLength: 4 }),
+    ),
+    { maxLength: 3 },
+  ),
+  fc.array(
+    fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })),
+    { minLength: 1, maxLength: 3 },
+  ),
   fc.jsonValue({ maxDepth: 2 }).filter((v) => !Array.isArray(v)),
 );
 
@@ -91,19 +135,44 @@ export const depositEnvelope = (aggregateId: string) =>
 export const badBase64 = (text: string): fc.Arbitrary<string> => {
   const good = b64(text);
   const url = good.replaceAll('+', '-').replaceAll('/', '_');
-  const broken = [`${good}!`, `*${good}`, `${good}=`, `${good}A`, `${good.slice(0, 2)}\n${good.slice(2)}`, ` ${good}`, '%%%', '====', 'A', 'AB=', 'A===', good.replace(/=+$/, ''), url];
+  const broken = [
+    `${good}!`,
+    `*${good}`,
+    `${good}=`,
+    `${good}A`,
+    `${good.slice(0, 2)}\n${good.slice(2)}`,
+    ` ${good}`,
+    '%%%',
+    '====',
+    'A',
+    'AB=',
+    'A===',
+    good.replace(/=+$/, ''),
+    url,
+  ];
   return fc.oneof(
     // Unpadded or base64url text equals the original when it needed no padding or had no + and /.
     fc.constantFrom(...broken.filter((s) => s !== good)),
-    fc.string({ unit: fc.constantFrom('-', '_', '.', '~', ' ', '\u00E9', '\u0000'), minLength: 1, maxLength: 8 }).map((junk) => `${good.slice(0, 4)}${junk}`),
+    fc
+      .string({ unit: fc.constantFrom('-', '_', '.', '~', ' ', '\u00E9', '\u0000'), minLength: 1, maxLength: 8 })
+      .map((junk) => `${good.slice(0, 4)}${junk}`),
   );
 };
 
 /** Bytes that are not UTF-8: stray continuation bytes, 0xFF, overlong forms, encoded surrogates, truncated sequences. */
-const invalidUtf8 = fc.constantFrom([0xff], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xfe, 0xff]);
+const invalidUtf8 = fc.constantFrom(
+  [0xff],
+  [0x80],
+  [0xc0, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xe2, 0x82],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xfe, 0xff],
+);
 
 /** `value` as JSON with `field` set to the raw JSON text `text` (for numbers JSON.stringify cannot write, like 1e400). */
-export const withRawField = (value: object, field: string, text: string): string => JSON.stringify({ ...value, [field]: '\u0000RAW' }).replace('"\\u0000RAW"', () => text);
+export const withRawField = (value: object, field: string, text: string): string =>
+  JSON.stringify({ ...value, [field]: '\u0000RAW' }).replace('"\\u0000RAW"', () => text);
 
 /** The commandId a rejection can still report for this JSON text: any non-empty string, even an invalid one. */
 const readableId = (raw: string): string | null => {
@@ -112,18 +181,59 @@ const readableId = (raw: string): string | null => {
 };
 
 /** Values of the wrong type for a string identifier field, as JSON text. */
-const notAnIdentifier = fc.constantFrom('1', '0', '-0', '1e400', 'true', 'null', '[]', '["x"]', '{}', '""', JSON.stringify('x'.repeat(257)));
+const notAnIdentifier = fc.constantFrom(
+  '1',
+  '0',
+  '-0',
+  '1e400',
+  'true',
+  'null',
+  '[]',
+  '["x"]',
+  '{}',
+  '""',
+  JSON.stringify('x'.repeat(257)),
+);
 /** Values that are not a valid `expectedVersion` (a non-negative safe integer), as JSON text. */
-const notAVersion = fc.constantFrom('"3"', '-1', '1.5', 'true', 'null', '1e400', '-1e400', '9007199254740992', '9007199254740993', '[1]', '{}');
+const notAVersion = fc.constantFrom(
+  '"3"',
+  '-1',
+  '1.5',
+  'true',
+  'null',
+  '1e400',
+  '-1e400',
+  '9007199254740992',
+  '9007199254740993',
+  '[1]',
+  '{}',
+);
 /** Values that are not a valid amount (a positive safe integer), as JSON text. */
-const notAnAmount = fc.constantFrom('0', '-0', '-1', '1.5', '1e400', '-1e400', '1e-400', '9007199254740992', '"5"', 'null', 'true', '[]', '{}');
+const notAnAmount = fc.constantFrom(
+  '0',
+  '-0',
+  '-1',
+  '1.5',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '9007199254740992',
+  '"5"',
+  'null',
+  'true',
+  '[]',
+  '{}',
+);
 
 /** Field names that are not in the envelope, including ones that trip naive object handling. */
 // `__proto__` is left out: zod's strict objects let an own `__proto__` key through and drop it
 // (see commands.test.ts, which pins that down).
-const extraField = fc.oneof(fc.constantFrom('constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' commandId', 'commandID', 'data ', '\uFEFFtype'), unicodeText(1, 4)).filter(
-  (name) => !['commandId', 'aggregateType', 'aggregateId', 'type', 'data', 'expectedVersion', 'metadata'].includes(name),
-);
+const extraField = fc
+  .oneof(
+    fc.constantFrom('constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' commandId', 'commandID', 'data ', '\uFEFFtype'),
+    unicodeText(1, 4),
+  )
+  .filter((name) => !['commandId', 'aggregateType', 'aggregateId', 'type', 'data', 'expectedVersion', 'metadata'].includes(name));
 
 /** A key whose bytes differ from `id`'s UTF-8 although it may look the same: BOM, NUL, normalisation, case, none at all. */
 const mismatchedKey = (id: string): fc.Arbitrary<string | null | undefined> =>
@@ -147,7 +257,9 @@ const mismatchedKey = (id: string): fc.Arbitrary<string | null | undefined> =>
 /** The serialised size of `envelope` with metadata padded so that the whole value is exactly `bytes` long. */
 const padTo = (envelope: Record<string, unknown>, where: 'metadata' | 'data', bytes: number): string => {
   const shell = (pad: string) =>
-    JSON.stringify(where === 'metadata' ? { ...envelope, metadata: { pad } } : { ...envelope, data: { ...(envelope.data as object), pad } });
+    JSON.stringify(
+      where === 'metadata' ? { ...envelope, metadata: { pad } } : { ...envelope, data: { ...(envelope.data as object), pad } },
+    );
   return shell('x'.repeat(bytes - Buffer.byteLength(shell(''))));
 };
 
@@ -162,16 +274,28 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
   const key = b64(id);
   const env = depositEnvelope(id);
   // The key comes in a one-element tuple: a bare `undefined` (absent key) must not fall back to a default.
-  const rec = (fault: string, code: string, commandId: string | null | undefined, value: string | null | undefined, [k]: [string | null | undefined] = [key]) =>
-    headers.map((h): HostileRecord => ({ fault, code, ...(commandId === undefined ? {} : { commandId }), key: k, value, headers: h }));
+  const rec = (
+    fault: string,
+    code: string,
+    commandId: string | null | undefined,
+    value: string | null | undefined,
+    [k]: [string | null | undefined] = [key],
+  ) => headers.map((h): HostileRecord => ({ fault, code, ...(commandId === undefined ? {} : { commandId }), key: k, value, headers: h }));
   const cases: fc.Arbitrary<HostileRecord>[] = [
     // Unreadable values: no identity can be recovered.
-    env.chain((e) => {
-      const text = JSON.stringify(e);
-      return fc.oneof(fc.nat({ max: text.length - 1 }).map((n) => text.slice(0, n)), fc.constantFrom('}', ',', 'x', '\u0000', '{', ']').map((g) => text + g));
-    }).chain((text) => rec('broken JSON', 'InvalidCommand', null, b64(text))),
+    env
+      .chain((e) => {
+        const text = JSON.stringify(e);
+        return fc.oneof(
+          fc.nat({ max: text.length - 1 }).map((n) => text.slice(0, n)),
+          fc.constantFrom('}', ',', 'x', '\u0000', '{', ']').map((g) => text + g),
+        );
+      })
+      .chain((text) => rec('broken JSON', 'InvalidCommand', null, b64(text))),
     fc.uint8Array({ maxLength: 200 }).chain((bytes) => rec('random bytes', 'InvalidCommand', undefined, b64(bytes))),
-    fc.jsonValue({ maxDepth: 4 }).chain((v) => rec('JSON that is no envelope', 'InvalidCommand', undefined, b64(JSON.stringify(v) ?? 'null'))),
+    fc
+      .jsonValue({ maxDepth: 4 })
+      .chain((v) => rec('JSON that is no envelope', 'InvalidCommand', undefined, b64(JSON.stringify(v) ?? 'null'))),
     fc.integer({ min: 1, max: 20_000 }).chain((depth) => rec('deeply nested JSON', 'InvalidCommand', null, b64(nested(depth)))),
     fc.tuple(env, invalidUtf8, fc.nat()).chain(([e, bad, at]) => {
       const bytes = [...Buffer.from(JSON.stringify(e))];
@@ -180,90 +304,176 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
     }),
     env.chain((e) => badBase64(JSON.stringify(e))).chain((v) => rec('value not base64', 'InvalidCommand', null, v)),
     fc.constantFrom(null, undefined).chain((v) => rec('no value', 'InvalidCommand', null, v)),
-    fc.tuple(env, fc.integer({ min: 1, max: 4096 })).chain(([e, over]) => rec('value over 256 KiB', 'PayloadTooLarge', null, b64(padTo(e, 'metadata', MAX_COMMAND_BYTES + over)))),
+    fc
+      .tuple(env, fc.integer({ min: 1, max: 4096 }))
+      .chain(([e, over]) => rec('value over 256 KiB', 'PayloadTooLarge', null, b64(padTo(e, 'metadata', MAX_COMMAND_BYTES + over)))),
     // Readable envelopes with one fault: the commandId is recovered when it is a string.
     fc.tuple(env, fc.constantFrom('commandId', 'aggregateType', 'aggregateId', 'type', 'data')).chain(([e, field]) => {
       const rest: Record<string, unknown> = { ...e };
       delete rest[field];
       return rec(`missing ${field}`, 'InvalidCommand', field === 'commandId' ? null : e.commandId, b64(JSON.stringify(rest)));
     }),
-    fc.tuple(env, extraField, fc.jsonValue({ maxDepth: 2 })).chain(([e, name, v]) =>
-      rec(`extra field ${JSON.stringify(name)}`, 'InvalidCommand', e.commandId, b64(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`)),
-    ),
-    fc.tuple(env, extraField, fc.jsonValue({ maxDepth: 2 })).chain(([e, name, v]) =>
-      rec(`extra data field ${JSON.stringify(name)}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`))),
-    ),
-    fc.tuple(env, fc.constantFrom('commandId', 'aggregateType', 'aggregateId', 'type'), notAnIdentifier).chain(([e, field, raw]) =>
-      rec(`${field} = ${raw.slice(0, 12)}`, 'InvalidCommand', field === 'commandId' ? readableId(raw) : e.commandId, b64(withRawField(e, field, raw))),
-    ),
-    fc.tuple(env, fc.constantFrom('data', 'metadata'), fc.constantFrom('"x"', '1', '[]', '[{}]', 'true')).chain(([e, field, raw]) =>
-      rec(`${field} = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, field, raw))),
-    ),
-    fc.tuple(env, fc.constantFrom('null')).chain(([e, raw]) => rec('data = null', 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', raw)))),
-    fc.tuple(env, notAVersion).chain(([e, raw]) => rec(`expectedVersion = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'expectedVersion', raw)))),
-    fc.tuple(env, notAnAmount).chain(([e, raw]) => rec(`amount = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${raw}}`)))),
-    fc.tuple(env, fc.integer({ min: 0, max: 64 })).chain(([e, under]) =>
-      rec('invalid data, just under 256 KiB', 'InvalidCommand', e.commandId, b64(padTo(e, 'data', MAX_COMMAND_BYTES - under))),
-    ),
+    fc
+      .tuple(env, extraField, fc.jsonValue({ maxDepth: 2 }))
+      .chain(([e, name, v]) =>
+        rec(
+          `extra field ${JSON.stringify(name)}`,
+          'InvalidCommand',
+          e.commandId,
+          b64(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`),
+        ),
+      ),
+    fc
+      .tuple(env, extraField, fc.jsonValue({ maxDepth: 2 }))
+      .chain(([e, name, v]) =>
+        rec(
+          `extra data field ${JSON.stringify(name)}`,
+          'InvalidCommand',
+          e.commandId,
+          b64(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`)),
+        ),
+      ),
+    fc
+      .tuple(env, fc.constantFrom('commandId', 'aggregateType', 'aggregateId', 'type'), notAnIdentifier)
+      .chain(([e, field, raw]) =>
+        rec(
+          `${field} = ${raw.slice(0, 12)}`,
+          'InvalidCommand',
+          field === 'commandId' ? readableId(raw) : e.commandId,
+          b64(withRawField(e, field, raw)),
+        ),
+      ),
+    fc
+      .tuple(env, fc.constantFrom('data', 'metadata'), fc.constantFrom('"x"', '1', '[]', '[{}]', 'true'))
+      .chain(([e, field, raw]) => rec(`${field} = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, field, raw)))),
+    fc
+      .tuple(env, fc.constantFrom('null'))
+      .chain(([e, raw]) => rec('data = null', 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', raw)))),
+    fc
+      .tuple(env, notAVersion)
+      .chain(([e, raw]) => rec(`expectedVersion = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'expectedVersion', raw)))),
+    fc
+      .tuple(env, notAnAmount)
+      .chain(([e, raw]) => rec(`amount = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${raw}}`)))),
+    fc
+      .tuple(env, fc.integer({ min: 0, max: 64 }))
+      .chain(([e, under]) =>
+        rec('invalid data, just under 256 KiB', 'InvalidCommand', e.commandId, b64(padTo(e, 'data', MAX_COMMAND_BYTES - under))),
+      ),
     // Key faults, checked after the value is read.
     fc.tuple(env, badBase64(id)).chain(([e, k]) => rec('key not base64', 'InvalidCommand', e.commandId, b64(JSON.stringify(e)), [k])),
-    fc.tuple(env, mismatchedKey(id)).chain(([e, k]) => rec(`key ${k === undefined ? 'absent' : k === null ? 'null' : Buffer.from(k, 'base64').toString('hex')}`, 'KeyMismatch', e.commandId, b64(JSON.stringify(e)), [k])),
+    fc
+      .tuple(env, mismatchedKey(id))
+      .chain(([e, k]) =>
+        rec(
+          `key ${k === undefined ? 'absent' : k === null ? 'null' : Buffer.from(k, 'base64').toString('hex')}`,
+          'KeyMismatch',
+          e.commandId,
+          b64(JSON.stringify(e)),
+          [k],
+        ),
+      ),
     // Addressed to nobody.
-    fc.tuple(env, identifier.filter((t) => t !== 'account' && t !== 'alert')).chain(([e, t]) =>
-      rec('unknown aggregateType', 'UnknownAggregateType', e.commandId, b64(JSON.stringify({ ...e, aggregateType: t }))),
-    ),
-    fc.tuple(env, fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'deposit', 'Deposit\u0000', 'Dep\u00F6sit'), identifier))
+    fc
+      .tuple(
+        env,
+        identifier.filter((t) => t !== 'account' && t !== 'alert'),
+      )
+      .chain(([e, t]) =>
+        rec('unknown aggregateType', 'UnknownAggregateType', e.commandId, b64(JSON.stringify({ ...e, aggregateType: t }))),
+      ),
+    fc
+      .tuple(
+        env,
+        fc.oneof(
+          fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'deposit', 'Deposit\u0000', 'Dep\u00F6sit'),
+          identifier,
+        ),
+      )
       .filter(([, t]) => !['OpenAccount', 'Deposit', 'Withdraw', 'CloseAccount'].includes(t))
-      .chain(([e, t]) => rec(`unknown command type ${JSON.stringify(t)}`, 'UnknownCommandType', e.commandId, b64(JSON.stringify({ ...e, type: t })))),
+      .chain(([e, t]) =>
+        rec(`unknown command type ${JSON.stringify(t)}`, 'UnknownCommandType', e.commandId, b64(JSON.stringify({ ...e, type: t }))),
+      ),
   ];
   return fc.oneof(...cases);
 };
 
 /** A valid Deposit for `id` with metadata nested `depth` levels deep (a few bytes per level). */
 export const deeplyNestedDeposit = (id: string, commandId: string, depth: number): string =>
-  JSON.stringify({ commandId, aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount: 1 }, metadata: { n: '\u0000RAW' } }).replace('"\\u0000RAW"', () => nested(depth));
+  JSON.stringify({
+    commandId,
+    aggregateType: 'account',
+    aggregateId: id,
+    type: 'Deposit',
+    data: { amount: 1 },
+    metadata: { n: '\u0000RAW' },
+  }).replace('"\\u0000RAW"', () => nested(depth));
 
 /** A valid MoneyDeposited event record of `aggregateId`, at its current revision. */
 export const deposited = (aggregateId: string) =>
-  fc.record({
-    aggregateId: fc.constant(aggregateId),
-    version: fc.integer({ min: 1, max: 1000 }),
-    amount: fc.integer({ min: 1, max: 1_000_000 }),
-    commandId: identifier,
-  }).map(({ version, amount, commandId }) => ({
-    eventId: eventId('account', aggregateId, version),
-    aggregateType: 'account',
-    aggregateId,
-    version,
-    type: 'MoneyDeposited',
-    revision: 2,
-    data: { amount, currency: 'EUR' },
-    commandId,
-    occurredAt: '2026-11-30T10:00:00.000Z',
-    source: { topic: 'commands', partition: 0, offset: version },
-  }));
-
+  fc
+    .record({
+      aggregateId: fc.constant(aggregateId),
+      version: fc.integer({ min: 1, max: 1000 }),
+      amount: fc.integer({ min: 1, max: 1_000_000 }),
+      commandId: identifier,
+    })
+    .map(({ version, amount, commandId }) => ({
+      eventId: eventId('account', aggregateId, version),
+      aggregateType: 'account',
+      aggregateId,
+      version,
+      type: 'MoneyDeposited',
+      revision: 2,
+      data: { amount, currency: 'EUR' },
+      commandId,
+      occurredAt: '2026-11-30T10:00:00.000Z',
+      source: { topic: 'commands', partition: 0, offset: version },
+    }));
 
 /** A hostile event record for aggregate `id` and the code it must get: bad input, which the event side dead-letters. */
-export const hostileEvent = (id: string): fc.Arbitrary<{ fault: string; code: string; key: string | null | undefined; value: string | null | undefined }> => {
+export const hostileEvent = (
+  id: string,
+): fc.Arbitrary<{ fault: string; code: string; key: string | null | undefined; value: string | null | undefined }> => {
   const key = b64(id);
   const ev = deposited(id);
   return fc.oneof(
-    ev.chain((e) => fc.nat({ max: JSON.stringify(e).length - 1 }).map((n) => ({ fault: 'broken JSON', code: 'InvalidEvent', key, value: b64(JSON.stringify(e).slice(0, n)) }))),
+    ev.chain((e) =>
+      fc
+        .nat({ max: JSON.stringify(e).length - 1 })
+        .map((n) => ({ fault: 'broken JSON', code: 'InvalidEvent', key, value: b64(JSON.stringify(e).slice(0, n)) })),
+    ),
     fc.uint8Array({ maxLength: 100 }).map((bytes) => ({ fault: 'random bytes', code: 'InvalidEvent', key, value: b64(bytes) })),
     ev.chain((e) => badBase64(JSON.stringify(e))).map((value) => ({ fault: 'value not base64', code: 'InvalidEvent', key, value })),
     ev.chain((e) => badBase64(id).map((k) => ({ fault: 'key not base64', code: 'InvalidEvent', key: k, value: b64(JSON.stringify(e)) }))),
     fc.constantFrom(null, undefined).map((value) => ({ fault: 'no value', code: 'InvalidEvent', key, value })),
-    fc.tuple(ev, fc.constantFrom('0', '-0', '-1', '1.5', '1e400', '9007199254740992', '"1"', 'null')).map(([e, v]) => ({ fault: `version ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'version', v)) })),
-    fc.tuple(ev, fc.constantFrom('eventId', 'aggregateType', 'aggregateId', 'type', 'data', 'commandId', 'occurredAt', 'version')).map(([e, f]) => {
-      const rest: Record<string, unknown> = { ...e };
-      delete rest[f];
-      return { fault: `missing ${f}`, code: 'InvalidEvent', key, value: b64(JSON.stringify(rest)) };
-    }),
-    fc.tuple(ev, fc.constantFrom('1e400', '-0', '0', '"5"', '9007199254740992')).map(([e, v]) => ({ fault: `amount ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'data', `{"amount":${v},"currency":"EUR"}`)) })),
-    fc.tuple(ev, fc.constantFrom(undefined, null, b64(''), b64(`\uFEFF${id}`), b64(`${id}\u0000`), b64('other'))).map(([e, k]) => ({ fault: `key ${String(k)}`, code: 'KeyMismatch', key: k, value: b64(JSON.stringify(e)) })),
-    ev.map((e) => ({ fault: 'unknown aggregateType', code: 'UnknownAggregateType', key, value: b64(JSON.stringify({ ...e, aggregateType: 'planet' })) })),
-    fc.tuple(ev, fc.constantFrom('__proto__', 'constructor', 'toString', 'MoneyStolen')).map(([e, t]) => ({ fault: `event type ${t}`, code: 'UnknownEventType', key, value: b64(JSON.stringify({ ...e, type: t })) })),
+    fc
+      .tuple(ev, fc.constantFrom('0', '-0', '-1', '1.5', '1e400', '9007199254740992', '"1"', 'null'))
+      .map(([e, v]) => ({ fault: `version ${v}`, code: 'InvalidEvent', key, value: b64(withRawField(e, 'version', v)) })),
+    fc
+      .tuple(ev, fc.constantFrom('eventId', 'aggregateType', 'aggregateId', 'type', 'data', 'commandId', 'occurredAt', 'version'))
+      .map(([e, f]) => {
+        const rest: Record<string, unknown> = { ...e };
+        delete rest[f];
+        return { fault: `missing ${f}`, code: 'InvalidEvent', key, value: b64(JSON.stringify(rest)) };
+      }),
+    fc.tuple(ev, fc.constantFrom('1e400', '-0', '0', '"5"', '9007199254740992')).map(([e, v]) => ({
+      fault: `amount ${v}`,
+      code: 'InvalidEvent',
+      key,
+      value: b64(withRawField(e, 'data', `{"amount":${v},"currency":"EUR"}`)),
+    })),
+    fc
+      .tuple(ev, fc.constantFrom(undefined, null, b64(''), b64(`\uFEFF${id}`), b64(`${id}\u0000`), b64('other')))
+      .map(([e, k]) => ({ fault: `key ${String(k)}`, code: 'KeyMismatch', key: k, value: b64(JSON.stringify(e)) })),
+    ev.map((e) => ({
+      fault: 'unknown aggregateType',
+      code: 'UnknownAggregateType',
+      key,
+      value: b64(JSON.stringify({ ...e, aggregateType: 'planet' })),
+    })),
+    fc
+      .tuple(ev, fc.constantFrom('__proto__', 'constructor', 'toString', 'MoneyStolen'))
+      .map(([e, t]) => ({ fault: `event type ${t}`, code: 'UnknownEventType', key, value: b64(JSON.stringify({ ...e, type: t })) })),
   );
 };
-

@@ -106,7 +106,8 @@ const model = (cmds: readonly Cmd[]) => {
   return { results, version, status, balance };
 };
 
-const show = (results: readonly ResultRecord[]): string[] => results.map((r) => (r.status === 'accepted' ? `v${r.version}` : r.reason.code));
+const show = (results: readonly ResultRecord[]): string[] =>
+  results.map((r) => (r.status === 'accepted' ? `v${r.version}` : r.reason.code));
 
 const confirmed = (through: number) => checkpointsThrough(through, TP);
 
@@ -132,38 +133,43 @@ describe('decideAggregate on random command streams', () => {
 
   it('gives the same answers whether the stream comes in one batch or several, and re-emits the original results when a batch is redelivered', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(cmd, { minLength: 2, maxLength: 40 }), fc.uniqueArray(fc.nat({ max: 39 }), { maxLength: 4 }), fc.nat(), async (cmds, cuts, replay) => {
-        const all = await incoming(cmds);
-        const whole = decideAggregate(aggregateBatch(emptyHead('account', ID, account.initialState), all));
-        const bounds = [0, ...cuts.filter((c) => c > 0 && c < all.length).sort((a, b) => a - b), all.length];
-        let head: Head = emptyHead('account', ID, account.initialState);
-        const results: ResultRecord[] = [];
-        const batches: { base: Head; commands: IncomingCommand[]; results: readonly ResultRecord[] }[] = [];
-        for (let i = 0; i + 1 < bounds.length; i++) {
-          const commands = all.slice(bounds[i], bounds[i + 1]);
-          const outcome = decideAggregate(aggregateBatch(head, commands, { checkpoints: confirmed((bounds[i] ?? 0) - 1) }));
-          batches.push({ base: head, commands, results: outcome.results });
-          results.push(...outcome.results);
-          head = outcome.next ?? head;
-        }
-        expect(results).toEqual(whole.results);
-        expect(head.version).toBe(whole.next?.version ?? 0);
-        expect(head.state).toEqual(whole.next?.state ?? account.initialState);
-        // The trigger redelivers a batch that was committed: nothing new, and the original answer of
-        // each command. A rejection the head no longer keeps is answered as such, or, when its
-        // commandId was accepted since (re-sent), with that acceptance: the command's one effect.
-        const again = batches[replay % batches.length] as (typeof batches)[number];
-        const redelivered = decideAggregate(aggregateBatch(head, again.commands, { checkpoints: confirmed(all.length - 1) }));
-        expect(redelivered.next).toBeNull();
-        expect(redelivered.toPublish).toEqual([]);
-        redelivered.results.forEach((result, i) => {
-          const original = again.results[i];
-          if (JSON.stringify(result) === JSON.stringify(original)) return;
-          expect(original?.status).toBe('rejected');
-          if (result.status === 'rejected') expect(result.reason.code).toBe('OutcomeNotRetained');
-          else expect(results).toContainEqual(result);
-        });
-      }),
+      fc.asyncProperty(
+        fc.array(cmd, { minLength: 2, maxLength: 40 }),
+        fc.uniqueArray(fc.nat({ max: 39 }), { maxLength: 4 }),
+        fc.nat(),
+        async (cmds, cuts, replay) => {
+          const all = await incoming(cmds);
+          const whole = decideAggregate(aggregateBatch(emptyHead('account', ID, account.initialState), all));
+          const bounds = [0, ...cuts.filter((c) => c > 0 && c < all.length).sort((a, b) => a - b), all.length];
+          let head: Head = emptyHead('account', ID, account.initialState);
+          const results: ResultRecord[] = [];
+          const batches: { base: Head; commands: IncomingCommand[]; results: readonly ResultRecord[] }[] = [];
+          for (let i = 0; i + 1 < bounds.length; i++) {
+            const commands = all.slice(bounds[i], bounds[i + 1]);
+            const outcome = decideAggregate(aggregateBatch(head, commands, { checkpoints: confirmed((bounds[i] ?? 0) - 1) }));
+            batches.push({ base: head, commands, results: outcome.results });
+            results.push(...outcome.results);
+            head = outcome.next ?? head;
+          }
+          expect(results).toEqual(whole.results);
+          expect(head.version).toBe(whole.next?.version ?? 0);
+          expect(head.state).toEqual(whole.next?.state ?? account.initialState);
+          // The trigger redelivers a batch that was committed: nothing new, and the original answer of
+          // each command. A rejection the head no longer keeps is answered as such, or, when its
+          // commandId was accepted since (re-sent), with that acceptance: the command's one effect.
+          const again = batches[replay % batches.length] as (typeof batches)[number];
+          const redelivered = decideAggregate(aggregateBatch(head, again.commands, { checkpoints: confirmed(all.length - 1) }));
+          expect(redelivered.next).toBeNull();
+          expect(redelivered.toPublish).toEqual([]);
+          redelivered.results.forEach((result, i) => {
+            const original = again.results[i];
+            if (JSON.stringify(result) === JSON.stringify(original)) return;
+            expect(original?.status).toBe('rejected');
+            if (result.status === 'rejected') expect(result.reason.code).toBe('OutcomeNotRetained');
+            else expect(results).toContainEqual(result);
+          });
+        },
+      ),
       fuzz(200),
     );
   });
@@ -175,7 +181,9 @@ describe('decideAggregate on random command streams', () => {
       fc.asyncProperty(fc.integer({ min: 1, max: 20_000 }), async (depth) => {
         const record = decodeMskEvent({
           eventSource: 'aws:kafka',
-          records: { [TP]: [toMskRecord({ key: b64(ID), value: b64(deeplyNestedDeposit(ID, 'c-deep', depth)), headers: [] }, 'commands', 0, 1)] },
+          records: {
+            [TP]: [toMskRecord({ key: b64(ID), value: b64(deeplyNestedDeposit(ID, 'c-deep', depth)), headers: [] }, 'commands', 0, 1)],
+          },
         }).flat()[0] as TriggerRecord;
         const decoded = await decodeCommand(record, aggregates);
         if ('bad' in decoded) {

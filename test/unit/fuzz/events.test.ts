@@ -9,7 +9,10 @@ import { b64, deposited, withRawField, EVENT_CODES, fuzz, headers, hostileEvent,
 const aggregates = registry(deployed);
 
 const raw = (key: string | null | undefined, value: string | null | undefined, h: unknown): TriggerRecord =>
-  decodeMskEvent({ eventSource: 'aws:kafka', records: { 'events-0': [toMskRecord({ key, value, headers: h }, 'events', 0, 3)] } }).flat()[0] as TriggerRecord;
+  decodeMskEvent({
+    eventSource: 'aws:kafka',
+    records: { 'events-0': [toMskRecord({ key, value, headers: h }, 'events', 0, 3)] },
+  }).flat()[0] as TriggerRecord;
 
 describe('the event reader on random and hostile records', () => {
   it('gives every hostile event record its precise reason', () => {
@@ -36,7 +39,13 @@ describe('the event reader on random and hostile records', () => {
   });
 
   it('never throws on arbitrary key and value, and answers with a documented code', () => {
-    const anything = fc.oneof(fc.uint8Array({ maxLength: 200 }).map(b64), fc.jsonValue({ maxDepth: 5 }).map((v) => b64(JSON.stringify(v) ?? '')), fc.string(), fc.constant(null), fc.constant(undefined));
+    const anything = fc.oneof(
+      fc.uint8Array({ maxLength: 200 }).map(b64),
+      fc.jsonValue({ maxDepth: 5 }).map((v) => b64(JSON.stringify(v) ?? '')),
+      fc.string(),
+      fc.constant(null),
+      fc.constant(undefined),
+    );
     fc.assert(
       fc.property(anything, anything, headers, (key, value, h) => {
         const decoded = readTriggerRecord(raw(key, value, h), aggregates);
@@ -48,11 +57,19 @@ describe('the event reader on random and hostile records', () => {
 
   it('accepts a valid event of any well-formed Unicode aggregateId keyed by its exact UTF-8, extra fields included', () => {
     fc.assert(
-      fc.property(identifier.chain(deposited), fc.dictionary(fc.string({ minLength: 1 }).map((k) => `x-${k}`), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), (e, extra) => {
-        const decoded = readTriggerRecord(raw(b64(e.aggregateId), b64(JSON.stringify({ ...e, ...extra })), []), aggregates);
-        if ('fault' in decoded) throw new Error(`${decoded.fault.code}: ${decoded.fault.message}`);
-        expect(decoded.event.event).toMatchObject({ aggregateId: e.aggregateId, version: e.version, data: e.data });
-      }),
+      fc.property(
+        identifier.chain(deposited),
+        fc.dictionary(
+          fc.string({ minLength: 1 }).map((k) => `x-${k}`),
+          fc.jsonValue({ maxDepth: 2 }),
+          { maxKeys: 3 },
+        ),
+        (e, extra) => {
+          const decoded = readTriggerRecord(raw(b64(e.aggregateId), b64(JSON.stringify({ ...e, ...extra })), []), aggregates);
+          if ('fault' in decoded) throw new Error(`${decoded.fault.code}: ${decoded.fault.message}`);
+          expect(decoded.event.event).toMatchObject({ aggregateId: e.aggregateId, version: e.version, data: e.data });
+        },
+      ),
       fuzz(300),
     );
   });
@@ -60,7 +77,10 @@ describe('the event reader on random and hostile records', () => {
   it('never throws on an event nested deep in its metadata (what the processor does with it is for the integration test)', () => {
     fc.assert(
       fc.property(deposited('acc-1'), fc.integer({ min: 1, max: 20_000 }), (e, depth) => {
-        const decoded = readTriggerRecord(raw(b64('acc-1'), b64(withRawField({ ...e, metadata: {} }, 'metadata', `{"n":${nested(depth)}}`)), []), aggregates);
+        const decoded = readTriggerRecord(
+          raw(b64('acc-1'), b64(withRawField({ ...e, metadata: {} }, 'metadata', `{"n":${nested(depth)}}`)), []),
+          aggregates,
+        );
         if ('fault' in decoded) expect(decoded.fault.code).toBe('InvalidEvent');
         else expect(decoded.event.event.version).toBe(e.version);
       }),

@@ -54,7 +54,11 @@ describe('the local HTTP server of a topology function', () => {
   it('answers a plain returned value as a 200 JSON body, and a thrown error as 502', async () => {
     answer = () => Promise.resolve('"just a string"');
     const plain = await fetch(`${server.url}/x`);
-    expect([plain.status, plain.headers.get('content-type'), await plain.text()]).toStrictEqual([200, 'application/json', '"just a string"']);
+    expect([plain.status, plain.headers.get('content-type'), await plain.text()]).toStrictEqual([
+      200,
+      'application/json',
+      '"just a string"',
+    ]);
     answer = () => Promise.reject(new Error('the function broke'));
     const broken = await fetch(`${server.url}/x`);
     expect(broken.status).toBe(502);

@@ -18,7 +18,9 @@ afterEach(async () => {
 
 /** An HTTP server on a free port that answers every request with `status` and `body`. */
 const answering = async (status: number, body: unknown): Promise<string> => {
-  const server = createServer((_request, response) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+  const server = createServer((_request, response) =>
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+  );
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -47,7 +49,9 @@ const smoke = (...args: string[]): Promise<{ code: number | null; stdout: string
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 
-const allServices = Object.fromEntries(['cloudformation', 'dynamodb', 'ec2', 'iam', 'kafka', 'lambda', 'logs', 's3', 'ssm', 'sts'].map((s) => [s, 'available']));
+const allServices = Object.fromEntries(
+  ['cloudformation', 'dynamodb', 'ec2', 'iam', 'kafka', 'lambda', 'logs', 's3', 'ssm', 'sts'].map((s) => [s, 'available']),
+);
 
 describe('LocalStack smoke test without LocalStack', () => {
   it('stops with what to start when nothing answers at the endpoint, and deploys nothing', async () => {

