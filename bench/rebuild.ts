@@ -25,7 +25,8 @@ import { aggregates } from '../functions/domain/index.ts';
 import { retentionMs, topics } from '../functions/topology.ts';
 import type { AccountState } from '../functions/domain/account/index.ts';
 import { LogFold } from '../functions/rebuild/fold.ts';
-import { rebuildAggregates, verifyAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
+import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { countRequests, createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 
 const { values: args } = parseArgs({

@@ -14,7 +14,7 @@ import {
   type ReadModelsRebuildDeps,
   type ReadModelsRebuildReport,
 } from './rebuild-projection.ts';
-import { verifyAggregates, type VerifyReport } from './rebuild-aggregates.ts';
+import { verifyAggregates, type VerifyReport } from './verify-aggregates.ts';
 
 /** What to do. */
 export interface RebuildRequest {
