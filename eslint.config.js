@@ -4,14 +4,14 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const io = ['node:*', 'kafkajs', '@aws-sdk/*', '@middy/*', '@aws-lambda-powertools/*', 'aws-cdk-lib', 'aws-cdk-lib/*'];
-const wiring = ['**/handlers/**', '**/compose.ts'];
+const wiring = ['**/handlers/**', '**/compose/**'];
 const notBelow = (folders) => folders.map((f) => (f.endsWith('.ts') ? `**/${f}` : `**/${f}/**`));
 
 /**
  * The layers, bottom up. `pure`: no I/O package at all. `may not`: the folders (and files)
  * of functions/ that the layer must not import. Adapters implement the ports the layers
  * above them declare (command/ports.ts, event/ports.ts, rebuild/ports.ts, core/log.ts);
- * compose.ts wires everything, and the handlers only call it.
+ * compose/ wires each side, and the handlers only call it.
  */
 const LAYERS = [
   {

@@ -12,7 +12,7 @@ import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregat
 import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
 import type { BatchOutput } from '../../functions/command/ports.ts';
 import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
-import { composeCommandSide } from '../../functions/compose.ts';
+import { composeCommandSide } from '../../functions/compose/command-side.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { tables } from '../../functions/topology.ts';
 import { countRequests, createAggregatesTable } from './dynamo.ts';
