@@ -5,10 +5,23 @@
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin } from 'kafkajs';
 import { waitForLeaders } from '../functions/adapters/kafka/topics.ts';
-import { tables } from '../functions/topology.ts';
+import { tableEnv, topicEnv } from '../functions/config.ts';
+import { tables, type TableKey, type TopicKey } from '../functions/topology.ts';
 
 /** A name unique to this run, for topics, tables and aggregate ids. */
 export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * Names every topic and the given tables `<run>-<kind>` (`<run>-dead-letter`, `<run>-aggregates`)
+ * in this process's environment, where config.ts reads them: call it before a handler module
+ * reads its names.
+ */
+export const nameForRun = (run: string, tableKeys: readonly TableKey[]): void => {
+  for (const key of Object.keys(topicEnv) as TopicKey[]) process.env[topicEnv[key]] = `${run}-${kebab(key)}`;
+  for (const key of tableKeys) process.env[tableEnv[key]] = `${run}-${kebab(key)}`;
+};
 
 /** Creates topics with the given partition counts, and waits until the broker answers offsets for them. */
 export const createTopics = async (admin: Admin, topics: Record<string, number>): Promise<void> => {
