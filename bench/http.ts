@@ -28,7 +28,7 @@ import { provision } from '../local/provision.ts';
 import { CommandClient, newCommandId } from '../local/client/client.ts';
 import { mappingsFromTopology } from '../local/trigger/mappings.ts';
 import { startTriggers } from '../local/trigger/trigger.ts';
-import { countRequests, nameForRun } from '../local/scratch.ts';
+import { countRequests, runEnvironment } from '../local/scratch.ts';
 import { log, machineLine } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -53,7 +53,7 @@ const FIRST_READS = args['first-read'].split(',').map((s) => positive('first-rea
 
 const run = `bench-http-${Date.now().toString(36)}`;
 // Before the command handler's module is imported: it reads its topic and table names once.
-nameForRun(run, ['aggregates', 'readModels']);
+Object.assign(process.env, runEnvironment(run, ['aggregates', 'readModels']));
 
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;

@@ -14,14 +14,16 @@ export const unique = (prefix: string): string => `${prefix}-${Date.now().toStri
 const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /**
- * Names every topic and the given tables `<run>-<kind>` (`<run>-dead-letter`, `<run>-aggregates`)
- * in this process's environment, where config.ts reads them: call it before a handler module
- * reads its names.
+ * The environment variables (config.ts reads them) that name every topic and the given tables
+ * `<run>-<kind>`: `<run>-commands`, `<run>-dead-letter`, `<run>-aggregates`, `<run>-read-models`.
  */
-export const nameForRun = (run: string, tableKeys: readonly TableKey[]): void => {
-  for (const key of Object.keys(topicEnv) as TopicKey[]) process.env[topicEnv[key]] = `${run}-${kebab(key)}`;
-  for (const key of tableKeys) process.env[tableEnv[key]] = `${run}-${kebab(key)}`;
-};
+export const runEnvironment = (run: string, tableKeys: readonly TableKey[]): Record<string, string> =>
+  Object.fromEntries(
+    [
+      ...(Object.keys(topicEnv) as TopicKey[]).map((key) => [topicEnv[key], key] as const),
+      ...tableKeys.map((key) => [tableEnv[key], key] as const),
+    ].map(([name, key]) => [name, `${run}-${kebab(key)}`]),
+  );
 
 /** Creates topics with the given partition counts, and waits until the broker answers offsets for them. */
 export const createTopics = async (admin: Admin, topics: Record<string, number>): Promise<void> => {
