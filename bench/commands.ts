@@ -25,7 +25,7 @@ import { startTriggers, type InvocationReport, type TriggerMapping } from '../lo
 import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
-import { int, log, machineRows, positive } from './report.ts';
+import { int, log, machineRows, positive, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -295,14 +295,4 @@ const main = async (): Promise<boolean> => {
   }
 };
 
-// Exits explicitly, as local/client/measure-latency.ts does: the Kafka clients' timers would keep the process alive.
-main().then(
-  (ok) => {
-    if (!ok) log('some commands were not accepted: the figures are not comparable');
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
-  },
-);
+runBenchmark(main, 'some commands were not accepted: the figures are not comparable');

@@ -29,7 +29,7 @@ import { CommandClient, newCommandId } from '../local/client/client.ts';
 import { mappingsFromTopology } from '../local/trigger/mappings.ts';
 import { startTriggers } from '../local/trigger/trigger.ts';
 import { countRequests, runEnvironment } from '../local/scratch.ts';
-import { log, machineLine } from './report.ts';
+import { log, machineLine, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -217,14 +217,4 @@ const main = async (): Promise<boolean> => {
   return allDecided;
 };
 
-// Exits explicitly, as bench/commands.ts does: the Kafka clients' timers would keep the process alive.
-main().then(
-  (ok) => {
-    if (!ok) log('some commands were not accepted in time: the figures are not comparable');
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
-  },
-);
+runBenchmark(main, 'some commands were not accepted in time: the figures are not comparable');

@@ -30,7 +30,7 @@ import { startSystem, type RunningSystem } from '../local/system/system.ts';
 import type { InvocationReport } from '../local/trigger/trigger.ts';
 import { createTopics, unique } from '../local/scratch.ts';
 import { between, countEveryClient, total } from './count-tables.ts';
-import { int, log, machineLine, positive } from './report.ts';
+import { int, log, machineLine, positive, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -308,14 +308,4 @@ const main = async (): Promise<boolean> => {
   }
 };
 
-// Exits explicitly, as bench/commands.ts does: the Kafka clients' timers would keep the process alive.
-main().then(
-  (ok) => {
-    if (!ok) log('some results were wrong: the figures do not count');
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
-  },
-);
+runBenchmark(main, 'some results were wrong: the figures do not count');

@@ -40,3 +40,21 @@ export const machineRows = (): [string, string][] => [
 
 /** The machine on one line: cpu, memory, node, load average at the end. */
 export const machineLine = (): string => `${cpu()}, ${memory()}, node ${process.version}, load average at the end ${load()}`;
+
+/**
+ * Runs a benchmark's `main` and exits when it ends: explicitly, since the Kafka clients' timers
+ * would keep the process alive. When `main` says its figures do not count (false), `why` is
+ * logged and the exit code is 1, as it is on an error.
+ */
+export const runBenchmark = (main: () => Promise<boolean>, why: string): void => {
+  main().then(
+    (ok) => {
+      if (!ok) log(why);
+      process.exit(ok ? 0 : 1);
+    },
+    (error: unknown) => {
+      log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      process.exit(1);
+    },
+  );
+};
