@@ -25,7 +25,7 @@ import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.t
 import { type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
 import type { BatchOutput, KeyedResult } from '../functions/command/ports.ts';
 import type { IncomingCommand } from '../functions/command/decode.ts';
-import { decodeBatch } from '../functions/command/process-batch.ts';
+import { decodeBatch } from '../functions/command/decode.ts';
 import { registry } from '../functions/core/registry.ts';
 import { eventRecord } from '../functions/command/decide-one.ts';
 
