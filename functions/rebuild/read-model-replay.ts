@@ -32,9 +32,10 @@ interface ReplayProgress extends ReplayPosition {
   readonly endOffsets: PartitionOffsets;
 }
 
-/** What one replay did. */
+/** What one replay did: the part of a read-model rebuild's report that every such rebuild has. */
 export interface ReadModelReplay {
-  readonly stoppedEarly: boolean;
+  /** `incomplete`: stopped at a checkpoint before its deadline; invoke again to resume. */
+  readonly status: 'complete' | 'incomplete';
   readonly resumed: boolean;
   readonly eventsRead: number;
   readonly eventsTotal: number;
@@ -107,5 +108,5 @@ export const replayReadModels = async (
   if (stoppedEarly) await save({ endOffsets, ...at });
   else await readModels.delete(key);
   deps.onProgress?.({ phase: 'done', eventsRead: at.eventsRead, eventsTotal });
-  return { stoppedEarly, resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable };
+  return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable };
 };

@@ -7,7 +7,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import type { LogReader } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { ReadModels } from '../event/ports.ts';
-import { replayReadModels } from './read-model-replay.ts';
+import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
 /** What a projection rebuild needs. */
@@ -20,16 +20,9 @@ export interface ProjectionRebuildDeps {
 }
 
 /** The outcome of a projection rebuild. */
-export interface ProjectionRebuildReport {
-  readonly status: 'complete' | 'incomplete';
+export interface ProjectionRebuildReport extends ReadModelReplay {
   readonly projection: string;
-  readonly resumed: boolean;
   readonly rowsWiped: number;
-  readonly eventsRead: number;
-  readonly eventsTotal: number;
-  readonly applied: number;
-  /** Records that are not usable events; left out of the projection as the event handler leaves them. */
-  readonly unusable: number;
 }
 
 /** Rebuilds `deps.projection`; resumes a rebuild of it that stopped midway. */
@@ -46,14 +39,5 @@ export const rebuildProjection = async (
     },
     options,
   );
-  return {
-    status: done.stoppedEarly ? 'incomplete' : 'complete',
-    projection: deps.projection.name,
-    resumed: done.resumed,
-    rowsWiped,
-    eventsRead: done.eventsRead,
-    eventsTotal: done.eventsTotal,
-    applied: done.applied,
-    unusable: done.unusable,
-  };
+  return { ...done, projection: deps.projection.name, rowsWiped };
 };

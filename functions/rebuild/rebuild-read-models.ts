@@ -10,7 +10,7 @@ import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
-import { replayReadModels } from './read-model-replay.ts';
+import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
 /** What a read-models rebuild needs. */
@@ -33,16 +33,10 @@ export interface ReadModelsRebuildDeps {
 }
 
 /** The outcome of a read-models rebuild. */
-export interface ReadModelsRebuildReport {
-  readonly status: 'complete' | 'incomplete';
+export interface ReadModelsRebuildReport extends ReadModelReplay {
   readonly readModels: true;
-  readonly resumed: boolean;
   /** Projection rows and reaction checkpoints deleted before the replay. */
   readonly itemsWiped: number;
-  readonly eventsRead: number;
-  readonly eventsTotal: number;
-  readonly applied: number;
-  readonly unusable: number;
   /** The trigger's consumer group and, per partition, the offset the replay stopped at (where the trigger goes on). */
   readonly groupId: string;
   readonly upTo: PartitionOffsets;
@@ -77,18 +71,7 @@ export const rebuildReadModels = async (
     },
     options,
   );
-  if (!done.stoppedEarly) await readModels.putControl('ready', held.revision);
+  if (done.status === 'complete') await readModels.putControl('ready', held.revision);
   if (Object.keys(upTo).length === 0) upTo = await deps.trigger.position();
-  return {
-    status: done.stoppedEarly ? 'incomplete' : 'complete',
-    readModels: true,
-    resumed: done.resumed,
-    itemsWiped,
-    eventsRead: done.eventsRead,
-    eventsTotal: done.eventsTotal,
-    applied: done.applied,
-    unusable: done.unusable,
-    groupId: deps.trigger.groupId,
-    upTo,
-  };
+  return { ...done, readModels: true, itemsWiped, groupId: deps.trigger.groupId, upTo };
 };
