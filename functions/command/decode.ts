@@ -1,11 +1,14 @@
 /**
  * Turns a raw commands-topic record into a command the aggregate can decide, or into a
- * precise rejection. Every fault is a value: nothing here throws for bad input.
+ * precise rejection, and a batch's records into commands grouped per aggregate. Every fault
+ * is a value: nothing here throws for bad input.
  */
-import type { AnyAggregate } from '../core/aggregate.ts';
+import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
+import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { decodeUtf8, keyIs, type TriggerRecord } from '../core/trigger-event.ts';
 import { describeIssues } from '../core/schema.ts';
 import { commandEnvelopeSchema, MAX_COMMAND_BYTES, type CommandEnvelope, type Reason } from '../core/wire.ts';
+import type { KeyedResult } from './ports.ts';
 
 /** A well-formed command addressed to a known aggregate type, its data validated. */
 export interface IncomingCommand {
@@ -111,4 +114,42 @@ export const decodeCommand = async (
   const validated = await schema['~standard'].validate(data);
   if (validated.issues !== undefined) return bad('InvalidCommand', `invalid ${type} data: ${describeIssues(validated.issues)}`);
   return { ok: { record, envelope: envelope.data, aggregate, command: { type, data: validated.value } } };
+};
+
+/** A batch's records decoded: good commands grouped by head key in partition order, bad ones already answered. */
+export interface DecodedBatch {
+  readonly byAggregate: Map<string, IncomingCommand[]>;
+  readonly results: KeyedResult[];
+  readonly deadLetters: DeadLetter[];
+}
+
+/** Decodes a batch's records: a rejected result and a dead letter for each bad one, the rest grouped per aggregate. */
+export const decodeBatch = async (
+  records: readonly TriggerRecord[],
+  aggregates: ReadonlyMap<string, AnyAggregate>,
+): Promise<DecodedBatch> => {
+  const batch: DecodedBatch = { byAggregate: new Map(), results: [], deadLetters: [] };
+  for (const record of records) {
+    const decoded = await decodeCommand(record, aggregates);
+    if ('bad' in decoded) {
+      const { bad } = decoded;
+      batch.results.push({
+        key: bad.aggregateId ?? (record.key === undefined ? null : Buffer.from(record.key).toString('utf8')),
+        result: {
+          commandId: bad.commandId,
+          aggregateType: bad.aggregateType,
+          aggregateId: bad.aggregateId,
+          status: 'rejected',
+          reason: bad.reason,
+        },
+      });
+      batch.deadLetters.push(deadLetter(record, bad.reason));
+      continue;
+    }
+    const key = aggregateKey(decoded.ok.aggregate.type, decoded.ok.envelope.aggregateId);
+    const list = batch.byAggregate.get(key) ?? [];
+    list.push(decoded.ok);
+    batch.byAggregate.set(key, list);
+  }
+  return batch;
 };

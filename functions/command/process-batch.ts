@@ -1,8 +1,9 @@
 /**
- * One command batch, end to end: decode; read the heads of its aggregates, its partitions'
- * checkpoints and releases and the control item in one consistent batched read; check each
- * partition against its checkpoint; decide; commit one conditional write per aggregate;
- * publish; then advance each partition's checkpoint. Bad input becomes results and dead
+ * One command batch, end to end: decode (decode.ts); read the heads of its aggregates, its
+ * partitions' checkpoints and releases and the control item in one consistent batched read;
+ * check each partition against its checkpoint (check-partitions.ts); decide and commit one
+ * conditional write per aggregate (commit-aggregate.ts); publish; then advance each
+ * partition's checkpoint (advance-checkpoints.ts). Bad input becomes results and dead
  * letters; only infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
@@ -11,25 +12,17 @@ import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { releaseFor, type Release } from '../core/release.ts';
 import { topicPartition } from '../core/wire.ts';
-import { aggregateKey } from '../core/aggregate.ts';
-import type { DeadLetter } from '../core/dead-letter.ts';
-import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
-import { checkPartitions, CheckpointContendedError, fingerprintOf, spansOf, type PartitionSpan } from './check-partitions.ts';
-import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
-import { decodeCommand, type IncomingCommand } from './decode.ts';
-import { acceptedIn, emptyHead, MAX_HEAD_BYTES, type ArchivedCommand, type Head } from './head.ts';
-import { advance, outboxConfirmed, type StoredCheckpoint } from './partition.ts';
-import {
-  VersionConflictError,
-  type BatchPublisher,
-  type CommandLog,
-  type EventsTopicState,
-  type HeadsStore,
-  type KeyedResult,
-  type UnkeptResult,
-} from './ports.ts';
 import { registry } from '../core/registry.ts';
+import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
+import { advanceCheckpoints } from './advance-checkpoints.ts';
+import { checkPartitions, spansOf } from './check-partitions.ts';
+import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
+import type { AggregateOutcome } from './decide-aggregate.ts';
+import { decodeBatch, type IncomingCommand } from './decode.ts';
+import { MAX_HEAD_BYTES, type Head } from './head.ts';
 import { HeadCache, type HeadCacheLimits } from './head-cache.ts';
+import type { StoredCheckpoint } from './partition.ts';
+import type { BatchPublisher, CommandLog, EventsTopicState, HeadsStore, UnkeptResult } from './ports.ts';
 
 /** What the command side needs from the outside world. */
 export interface CommandSideDeps {
@@ -79,57 +72,6 @@ export interface BatchResult extends BatchSummary {
   readonly batchItemFailures: readonly BatchItemFailure[];
 }
 
-/** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
-export class ConflictRetriesExhaustedError extends Error {
-  override readonly name = 'ConflictRetriesExhaustedError';
-  constructor(
-    readonly aggregateType: string,
-    readonly aggregateId: string,
-    attempts: number,
-    options?: ErrorOptions,
-  ) {
-    super(`${aggregateType} ${aggregateId}: still conflicting after ${attempts} re-decisions`, options);
-  }
-}
-
-/** A batch's records decoded: good commands grouped by head key in partition order, bad ones already answered. */
-export interface DecodedBatch {
-  readonly byAggregate: Map<string, IncomingCommand[]>;
-  readonly results: KeyedResult[];
-  readonly deadLetters: DeadLetter[];
-}
-
-/** Decodes a batch's records: a rejected result and a dead letter for each bad one, the rest grouped per aggregate. */
-export const decodeBatch = async (
-  records: readonly TriggerRecord[],
-  aggregates: ReadonlyMap<string, AnyAggregate>,
-): Promise<DecodedBatch> => {
-  const batch: DecodedBatch = { byAggregate: new Map(), results: [], deadLetters: [] };
-  for (const record of records) {
-    const decoded = await decodeCommand(record, aggregates);
-    if ('bad' in decoded) {
-      const { bad } = decoded;
-      batch.results.push({
-        key: bad.aggregateId ?? (record.key === undefined ? null : Buffer.from(record.key).toString('utf8')),
-        result: {
-          commandId: bad.commandId,
-          aggregateType: bad.aggregateType,
-          aggregateId: bad.aggregateId,
-          status: 'rejected',
-          reason: bad.reason,
-        },
-      });
-      batch.deadLetters.push(deadLetter(record, bad.reason));
-      continue;
-    }
-    const key = aggregateKey(decoded.ok.aggregate.type, decoded.ok.envelope.aggregateId);
-    const list = batch.byAggregate.get(key) ?? [];
-    list.push(decoded.ok);
-    batch.byAggregate.set(key, list);
-  }
-  return batch;
-};
-
 /** Releases that apply to the partition as it is now: those recorded after its current incarnation began. */
 const currentReleases = (releases: readonly Release[] | undefined, checkpoint: StoredCheckpoint | undefined): readonly Release[] =>
   (releases ?? []).filter((r) => checkpoint?.since === undefined || r.at > checkpoint.since);
@@ -140,22 +82,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const maxHeadBytes = deps.maxHeadBytes ?? MAX_HEAD_BYTES;
-  const { dedupeWindowMs } = deps;
-  const { keptResultsMs } = deps;
-
-  /** Accepted commandIds of the aggregate's archive that the batch may repeat (only read when the head archived some lately). */
-  const archivedFor = async (base: Head, commands: readonly IncomingCommand[]): Promise<Map<string, ArchivedCommand>> => {
-    const oldest = Math.min(...commands.map((c) => c.record.timestamp));
-    if (base.archivedUntil === 0 || base.archivedUntil < oldest - dedupeWindowMs) return new Map();
-    const unknown = [...new Set(commands.map((c) => c.envelope.commandId).filter((id) => acceptedIn(base, id) === undefined))];
-    const found = await deps.heads.readArchive(
-      unknown.map((commandId) => ({ aggregateType: base.aggregateType, aggregateId: base.aggregateId, commandId })),
-    );
-    return new Map(found.map((a) => [a.commandId, a]));
-  };
+  const { dedupeWindowMs, keptResultsMs } = deps;
 
   const cache = new HeadCache(deps.headCache);
-  const keep = (key: string, head: Head) => cache.set(key, head, deps.heads.sizeOf(head));
 
   const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
@@ -212,58 +141,20 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     };
 
     // Decide and commit each aggregate; a lost race re-decides against the winner's head.
+    const context: CommitContext = {
+      heads: deps.heads,
+      cache,
+      maxConflictRetries,
+      dedupeWindowMs,
+      maxHeadBytes,
+      effective,
+      incarnationOf,
+      releaseOf,
+      onConflict: () => summary.conflicts++,
+    };
     const outcomes = new Map<string, AggregateOutcome>();
     await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
-      const first = commands[0] as IncomingCommand;
-      const empty = () => emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
-      let base: Head = warm.get(key) ?? snapshot.heads.get(key) ?? empty();
-      let kept = warm.has(key);
-      for (let attempt = 0; ; attempt++) {
-        const outcome = decideAggregate({
-          base,
-          commands,
-          incarnationOf,
-          outboxConfirmed: outboxConfirmed(base, effective),
-          archived: await archivedFor(base, commands),
-          dedupeWindowMs,
-          releaseOf,
-          sizeOf: (head) => deps.heads.sizeOf(head),
-          maxHeadBytes,
-        });
-        if (outcome.next === null) {
-          if (kept) {
-            // No conditional write will check this decision: check the kept head against the table.
-            kept = false;
-            const now = await deps.heads.read([key], []);
-            if (now.control?.status === 'rebuilding') throw new RebuildInProgressError(now.control.epoch);
-            const current = now.heads.get(key) ?? empty();
-            if (current.version !== base.version) {
-              cache.delete(key);
-              base = current;
-              continue;
-            }
-          }
-          keep(key, base);
-          outcomes.set(key, outcome);
-          return;
-        }
-        // Archived before the head that forgets them is written: a crash in between leaves facts, not holes.
-        if (outcome.archive.length > 0) await deps.heads.archive(base.aggregateType, base.aggregateId, outcome.archive, dedupeWindowMs);
-        try {
-          await deps.heads.commit(outcome.next, base.version);
-          keep(key, outcome.next);
-          outcomes.set(key, outcome);
-          return;
-        } catch (error) {
-          cache.delete(key);
-          if (!(error instanceof VersionConflictError)) throw error;
-          kept = false;
-          summary.conflicts++;
-          if (attempt >= maxConflictRetries)
-            throw new ConflictRetriesExhaustedError(base.aggregateType, base.aggregateId, attempt + 1, { cause: error });
-          base = error.current ?? emptyHead(base.aggregateType, base.aggregateId, first.aggregate.initialState);
-        }
-      }
+      outcomes.set(key, await commitAggregate(context, key, commands, warm.get(key) ?? snapshot.heads.get(key), warm.has(key)));
     });
 
     const events = [];
@@ -303,39 +194,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // need no order, and the next batch of the partition starts one round trip sooner.
     await Promise.all([
       deps.publisher.publish({ events: [], results, deadLetters }),
-      checkpointAll(spans, retryFrom, written, snapshot.checkpoints, effective),
+      advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
     const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
     return { ...summary, batchItemFailures };
   };
-
-  /** Moves each partition's checkpoint past what the batch completed. */
-  const checkpointAll = (
-    spans: ReadonlyMap<string, PartitionSpan>,
-    retryFrom: ReadonlyMap<string, number>,
-    written: ReadonlyMap<string, StoredCheckpoint>,
-    read: ReadonlyMap<string, StoredCheckpoint>,
-    effective: ReadonlyMap<string, StoredCheckpoint>,
-  ) =>
-    Promise.all(
-      [...spans].map(async ([tp, span]) => {
-        const through = (retryFrom.get(tp) ?? span.to + 1) - 1;
-        const last = span.records.findLast((r) => r.offset <= through);
-        if (last === undefined) return;
-        let stored = written.get(tp) ?? read.get(tp);
-        let base = effective.get(tp) as StoredCheckpoint;
-        for (let attempt = 0; attempt < 5; attempt++) {
-          const next = advance(base, last.offset, fingerprintOf(last));
-          if (next === base && stored !== undefined) return;
-          if (await deps.heads.putCheckpoint(next, stored)) return;
-          stored = await deps.heads.getCheckpoint(tp);
-          // Another invocation moved it (a racing delivery of the same records) or began a new incarnation.
-          if (stored === undefined || stored.incarnation !== base.incarnation) break;
-          base = stored;
-        }
-        throw new CheckpointContendedError(tp);
-      }),
-    );
 
   return async (event: MskEvent): Promise<BatchResult> => {
     try {
