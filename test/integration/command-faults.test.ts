@@ -46,7 +46,7 @@ const resultsOf = async (commandIds: readonly string[]): Promise<ResultRecord[][
 const outcome = (r: ResultRecord | undefined): string =>
   r === undefined ? 'none' : r.status === 'accepted' ? `v${r.version}` : r.reason.code;
 
-const rebuild = (topic: CommandsTopic) => rebuildAggregates(rebuildDeps(side, topic));
+const rebuild = (topic: CommandsTopic) => rebuildAggregates(rebuildDeps(side, { commands: topic }));
 
 describe('the command side under the faults operations bring', () => {
   it('decides the commands of a recreated commands topic instead of taking them for duplicates, and keeps the two lives apart', async () => {
@@ -141,7 +141,7 @@ describe('the command side under the faults operations bring', () => {
       },
     });
     const report = await rebuildAggregates({
-      ...rebuildDeps(side, topic),
+      ...rebuildDeps(side, { commands: topic }),
       heads: rebuildHeads,
       gate: {
         pause: async () => void (statusAtPause = (await side.heads.getControl())?.status),

@@ -135,7 +135,7 @@ describe('warm heads', () => {
 
     const late = await topic.append([command(id, 'Withdraw', { amount: 7 })]);
     await expect(warm(late)).rejects.toBeInstanceOf(TableBehindLogError);
-    await rebuildAggregates(rebuildDeps(side, topic));
+    await rebuildAggregates(rebuildDeps(side, { commands: topic }));
     expect(await deliver(topic, late, warm)).toMatchObject({ accepted: 1 });
     expect((await side.heads.get('account', id))?.state).toMatchObject({ balance: 0 });
     await topic.close();

@@ -15,7 +15,7 @@ import type { createCommandProcessor, CommandSideDeps } from '../../functions/co
 import { composeCommandSide } from '../../functions/compose/command-side.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
-import type { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
+import type { RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { tables } from '../../functions/topology.ts';
 import { WEEK_MS } from './decide.ts';
 import { countRequests, createAggregatesTable } from './dynamo.ts';
@@ -72,19 +72,21 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
 
 /**
  * What the aggregates rebuild needs to rebuild a test command side's heads from its events
- * topic, with checkpoints from where `commands` stands and no trigger to hold but the lock.
+ * topic: no trigger to hold but the lock, checkpoints from where `commands` stands (none when
+ * it is not given), and any part replaced by `overrides`.
  */
 export const rebuildDeps = (
   side: CommandSide,
-  commands: { positions(): Promise<Map<string, number>> },
-): Parameters<typeof rebuildAggregates>[0] => ({
+  { commands, ...overrides }: Partial<RebuildDeps> & { readonly commands?: { positions(): Promise<Map<string, number>> } } = {},
+): RebuildDeps => ({
   aggregates,
   heads: side.heads,
   eventLog: side.eventLog,
   publisher: side.publisher,
   gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
-  commandsTrigger: { positions: () => commands.positions() },
+  commandsTrigger: { positions: () => commands?.positions() ?? Promise.resolve(new Map()) },
   dedupeWindowMs: WEEK_MS,
+  ...overrides,
 });
 
 /** A publisher that fails its first `failures` calls: a crash after the commit, before publishing. */
