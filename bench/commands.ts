@@ -12,7 +12,6 @@
  * counted by the SDK middleware `countRequests`. Then a steady-rate run measures latency
  * without a backlog. Not a test: it prints figures and fails only if a command is not accepted.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
@@ -26,6 +25,7 @@ import { startTriggers, type InvocationReport, type TriggerMapping } from '../lo
 import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
+import { int, log, machineRows, positive, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -38,18 +38,11 @@ const { values: args } = parseArgs({
     steady: { type: 'string', default: '500' },
   },
 });
-const positive = (name: string, text: string): number => {
-  const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
-};
 const COMMANDS = positive('commands', args.commands);
 const SHAPES = args.shapes.split(',').map((s) => positive('shapes', s.trim()));
 const RATE = positive('rate', args.rate);
 const STEADY = positive('steady', args.steady);
 
-const log = (text: string) => process.stderr.write(`${text}\n`);
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
@@ -258,18 +251,8 @@ const main = async (): Promise<boolean> => {
       ),
     );
 
-    const cpu = cpus();
     const header: [string, string][] = [
-      ['machine', ''],
-      ['cpu', `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}`],
-      ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB`],
-      ['node', process.version],
-      [
-        'load average at the end',
-        loadavg()
-          .map((l) => l.toFixed(1))
-          .join(' '),
-      ],
+      ...machineRows(),
       ['setup', ''],
       ['command', `npm run bench -- grouped --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
       [
@@ -312,14 +295,4 @@ const main = async (): Promise<boolean> => {
   }
 };
 
-// Exits explicitly, as local/client/measure-latency.ts does: the Kafka clients' timers would keep the process alive.
-main().then(
-  (ok) => {
-    if (!ok) log('some commands were not accepted: the figures are not comparable');
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
-  },
-);
+runBenchmark(main, 'some commands were not accepted: the figures are not comparable');

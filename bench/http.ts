@@ -14,7 +14,6 @@
  * received. Not a test: it prints figures and fails only if a command is not decided.
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CommandOutcomes } from '../functions/adapters/dynamodb/command-outcomes.ts';
 import { KafkaCommandSender } from '../functions/adapters/kafka/command-sender.ts';
@@ -29,7 +28,8 @@ import { provision } from '../local/provision.ts';
 import { CommandClient, newCommandId } from '../local/client/client.ts';
 import { mappingsFromTopology } from '../local/trigger/mappings.ts';
 import { startTriggers } from '../local/trigger/trigger.ts';
-import { countRequests } from '../local/scratch.ts';
+import { countRequests, runEnvironment } from '../local/scratch.ts';
+import { log, machineLine, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -53,17 +53,8 @@ const FIRST_READS = args['first-read'].split(',').map((s) => positive('first-rea
 
 const run = `bench-http-${Date.now().toString(36)}`;
 // Before the command handler's module is imported: it reads its topic and table names once.
-for (const [name, suffix] of [
-  ['COMMANDS_TOPIC', 'commands'],
-  ['EVENTS_TOPIC', 'events'],
-  ['RESULTS_TOPIC', 'results'],
-  ['DEAD_LETTER_TOPIC', 'dead-letter'],
-  ['AGGREGATES_TABLE', 'aggregates'],
-  ['READ_MODELS_TABLE', 'read-models'],
-] as const)
-  process.env[name] = `${run}-${suffix}`;
+Object.assign(process.env, runEnvironment(run, ['aggregates', 'readModels']));
 
-const log = (text: string) => process.stderr.write(`${text}\n`);
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
@@ -209,14 +200,11 @@ const main = async (): Promise<boolean> => {
       await dynamo.send(new DeleteTableCommand({ TableName: t })).catch((e: unknown) => log(`could not delete ${t}: ${String(e)}`));
     dynamo.destroy();
   }
-  const cpu = cpus();
   process.stdout.write(
     [
       '',
       "command API benchmark: POST-and-wait against the CLI's wait on the results topic",
-      `  machine      ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
+      `  machine      ${machineLine()}`,
       `  command      npm run bench:http -- --commands ${COMMANDS} --rate ${RATE} --first-read ${FIRST_READS.join(',')}`,
       `  workload     ${COMMANDS} Deposits per row (10 per account, opened before), sent at ${RATE}/s, each awaited on its own; emulated MSK trigger, batch size and window of the topology`,
       `  wait         the first read as each row says, then gaps of ${defaults.wait.gapMs} ms doubling up to ${defaults.wait.maxGapMs} ms; each read one consistent BatchGetItem (head + kept outcome)`,
@@ -229,14 +217,4 @@ const main = async (): Promise<boolean> => {
   return allDecided;
 };
 
-// Exits explicitly, as bench/commands.ts does: the Kafka clients' timers would keep the process alive.
-main().then(
-  (ok) => {
-    if (!ok) log('some commands were not accepted in time: the figures are not comparable');
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
-  },
-);
+runBenchmark(main, 'some commands were not accepted in time: the figures are not comparable');

@@ -15,7 +15,6 @@
  * the read-models table the event side's. Not a test: it prints figures and fails when a
  * result is wrong.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
@@ -31,6 +30,7 @@ import { startSystem, type RunningSystem } from '../local/system/system.ts';
 import type { InvocationReport } from '../local/trigger/trigger.ts';
 import { createTopics, unique } from '../local/scratch.ts';
 import { between, countEveryClient, total } from './count-tables.ts';
+import { int, log, machineLine, positive, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -42,18 +42,11 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
   },
 });
-const positive = (name: string, text: string): number => {
-  const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
-};
 const COMMANDS = positive('commands', args.commands ?? (args.quick ? '2000' : '20000'));
 const ACCOUNTS = positive('accounts', args.accounts ?? (args.quick ? '100' : '500'));
 /** Records per produce request, for the system and the raw pipe alike. */
 const CHUNK = 500;
 
-const log = (text: string) => process.stderr.write(`${text}\n`);
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A small seeded generator (mulberry32), so a run's arrival order can be drawn again. */
@@ -264,14 +257,8 @@ const main = async (): Promise<boolean> => {
         `mean partitions in an invocation at any time ${busyPartitions(reports, name, t0, settledAt).toFixed(2)}`
       );
     };
-    const cpu = cpus();
     const lines: [string, string][] = [
-      [
-        'machine',
-        `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg()
-          .map((l) => l.toFixed(1))
-          .join(' ')}`,
-      ],
+      ['machine', machineLine()],
       ['command', `npm run bench -- interleaved --commands ${COMMANDS} --accounts ${ACCOUNTS}`],
       [
         'system',
@@ -321,14 +308,4 @@ const main = async (): Promise<boolean> => {
   }
 };
 
-// Exits explicitly, as bench/commands.ts does: the Kafka clients' timers would keep the process alive.
-main().then(
-  (ok) => {
-    if (!ok) log('some results were wrong: the figures do not count');
-    process.exit(ok ? 0 : 1);
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exit(1);
-  },
-);
+runBenchmark(main, 'some results were wrong: the figures do not count');

@@ -2,7 +2,7 @@
  * The command side as the latency benchmark runs it: as bench/ours-handler.ts, with warm heads
  * on or off (`useWarmHeads`, before `configure`), so that one run compares the two.
  */
-import { composeCommandSide } from '../functions/compose.ts';
+import { composeCommandSide } from '../functions/compose/command-side.ts';
 import { tables } from '../functions/topology.ts';
 import { benchHandler } from './handler-kit.ts';
 

@@ -10,7 +10,6 @@
  * emulated MSK trigger, as `npm start` runs it, once with warm heads off and once on (each on
  * its own topics and table). Latency is result arrival minus the command record's timestamp.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
@@ -23,6 +22,7 @@ import { CommandClient } from '../local/client/client.ts';
 import { startTriggers, type InvocationReport } from '../local/trigger/trigger.ts';
 import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as latencyHandler from './latency-handler.ts';
+import { log, machineLine, positive } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -34,16 +34,10 @@ const { values: args } = parseArgs({
     aggregates: { type: 'string', default: '5' },
   },
 });
-const positive = (name: string, text: string): number => {
-  const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
-};
 const RATE = positive('rate', args.rate);
 const COMMANDS = positive('commands', args.commands);
 const AGGREGATES = positive('aggregates', args.aggregates);
 
-const log = (text: string) => process.stderr.write(`${text}\n`);
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const trigger = functions.commandHandler.trigger;
@@ -211,11 +205,8 @@ const main = async (): Promise<void> => {
         await triggers.stop();
       }
     }
-    const cpu = cpus();
     process.stdout.write(
-      `\nlatency benchmark\n  machine  ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load average at the end ${loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}\n` +
+      `\nlatency benchmark\n  machine  ${machineLine()}\n` +
         `  command  npm run bench:latency -- --rate ${RATE} --commands ${COMMANDS} --aggregates ${AGGREGATES}\n` +
         `  trigger  emulated MSK trigger, batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s; one Deposit at a time, round-robin over ${AGGREGATES} accounts opened before\n` +
         `${rows.join('\n')}\n`,

@@ -1,9 +1,9 @@
 /**
  * The command side as the benchmark runs it: composed as functions/handlers/commands.ts
- * composes it (functions/compose.ts), without Powertools logging and metrics, on the
+ * composes it (functions/compose/command-side.ts), without Powertools logging and metrics, on the
  * benchmark's own table and topics, with counted DynamoDB requests.
  */
-import { composeCommandSide } from '../functions/compose.ts';
+import { composeCommandSide } from '../functions/compose/command-side.ts';
 import { tables } from '../functions/topology.ts';
 import { benchHandler } from './handler-kit.ts';
 

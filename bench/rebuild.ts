@@ -8,7 +8,6 @@
  *
  * `--checkpoint-every` takes a comma-separated list; each value rebuilds into its own table.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
@@ -28,6 +27,7 @@ import { LogFold } from '../functions/rebuild/fold.ts';
 import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { countRequests, createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
+import { int, log, machineRows, positive } from './report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,11 +36,6 @@ const { values: args } = parseArgs({
     'checkpoint-every': { type: 'string', default: '100000' },
   },
 });
-const positive = (name: string, text: string): number => {
-  const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
-};
 const EVENTS = positive('events', args.events);
 const AGGREGATES = positive('aggregates', args.aggregates);
 const CHECKPOINTS = args['checkpoint-every'].split(',').map((v) => positive('checkpoint-every', v.trim()));
@@ -50,10 +45,8 @@ if (AGGREGATES > EVENTS) throw new Error('--aggregates must not exceed --events:
 const SEND_CHUNK = 5_000;
 const COMMAND_PARTITIONS = 3;
 
-const log = (text: string) => process.stderr.write(`${text}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const perSecond = (n: number, ms: number) => `${Math.round(n / (ms / 1000)).toLocaleString('en-US')}/s`;
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** mulberry32: the same histories on every run. */
 const seeded = (seed: number) => {
@@ -324,18 +317,8 @@ const main = async (): Promise<boolean> => {
     for (const every of CHECKPOINTS) runs.push(await rebuildOnce(kafka, topic, every, expected));
 
     const rawBest = Math.min(raw1.ms, raw2.ms);
-    const cpu = cpus();
     const rows: [string, string][] = [
-      ['machine', ''],
-      ['cpu', `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}`],
-      ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB`],
-      ['node', process.version],
-      [
-        'load average at the end',
-        loadavg()
-          .map((l) => l.toFixed(1))
-          .join(' '),
-      ],
+      ...machineRows(),
       ['data', ''],
       [
         'events / accounts',

@@ -21,6 +21,7 @@ import { sleep } from '../functions/core/async.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
+import { runEnvironment } from '../local/scratch.ts';
 import type { Backoff } from '../local/trigger/outcome.ts';
 import { cacheDir } from '../local/stack/paths.ts';
 import { type FaultKind, type FaultRates, type Observation } from './faults.ts';
@@ -117,15 +118,6 @@ export interface ChaosReport {
   readonly names: { readonly topics: readonly string[]; readonly tables: readonly string[]; readonly kept: boolean };
 }
 
-const ENV = {
-  COMMANDS_TOPIC: 'commands',
-  EVENTS_TOPIC: 'events',
-  RESULTS_TOPIC: 'results',
-  DEAD_LETTER_TOPIC: 'dead-letter',
-  AGGREGATES_TABLE: 'aggregates',
-  READ_MODELS_TABLE: 'read-models',
-} as const;
-
 /** A step of the schedule: brought on once this share of the commands is sent; a barrier stops sending until it is done. */
 interface Step {
   readonly at: number;
@@ -138,8 +130,9 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   const say = options.log ?? ((line: string) => console.log(line));
   const started = Date.now();
   const runId = `chaos-${options.seed}-${Date.now().toString(36)}`;
-  const saved = Object.fromEntries([...Object.keys(ENV), 'AWS_ENDPOINT_URL_DYNAMODB'].map((k) => [k, process.env[k]]));
-  for (const [name, suffix] of Object.entries(ENV)) process.env[name] = `${runId}-${suffix}`;
+  const env = runEnvironment(runId, ['aggregates', 'readModels']);
+  const saved = Object.fromEntries([...Object.keys(env), 'AWS_ENDPOINT_URL_DYNAMODB'].map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
   if (options.emulator !== undefined) process.env.AWS_ENDPOINT_URL_DYNAMODB = options.emulator.endpoint;
   const topics = {
     commands: topicName('commands'),

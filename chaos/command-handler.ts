@@ -10,7 +10,7 @@ import { createKafka, createProducer } from '../functions/adapters/kafka/clients
 import { KafkaPublisher, PRODUCE_REQUEST_BYTES } from '../functions/adapters/kafka/publisher.ts';
 import type { BatchPublisher } from '../functions/command/ports.ts';
 import type { BatchItemFailure, BatchResult } from '../functions/command/process-batch.ts';
-import { composeCommandSide } from '../functions/compose.ts';
+import { composeCommandSide } from '../functions/compose/command-side.ts';
 import { names } from '../functions/config.ts';
 import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
 

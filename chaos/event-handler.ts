@@ -6,7 +6,7 @@
  * back into the run's commands topic, which the run's expected outcomes do not include.
  */
 import type { MskEvent } from '../functions/core/trigger-event.ts';
-import { composeEventSide } from '../functions/compose.ts';
+import { composeEventSide } from '../functions/compose/event-side.ts';
 import { batchItemFailures } from '../functions/event/process-batch.ts';
 
 // The real event side (its trigger's group from TRIGGER_CONSUMER_GROUP, as config.ts reads it), without reactions.

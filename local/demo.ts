@@ -10,7 +10,7 @@ import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dyn
 import type { Kafka } from 'kafkajs';
 import { canonicalHead } from '../functions/rebuild/fold.ts';
 import type { CommandGate } from '../functions/rebuild/ports.ts';
-import { composeRebuild, type Rebuild } from '../functions/compose.ts';
+import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
 import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
 import { createKafka } from '../functions/adapters/kafka/clients.ts';

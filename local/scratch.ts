@@ -5,10 +5,25 @@
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin } from 'kafkajs';
 import { waitForLeaders } from '../functions/adapters/kafka/topics.ts';
-import { tables } from '../functions/topology.ts';
+import { tableEnv, topicEnv } from '../functions/config.ts';
+import { tables, type TableKey, type TopicKey } from '../functions/topology.ts';
 
 /** A name unique to this run, for topics, tables and aggregate ids. */
 export const unique = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * The environment variables (config.ts reads them) that name every topic and the given tables
+ * `<run>-<kind>`: `<run>-commands`, `<run>-dead-letter`, `<run>-aggregates`, `<run>-read-models`.
+ */
+export const runEnvironment = (run: string, tableKeys: readonly TableKey[]): Record<string, string> =>
+  Object.fromEntries(
+    [
+      ...(Object.keys(topicEnv) as TopicKey[]).map((key) => [topicEnv[key], key] as const),
+      ...tableKeys.map((key) => [tableEnv[key], key] as const),
+    ].map(([name, key]) => [name, `${run}-${kebab(key)}`]),
+  );
 
 /** Creates topics with the given partition counts, and waits until the broker answers offsets for them. */
 export const createTopics = async (admin: Admin, topics: Record<string, number>): Promise<void> => {

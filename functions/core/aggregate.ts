@@ -3,6 +3,7 @@
  * events and commands are plain data, `evolve` and `decide` plain functions; time and ids
  * come in through the context. Schemas are any Standard Schema (zod, valibot, arktype…).
  */
+import type { EventMeta } from './projection.ts';
 import type { EventRecord } from './wire.ts';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 
@@ -89,16 +90,12 @@ export interface EventAtRevision {
   readonly data: Readonly<Record<string, unknown>>;
 }
 
-/** What an upcaster knows of the stored record besides its type, revision and data. */
-export interface UpcastContext {
-  readonly aggregateType: string;
-  readonly aggregateId: string;
-  /** The stored record's version, which the event keeps whatever it becomes. */
-  readonly version: number;
-  readonly commandId: string;
-  readonly occurredAt: string;
-  readonly metadata?: Readonly<Record<string, unknown>>;
-}
+/**
+ * What an upcaster knows of the stored record besides its type, revision and data: its
+ * envelope but the eventId. The version is the stored record's, which the event keeps
+ * whatever it becomes.
+ */
+export type UpcastContext = Omit<EventMeta, 'eventId'>;
 
 /**
  * Reads an event of one revision as what it is one step on: the same type at the next

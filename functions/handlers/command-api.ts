@@ -9,7 +9,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { observability } from '../adapters/aws/powertools.ts';
 import type { HttpRequest, HttpResponse } from '../command-api/api.ts';
-import { composeCommandApi } from '../compose.ts';
+import { composeCommandApi } from '../compose/command-api.ts';
 
 const { logger, metrics } = observability('command-api');
 const api = composeCommandApi(

@@ -10,7 +10,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { observability } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
-import { composeCommandSide } from '../compose.ts';
+import { composeCommandSide } from '../compose/command-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 
 const { logger, metrics } = observability('command-handler');

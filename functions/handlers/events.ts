@@ -11,7 +11,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { observability } from '../adapters/aws/powertools.ts';
-import { composeEventSide } from '../compose.ts';
+import { composeEventSide } from '../compose/event-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { batchItemFailures } from '../event/process-batch.ts';
 

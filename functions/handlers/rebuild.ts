@@ -12,7 +12,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
 import { observability } from '../adapters/aws/powertools.ts';
-import { composeRebuild } from '../compose.ts';
+import { composeRebuild } from '../compose/rebuild.ts';
 import type { Progress } from '../rebuild/rebuild-aggregates.ts';
 import { boundReport } from '../rebuild/report.ts';
 import type { RebuildRequest } from '../rebuild/requests.ts';

@@ -1,6 +1,6 @@
 /** `kafka-aggregates rebuild`: the snapshot rebuild (or verify, a projection's or the read models' rebuild), with a progress bar. */
 import { functions } from '../../functions/topology.ts';
-import { composeRebuild } from '../../functions/compose.ts';
+import { composeRebuild } from '../../functions/compose/rebuild.ts';
 import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';

@@ -12,6 +12,7 @@ import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import type { CommandEnvelope } from '../../functions/core/wire.ts';
 import { provision } from '../provision.ts';
+import { runEnvironment } from '../scratch.ts';
 import { CommandClient, newCommandId } from './client.ts';
 import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { startTriggers, type InvocationReport } from '../trigger/trigger.ts';
@@ -32,14 +33,7 @@ const rate = Number(values.rate);
 
 const run = `latency-${Date.now().toString(36)}`;
 // Before the handler module is imported: it reads its topic and table names once.
-for (const [name, suffix] of [
-  ['COMMANDS_TOPIC', 'commands'],
-  ['EVENTS_TOPIC', 'events'],
-  ['RESULTS_TOPIC', 'results'],
-  ['DEAD_LETTER_TOPIC', 'dead-letter'],
-  ['AGGREGATES_TABLE', 'aggregates'],
-] as const)
-  process.env[name] = `${run}-${suffix}`;
+Object.assign(process.env, runEnvironment(run, ['aggregates']));
 
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;

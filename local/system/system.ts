@@ -15,7 +15,7 @@ import type { Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
 import { topicName } from '../../functions/config.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { composeRebuild } from '../../functions/compose.ts';
+import { composeRebuild } from '../../functions/compose/rebuild.ts';
 import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';

@@ -11,6 +11,7 @@ import type { EventRecord } from '../../functions/core/wire.ts';
 import { routes } from '../../functions/command-api/routes.ts';
 import { serveHttpFunction, type HttpFunctionServer } from '../../local/http/server.ts';
 import { provision } from '../../local/provision.ts';
+import { runEnvironment } from '../../local/scratch.ts';
 import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
 import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
 import { readJson, readTopic, testKafka, unique } from '../support/kafka.ts';
@@ -52,15 +53,7 @@ const account = (aggregateId: string, type: string, data: Record<string, unknown
 });
 
 beforeAll(async () => {
-  for (const [name, value] of Object.entries({
-    COMMANDS_TOPIC: `${run}-commands`,
-    EVENTS_TOPIC: `${run}-events`,
-    RESULTS_TOPIC: `${run}-results`,
-    DEAD_LETTER_TOPIC: `${run}-dead-letter`,
-    AGGREGATES_TABLE: `${run}-aggregates`,
-    READ_MODELS_TABLE: `${run}-read-models`,
-  }))
-    vi.stubEnv(name, value);
+  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
   await provision();
   triggers = await startTriggers({
     mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),

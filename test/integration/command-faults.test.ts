@@ -19,7 +19,7 @@ import { aggregates } from '../../functions/domain/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandsTopic } from '../support/commands-topic.ts';
 import { WEEK_MS } from '../support/decide.ts';
-import { dedupeEvents, startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { dedupeEvents, rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 
@@ -46,16 +46,7 @@ const resultsOf = async (commandIds: readonly string[]): Promise<ResultRecord[][
 const outcome = (r: ResultRecord | undefined): string =>
   r === undefined ? 'none' : r.status === 'accepted' ? `v${r.version}` : r.reason.code;
 
-const rebuild = (topic: CommandsTopic) =>
-  rebuildAggregates({
-    aggregates,
-    heads: side.heads,
-    eventLog: side.eventLog,
-    publisher: side.publisher,
-    gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
-    commandsTrigger: { positions: () => topic.positions() },
-    dedupeWindowMs: WEEK_MS,
-  });
+const rebuild = (topic: CommandsTopic) => rebuildAggregates(rebuildDeps(side, { commands: topic }));
 
 describe('the command side under the faults operations bring', () => {
   it('decides the commands of a recreated commands topic instead of taking them for duplicates, and keeps the two lives apart', async () => {
@@ -150,16 +141,12 @@ describe('the command side under the faults operations bring', () => {
       },
     });
     const report = await rebuildAggregates({
-      aggregates,
+      ...rebuildDeps(side, { commands: topic }),
       heads: rebuildHeads,
-      eventLog: side.eventLog,
-      publisher: side.publisher,
       gate: {
         pause: async () => void (statusAtPause = (await side.heads.getControl())?.status),
         resume: () => Promise.resolve(),
       },
-      commandsTrigger: { positions: () => topic.positions() },
-      dedupeWindowMs: WEEK_MS,
       // The batch commits and publishes after the end offsets were captured, before heads are written.
       onProgress: (p) => {
         if (p.phase === 'reading' && batchDone === undefined) {

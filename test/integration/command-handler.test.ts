@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Context } from 'aws-lambda';
+import { lambdaContext } from '../../local/trigger/lambda.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler, shutdown } from '../../functions/handlers/commands.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -22,11 +22,8 @@ const freshFixture = (suffix: string): MskEvent => {
   return { ...fixture, records: Object.fromEntries(Object.entries(fixture.records).map(([tp, rs]) => [tp, rs.map(rewrite)])) };
 };
 
-const context = {
-  functionName: 'command-handler',
-  awsRequestId: 'test-request',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:command-handler',
-} as Context;
+// A whole context, as the emulated trigger passes it; these handlers do not read the time left.
+const context = lambdaContext({ functionName: 'command-handler', memoryMb: 512 }, 'us-east-1', Date.now() + 60_000);
 
 afterAll(async () => {
   await shutdown();

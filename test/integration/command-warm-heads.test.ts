@@ -12,11 +12,9 @@ import type { HeadsSnapshot } from '../../functions/command/ports.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../../functions/control/control.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import { aggregates } from '../../functions/domain/index.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
-import { startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { WEEK_MS } from '../support/decide.ts';
+import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 
@@ -137,15 +135,7 @@ describe('warm heads', () => {
 
     const late = await topic.append([command(id, 'Withdraw', { amount: 7 })]);
     await expect(warm(late)).rejects.toBeInstanceOf(TableBehindLogError);
-    await rebuildAggregates({
-      aggregates,
-      heads: side.heads,
-      eventLog: side.eventLog,
-      publisher: side.publisher,
-      gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
-      commandsTrigger: { positions: () => topic.positions() },
-      dedupeWindowMs: WEEK_MS,
-    });
+    await rebuildAggregates(rebuildDeps(side, { commands: topic }));
     expect(await deliver(topic, late, warm)).toMatchObject({ accepted: 1 });
     expect((await side.heads.get('account', id))?.state).toMatchObject({ balance: 0 });
     await topic.close();

@@ -1,4 +1,4 @@
-import type { Context } from 'aws-lambda';
+import { lambdaContext } from '../../local/trigger/lambda.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler, shutdown } from '../../functions/handlers/events.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -9,11 +9,8 @@ import { mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { accountEventRecord } from '../support/event-side.ts';
 
-const context = {
-  functionName: 'event-handler',
-  awsRequestId: 'test-request',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:event-handler',
-} as Context;
+// A whole context, as the emulated trigger passes it; these handlers do not read the time left.
+const context = lambdaContext({ functionName: 'event-handler', memoryMb: 512 }, 'us-east-1', Date.now() + 60_000);
 
 afterAll(async () => {
   await shutdown();

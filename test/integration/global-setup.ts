@@ -25,7 +25,7 @@ export default async function setup(): Promise<() => Promise<void>> {
       log(
         `the default aggregates table is ${readiness === 'behind' ? 'behind the events topic (the emulator restarted)' : 'mid-rebuild'}: rebuilding it`,
       );
-      const rebuild = (await import('../../functions/compose.ts')).composeRebuild();
+      const rebuild = (await import('../../functions/compose/rebuild.ts')).composeRebuild();
       try {
         const report = await rebuild.run({});
         log(`rebuild ${'status' in report ? report.status : 'done'}`);
@@ -35,7 +35,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     }
     if (['behind', 'rebuilding'].includes(await readModelsReadiness(kafka, functions.eventHandler.trigger.consumerGroupId))) {
       log('the default read models are behind the events topic (the emulator restarted): rebuilding them');
-      const rebuild = (await import('../../functions/compose.ts')).composeRebuild();
+      const rebuild = (await import('../../functions/compose/rebuild.ts')).composeRebuild();
       try {
         const report = await rebuild.run({ readModels: true });
         log(`read models rebuild ${'status' in report ? report.status : 'done'}`);

@@ -5,17 +5,18 @@
  * Topics and tables are unique to the run, given to the handler and the CLI through the
  * environment as on any deployment.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { topicName } from '../../functions/config.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { provision } from '../../local/provision.ts';
+import { runEnvironment } from '../../local/scratch.ts';
 import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
 import { startTriggers, type InvocationReport, type Triggers } from '../../local/trigger/trigger.ts';
 import { readJson, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
+import { runToEnd, type Finished } from '../support/process.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const kafka = testKafka();
@@ -24,29 +25,11 @@ const reports: InvocationReport[] = [];
 let triggers: Triggers;
 let producer: Producer;
 
-interface Cli {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs the CLI as a user would, with this test's environment (its topic and table names). */
-const cli = (...args: string[]): Promise<Cli> => cliWith({}, ...args);
+const cli = (...args: string[]): Promise<Finished> => cliWith({}, ...args);
 
-const cliWith = (env: Record<string, string>, ...args: string[]): Promise<Cli> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/kafka-aggregates.js', ...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+const cliWith = (env: Record<string, string>, ...args: string[]): Promise<Finished> =>
+  runToEnd(process.execPath, ['bin/kafka-aggregates.js', ...args], { cwd: root, env: { ...process.env, ...env } });
 
 const waitForResults = async (commandIds: readonly string[]): Promise<Map<string, ResultRecord>> => {
   const until = Date.now() + 30_000;
@@ -60,15 +43,7 @@ const waitForResults = async (commandIds: readonly string[]): Promise<Map<string
 };
 
 beforeAll(async () => {
-  for (const [name, value] of Object.entries({
-    COMMANDS_TOPIC: `${run}-commands`,
-    EVENTS_TOPIC: `${run}-events`,
-    RESULTS_TOPIC: `${run}-results`,
-    DEAD_LETTER_TOPIC: `${run}-dead-letter`,
-    AGGREGATES_TABLE: `${run}-aggregates`,
-    READ_MODELS_TABLE: `${run}-read-models`,
-  }))
-    vi.stubEnv(name, value);
+  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
   await provision();
   producer = kafka.producer();
   await producer.connect();

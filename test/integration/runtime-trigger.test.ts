@@ -119,6 +119,16 @@ const recreate = async (topic: string): Promise<void> => {
   }
 };
 
+/** A topic with three records (old-0..2) that a started mapping handled and committed. */
+const handledOldRecords = async () => {
+  const topic = await newTopic();
+  const m = mapping(topic);
+  await produce(topic, ['old-0', 'old-1', 'old-2']);
+  await start(m);
+  await waitFor('the old records to be committed', async () => (await committed(m.consumerGroupId, topic)) === 3);
+  return { topic, m };
+};
+
 describe('the emulated MSK trigger', () => {
   it('builds the event as the MSK trigger does: aws:kafka, topic-partition groups, base64 key and value, byte-array headers', async () => {
     const topic = await newTopic();
@@ -309,12 +319,7 @@ describe('the emulated MSK trigger', () => {
   });
 
   it('follows its topic when it is deleted and recreated: the new records come from offset 0, and their offsets are committed', async () => {
-    const topic = await newTopic();
-    const m = mapping(topic);
-    await produce(topic, ['old-0', 'old-1', 'old-2']);
-    await start(m);
-    await waitFor('the old records to be committed', async () => (await committed(m.consumerGroupId, topic)) === 3);
-
+    const { topic, m } = await handledOldRecords();
     await recreate(topic);
     await produce(topic, ['new-0', 'new-1']);
     await waitFor('the new records', () => valuesSeen(m.functionName).includes('new-1@1'));
@@ -323,12 +328,7 @@ describe('the emulated MSK trigger', () => {
   });
 
   it("starts a recreated topic from offset 0 even when it already reached the consumer's position before the consumer noticed", async () => {
-    const topic = await newTopic();
-    const m = mapping(topic);
-    await produce(topic, ['old-0', 'old-1', 'old-2']);
-    await start(m);
-    await waitFor('the old records to be committed', async () => (await committed(m.consumerGroupId, topic)) === 3);
-
+    const { topic, m } = await handledOldRecords();
     // Past offset 3 at once (a producer that knows nothing of the old topic): a consumer that
     // fetches at 3 finds records there, as if nothing had happened.
     await recreate(topic);

@@ -13,8 +13,7 @@ import { unique } from '../support/kafka.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { command } from '../support/msk.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
-import { WEEK_MS } from '../support/decide.ts';
-import { startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { rebuildDeps as commandSideRebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { canonicalJson, startEventSide, triggerBatches } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
@@ -56,16 +55,8 @@ const recordingGate = () => {
   return { gate, calls };
 };
 
-const rebuildDeps = (overrides: Partial<RebuildDeps> = {}): RebuildDeps => ({
-  aggregates,
-  heads: side.heads,
-  eventLog: side.eventLog,
-  publisher: side.publisher,
-  gate: recordingGate().gate,
-  commandsTrigger: { positions: () => topic.positions() },
-  dedupeWindowMs: WEEK_MS,
-  ...overrides,
-});
+const rebuildDeps = (overrides: Partial<RebuildDeps> = {}): RebuildDeps =>
+  commandSideRebuildDeps(side, { commands: topic, gate: recordingGate().gate, ...overrides });
 
 beforeAll(async () => {
   side = await startCommandSide();

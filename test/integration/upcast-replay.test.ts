@@ -22,12 +22,11 @@ import { aggregates } from '../../functions/domain/index.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { canonicalHead } from '../../functions/rebuild/fold.ts';
-import { rebuildAggregates, type RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { verifyAggregates } from '../../functions/rebuild/verify-aggregates.ts';
 import { checkHistory } from '../../local/verify/invariants.ts';
 import { readHistory } from '../../local/verify/history.ts';
-import { startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { WEEK_MS } from '../support/decide.ts';
+import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
 
@@ -69,17 +68,6 @@ const replays = new Map<LogName, Replay>();
 let producer: Producer;
 
 const replay = (name: LogName): Replay => replays.get(name) as Replay;
-
-const rebuildDeps = (side: CommandSide, overrides: Partial<RebuildDeps> = {}): RebuildDeps => ({
-  aggregates,
-  heads: side.heads,
-  eventLog: side.eventLog,
-  publisher: side.publisher,
-  gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
-  commandsTrigger: { positions: () => Promise.resolve(new Map()) },
-  dedupeWindowMs: WEEK_MS,
-  ...overrides,
-});
 
 /** Every head of the table, canonical and sorted, hashed: what equal replays must share byte for byte. */
 const headsDigest = async (side: CommandSide): Promise<{ hash: string; count: number }> => {

@@ -12,9 +12,12 @@ import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregat
 import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
 import type { BatchOutput } from '../../functions/command/ports.ts';
 import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
-import { composeCommandSide } from '../../functions/compose.ts';
+import { composeCommandSide } from '../../functions/compose/command-side.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
+import { aggregates } from '../../functions/domain/index.ts';
+import type { RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { tables } from '../../functions/topology.ts';
+import { WEEK_MS } from './decide.ts';
 import { countRequests, createAggregatesTable } from './dynamo.ts';
 import { createTopologyTopics, readJson, testKafka, unique } from './kafka.ts';
 
@@ -66,6 +69,25 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
     },
   };
 };
+
+/**
+ * What the aggregates rebuild needs to rebuild a test command side's heads from its events
+ * topic: no trigger to hold but the lock, checkpoints from where `commands` stands (none when
+ * it is not given), and any part replaced by `overrides`.
+ */
+export const rebuildDeps = (
+  side: CommandSide,
+  { commands, ...overrides }: Partial<RebuildDeps> & { readonly commands?: { positions(): Promise<Map<string, number>> } } = {},
+): RebuildDeps => ({
+  aggregates,
+  heads: side.heads,
+  eventLog: side.eventLog,
+  publisher: side.publisher,
+  gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
+  commandsTrigger: { positions: () => commands?.positions() ?? Promise.resolve(new Map()) },
+  dedupeWindowMs: WEEK_MS,
+  ...overrides,
+});
 
 /** A publisher that fails its first `failures` calls: a crash after the commit, before publishing. */
 export const crashingPublisher = (inner: { publish(o: BatchOutput): Promise<void> }, failures = 1) => {

@@ -24,7 +24,7 @@ describe('the layers of functions/', () => {
     ['functions/core/wrong.ts', "import { aggregates } from '../domain/index.ts';"],
     ['functions/core/wrong.ts', "import { Kafka } from 'kafkajs';"],
     ['functions/domain/account/wrong.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
-    ['functions/adapters/kafka/wrong.ts', "import { composeCommandSide } from '../../compose.ts';"],
+    ['functions/adapters/kafka/wrong.ts', "import { composeCommandSide } from '../../compose/command-side.ts';"],
   ])('refuses %s: %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toHaveLength(1);
   });
@@ -34,7 +34,7 @@ describe('the layers of functions/', () => {
     ['functions/command/right.ts', "import { ControlRecord } from '../control/control.ts';"],
     ['functions/rebuild/right.ts', "import { Head } from '../command/head.ts';"],
     ['functions/adapters/dynamodb/right.ts', "import { HeadsStore } from '../../command/ports.ts';"],
-    ['functions/handlers/right.ts', "import { composeCommandSide } from '../compose.ts';"],
+    ['functions/handlers/right.ts', "import { composeCommandSide } from '../compose/command-side.ts';"],
   ])('lets %s import %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toEqual([]);
   });

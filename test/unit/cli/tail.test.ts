@@ -3,17 +3,10 @@ import { registry } from '../../../functions/core/registry.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { formatEvent } from '../../../local/cli/tail.ts';
 import type { WatchedRecord } from '../../../local/client/watch.ts';
+import { accountEvent, commandSource } from '../../support/events.ts';
 
 const known = registry(aggregates);
-const envelope = {
-  eventId: 'account:acc-1:2',
-  aggregateType: 'account',
-  aggregateId: 'acc-1',
-  version: 2,
-  commandId: 'c-1',
-  occurredAt: '2026-11-30T10:00:00.000Z',
-  source: { topic: 'commands', partition: 0, offset: 7 },
-};
+const envelope = { ...accountEvent, source: commandSource };
 const watched = (value: object, key = 'acc-1'): WatchedRecord => ({
   topic: 'events',
   partition: 1,

@@ -5,20 +5,12 @@ import { isChainFault, readEvent, readTriggerRecord } from '../../../functions/c
 import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
+import { accountEvent, commandSource } from '../../support/events.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
 const known = registry(aggregates);
-const good = {
-  eventId: 'account:acc-1:2',
-  aggregateType: 'account',
-  aggregateId: 'acc-1',
-  version: 2,
-  type: 'AccountOpened',
-  data: { owner: 'Ada' },
-  commandId: 'c-1',
-  occurredAt: '2026-11-30T10:00:00.000Z',
-  source: { topic: 'commands', partition: 0, offset: 7 },
-};
+const opened = { ...accountEvent, type: 'AccountOpened', data: { owner: 'Ada' } };
+const good = { ...opened, source: commandSource };
 
 const read = (spec: Omit<RecordSpec, 'offset'>) => {
   const [record] = decodeMskEvent(mskEvent([{ offset: 5, ...spec }], 'events')).flat();
@@ -60,16 +52,7 @@ describe('the event reader', () => {
     expect(read({ key: 'acc-1', value: good })).toEqual({
       event: {
         stored: good,
-        event: {
-          eventId: 'account:acc-1:2',
-          aggregateType: 'account',
-          aggregateId: 'acc-1',
-          version: 2,
-          type: 'AccountOpened',
-          data: { owner: 'Ada' },
-          commandId: 'c-1',
-          occurredAt: '2026-11-30T10:00:00.000Z',
-        },
+        event: opened,
         upcast: false,
         position: { topic: 'events', partition: 0, offset: 5 },
       },

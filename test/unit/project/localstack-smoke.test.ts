@@ -4,12 +4,12 @@
  * itself cannot run here (it needs Docker and a paid auth token for MSK), so the endpoints are
  * a closed port and small HTTP servers that answer as LocalStack's health endpoint would.
  */
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { runToEnd, type Finished } from '../../support/process.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -35,19 +35,8 @@ const closedPort = async (): Promise<number> => {
   return port;
 };
 
-const smoke = (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'local', 'localstack-smoke.ts'), ...args], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+const smoke = (...args: string[]): Promise<Finished> =>
+  runToEnd(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'local', 'localstack-smoke.ts'), ...args], { cwd: PROJECT_ROOT });
 
 const allServices = Object.fromEntries(
   ['cloudformation', 'dynamodb', 'ec2', 'iam', 'kafka', 'lambda', 'logs', 's3', 'ssm', 'sts'].map((s) => [s, 'available']),

@@ -3,11 +3,11 @@
  * scripts and the CLI (the Node binary npm installs), and for version managers. These tests
  * fail when one of them drifts from the others, or when the tests themselves run on another Node.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUNDLING, NODE_MAJOR, PROJECT_ROOT } from '../../../infra/bundling.ts';
+import { runToEnd, type Finished } from '../../support/process.ts';
 
 interface PackageJson {
   readonly engines: { readonly node: string };
@@ -20,23 +20,13 @@ const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'))
 const major = (version: string): number => Number(/(\d+)/.exec(version)?.[1]);
 
 /** The CLI as a user starts it, with `node` from the system PATH (npm's node_modules/.bin entries removed). */
-const systemNodeCli = (args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const path = (process.env.PATH ?? '')
-      .split(delimiter)
-      .filter((dir) => !dir.includes('node_modules'))
-      .join(delimiter);
-    const child = spawn('node', [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], {
-      env: { ...process.env, ...env, PATH: path },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+const systemNodeCli = (args: string[], env: Record<string, string>): Promise<Finished> => {
+  const path = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => !dir.includes('node_modules'))
+    .join(delimiter);
+  return runToEnd('node', [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], { env: { ...process.env, ...env, PATH: path } });
+};
 
 describe('Node.js 22', () => {
   it('runs the tests on the Node.js major the functions are built for', () => {

@@ -1,0 +1,60 @@
+/**
+ * What every benchmark's command line and report share: argument checks, number formats, and
+ * the machine a run was measured on.
+ */
+import { cpus, loadavg, totalmem } from 'node:os';
+
+/** Progress on stderr, so that stdout holds only the report. */
+export const log = (text: string): void => {
+  process.stderr.write(`${text}\n`);
+};
+
+/** A whole number with thousands separators. */
+export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** The value of `--name` as a positive integer (`_` separators allowed), or a clear error. */
+export const positive = (name: string, text: string): number => {
+  const n = Number(text.replaceAll('_', ''));
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
+  return n;
+};
+
+const cpu = (): string => {
+  const all = cpus();
+  return `${all.length} × ${all[0]?.model.trim() ?? 'unknown'}`;
+};
+const memory = (): string => `${(totalmem() / 2 ** 30).toFixed(1)} GiB`;
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
+/** The machine as report rows (a `machine` heading, then cpu, memory, node, load average at the end). */
+export const machineRows = (): [string, string][] => [
+  ['machine', ''],
+  ['cpu', cpu()],
+  ['memory', memory()],
+  ['node', process.version],
+  ['load average at the end', load()],
+];
+
+/** The machine on one line: cpu, memory, node, load average at the end. */
+export const machineLine = (): string => `${cpu()}, ${memory()}, node ${process.version}, load average at the end ${load()}`;
+
+/**
+ * Runs a benchmark's `main` and exits when it ends: explicitly, since the Kafka clients' timers
+ * would keep the process alive. When `main` says its figures do not count (false), `why` is
+ * logged and the exit code is 1, as it is on an error.
+ */
+export const runBenchmark = (main: () => Promise<boolean>, why: string): void => {
+  main().then(
+    (ok) => {
+      if (!ok) log(why);
+      process.exit(ok ? 0 : 1);
+    },
+    (error: unknown) => {
+      log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+      process.exit(1);
+    },
+  );
+};

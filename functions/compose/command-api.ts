@@ -1,0 +1,42 @@
+/**
+ * The command API wired from configuration: a producer to the commands topic, consistent reads
+ * of the aggregates and read-models tables (functions/handlers/command-api.ts, npm start).
+ */
+import { CommandOutcomes } from '../adapters/dynamodb/command-outcomes.ts';
+import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+import { createProducer } from '../adapters/kafka/clients.ts';
+import { KafkaCommandSender } from '../adapters/kafka/command-sender.ts';
+import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse } from '../command-api/api.ts';
+import { commandApiWait } from '../config.ts';
+import { aggregates } from '../domain/index.ts';
+import { projectionRowKey } from '../event/ports.ts';
+import { projections } from '../projections/index.ts';
+import { clients, type Wiring } from './wiring.ts';
+
+/** The command API, wired. */
+export interface CommandApi {
+  readonly handle: (request: HttpRequest) => Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+/** The command API: a producer to the commands topic, consistent reads of the aggregates and read-models tables. */
+export const composeCommandApi = (wiring: Wiring = {}, hooks: Pick<CommandApiDeps, 'onWait' | 'onError'> = {}): CommandApi => {
+  const { names, kafka, doc, release } = clients(wiring, 'command-api');
+  const sender = new KafkaCommandSender(createProducer(kafka), names.topics.commands);
+  const readModels = new ReadModelsTable(doc, names.tables.readModels);
+  return {
+    handle: createCommandApi({
+      aggregates,
+      projections: projections.map((p) => p.name),
+      sender,
+      outcomes: new CommandOutcomes(doc, names.tables.aggregates),
+      rows: { row: async (projection, rowId) => (await readModels.get(projectionRowKey(projection, rowId)))?.data },
+      settings: { ...commandApiWait(), commandsTopic: names.topics.commands },
+      ...hooks,
+    }),
+    close: async () => {
+      await sender.close();
+      release();
+    },
+  };
+};

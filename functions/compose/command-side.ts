@@ -1,0 +1,51 @@
+/**
+ * The command side wired from configuration: the aggregates table, the events topic as a log,
+ * the commands topic read back, one publisher (functions/handlers/commands.ts, tests, chaos, bench).
+ */
+import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { createProducer } from '../adapters/kafka/clients.ts';
+import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
+import { createCommandProcessor, type BatchResult, type CommandSideDeps } from '../command/process-batch.ts';
+import { readerGroupPrefix, retentions } from '../config.ts';
+import type { MskEvent } from '../core/trigger-event.ts';
+import { aggregates } from '../domain/index.ts';
+import { clients, type Wiring } from './wiring.ts';
+
+/** The command side, wired. */
+export interface CommandSide {
+  /** What the processor was built from: override parts with `processor`. */
+  readonly deps: CommandSideDeps;
+  readonly heads: AggregatesTable;
+  readonly publisher: KafkaPublisher;
+  /** The events topic as a log. */
+  readonly eventLog: TopicLog;
+  /** Decides one trigger batch. */
+  readonly process: (event: MskEvent) => Promise<BatchResult>;
+  /** A processor over the same parts, with some replaced (faults, limits). */
+  processor(overrides?: Partial<CommandSideDeps>): (event: MskEvent) => Promise<BatchResult>;
+  /** Disconnects its clients (Lambda keeps them for the next invocation). */
+  close(): Promise<void>;
+}
+
+/** The command side: the aggregates table, the events topic as a log, the commands topic read back, one publisher. */
+export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
+  const { names, kafka, doc, release } = clients(wiring, 'command-handler');
+  const heads = new AggregatesTable(doc, names.tables.aggregates);
+  const eventLog = new TopicLog(kafka, names.topics.events);
+  const commandLog = new TopicLogs(kafka, readerGroupPrefix());
+  const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
+  const deps: CommandSideDeps = { aggregates, heads, publisher, eventLog, commandLog, ...retentions() };
+  return {
+    deps,
+    heads,
+    publisher,
+    eventLog,
+    process: createCommandProcessor(deps),
+    processor: (overrides = {}) => createCommandProcessor({ ...deps, ...overrides }),
+    close: async () => {
+      await Promise.all([publisher.close(), eventLog.close(), commandLog.close()]);
+      release();
+    },
+  };
+};

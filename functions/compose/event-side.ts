@@ -1,0 +1,52 @@
+/**
+ * The event side wired from configuration: the read-models table, a publisher for reactions'
+ * commands, and its trigger's group to check the table against (functions/handlers/events.ts,
+ * tests, chaos).
+ */
+import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+import { createProducer } from '../adapters/kafka/clients.ts';
+import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
+import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
+import type { MskEvent } from '../core/trigger-event.ts';
+import { aggregates } from '../domain/index.ts';
+import { createEventProcessor, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
+import { projections } from '../projections/index.ts';
+import { reactions } from '../reactions/index.ts';
+import { clients, type Wiring } from './wiring.ts';
+
+/** The event side, wired. */
+export interface EventSide {
+  readonly deps: EventSideDeps;
+  readonly readModels: ReadModelsTable;
+  /** Applies one trigger batch. */
+  readonly process: (event: MskEvent) => Promise<EventBatchSummary>;
+  /** A processor over the same parts, with some replaced. */
+  processor(overrides?: Partial<EventSideDeps>): (event: MskEvent) => Promise<EventBatchSummary>;
+  close(): Promise<void>;
+}
+
+/** The event side: the read-models table, a publisher for reactions' commands, its trigger's group to check the table against. */
+export const composeEventSide = (wiring: Wiring = {}): EventSide => {
+  const { names, groups, kafka, doc, release } = clients(wiring, 'event-handler');
+  const readModels = new ReadModelsTable(doc, names.tables.readModels);
+  const publisher = new EventSidePublisher(createProducer(kafka), { commands: names.topics.commands, deadLetter: names.topics.deadLetter });
+  const trigger = new ConsumerOffsets(kafka, names.topics.events, groups.eventsTrigger);
+  const deps: EventSideDeps = {
+    aggregates,
+    projections,
+    reactions,
+    readModels,
+    publisher,
+    readiness: { groupId: trigger.groupId, hasHandledAny: () => trigger.hasHandledAny() },
+  };
+  return {
+    deps,
+    readModels,
+    process: createEventProcessor(deps),
+    processor: (overrides = {}) => createEventProcessor({ ...deps, ...overrides }),
+    close: async () => {
+      await Promise.all([publisher.close(), trigger.close()]);
+      release();
+    },
+  };
+};

@@ -1,0 +1,95 @@
+/**
+ * The rebuild wired from configuration: both tables, the events topic, where both triggers
+ * stand, and the commands trigger it holds (functions/handlers/rebuild.ts, the CLI, npm start).
+ */
+import { createLambdaClient } from '../adapters/aws/clients.ts';
+import { EventSourceMappingGate, lockOnlyGate } from '../adapters/aws/trigger-gate.ts';
+import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+import { createProducer } from '../adapters/kafka/clients.ts';
+import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
+import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { TopicLog } from '../adapters/kafka/topic-log.ts';
+import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
+import { rebuildHold, retentions } from '../config.ts';
+import { aggregates } from '../domain/index.ts';
+import { projections } from '../projections/index.ts';
+import { reactions } from '../reactions/index.ts';
+import type { CommandGate } from '../rebuild/ports.ts';
+import type { Progress } from '../rebuild/rebuild-aggregates.ts';
+import { runRebuildRequest, type AnyRebuildReport, type RebuildRequest } from '../rebuild/requests.ts';
+import { clients, type Wiring } from './wiring.ts';
+
+/** How a rebuild run is held and watched. */
+export interface RebuildRunOptions {
+  /** Holds command processing: the commands trigger. @default the stack's mapping when configured, else the lock alone */
+  readonly gate?: CommandGate;
+  readonly onProgress?: (progress: Progress) => void;
+  /** When to stop at a checkpoint (ms since the epoch). @default never */
+  readonly deadline?: number;
+}
+
+/** The rebuild, wired. */
+export interface Rebuild {
+  readonly heads: AggregatesTable;
+  readonly readModels: ReadModelsTable;
+  readonly eventLog: TopicLog;
+  /** Runs one request. */
+  run(request: RebuildRequest, options?: RebuildRunOptions): Promise<AnyRebuildReport>;
+  close(): Promise<void>;
+}
+
+/** The rebuild: both tables, the events topic, where both triggers stand, and the commands trigger it holds. */
+export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
+  const { names, groups, kafka, doc, release } = clients(wiring, 'snapshot-rebuild');
+  const { own, commandsTrigger, eventsTrigger } = groups;
+  const hold = rebuildHold();
+  const heads = new AggregatesTable(doc, names.tables.aggregates);
+  const readModels = new ReadModelsTable(doc, names.tables.readModels);
+  const eventLog = new TopicLog(kafka, names.topics.events, own);
+  const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
+  const eventTrigger = new ConsumerOffsets(kafka, names.topics.events, eventsTrigger);
+  const defaultGate: CommandGate =
+    hold.commandsTriggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), hold.commandsTriggerUuid);
+  return {
+    heads,
+    readModels,
+    eventLog,
+    run: (request, options = {}) => {
+      const onProgress = options.onProgress === undefined ? {} : { onProgress: options.onProgress };
+      return runRebuildRequest(
+        {
+          projections,
+          eventLog,
+          aggregatesRebuild: {
+            aggregates,
+            heads,
+            eventLog,
+            publisher,
+            gate: options.gate ?? defaultGate,
+            drainMs: hold.commandDrainMs,
+            commandsTrigger: { positions: () => triggerPositions(kafka, names.topics.commands, commandsTrigger) },
+            dedupeWindowMs: retentions().dedupeWindowMs,
+            ...onProgress,
+          },
+          readModelsRebuild: {
+            aggregates,
+            projections,
+            reactions,
+            readModels,
+            eventLog,
+            trigger: eventTrigger,
+            drainMs: hold.readModelsDrainMs,
+            ...onProgress,
+          },
+        },
+        request,
+        options.deadline,
+      );
+    },
+    close: async () => {
+      await Promise.all([publisher.close(), eventLog.close(), eventTrigger.close()]);
+      release();
+    },
+  };
+};
