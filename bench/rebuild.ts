@@ -27,7 +27,7 @@ import { LogFold } from '../functions/rebuild/fold.ts';
 import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { countRequests, createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
-import { int, log, machineRows, positive } from './report.ts';
+import { int, log, machineRows, positive, runBenchmark } from './report.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -395,15 +395,4 @@ const main = async (): Promise<boolean> => {
   }
 };
 
-main().then(
-  (ok) => {
-    if (!ok) {
-      log('verification FAILED');
-      process.exitCode = 1;
-    }
-  },
-  (error: unknown) => {
-    log(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.exitCode = 1;
-  },
-);
+runBenchmark(main, 'verification FAILED');

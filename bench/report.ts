@@ -3,6 +3,7 @@
  * the machine a run was measured on.
  */
 import { cpus, loadavg, totalmem } from 'node:os';
+import { startStack } from '../local/stack/stack.ts';
 
 /** Progress on stderr, so that stdout holds only the report. */
 export const log = (text: string): void => {
@@ -42,12 +43,21 @@ export const machineRows = (): [string, string][] => [
 export const machineLine = (): string => `${cpu()}, ${memory()}, node ${process.version}, load average at the end ${load()}`;
 
 /**
- * Runs a benchmark's `main` and exits when it ends: explicitly, since the Kafka clients' timers
- * would keep the process alive. When `main` says its figures do not count (false), `why` is
- * logged and the exit code is 1, as it is on an error.
+ * Runs a benchmark's `main` on the local stack, started first when it is not running (and
+ * stopped at the end if it was started here), and exits when it ends: explicitly, since the
+ * Kafka clients' timers would keep the process alive. When `main` says its figures do not
+ * count (false), `why` is logged and the exit code is 1, as it is on an error.
  */
 export const runBenchmark = (main: () => Promise<boolean>, why: string): void => {
-  main().then(
+  const run = async (): Promise<boolean> => {
+    const stack = await startStack({ log: (line) => log(`[stack] ${line}`) });
+    try {
+      return await main();
+    } finally {
+      await stack.stop();
+    }
+  };
+  run().then(
     (ok) => {
       if (!ok) log(why);
       process.exit(ok ? 0 : 1);
