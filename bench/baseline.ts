@@ -19,13 +19,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { isRejection, type AnyAggregate, type Message } from '../functions/core/aggregate.ts';
+import { aggregateKey, isRejection, type AnyAggregate, type Message } from '../functions/core/aggregate.ts';
 import { mapConcurrent } from '../functions/core/async.ts';
 import { decodeMskEvent, type MskEvent } from '../functions/core/trigger-event.ts';
 import { type EventRecord, type Reason, type ResultRecord } from '../functions/core/wire.ts';
 import type { BatchOutput, KeyedResult } from '../functions/command/ports.ts';
-import type { IncomingCommand } from '../functions/command/decode.ts';
-import { decodeBatch } from '../functions/command/decode.ts';
+import { decodeBatch, type IncomingCommand } from '../functions/command/decode.ts';
 import { registry } from '../functions/core/registry.ts';
 import { eventRecord } from '../functions/command/decide-one.ts';
 
@@ -79,7 +78,7 @@ export const createBaselineProcessor = (deps: BaselineDeps) => {
     const rejected = (reason: Reason): ResultRecord => ({ commandId, aggregateType, aggregateId, status: 'rejected', reason });
     let result: ResultRecord | undefined;
     for (let attempt = 0; result === undefined; attempt++) {
-      const key = { pk: `${aggregateType}#${aggregateId}` };
+      const key = { pk: aggregateKey(aggregateType, aggregateId) };
       const item = (await doc.send(new GetCommand({ TableName, Key: key, ConsistentRead: true }))).Item;
       const version = item === undefined ? 0 : Number(item.version);
       let state: unknown = item === undefined ? (aggregate.initialState as unknown) : (JSON.parse(item.state as string) as unknown);

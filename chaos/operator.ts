@@ -21,7 +21,7 @@ import { sleep } from '../functions/core/async.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
 import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
-import { rebuildReadModels } from '../functions/rebuild/rebuild-projection.ts';
+import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { retentionMs, topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
 import type { InvocationReport } from '../local/trigger/trigger.ts';

@@ -11,6 +11,7 @@ import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureF
 import { FAULT_KINDS } from './faults.ts';
 import { formatReport } from '../local/verify/report.ts';
 import { startOwnEmulator, type OwnEmulator } from './restarts.ts';
+import { startStack } from '../local/stack/stack.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -146,6 +147,9 @@ const main = async (): Promise<number> => {
     .join(' ');
   console.log(`chaos: seed ${seed}; replay with: ${replay}`);
 
+  // The broker is the local stack's: started here when it is not running, and stopped at the end if it was.
+  const stack = await startStack({ only: ['kafka'], log: (line) => console.log(`chaos: ${line}`) });
+
   // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.
   let emulator: OwnEmulator | undefined;
   let tableLoss: TableLoss = values['no-table-loss'] ? 'none' : 'drop-tables';
@@ -185,6 +189,7 @@ const main = async (): Promise<number> => {
     return report.check.violations.length === 0 && report.eventsLost === 0 && report.mismatches.length === 0 && report.quiescent ? 0 : 1;
   } finally {
     await emulator?.stop();
+    await stack.stop();
   }
 };
 

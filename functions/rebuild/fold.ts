@@ -5,8 +5,9 @@
  * (aggregateId, version), reports gaps and records it cannot use, and restores what a head
  * needs for dedupe (source offsets, recent commands).
  */
-import type { AnyAggregate } from '../core/aggregate.ts';
+import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
+import type { LogRecord } from '../core/log.ts';
 import { topicPartition } from '../core/wire.ts';
 import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../command/head.ts';
 import { positionKey } from '../command/partition.ts';
@@ -33,7 +34,9 @@ export interface UnusableRecord {
 /** What applying one record did. */
 export type FoldStep = 'applied' | 'duplicate' | 'gap' | 'unusable';
 
-const key = (aggregateType: string, aggregateId: string) => `${aggregateType}#${aggregateId}`;
+/** Reads a chunk of the log through the event reader. */
+export const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
+  records.map((r) => readEvent({ key: r.key, value: r.value, position: { topic, partition: r.partition, offset: r.offset } }, aggregates));
 
 /** The head fields that are a function of the log alone: what a rebuild must reproduce exactly. */
 export const canonicalHead = (head: Head): string =>
@@ -72,7 +75,7 @@ export class LogFold {
 
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
-    this.heads.set(key(head.aggregateType, head.aggregateId), { ...head, offsets: { ...head.offsets }, recent: [...head.recent] });
+    this.heads.set(aggregateKey(head.aggregateType, head.aggregateId), { ...head, offsets: { ...head.offsets }, recent: [...head.recent] });
   }
 
   /** True when the fold already holds this aggregate. */
@@ -97,7 +100,7 @@ export class LogFold {
 
   /** Applies one event of a known aggregate type: the stored envelope, the event as the current code knows it. */
   apply(aggregate: AnyAggregate, { stored: event, event: current }: Pick<ReadEvent, 'stored' | 'event'>): FoldStep {
-    const k = key(event.aggregateType, event.aggregateId);
+    const k = aggregateKey(event.aggregateType, event.aggregateId);
     let head = this.heads.get(k);
     if (head === undefined) {
       head = { ...emptyHead(event.aggregateType, event.aggregateId, aggregate.initialState), offsets: {}, recent: [] };

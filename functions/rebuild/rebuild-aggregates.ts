@@ -8,23 +8,18 @@
  * cannot read (isChainFault) stops the rebuild there (EventChainError), and verify lists it.
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
-import type { AnyAggregate } from '../core/aggregate.ts';
-import { aggregateKey } from '../core/aggregate.ts';
-import { EventChainError, isChainFault, readEvent, type ReadOutcome } from '../core/event-reader.ts';
-import type { LogReader, LogRecord } from '../core/log.ts';
+import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
+import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
+import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher } from '../command/ports.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import { outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
-import { LogFold, type Gap, type UnusableRecord } from './fold.ts';
+import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
+import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';
 
-/** Progress of a rebuild or verify, reported as it goes. */
-export interface Progress {
-  readonly phase: 'publishing outbox' | 'reading' | 'writing heads' | 'done';
-  readonly eventsRead: number;
-  readonly eventsTotal: number;
-}
+export type { Progress } from './replay.ts';
 
 /** What the rebuild needs. */
 export interface RebuildDeps {
@@ -76,14 +71,6 @@ export interface RebuildReport {
   readonly checkpointsReset: number;
 }
 
-/** Events between two positions of the log, over its partitions. */
-export const remainingEvents = (from: Readonly<Record<string, number>>, to: Readonly<Record<string, number>>): number =>
-  Object.entries(to).reduce((n, [p, end]) => n + Math.max(0, end - (from[p] ?? 0)), 0);
-
-/** Reads a chunk of the log through the event reader. */
-export const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
-  records.map((r) => readEvent({ key: r.key, value: r.value, position: { topic, partition: r.partition, offset: r.offset } }, aggregates));
-
 /** Head keys of the events in a chunk (to resume: unusable records are reported when applied). */
 const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
   ...new Set(outcomes.flatMap((o) => ('event' in o ? [aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
@@ -130,25 +117,20 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
-  const position: Record<string, number> = { ...started.checkpoint };
-  let eventsRead = started.eventsRead;
-  let sinceCheckpoint = 0;
-  let lastCheckpoint = Date.now();
   let headsWritten = 0;
   let fencedOff = 0;
   let archived = 0;
-  let stoppedEarly = false;
 
   // A checkpoint writes the heads changed since the last one, then saves the position: the
   // fold goes on reading meanwhile (it hands over copies), and checkpoints run one after
   // another, so a head's newer version is never overtaken by an older one.
   let writing: Promise<void> = Promise.resolve();
   let writeFailed: Error | undefined;
-  const checkpoint = () => {
+  const checkpoint = (at: ReplayPosition) => {
     const dirty = fold.takeDirty();
-    const progress: RebuildProgress = { ...started, checkpoint: { ...position }, eventsRead };
+    const progress: RebuildProgress = { ...started, checkpoint: at.checkpoint, eventsRead: at.eventsRead };
     const previous = writing;
-    report({ phase: 'writing heads', eventsRead, eventsTotal });
+    report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
     writing = (async () => {
       await previous;
       const archives = dirty.filter((d) => d.archive.length > 0);
@@ -170,40 +152,37 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
       control = next;
     })();
     writing.catch((error: unknown) => (writeFailed ??= error instanceof Error ? error : new Error(String(error))));
-    sinceCheckpoint = 0;
-    lastCheckpoint = Date.now();
   };
 
-  await eventLog.read(started.checkpoint, started.endOffsets, async (records) => {
-    if (writeFailed !== undefined) throw writeFailed;
-    const outcomes = readChunk(eventLog.topic, records, aggregates);
-    if (resumed) {
-      const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
-      for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
-    }
-    for (const [i, outcome] of outcomes.entries()) {
-      // Code that cannot read the log: stop before the checkpoint, so a rebuild with the fix resumes here.
-      if ('fault' in outcome && isChainFault(outcome.fault)) throw new EventChainError(outcome.fault);
-      fold.applyRead(outcome);
-      const r = records[i] as LogRecord;
-      position[String(r.partition)] = r.offset + 1;
-    }
-    eventsRead += records.length;
-    sinceCheckpoint += records.length;
-    report({ phase: 'reading', eventsRead, eventsTotal });
-    if (sinceCheckpoint >= checkpointEvery || Date.now() - lastCheckpoint >= checkpointIntervalMs) {
+  const { stoppedEarly, at } = await replayLog(
+    eventLog,
+    started,
+    started.endOffsets,
+    {
+      apply: async (records) => {
+        if (writeFailed !== undefined) throw writeFailed;
+        const outcomes = readChunk(eventLog.topic, records, aggregates);
+        if (resumed) {
+          const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
+          for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
+        }
+        for (const outcome of outcomes) {
+          // Code that cannot read the log: stop before the checkpoint, so a rebuild with the fix resumes here.
+          if ('fault' in outcome && isChainFault(outcome.fault)) throw new EventChainError(outcome.fault);
+          fold.applyRead(outcome);
+        }
+      },
       // At most one checkpoint waits behind the one being written: reading never runs far ahead of the table.
-      await writing;
-      checkpoint();
-    }
-    if (options.deadline !== undefined && Date.now() >= options.deadline) {
-      stoppedEarly = true;
-      return 'stop';
-    }
-    return 'continue';
-  });
-  checkpoint();
+      save: async (position) => {
+        await writing;
+        checkpoint(position);
+      },
+    },
+    { checkpointEvery, checkpointIntervalMs, deadline: options.deadline, onProgress: report },
+  );
+  checkpoint(at);
   await writing;
+  const { eventsRead } = at;
 
   // 4. Caught up: the commands partitions' checkpoints start where the trigger goes on (in the
   // incarnation the log last saw), then release the lock and let commands through.

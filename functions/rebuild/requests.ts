@@ -7,13 +7,8 @@
 import type { LogReader } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import { rebuildAggregates, type RebuildDeps, type RebuildReport } from './rebuild-aggregates.ts';
-import {
-  rebuildProjection,
-  rebuildReadModels,
-  type ProjectionRebuildReport,
-  type ReadModelsRebuildDeps,
-  type ReadModelsRebuildReport,
-} from './rebuild-projection.ts';
+import { rebuildProjection, type ProjectionRebuildReport } from './rebuild-projection.ts';
+import { rebuildReadModels, type ReadModelsRebuildDeps, type ReadModelsRebuildReport } from './rebuild-read-models.ts';
 import { verifyAggregates, type VerifyReport } from './verify-aggregates.ts';
 
 /** What to do. */

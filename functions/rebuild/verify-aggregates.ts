@@ -4,9 +4,10 @@
  */
 import { aggregateKey } from '../core/aggregate.ts';
 import { registry } from '../core/registry.ts';
-import { canonicalHead, LogFold, type Gap, type UnusableRecord } from './fold.ts';
+import { canonicalHead, LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
 import type { RebuildHeadsStore } from './ports.ts';
-import { readChunk, remainingEvents, type RebuildDeps } from './rebuild-aggregates.ts';
+import type { RebuildDeps } from './rebuild-aggregates.ts';
+import { replayLog } from './replay.ts';
 
 /** An aggregate whose head in the table is not what the events topic folds to. */
 export interface Difference {
@@ -38,14 +39,23 @@ export const verifyAggregates = async (
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates);
   const { start, end } = await deps.eventLog.offsets();
-  const eventsTotal = remainingEvents(start, end);
-  let eventsRead = 0;
-  await deps.eventLog.read(start, end, async (records) => {
-    for (const outcome of readChunk(deps.eventLog.topic, records, aggregates)) fold.applyRead(outcome);
-    eventsRead += records.length;
-    deps.onProgress?.({ phase: 'reading', eventsRead, eventsTotal });
-    return Promise.resolve('continue' as const);
-  });
+  const {
+    at: { eventsRead },
+    eventsTotal,
+  } = await replayLog(
+    deps.eventLog,
+    { checkpoint: start, eventsRead: 0 },
+    end,
+    {
+      apply: (records) => {
+        for (const outcome of readChunk(deps.eventLog.topic, records, aggregates)) fold.applyRead(outcome);
+        return Promise.resolve();
+      },
+      save: () => Promise.resolve(),
+    },
+    // Verify saves nothing and has no deadline: it reads the whole topic in one run.
+    { checkpointEvery: Infinity, onProgress: deps.onProgress },
+  );
   const { heads: stored } = await deps.heads.scanAll();
   const table = new Map(stored.map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
   const differences: Difference[] = [];

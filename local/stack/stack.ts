@@ -26,6 +26,8 @@ export interface StackHandle {
 export interface StartOptions {
   /** Where progress lines go. @default console.log */
   readonly log?: (line: string) => void;
+  /** The components to start, by name. @default all of them */
+  readonly only?: readonly Component['name'][];
 }
 
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
@@ -43,14 +45,14 @@ export const startStack = async (options: StartOptions = {}): Promise<StackHandl
   const say = options.log ?? ((line: string) => console.log(line));
   return withLock(
     'start',
-    () => start(say),
+    () => start(say, options.only),
     (holder) => say(`Waiting for another start of the local stack (pid ${holder}) to finish`),
   );
 };
 
-const start = async (say: (line: string) => void): Promise<StackHandle> => {
+const start = async (say: (line: string) => void, only?: readonly string[]): Promise<StackHandle> => {
   const toStart: Component[] = [];
-  for (const c of components) {
+  for (const c of components.filter((c) => only === undefined || only.includes(c.name))) {
     if (c.external())
       say(
         `${c.title}: not started, using ${c.name === 'kafka' ? `KAFKA_BROKERS=${endpoints().kafka}` : `DynamoDB at ${endpoints().dynamodb}`}`,

@@ -4,7 +4,7 @@
  * versions concerned. No I/O here (history.ts reads the topics and tables), so tests can feed
  * it broken histories and the chaos run and `kafka-aggregates verify` share it.
  */
-import type { AnyAggregate } from '../../functions/core/aggregate.ts';
+import { aggregateKey, type AnyAggregate } from '../../functions/core/aggregate.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';
 import type { DomainEvent } from '../../functions/core/projection.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
@@ -135,8 +135,6 @@ export interface CheckReport {
   readonly notes: readonly string[];
 }
 
-const keyOf = (aggregateType: string, aggregateId: string): string => `${aggregateType}#${aggregateId}`;
-
 /** JSON with object keys sorted at every level: the same data gives the same text. */
 export const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
@@ -202,7 +200,7 @@ const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAg
     if (stored === undefined) continue;
     // Content is compared as stored; the account rules and the projection see the event as the current code reads it.
     const event: EventRecord = 'event' in outcome ? { ...stored, type: outcome.event.event.type, data: outcome.event.event.data } : stored;
-    const k = keyOf(event.aggregateType, event.aggregateId);
+    const k = aggregateKey(event.aggregateType, event.aggregateId);
     let entry = byAggregate.get(k);
     if (entry === undefined)
       byAggregate.set(k, (entry = { type: event.aggregateType, id: event.aggregateId, versions: new Map(), max: 0 }));
@@ -278,9 +276,9 @@ const checkAggregateRules = (ordered: EventsRead['ordered'], aggregates: readonl
 const checkHeads = (heads: readonly Head[], fold: LogFold, quiescent: boolean): Found => {
   const violations: Violation[] = [];
   let lagging = 0;
-  const logHeads = new Map([...fold.all()].map((h) => [keyOf(h.aggregateType, h.aggregateId), h]));
+  const logHeads = new Map([...fold.all()].map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
   for (const head of heads) {
-    const k = keyOf(head.aggregateType, head.aggregateId);
+    const k = aggregateKey(head.aggregateType, head.aggregateId);
     const logHead = logHeads.get(k);
     logHeads.delete(k);
     if (logHead !== undefined && canonicalHead(logHead) === canonicalHead(head)) continue;
@@ -408,7 +406,7 @@ const checkResults = (
       continue;
     }
     accepted.set(result.commandId, result);
-    const k = keyOf(result.aggregateType, result.aggregateId);
+    const k = aggregateKey(result.aggregateType, result.aggregateId);
     const own = commands.get(result.commandId);
     const subject = { aggregateType: result.aggregateType, aggregateId: result.aggregateId, commandId: result.commandId };
     if (own !== undefined && own.key === k) {

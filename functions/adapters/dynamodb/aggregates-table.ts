@@ -1,20 +1,20 @@
 /**
- * The aggregates table: consistent batched reads of what a batch needs (heads, partition
- * checkpoints, operator releases, the control item), the conditional write that orders and
- * deduplicates every commit, the archive of accepted commandIds, the outcomes no head
- * remembers, and the control item that holds commands during a rebuild. Item layouts live in head-item.ts.
+ * The aggregates table as the command side uses it: consistent batched reads of what a batch
+ * needs (heads, partition checkpoints, operator releases, the control item), the conditional
+ * write that orders and deduplicates every commit, the archive of accepted commandIds and
+ * the outcomes no head remembers. The control item is control-item.ts; the rebuild's writes
+ * are rebuilt-heads.ts; item layouts are aggregates-items.ts.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
-import { mapConcurrent, sleep } from '../../core/async.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
-import { RebuildLockError, type ControlRecord } from '../../control/control.ts';
+import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../command/head.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../command/ports.ts';
-import { batchGetAll } from './clients.ts';
+import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import {
   archivedFromItem,
   archivedIs,
@@ -25,32 +25,24 @@ import {
   checkpointKey,
   CONTROL_KEY,
   controlFromItem,
-  controlItem,
   fromItem,
   headItemBytes,
   releasesKey,
   resultItem,
   toItem,
 } from './aggregates-items.ts';
+import { getControl, putControl } from './control-item.ts';
+import { putRebuilt, putRebuiltAll, readRebuilt, scanAll } from './rebuilt-heads.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
-
-/** Base class of the errors of this module. */
-export class AggregatesTableError extends Error {
-  override readonly name: string = 'AggregatesTableError';
-}
+import { batchGetAll, batchWriteAll, putIf, type TableIo } from './requests.ts';
 
 type Item = Record<string, unknown>;
 
-/** A rebuilt head's write: never over a newer rebuild's head, never lowering a stored version. */
-const REBUILT_FENCE =
-  '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
-/** Rebuilt heads per check of the lock and the fences: one BatchGetItem (100 keys, the control item's among them), four BatchWriteItems. */
-export const REBUILT_PER_CHECK = 99;
-
 /** Reads and writes aggregate heads, partition checkpoints, the archive and the control item in one DynamoDB table. */
-export class AggregatesTable implements HeadsStore {
+export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   /** The operator releases of the commands partitions. */
   readonly releases: ReleaseList;
+  private readonly io: TableIo;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -58,6 +50,7 @@ export class AggregatesTable implements HeadsStore {
     private readonly maxReadAttempts = 8,
   ) {
     this.releases = new ReleaseList(doc, tableName, (tp) => ({ pk: releasesKey(tp) }));
+    this.io = { doc, tableName, maxAttempts: maxReadAttempts };
   }
 
   /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
@@ -88,122 +81,50 @@ export class AggregatesTable implements HeadsStore {
     );
   }
 
+  /** Puts items with BatchWriteItem (requests.ts). */
+  private putAll(items: readonly Item[], what: string): Promise<void> {
+    return batchWriteAll(
+      this.doc,
+      this.tableName,
+      items.map((Item) => ({ PutRequest: { Item } })),
+      what,
+      this.maxReadAttempts,
+    );
+  }
+
   /** Size of a head's item as stored (aggregates-items.ts `headItemBytes`). */
   sizeOf(head: Head): number {
     return headItemBytes(head);
   }
 
-  /** The control item by consistent read. */
-  async getControl(): Promise<ControlRecord | undefined> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: CONTROL_KEY }, ConsistentRead: true }));
-    return out.Item === undefined ? undefined : controlFromItem(out.Item);
+  /** The control item by consistent read (control-item.ts). */
+  getControl(): Promise<ControlRecord | undefined> {
+    return getControl(this.io);
   }
 
-  /**
-   * Replaces the control item if it is still as `expected` (absent when undefined), so two
-   * rebuilds cannot both take the lock. Returns false when it had changed.
-   */
-  async putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
-    return this.putIf(
-      { ...controlItem(next), updatedAt: new Date().toISOString() },
-      expected === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : {
-            ConditionExpression: '#status = :status AND epoch = :epoch',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':status': expected.status, ':epoch': expected.epoch },
-          },
-    );
+  /** Replaces the control item if it is still as `expected` (absent when undefined), so two rebuilds cannot both take the lock. */
+  putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
+    return putControl(this.io, next, expected);
   }
 
-  /**
-   * Writes a head rebuilt from the events topic, fenced twice: a head written by a newer
-   * rebuild is never overwritten by an older one, and a stored head is never lowered to an
-   * older version (a batch that committed after the rebuild read the log keeps its head).
-   * Returns false when fenced off.
-   */
-  async putRebuilt(head: Head, epoch: number): Promise<boolean> {
-    return this.putIf(
-      { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
-      { ConditionExpression: REBUILT_FENCE, ExpressionAttributeValues: { ':epoch': epoch, ':version': head.version } },
-    );
+  /** A head rebuilt from the events topic, fenced (rebuilt-heads.ts); false when fenced off. */
+  putRebuilt(head: Head, epoch: number): Promise<boolean> {
+    return putRebuilt(this.io, head, epoch);
   }
 
-  /**
-   * Writes heads rebuilt from the events topic, many per request, with the fences of
-   * `putRebuilt` kept by a read just before the writes: per group of
-   * {@link REBUILT_PER_CHECK} heads, one consistent BatchGetItem of the control item and of
-   * the stored heads' versions and epochs, then BatchWriteItem of those it may overwrite (25
-   * per request). A lock that is no longer this rebuild's throws RebuildLockError and writes
-   * nothing more; a head a newer rebuild wrote, or stored at a higher version, is left as it is
-   * (fenced off). Why a read before the write is enough, where putRebuilt's condition was
-   * atomic: docs/DESIGN.md, "The rebuild's batched writes". `concurrency`: groups in flight.
-   * The items are taken from the heads before the promise is returned: the caller may change
-   * them meanwhile.
-   */
+  /** Heads rebuilt from the events topic, many per request, while the lock is the rebuild's (rebuilt-heads.ts). */
   putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }> {
-    const now = new Date().toISOString();
-    const items = heads.map((head): Item => ({ ...toItem(head), offsets: { ...head.offsets }, rebuildEpoch: epoch, updatedAt: now }));
-    const groups: Item[][] = [];
-    for (let i = 0; i < items.length; i += REBUILT_PER_CHECK) groups.push(items.slice(i, i + REBUILT_PER_CHECK));
-    const totals = { written: 0, fencedOff: 0 };
-    return mapConcurrent(groups, concurrency, async (group) => {
-      const stored = new Map<string, Item>();
-      for (const item of await batchGetAll(
-        this.doc,
-        this.tableName,
-        [CONTROL_KEY, ...group.map((i) => i.pk)].map((pk) => ({ pk })),
-        this.maxReadAttempts,
-        ['pk', 'status', 'epoch', 'version', 'rebuildEpoch'],
-      ))
-        stored.set(item.pk as string, item);
-      const control = stored.get(CONTROL_KEY);
-      if (control?.status !== 'rebuilding' || Number(control.epoch) !== epoch)
-        throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
-      const writable = group.filter((item) => {
-        const current = stored.get(item.pk as string);
-        return (
-          current === undefined ||
-          ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) &&
-            (current.version === undefined || Number(current.version) <= Number(item.version)))
-        );
-      });
-      await Promise.all(
-        Array.from({ length: Math.ceil(writable.length / 25) }, (_, i) =>
-          this.putAll(writable.slice(i * 25, i * 25 + 25), 'rebuilt heads'),
-        ),
-      );
-      totals.written += writable.length;
-      totals.fencedOff += group.length - writable.length;
-    }).then(() => totals);
+    return putRebuiltAll(this.io, heads, epoch, concurrency);
   }
 
   /** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
-  async readRebuilt(headKeys: readonly string[], epoch: number): Promise<Map<string, Head>> {
-    const out = new Map<string, Head>();
-    if (headKeys.length === 0) return out;
-    const items = await this.batchGetItems(headKeys);
-    for (const item of items) if (Number(item.rebuildEpoch) === epoch) out.set(item.pk as string, fromItem(item));
-    return out;
+  readRebuilt(headKeys: readonly string[], epoch: number): Promise<Map<string, Head>> {
+    return readRebuilt(this.io, headKeys, epoch);
   }
 
   /** Every head and checkpoint in the table (a full scan: for rebuilds and checks, never the hot path). */
-  async scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
-    const heads: Head[] = [];
-    const checkpoints = new Map<string, StoredCheckpoint>();
-    let start: Item | undefined;
-    do {
-      const out = await this.doc.send(new ScanCommand({ TableName: this.tableName, ConsistentRead: true, ExclusiveStartKey: start }));
-      for (const item of out.Items ?? []) {
-        const pk = item.pk as string;
-        if (pk.startsWith('~partition#')) {
-          const checkpoint = checkpointFromItem(item);
-          checkpoints.set(checkpoint.tp, checkpoint);
-        } else if (!pk.startsWith('~')) heads.push(fromItem(item));
-      }
-      start = out.LastEvaluatedKey;
-    } while (start !== undefined);
-    return { heads, checkpoints };
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
+    return scanAll(this.io);
   }
 
   /**
@@ -243,7 +164,9 @@ export class AggregatesTable implements HeadsStore {
    * new incarnation. Returns false when it lost.
    */
   async putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
-    return this.putIf(
+    return putIf(
+      this.doc,
+      this.tableName,
       { ...checkpointItem(next), updatedAt: new Date().toISOString() },
       previous === undefined
         ? { ConditionExpression: 'attribute_not_exists(pk)' }
@@ -304,30 +227,5 @@ export class AggregatesTable implements HeadsStore {
     const byKey = new Map<string, Item>();
     for (const item of items) if (!byKey.has(item.pk as string)) byKey.set(item.pk as string, item);
     await this.putAll([...byKey.values()], 'kept outcomes');
-  }
-
-  /** Puts items with BatchWriteItem, 25 per request, retrying unprocessed ones with backoff. */
-  private async putAll(items: readonly Item[], what: string): Promise<void> {
-    for (let i = 0; i < items.length; i += 25) {
-      let pending: Item[] = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts)
-          throw new AggregatesTableError(`${pending.length} ${what} still unprocessed in ${this.tableName}`);
-        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-        const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-        pending = out.UnprocessedItems?.[this.tableName] ?? [];
-      }
-    }
-  }
-
-  /** A conditional put: false when the condition failed, other errors thrown as they are. */
-  private async putIf(item: Item, condition: Omit<ConstructorParameters<typeof PutCommand>[0], 'TableName' | 'Item'>): Promise<boolean> {
-    try {
-      await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...condition }));
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
   }
 }

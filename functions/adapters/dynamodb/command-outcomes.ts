@@ -7,7 +7,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ResultRecord } from '../../core/wire.ts';
 import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
-import { batchGetAll } from './clients.ts';
+import { batchGetAll } from './requests.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import { archivedFromItem, archiveKey, HEAD_OUTCOME_ATTRIBUTES, recentFromItem, resultFromItem, resultKey } from './aggregates-items.ts';
 import { AggregatesTable } from './aggregates-table.ts';

@@ -18,14 +18,12 @@
  * optimistic-concurrency token), and `gaps` / `gapCount` once a gap was flagged.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { FlaggedGap } from '../../core/projection.ts';
-import { sleep } from '../../core/async.ts';
 import {
   ControlConflictError,
   itemId,
-  ReadModelsTableError,
   RevisionConflictError,
   type BatchSnapshot,
   type ItemKey,
@@ -33,7 +31,7 @@ import {
   type ReadModelsControl,
   type StoredItem,
 } from '../../event/ports.ts';
-import { batchGetAll } from './clients.ts';
+import { batchGetAll, batchWriteAll } from './requests.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
 
 /** Key of an events partition's operator releases (core/release.ts); `~` cannot start a projection name. */
@@ -192,15 +190,13 @@ export class ReadModelsTable implements ReadModels {
   /** Deletes every item under `pk`: wipes a projection (or a reaction's checkpoints) before a replay. */
   async wipe(pk: string): Promise<number> {
     const keys = (await this.query(pk)).map(({ key }) => key);
-    for (let i = 0; i < keys.length; i += 25) {
-      let pending: Item[] = keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } }));
-      for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > this.maxReadAttempts) throw new ReadModelsTableError(`${pending.length} deletes still unprocessed under ${pk}`);
-        if (attempt > 1) await sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
-        const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
-        pending = out.UnprocessedItems?.[this.tableName] ?? [];
-      }
-    }
+    await batchWriteAll(
+      this.doc,
+      this.tableName,
+      keys.map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } })),
+      `deletes under ${pk}`,
+      this.maxReadAttempts,
+    );
     return keys.length;
   }
 }

@@ -1,0 +1,108 @@
+/**
+ * The rebuild's side of the aggregates table: heads rebuilt from the events topic written
+ * under two fences (never over a newer rebuild's head, never lowering a stored version), read
+ * back to resume, and the full scan of heads and checkpoints that starts a rebuild. Never
+ * on the command side's hot path.
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { mapConcurrent } from '../../core/async.ts';
+import { RebuildLockError } from '../../control/control.ts';
+import type { Head } from '../../command/head.ts';
+import type { StoredCheckpoint } from '../../command/partition.ts';
+import { checkpointFromItem, CONTROL_KEY, fromItem, toItem } from './aggregates-items.ts';
+import { batchGetAll, batchWriteAll, putIf, type TableIo } from './requests.ts';
+
+type Item = Record<string, unknown>;
+
+/** A rebuilt head's write: never over a newer rebuild's head, never lowering a stored version. */
+const REBUILT_FENCE =
+  '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
+/** Rebuilt heads per check of the lock and the fences: one BatchGetItem (100 keys, the control item's among them), four BatchWriteItems. */
+export const REBUILT_PER_CHECK = 99;
+
+/** Writes one rebuilt head, fenced as {@link REBUILT_FENCE} says; false when fenced off. */
+export const putRebuilt = ({ doc, tableName }: TableIo, head: Head, epoch: number): Promise<boolean> =>
+  putIf(
+    doc,
+    tableName,
+    { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
+    { ConditionExpression: REBUILT_FENCE, ExpressionAttributeValues: { ':epoch': epoch, ':version': head.version } },
+  );
+
+/** True when the stored head (its version and rebuild epoch, or absent) may be overwritten by `item` of rebuild `epoch`. */
+const writable = (current: Item | undefined, item: Item, epoch: number): boolean =>
+  current === undefined ||
+  ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) &&
+    (current.version === undefined || Number(current.version) <= Number(item.version)));
+
+/**
+ * Writes heads rebuilt from the events topic, many per request, with the fences of
+ * `putRebuilt` kept by a read just before the writes: per group of
+ * {@link REBUILT_PER_CHECK} heads, one consistent BatchGetItem of the control item and of
+ * the stored heads' versions and epochs, then BatchWriteItem of those it may overwrite (25
+ * per request). A lock that is no longer this rebuild's throws RebuildLockError and writes
+ * nothing more; a head a newer rebuild wrote, or stored at a higher version, is left as it is
+ * (fenced off). Why a read before the write is enough, where putRebuilt's condition was
+ * atomic: docs/DESIGN.md, "The rebuild's batched writes". `concurrency`: groups in flight.
+ * The items are taken from the heads before the promise is returned: the caller may change
+ * them meanwhile.
+ */
+export const putRebuiltAll = (
+  io: TableIo,
+  heads: readonly Head[],
+  epoch: number,
+  concurrency: number,
+): Promise<{ written: number; fencedOff: number }> => {
+  const now = new Date().toISOString();
+  const items = heads.map((head): Item => ({ ...toItem(head), offsets: { ...head.offsets }, rebuildEpoch: epoch, updatedAt: now }));
+  const groups: Item[][] = [];
+  for (let i = 0; i < items.length; i += REBUILT_PER_CHECK) groups.push(items.slice(i, i + REBUILT_PER_CHECK));
+  const totals = { written: 0, fencedOff: 0 };
+  return mapConcurrent(groups, concurrency, async (group) => {
+    const keys = [CONTROL_KEY, ...group.map((i) => i.pk)].map((pk) => ({ pk }));
+    const stored = new Map<string, Item>();
+    for (const item of await batchGetAll(io.doc, io.tableName, keys, io.maxAttempts, ['pk', 'status', 'epoch', 'version', 'rebuildEpoch']))
+      stored.set(item.pk as string, item);
+    const control = stored.get(CONTROL_KEY);
+    if (control?.status !== 'rebuilding' || Number(control.epoch) !== epoch)
+      throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
+    const allowed = group.filter((item) => writable(stored.get(item.pk as string), item, epoch));
+    const requests = allowed.map((Item) => ({ PutRequest: { Item } }));
+    // The group's four requests in flight at once: the lock and the fences were read for all of them.
+    await Promise.all(
+      Array.from({ length: Math.ceil(requests.length / 25) }, (_, i) =>
+        batchWriteAll(io.doc, io.tableName, requests.slice(i * 25, i * 25 + 25), 'rebuilt heads', io.maxAttempts),
+      ),
+    );
+    totals.written += allowed.length;
+    totals.fencedOff += group.length - allowed.length;
+  }).then(() => totals);
+};
+
+/** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
+export const readRebuilt = async (io: TableIo, headKeys: readonly string[], epoch: number): Promise<Map<string, Head>> => {
+  const out = new Map<string, Head>();
+  const keys = [...new Set(headKeys)].map((pk) => ({ pk }));
+  for (const item of await batchGetAll(io.doc, io.tableName, keys, io.maxAttempts))
+    if (Number(item.rebuildEpoch) === epoch) out.set(item.pk as string, fromItem(item));
+  return out;
+};
+
+/** Every head and checkpoint in the table (a full scan: for rebuilds and checks, never the hot path). */
+export const scanAll = async ({ doc, tableName }: TableIo): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> => {
+  const heads: Head[] = [];
+  const checkpoints = new Map<string, StoredCheckpoint>();
+  let start: Item | undefined;
+  do {
+    const out = await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+    for (const item of out.Items ?? []) {
+      const pk = item.pk as string;
+      if (pk.startsWith('~partition#')) {
+        const checkpoint = checkpointFromItem(item);
+        checkpoints.set(checkpoint.tp, checkpoint);
+      } else if (!pk.startsWith('~')) heads.push(fromItem(item));
+    }
+    start = out.LastEvaluatedKey;
+  } while (start !== undefined);
+  return { heads, checkpoints };
+};

@@ -1,0 +1,112 @@
+/**
+ * The replay both read-model rebuilds run (rebuild-projection.ts, rebuild-read-models.ts):
+ * the events topic fed through the event side's own applier for the given projections and
+ * reactions, with its position kept in the read-models table (`~rebuild`, by name) so that
+ * a replay that stopped resumes where it was. A replay never issues commands again: the
+ * reactions' commands of replayed events were issued when the events first arrived, so it
+ * publishes nothing (and dead-letters nothing a second time).
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import type { LogReader, PartitionOffsets } from '../core/log.ts';
+import type { AnyProjection } from '../core/projection.ts';
+import type { AnyReaction } from '../core/reaction.ts';
+import { triggerRecordOf } from '../core/trigger-event.ts';
+import type { ReadModels } from '../event/ports.ts';
+import { createEventApplier, gapError } from '../event/process-batch.ts';
+import { replayLog, type Progress, type ReplayPosition } from './replay.ts';
+
+/** What a read-model replay needs. */
+export interface ReadModelReplayDeps {
+  /** Names the replay's position in the read-models table. */
+  readonly name: string;
+  readonly aggregates: readonly AnyAggregate[];
+  readonly projections: readonly AnyProjection[];
+  readonly reactions: readonly AnyReaction[];
+  readonly readModels: ReadModels;
+  readonly eventLog: Pick<LogReader, 'read' | 'topic'>;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+/** Where a replay stands, kept in the read-models table so that it can resume. */
+interface ReplayProgress extends ReplayPosition {
+  readonly endOffsets: PartitionOffsets;
+}
+
+/** What one replay did: the part of a read-model rebuild's report that every such rebuild has. */
+export interface ReadModelReplay {
+  /** `incomplete`: stopped at a checkpoint before its deadline; invoke again to resume. */
+  readonly status: 'complete' | 'incomplete';
+  readonly resumed: boolean;
+  readonly eventsRead: number;
+  readonly eventsTotal: number;
+  readonly applied: number;
+  /** Records that are not usable events; left out as the event handler leaves them. */
+  readonly unusable: number;
+}
+
+/**
+ * Replays the log for `deps.projections` and `deps.reactions` from `range().start` to
+ * `range().end`, or from the position stored under `deps.name`, saving it every
+ * `checkpointEvery` events. `fresh` runs once before a new replay (not on resume): wiping
+ * what will be rebuilt. The stored position is deleted once the replay completes.
+ */
+export const replayReadModels = async (
+  deps: ReadModelReplayDeps,
+  range: () => Promise<{ start: PartitionOffsets; end: PartitionOffsets }>,
+  fresh: () => Promise<void>,
+  options: { readonly deadline?: number; readonly checkpointEvery?: number },
+): Promise<ReadModelReplay> => {
+  const { readModels, eventLog } = deps;
+  const key = { pk: '~rebuild', sk: deps.name };
+  const stored = await readModels.get(key);
+  let revision = stored?.revision ?? 0;
+  const save = async (progress: ReplayProgress) => {
+    await readModels.write(key, { data: progress, versions: {}, gaps: [], gapCount: 0 }, revision++);
+  };
+  let progress = stored?.data as ReplayProgress | undefined;
+  const resumed = progress !== undefined;
+  if (progress === undefined) {
+    await fresh();
+    const { start, end } = await range();
+    progress = { endOffsets: end, checkpoint: start, eventsRead: 0 };
+    await save(progress);
+  }
+  const { endOffsets } = progress;
+
+  let unusable = 0;
+  let applied = 0;
+  const apply = createEventApplier({
+    aggregates: deps.aggregates,
+    projections: deps.projections,
+    reactions: deps.reactions,
+    readModels,
+    // Nothing is published by a replay: the commands were issued and the unusable records
+    // dead-lettered when the events first arrived.
+    publisher: {
+      publish: (output) => {
+        unusable += output.deadLetters.length;
+        return Promise.resolve();
+      },
+    },
+  });
+  const { stoppedEarly, at, eventsTotal } = await replayLog(
+    eventLog,
+    progress,
+    endOffsets,
+    {
+      apply: async (records) => {
+        const summary = await apply(records.map((r) => triggerRecordOf(eventLog.topic, r)));
+        // The live side halts here too; a replay that passed it would build rows the live side never had.
+        const [gap] = summary.halted;
+        if (gap !== undefined) throw gapError(gap);
+        applied += summary.applied;
+      },
+      save: (position) => save({ endOffsets, ...position }),
+    },
+    { checkpointEvery: options.checkpointEvery ?? 10_000, deadline: options.deadline, onProgress: deps.onProgress },
+  );
+  if (stoppedEarly) await save({ endOffsets, ...at });
+  else await readModels.delete(key);
+  deps.onProgress?.({ phase: 'done', eventsRead: at.eventsRead, eventsTotal });
+  return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable };
+};

@@ -1,0 +1,77 @@
+/**
+ * Rebuilds every projection and every reaction checkpoint up to where the event trigger
+ * stands (its consumer group's committed offsets), holding the live event side through the
+ * table's control item meanwhile. The trigger then goes on from exactly where the replay
+ * stopped: no gap, nothing applied twice, no command issued twice (read-model-replay.ts).
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import { sleep } from '../core/async.ts';
+import type { LogReader, PartitionOffsets } from '../core/log.ts';
+import type { AnyProjection } from '../core/projection.ts';
+import type { AnyReaction } from '../core/reaction.ts';
+import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
+import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
+import type { Progress } from './replay.ts';
+
+/** What a read-models rebuild needs. */
+export interface ReadModelsRebuildDeps {
+  readonly aggregates: readonly AnyAggregate[];
+  readonly projections: readonly AnyProjection[];
+  readonly reactions: readonly AnyReaction[];
+  readonly readModels: ReadModels;
+  readonly eventLog: Pick<LogReader, 'read' | 'topic'>;
+  /** Where the event trigger stands: per partition, the next offset it will handle, and each partition's start. */
+  readonly trigger: { position(): Promise<PartitionOffsets>; starts(): Promise<PartitionOffsets>; readonly groupId: string };
+  /**
+   * Wait after holding the event side, for a batch already in flight (it read the control
+   * item before the hold) to end: the event function's timeout while its trigger runs; 0 when
+   * the caller paused the trigger itself.
+   * @default 0
+   */
+  readonly drainMs?: number;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+/** The outcome of a read-models rebuild. */
+export interface ReadModelsRebuildReport extends ReadModelReplay {
+  readonly readModels: true;
+  /** Projection rows and reaction checkpoints deleted before the replay. */
+  readonly itemsWiped: number;
+  /** The trigger's consumer group and, per partition, the offset the replay stopped at (where the trigger goes on). */
+  readonly groupId: string;
+  readonly upTo: PartitionOffsets;
+}
+
+/**
+ * Rebuilds every projection and reaction checkpoint up to where the event trigger stands,
+ * holding the live event side (control item `rebuilding`) until it has caught up; resumes a
+ * rebuild that stopped midway. Operator releases are kept.
+ */
+export const rebuildReadModels = async (
+  deps: ReadModelsRebuildDeps,
+  options: { readonly deadline?: number; readonly checkpointEvery?: number } = {},
+): Promise<ReadModelsRebuildReport> => {
+  const { readModels } = deps;
+  // Hold the live side first: from here on it applies nothing until the control says ready.
+  const control = await readModels.getControl();
+  const held = control?.status === 'rebuilding' ? control : await readModels.putControl('rebuilding', control?.revision ?? 0);
+  if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
+  let itemsWiped = 0;
+  let upTo: PartitionOffsets = {};
+  const done = await replayReadModels(
+    { ...deps, name: 'read-models' },
+    async () => {
+      const [start, end] = await Promise.all([deps.trigger.starts(), deps.trigger.position()]);
+      upTo = end;
+      return { start, end };
+    },
+    async () => {
+      for (const pk of [...deps.projections.map((p) => p.name), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))])
+        itemsWiped += await readModels.wipe(pk);
+    },
+    options,
+  );
+  if (done.status === 'complete') await readModels.putControl('ready', held.revision);
+  if (Object.keys(upTo).length === 0) upTo = await deps.trigger.position();
+  return { ...done, readModels: true, itemsWiped, groupId: deps.trigger.groupId, upTo };
+};
