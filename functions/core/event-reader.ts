@@ -46,13 +46,29 @@ export interface EventFault {
 export type ReadOutcome = { readonly event: ReadEvent } | { readonly fault: EventFault };
 
 /**
- * True for faults of the code that reads the record rather than of the record: an upcaster
- * that fails, or a revision newer than this code. The event side and the rebuild stop there
- * (retried until fixed code is deployed, or an operator skips the record); never a dead letter.
+ * The fault codes that are faults of the code that reads the record rather than of the record.
+ * Only the command handler writes the events topic, after validating each event against its
+ * aggregate's schema, so a well-formed record this code cannot read means the code is behind
+ * the log (an aggregate type or event type it does not register, a revision written by newer
+ * code: a rollback, or the event side deployed after the command side) or wrong (an upcaster
+ * that fails). A malformed record (`InvalidEvent`, `KeyMismatch`) is a fault of the record.
  */
-export const isChainFault = (fault: EventFault): boolean => fault.code === 'UpcastFailed' || fault.code === 'UnknownRevision';
+const CODE_FAULTS: ReadonlySet<EventFault['code']> = new Set([
+  'UnknownAggregateType',
+  'UnknownEventType',
+  'UnknownRevision',
+  'UpcastFailed',
+]);
 
-/** A record the current code cannot read through its upcaster chain (see isChainFault). */
+/**
+ * True for faults of the code that reads the record (see CODE_FAULTS): of the chain a record
+ * is read through, aggregate type, event type, revision, upcasters. Every reader stops
+ * there: the event side fails the batch and the rebuild stops (retried until fixed code is
+ * deployed, or an operator skips the record); never a dead letter, never passed silently.
+ */
+export const isChainFault = (fault: EventFault): boolean => CODE_FAULTS.has(fault.code);
+
+/** A record the current code cannot read: its aggregate type, event type or revision unknown, or its upcaster failing (see isChainFault). */
 export class EventChainError extends Error {
   override readonly name = 'EventChainError';
   constructor(readonly fault: EventFault) {

@@ -7,8 +7,10 @@
  * revision read.
  *
  * Records are read through the one event reader (core/event-reader.ts), upcasters included.
- * Malformed records are dead-lettered; a record whose upcaster chain fails fails the batch
- * (EventChainError: the code must be fixed, or an operator skips the record). A gap under the `halt` policy stops its partition
+ * Malformed records are dead-lettered; a well-formed record this code cannot read (its
+ * aggregate type, event type or revision unknown here, or its upcaster failing: the code is
+ * behind the log) fails the batch (EventChainError: deploy code that reads it, or an operator
+ * skips the record). A gap under the `halt` policy stops its partition
  * there: the batch applies what precedes the gap and reports the gap's offset as the first
  * failed record of that partition (`halted`, for the trigger's `batchItemFailures`), so the
  * partition is retried from the gap until the missing events arrive or an operator releases

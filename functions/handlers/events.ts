@@ -4,7 +4,9 @@
  * aggregate. A gap under the `halt` policy is reported as the first failed record of its
  * partition (`batchItemFailures`): the trigger commits what precedes it and retries the
  * partition from the gap until it is filled or an operator releases it. Infrastructure
- * failures, and a table behind the log, throw: the trigger retries the batch (idempotently).
+ * failures, a table behind the log, and an event this code cannot read (EventChainError: a
+ * type or revision newer than the code, a failing upcaster) throw: the trigger retries the
+ * batch (idempotently) until it succeeds.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';

@@ -4,8 +4,8 @@
  * complete, captures the topic's end offsets, folds it from the earliest offset up to them,
  * writes heads in batches fenced by the epoch, checkpoints so that it can resume, and only
  * then releases the lock and lets commands through. Also a verify mode that writes nothing.
- * Both read the topic through the one event reader (core/event-reader.ts): a record whose
- * upcaster chain fails stops the rebuild there (EventChainError), and verify lists it.
+ * Both read the topic through the one event reader (core/event-reader.ts): a record this code
+ * cannot read (isChainFault) stops the rebuild there (EventChainError), and verify lists it.
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';

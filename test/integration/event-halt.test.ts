@@ -2,17 +2,26 @@
  * The event side blocks instead of skipping. Through the emulated MSK trigger and the real
  * event handler (on this file's own topics, table and consumer group): a gap under `halt`
  * holds its partition past the old retry budget of ten retries, commits what precedes it,
- * dead-letters nothing, and goes on once the missing event is on the partition. Through the
- * batch processor: an operator's `skip` and `pass-gap` releases, read in the same batched
- * read, and the control item that holds the event side while its table is behind the log.
+ * dead-letters nothing, and goes on once the missing event is on the partition; an event of a
+ * type the code does not know holds its partition, dead-letters nothing, and goes on after an
+ * operator's `skip`. Through the batch processor: events of an event type or aggregate type
+ * unknown to the code are applied by a deployment that knows them, an operator's `skip` and
+ * `pass-gap` releases are read in the same batched read, and the control item holds the event
+ * side while its table is behind the log.
  */
 import type { Admin, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
+import { defineAggregate, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
+import { EventChainError } from '../../functions/core/event-reader.ts';
+import type { AnyProjection } from '../../functions/core/projection.ts';
 import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../../functions/core/release.ts';
+import { account } from '../../functions/domain/account/index.ts';
+import { aggregates } from '../../functions/domain/index.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { ReadModelsBehindLogError, ReadModelsRebuildingError } from '../../functions/event/errors.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
@@ -69,13 +78,18 @@ afterAll(async () => {
 const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada' });
 const deposited = (id: string, version: number, amount: number) => accountEventRecord(id, version, 'MoneyDeposited', { amount });
 
-/** Writes events to partition 0 of this file's events topic, in the order given. */
-const publish = async (...events: EventRecord[]): Promise<void> => {
+/** Writes events to a partition (0 unless given) of this file's events topic, in the order given. */
+const publish = async (...events: EventRecord[]): Promise<void> => publishTo(0, ...events);
+const publishTo = async (partition: number, ...events: EventRecord[]): Promise<void> => {
   await producer.send({
     topic: names.events,
-    messages: events.map((e) => ({ partition: 0, key: e.aggregateId, value: JSON.stringify(e) })),
+    messages: events.map((e) => ({ partition, key: e.aggregateId, value: JSON.stringify(e) })),
   });
 };
+
+/** Trigger records of events on partition 0 of `topic`, at offsets 0, 1, … in the order given. */
+const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] =>
+  events.map((value, offset) => ({ topic, partition: 0, offset, key: value.aggregateId, value }));
 
 const committed = async (partition = 0): Promise<number> => {
   const [entry] = await admin.fetchOffsets({ groupId: names.group, topics: [names.events] });
@@ -131,6 +145,139 @@ describe('a gap under halt, through the emulated trigger and the real event hand
   }, 90_000);
 });
 
+// An event type the command side of a newer deployment writes and this code does not know.
+const nicknameSet = (id: string, version: number) => accountEventRecord(id, version, 'NicknameSet', { nickname: 'Ace' });
+
+describe('an event of a type this code does not know, through the emulated trigger and the real event handler', () => {
+  let triggers: Triggers | undefined;
+  const reports: InvocationReport[] = [];
+  afterAll(async () => {
+    await triggers?.stop();
+  });
+
+  it("holds its partition, applies nothing after it and dead-letters nothing, and goes on after an operator's skip with a reason", async () => {
+    const [a, b] = [unique('acc'), unique('acc')];
+    const partition = 1;
+    const tp = `${names.events}-${partition}`;
+    await publishTo(partition, opened(a), nicknameSet(a, 2), opened(b));
+    triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['eventHandler'], groupIds: { eventHandler: names.group } }),
+      backoff: { initialMs: 20, maxMs: 100 },
+      onInvocation: (r) => reports.push(r),
+      log: () => undefined,
+      kafka,
+    });
+    const held = () => reports.filter((r) => r.outcome === 'failed' && r.offsets[tp]?.includes(1));
+    await waitFor('five attempts failed on the unknown event type', () => held().length >= 5);
+
+    // Held: the batch fails as a whole (EventChainError naming the record), so nothing at or after the record is applied or committed.
+    expect(held().at(-1)?.error).toMatch(
+      new RegExp(`UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"`),
+    );
+    expect(triggers.blocked()).toEqual([expect.objectContaining({ partition: tp })]);
+    expect(triggers.blocked()[0]?.offset).toBeLessThanOrEqual(1);
+    expect(await committed(partition)).toBeLessThanOrEqual(1);
+    expect((await getAccountSummary(table, a))?.version ?? 0).toBeLessThan(2);
+    expect(await getAccountSummary(table, b)).toBeUndefined();
+    expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+
+    // The operator releases exactly that record: it goes to the dead-letter topic with the reason, and the partition goes on.
+    const skip: Release = {
+      action: 'skip',
+      from: 1,
+      to: 1,
+      reason: 'NicknameSet was rolled back with the command handler, ticket OPS-9',
+      by: 'ops@test',
+      at: '2026-11-30T12:00:00.000Z',
+    };
+    await table.releases.add(tp, skip);
+    await waitFor('the partition to go on', async () => (await committed(partition)) === 3);
+    expect(await getAccountSummary(table, a)).toMatchObject({ version: 1 });
+    expect(await getAccountSummary(table, b)).toMatchObject({ version: 1 });
+    expect(triggers.blocked()).toEqual([]);
+    const letters = await readDeadLetters(kafka, names.deadLetter);
+    expect(letters.map((d) => [d.source.partition, d.source.offset, d.code, d.message])).toEqual([
+      [partition, 1, SKIPPED_BY_OPERATOR, skipMessage(skip)],
+    ]);
+  }, 90_000);
+});
+
+describe('an event of a type this code does not know, through the batch processor', () => {
+  // The next deployment: `account` registers NicknameSet, and account-summary (which lists every account event) reads it.
+  const accountWithNickname: AnyAggregate = defineAggregate({
+    ...account,
+    events: { ...account.events, NicknameSet: z.strictObject({ nickname: z.string() }) },
+  } as AnyAggregate);
+  const summaryWithNickname: AnyProjection = {
+    ...accountSummary,
+    consumes: { account: [...(accountSummary.consumes.account ?? []), 'NicknameSet'] },
+    evolve: (row: Parameters<typeof accountSummary.evolve>[0], event: { type: string; version: number }) =>
+      event.type === 'NicknameSet' ? { ...row, version: event.version } : accountSummary.evolve(row, event as never),
+  };
+  const knowsNickname = {
+    aggregates: aggregates.map((x) => (x.type === 'account' ? accountWithNickname : x)),
+    projections: [summaryWithNickname],
+  };
+  // An aggregate type the next deployment registers.
+  const ledger = defineAggregate<
+    Record<string, never>,
+    Message<'EntryPosted', { amount: number }>,
+    Message<'EntryPosted', { amount: number }>
+  >({
+    type: 'ledger',
+    initialState: {},
+    evolve: (state) => state,
+    decide: () => [],
+    commands: { EntryPosted: z.strictObject({ amount: z.int() }) },
+    events: { EntryPosted: z.strictObject({ amount: z.int() }) },
+  });
+  const entryPosted = (id: string): EventRecord => ({
+    ...accountEventRecord(id, 1, 'EntryPosted', { amount: 5 }),
+    eventId: `ledger:${id}:1`,
+    aggregateType: 'ledger',
+  });
+
+  it('fails the batch on an unknown event type with nothing applied and no dead letter; a deployment that registers the type applies it and what follows', async () => {
+    const [a, b] = [unique('acc'), unique('acc')];
+    const topic = unique('events');
+    const records = onPartition(topic, [opened(a), nicknameSet(a, 2), deposited(a, 3, 250), opened(b)]);
+
+    const error: unknown = await side
+      .processor()(mskEvent(records))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EventChainError);
+    expect((error as EventChainError).fault).toMatchObject({ code: 'UnknownEventType', position: { topic, partition: 0, offset: 1 } });
+    expect(await getAccountSummary(side.readModels, a)).toBeUndefined();
+    expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
+
+    const summary = await side.processor(knowsNickname)(mskEvent(records));
+    expect(summary).toMatchObject({ events: 4, deadLettered: 0, halted: [] });
+    expect(await getAccountSummary(side.readModels, a)).toMatchObject({ balance: 250, version: 3 });
+    expect(await getAccountSummary(side.readModels, b)).toMatchObject({ version: 1 });
+    expect((await side.deadLetters()).filter((d) => d.source.topic === topic)).toEqual([]);
+  });
+
+  it('fails the batch on an unknown aggregate type with nothing applied and no dead letter; a deployment that registers the aggregate goes on', async () => {
+    const [l, b] = [unique('ledger'), unique('acc')];
+    const topic = unique('events');
+    const records = onPartition(topic, [entryPosted(l), opened(b)]);
+
+    const error: unknown = await side
+      .processor()(mskEvent(records))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EventChainError);
+    expect((error as Error).message).toBe(
+      `UnknownAggregateType: ${topic}-0 offset 0: ledger ${l} version 1, EntryPosted revision 1: unknown aggregateType "ledger"; known: account, alert`,
+    );
+    expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
+
+    const summary = await side.processor({ aggregates: [...aggregates, ledger] })(mskEvent(records));
+    expect(summary).toMatchObject({ events: 2, deadLettered: 0, halted: [] });
+    expect(await getAccountSummary(side.readModels, b)).toMatchObject({ version: 1 });
+    expect((await side.deadLetters()).filter((d) => d.source.topic === topic)).toEqual([]);
+  });
+});
+
 describe("operator releases, read in the batch's own batched read", () => {
   const release = (action: Release['action'], from: number, to = from): Release => ({
     action,
@@ -140,8 +287,6 @@ describe("operator releases, read in the batch's own batched read", () => {
     by: 'ops@test',
     at: '2026-11-30T12:00:00.000Z',
   });
-  const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] =>
-    events.map((value, offset) => ({ topic, partition: 0, offset, key: value.aggregateId, value }));
 
   it("skip: dead-letters exactly the released records with SkippedByOperator and the operator's reason, and the partition goes on", async () => {
     const [a, b] = [unique('acc'), unique('acc')];

@@ -5,15 +5,18 @@
  * accounts, one of them published twice), replayed through the snapshot rebuild, `verify`,
  * the invariant checker and the live event side on the real broker and emulator, against
  * the same history at the current revision (written here by hand, not by the upcasters, as
- * the command side writes it now) and a log that mixes both: 0 differences.
+ * the command side writes it now) and a log that mixes both: 0 differences. A log that holds
+ * what the code cannot read (an upcaster that fails, an event type it does not register)
+ * stops the rebuild and the event side until the code reads it or an operator skips it.
  */
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { reactionCheckpointPk } from '../../functions/event/ports.ts';
-import { defineAggregate } from '../../functions/core/aggregate.ts';
+import { defineAggregate, type AnyAggregate } from '../../functions/core/aggregate.ts';
 import { EventChainError } from '../../functions/core/event-reader.ts';
 import { SKIPPED_BY_OPERATOR } from '../../functions/core/release.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
@@ -251,5 +254,65 @@ describe('an upcaster that fails on the log', () => {
     expect(await process(batch!)).toMatchObject({ skippedByOperator: unreadable.length, deadLettered: unreadable.length });
     const letters = (await event.deadLetters()).filter((d) => d.source.topic === command.topics.events);
     expect(letters.map((d) => d.code)).toEqual(unreadable.map(() => SKIPPED_BY_OPERATOR));
+  });
+});
+
+describe('an event type newer than the code on the log', () => {
+  // The command side of a newer deployment wrote NicknameSet; this code's `account` does not register it.
+  const last = fixture.filter((r) => r.key === 'acc-2025-05').at(-1) as FixtureRecord;
+  const version = last.value.version + 1;
+  const nickname: FixtureRecord = {
+    key: 'acc-2025-05',
+    value: {
+      ...last.value,
+      eventId: `account:acc-2025-05:${version}`,
+      version,
+      type: 'NicknameSet',
+      revision: 1,
+      data: { nickname: 'Ace' },
+      commandId: 'c-nickname',
+    },
+  };
+  const knowing = defineAggregate({
+    ...account,
+    events: { ...account.events, NicknameSet: z.strictObject({ nickname: z.string() }) },
+    evolve: (state: Parameters<typeof account.evolve>[0], event: { type: string }) =>
+      event.type === 'NicknameSet' ? state : account.evolve(state, event as never),
+  } as AnyAggregate);
+  const withKnowing = aggregates.map((a) => (a.type === 'account' ? knowing : a));
+  let side: CommandSide;
+  beforeAll(async () => {
+    side = await startCommandSide();
+    await producer.send({
+      topic: side.topics.events,
+      messages: [...LOGS.current, nickname].map((r) => ({ key: r.key, value: JSON.stringify(r.value) })),
+    });
+  });
+  afterAll(async () => {
+    await side.close();
+  });
+
+  it('stops the rebuild with UnknownEventType naming the record, lists it in verify, and resumes once the code registers the type', async () => {
+    const error: unknown = await rebuildAggregates(rebuildDeps(side)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EventChainError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^UnknownEventType: ${side.topics.events}-\\d+ offset \\d+: account acc-2025-05 version ${version}, NicknameSet revision 1: account has no event "NicknameSet"`,
+      ),
+    );
+    expect((await side.heads.getControl())?.status).toBe('rebuilding');
+
+    const report = await verifyAggregates({ aggregates, heads: side.heads, eventLog: side.eventLog });
+    expect(report.unusable).toEqual([expect.objectContaining({ code: 'UnknownEventType' })]);
+
+    // The code that knows the type resumes the rebuild: the head includes the event.
+    expect(await rebuildAggregates(rebuildDeps(side, { aggregates: withKnowing }))).toMatchObject({
+      status: 'complete',
+      resumed: true,
+      eventsRead: 82,
+      unusable: [],
+      gaps: [],
+    });
+    expect((await side.heads.get('account', 'acc-2025-05'))?.version).toBe(version);
   });
 });

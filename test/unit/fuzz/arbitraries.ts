@@ -466,11 +466,24 @@ export const hostileEvent = (
     fc
       .tuple(ev, fc.constantFrom(undefined, null, b64(''), b64(`\uFEFF${id}`), b64(`${id}\u0000`), b64('other')))
       .map(([e, k]) => ({ fault: `key ${String(k)}`, code: 'KeyMismatch', key: k, value: b64(JSON.stringify(e)) })),
-    ev.map((e) => ({
-      fault: 'unknown aggregateType',
+  );
+};
+
+/**
+ * A well-formed event record for aggregate `id` whose aggregate type or event type this code
+ * does not know, and the code it must get: the code is behind the log, so the readers block on it.
+ */
+export const unknownToThisCode = (
+  id: string,
+): fc.Arbitrary<{ fault: string; code: string; key: string | null | undefined; value: string | null | undefined }> => {
+  const key = b64(id);
+  const ev = deposited(id);
+  return fc.oneof(
+    fc.tuple(ev, fc.constantFrom('planet', 'ledger', 'Account', 'account.v2')).map(([e, t]) => ({
+      fault: `aggregateType ${t}`,
       code: 'UnknownAggregateType',
       key,
-      value: b64(JSON.stringify({ ...e, aggregateType: 'planet' })),
+      value: b64(JSON.stringify({ ...e, aggregateType: t })),
     })),
     fc
       .tuple(ev, fc.constantFrom('__proto__', 'constructor', 'toString', 'MoneyStolen'))

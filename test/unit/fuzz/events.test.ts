@@ -4,7 +4,19 @@ import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { isChainFault, readTriggerRecord } from '../../../functions/core/event-reader.ts';
-import { b64, deposited, withRawField, EVENT_CODES, fuzz, headers, hostileEvent, identifier, nested, toMskRecord } from './arbitraries.ts';
+import {
+  b64,
+  deposited,
+  withRawField,
+  EVENT_CODES,
+  fuzz,
+  headers,
+  hostileEvent,
+  identifier,
+  nested,
+  toMskRecord,
+  unknownToThisCode,
+} from './arbitraries.ts';
 
 const aggregates = registry(deployed);
 
@@ -15,14 +27,27 @@ const raw = (key: string | null | undefined, value: string | null | undefined, h
   }).flat()[0] as TriggerRecord;
 
 describe('the event reader on random and hostile records', () => {
-  it('gives every hostile event record its precise reason', () => {
+  it('gives every hostile event record its precise reason, a fault of the record', () => {
     fc.assert(
       fc.property(identifier.chain(hostileEvent), headers, (hostile, h) => {
         const decoded = readTriggerRecord(raw(hostile.key, hostile.value, h), aggregates);
         if (!('fault' in decoded)) throw new Error(`${hostile.fault}: accepted`);
         expect(decoded.fault.code, `${hostile.fault}: ${decoded.fault.message}`).toBe(hostile.code);
+        expect(isChainFault(decoded.fault), hostile.fault).toBe(false);
       }),
       fuzz(400),
+    );
+  });
+
+  it('reads a well-formed record of an aggregate type or event type this code does not know as a fault of the code', () => {
+    fc.assert(
+      fc.property(identifier.chain(unknownToThisCode), headers, (unknown, h) => {
+        const decoded = readTriggerRecord(raw(unknown.key, unknown.value, h), aggregates);
+        if (!('fault' in decoded)) throw new Error(`${unknown.fault}: accepted`);
+        expect(decoded.fault.code, `${unknown.fault}: ${decoded.fault.message}`).toBe(unknown.code);
+        expect(isChainFault(decoded.fault), unknown.fault).toBe(true);
+      }),
+      fuzz(200),
     );
   });
 
