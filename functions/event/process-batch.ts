@@ -184,7 +184,8 @@ export const createEventApplier = (deps: EventSideDeps) => {
       const known = firstHalt.get(tp);
       if (known === undefined || halt.position.offset < known.position.offset) firstHalt.set(tp, halt);
     };
-    for (const fault of unreadable) if (skip(fault.position) === undefined) haltAt({ cause: 'unreadable', position: fault.position, fault });
+    for (const fault of unreadable)
+      if (skip(fault.position) === undefined) haltAt({ cause: 'unreadable', position: fault.position, fault });
     let deadLetters = [...bad, ...skipped];
     const cut = () => {
       const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);

@@ -301,7 +301,9 @@ export class Poller {
         this.block(batch, blockedSince, attempt, (tp) => {
           const reason = failed === 'all' ? undefined : reasons.get(tp);
           const from = failed === 'all' ? undefined : failed.get(tp);
-          return reason === undefined || from === undefined ? error : `BatchItemFailuresError: reported failed from offset ${from}: ${reason}`;
+          return reason === undefined || from === undefined
+            ? error
+            : `BatchItemFailuresError: reported failed from offset ${from}: ${reason}`;
         });
         const retryInMs = backoffMs(attempt, this.deps.backoff);
         this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs, blockedSince });
