@@ -192,7 +192,7 @@ describe('an event of a type this code does not know, through the emulated trigg
     // One invocation held both partitions; it reported the unknown type's partition failed from the record, nothing else.
     expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
     expect(reports[0]).toMatchObject({ outcome: 'partial', attempt: 1, offsets: { [tp]: [0, 1, 2], [fine]: [0, 1] } });
-    const reason = `EventChainError: UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"`;
+    const reason = `EventChainError: UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"; known: AccountOpened, MoneyDeposited, MoneyWithdrawn, AccountClosed`;
     expect(held().at(-1)?.error).toContain(reason);
     // Blocked at the record, with why, in the trigger and in the status file that kafka-aggregates status prints.
     expect(triggers?.blocked()).toEqual([
@@ -353,7 +353,7 @@ describe("operator releases, read in the batch's own batched read", () => {
     const records = onPartition(topic, [opened(a), deposited(a, 2, 10), deposited(a, 5, 300), deposited(a, 6, 4)]);
     const process = side.processor();
     expect((await process(mskEvent(records))).halted).toMatchObject([
-      { aggregateId: a, appliedVersion: 2, eventVersion: 5, position: { offset: 2 } },
+      { cause: 'gap', position: { offset: 2 }, gap: { aggregateId: a, appliedVersion: 2, eventVersion: 5 } },
     ]);
 
     await side.readModels.releases.add(`${topic}-0`, release('pass-gap', 2));
