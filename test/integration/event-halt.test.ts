@@ -134,7 +134,14 @@ describe('a gap under halt, through the emulated trigger and the real event hand
     // Halted: the events before the gap applied and committed, nothing at or after it, nothing dead-lettered.
     expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
     expect(halted().at(-1)).toMatchObject({ attempt: expect.any(Number) as unknown, blockedSince: expect.any(Number) as unknown });
-    expect(triggers.blocked()).toEqual([expect.objectContaining({ partition: tp, offset: 2 })]);
+    // Blocked at the gap, with the handler's EventGapError naming the projection, aggregate and versions.
+    expect(triggers.blocked()).toEqual([
+      expect.objectContaining({
+        partition: tp,
+        offset: 2,
+        error: `BatchItemFailuresError: reported failed from offset 2: EventGapError: projection account-summary, item ${a}: account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing), at ${tp} offset 2; that partition halts there`,
+      }),
+    ]);
     expect(await committed()).toBe(2);
     expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5000, version: 2 });
     expect(await getAccountSummary(table, b)).toBeUndefined();
