@@ -117,6 +117,7 @@ export class Monitoring extends Construct {
       });
     const deadLettered = own('deadLettered');
     const gapsHalted = own('gapsHalted');
+    const unreadableHalted = own('unreadableHalted');
     this.addAlarm('DeadLettered', deadLettered, 0, `Records went to ${props.deadLetterTopic}: bad input, or records an operator skipped`);
     this.addAlarm(
       'EventGapHalted',
@@ -124,8 +125,19 @@ export class Monitoring extends Construct {
       0,
       'An events partition halts at a gap: fill it (republish) or release it (kafka-aggregates skip --pass-gap)',
     );
+    // The invocation succeeds (a partial batch response), so the Errors alarm does not see it.
+    this.addAlarm(
+      'EventUnreadableHalted',
+      unreadableHalted,
+      0,
+      'An events partition halts at an event this code cannot read (EventChainError in the log): deploy code that reads it, or skip it (kafka-aggregates skip)',
+    );
     widgets.push(
-      new cloudwatch.GraphWidget({ title: 'dead-lettered records and halted gaps', left: [deadLettered, gapsHalted], width: 12 }),
+      new cloudwatch.GraphWidget({
+        title: 'dead-lettered records and halted partitions',
+        left: [deadLettered, gapsHalted, unreadableHalted],
+        width: 12,
+      }),
     );
 
     for (const [key, table] of Object.entries(props.tables)) {

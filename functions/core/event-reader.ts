@@ -63,8 +63,9 @@ const CODE_FAULTS: ReadonlySet<EventFault['code']> = new Set([
 /**
  * True for faults of the code that reads the record (see CODE_FAULTS): of the chain a record
  * is read through, aggregate type, event type, revision, upcasters. Every reader stops
- * there: the event side fails the batch and the rebuild stops (retried until fixed code is
- * deployed, or an operator skips the record); never a dead letter, never passed silently.
+ * there: the event side halts the record's partition (its other partitions go on) and the
+ * rebuilds stop (retried until fixed code is deployed, or an operator skips the record);
+ * never a dead letter, never passed silently.
  */
 export const isChainFault = (fault: EventFault): boolean => CODE_FAULTS.has(fault.code);
 

@@ -34,8 +34,9 @@ export type Consumes<E extends Message> = Readonly<Record<string, readonly E['ty
 /**
  * What to do when an event's version is more than one past the version applied for its
  * aggregate (the events between are missing):
- * - `halt`: throw an EventGapError; nothing at or after the gap's offset on that partition is
- *   applied (by any projection or reaction) and the batch fails, so the trigger retries it.
+ * - `halt`: nothing at or after the gap's offset on that partition is applied (by any
+ *   projection or reaction); the partition is reported failed from there (EventGapError in
+ *   the log), so the trigger retries it from the gap while the batch's other partitions go on.
  * - `skip-and-flag`: record the missing range on the row (and in logs and metrics), apply the
  *   event that revealed it, and carry on. The missing events, should they arrive later, are
  *   then at or below the applied version and skipped as duplicates: the row stays without

@@ -7,15 +7,16 @@
  * revision read.
  *
  * Records are read through the one event reader (core/event-reader.ts), upcasters included.
- * Malformed records are dead-lettered; a well-formed record this code cannot read (its
- * aggregate type, event type or revision unknown here, or its upcaster failing: the code is
- * behind the log) fails the batch (EventChainError: deploy code that reads it, or an operator
- * skips the record). A gap under the `halt` policy stops its partition
- * there: the batch applies what precedes the gap and reports the gap's offset as the first
- * failed record of that partition (`halted`, for the trigger's `batchItemFailures`), so the
- * partition is retried from the gap until the missing events arrive or an operator releases
- * it. Infrastructure failures and failing user code throw; a retry of the same batch is
- * idempotent.
+ * Malformed records are dead-lettered. Two things halt a partition, and only that partition:
+ * a well-formed record this code cannot read (its aggregate type, event type or revision
+ * unknown here, or its upcaster failing: the code is behind the log) that no operator
+ * release skips, and a gap under the `halt` policy. The batch applies what precedes the
+ * first halt of each partition (on every partition) and reports its offset as the first
+ * failed record of that partition (`halted`, for the trigger's `batchItemFailures`): nothing
+ * from there on is applied, dead-lettered or issued, and the partition is retried from there
+ * until code that reads the record is deployed or the missing events arrive, or an operator
+ * releases it. Infrastructure failures and failing user code throw; a retry of the same
+ * batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
@@ -83,22 +84,34 @@ export interface EventBatchSummary {
   /** Gaps passed over under `skip-and-flag` or an operator's `pass-gap` release, with where they are. */
   gapsFlagged: GapFound[];
   /**
-   * Per partition that halted at a gap, the first gap: nothing from its offset on was applied
-   * on that partition. The trigger retries the partition from there.
+   * Per partition that halted, its first halt, by partition: nothing from its offset on was
+   * applied, dead-lettered or issued on that partition. The trigger retries it from there.
    */
-  halted: GapFound[];
+  halted: Halt[];
 }
 
-/** The halting gaps of a summary as the MSK trigger's partial batch response. */
+/**
+ * Where a partition stops, and why: a gap under `halt` (`gap`), or a record this code cannot
+ * read that no operator release skips (`unreadable`, an isChainFault fault).
+ */
+export type Halt =
+  | { readonly cause: 'gap'; readonly position: SourcePosition; readonly gap: GapFound }
+  | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault };
+
+/** The halts of a summary as the MSK trigger's partial batch response: the one place halts become `batchItemFailures`. */
 export const batchItemFailures = (
-  halted: readonly GapFound[],
+  halted: readonly Halt[],
 ): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
-  batchItemFailures: halted.map((gap) => ({ itemIdentifier: { partition: topicPartition(gap.position), offset: gap.position.offset } })),
+  batchItemFailures: halted.map((halt) => ({ itemIdentifier: { partition: topicPartition(halt.position), offset: halt.position.offset } })),
 });
 
 /** The error that says where a gap halts its partition. */
 export const gapError = (gap: GapFound): EventGapError =>
   new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);
+
+/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read. */
+export const haltError = (halt: Halt): EventGapError | EventChainError =>
+  halt.cause === 'gap' ? gapError(halt.gap) : new EventChainError(halt.fault);
 
 /** The release of `position`'s partition that covers it, if any. */
 const releaseAt = (releases: ReadonlyMap<string, readonly Release[]>, position: SourcePosition): Release | undefined =>
@@ -164,9 +177,24 @@ export const createEventApplier = (deps: EventSideDeps) => {
       bad = bad.filter((d) => skip(d.record.source) === undefined);
       routes = routeEvents(good, registry);
     }
-    // Not bad input but code that cannot read the log: wait for the fix (or the operator's skip).
-    const blocking = unreadable.find((fault) => skip(fault.position) === undefined);
-    if (blocking !== undefined) throw new EventChainError(blocking);
+    // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
+    const firstHalt = new Map<string, Halt>();
+    const haltAt = (halt: Halt) => {
+      const tp = topicPartition(halt.position);
+      const known = firstHalt.get(tp);
+      if (known === undefined || halt.position.offset < known.position.offset) firstHalt.set(tp, halt);
+    };
+    for (const fault of unreadable)
+      if (skip(fault.position) === undefined) haltAt({ cause: 'unreadable', position: fault.position, fault });
+    let deadLetters = [...bad, ...skipped];
+    const cut = () => {
+      const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);
+      good = good.filter((e) => before(e.position));
+      deadLetters = deadLetters.filter((d) => before(d.record.source));
+      routes = routeEvents(good, registry);
+    };
+    if (firstHalt.size > 0) cut();
+
     const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
     const plan = (routing: ReadonlyMap<string, Route>) =>
       new Map([...routing].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));
@@ -174,18 +202,11 @@ export const createEventApplier = (deps: EventSideDeps) => {
 
     // A halting gap stops its partition at the gap's offset, for every item: cut the batch
     // there and fold again (cutting a suffix off an aggregate's events creates no new gap).
-    const firstHalt = new Map<string, GapFound>();
-    for (const gap of [...plans.values()].flatMap((p) => (p.halt === undefined ? [] : [p.halt]))) {
-      const tp = topicPartition(gap.position);
-      const known = firstHalt.get(tp);
-      if (known === undefined || gap.position.offset < known.position.offset) firstHalt.set(tp, gap);
-    }
-    let deadLetters = [...bad, ...skipped];
-    if (firstHalt.size > 0) {
-      const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);
-      good = good.filter((e) => before(e.position));
-      deadLetters = deadLetters.filter((d) => before(d.record.source));
-      routes = routeEvents(good, registry);
+    // Every gap found precedes its partition's unreadable record, if any: those events were cut.
+    const gaps = [...plans.values()].flatMap((p) => (p.halt === undefined ? [] : [p.halt]));
+    for (const gap of gaps) haltAt({ cause: 'gap', position: gap.position, gap });
+    if (gaps.length > 0) {
+      cut();
       plans = plan(routes);
     }
 

@@ -1,12 +1,13 @@
 /**
  * Lambda entry for the MSK trigger on the events topic. Applies each batch to the projections'
  * rows and runs the reactions (publishing their commands), each event once and in order per
- * aggregate. A gap under the `halt` policy is reported as the first failed record of its
- * partition (`batchItemFailures`): the trigger commits what precedes it and retries the
- * partition from the gap until it is filled or an operator releases it. Infrastructure
- * failures, a table behind the log, and an event this code cannot read (EventChainError: a
- * type or revision newer than the code, a failing upcaster) throw: the trigger retries the
- * batch (idempotently) until it succeeds.
+ * aggregate. A halt (a gap under the `halt` policy, or an event this code cannot read: a
+ * type or revision newer than the code, a failing upcaster) is reported as the first failed
+ * record of its partition (`batchItemFailures`): the trigger commits what precedes it and
+ * retries that partition from there until the gap is filled or code that reads the event is
+ * deployed, or an operator releases it; the batch's other partitions go on. Infrastructure
+ * failures and a table behind the log throw: the trigger retries the batch (idempotently)
+ * until it succeeds.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -15,7 +16,8 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { observability } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
-import { batchItemFailures } from '../event/process-batch.ts';
+import { publishHalt } from './halt-channel.ts';
+import { batchItemFailures, haltError, type Halt } from '../event/process-batch.ts';
 
 const { logger, metrics } = observability('event-handler');
 const side = composeEventSide();
@@ -24,16 +26,29 @@ const side = composeEventSide();
 export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => {
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
-  for (const gap of halted)
-    logger.warn(
-      'gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)',
-      { gap },
-    );
+  for (const halt of halted) {
+    const error = haltError(halt);
+    const reason = `${error.name}: ${error.message}`;
+    if (halt.cause === 'gap')
+      logger.warn(
+        'gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)',
+        { gap: halt.gap, reason },
+      );
+    else
+      logger.warn(
+        'unreadable event: the partition halts here until code that reads it is deployed, or an operator skips it (kafka-aggregates skip)',
+        { fault: halt.fault, reason },
+      );
+    publishHalt({ position: halt.position, reason });
+  }
   logger.info('batch done', { ...summary, gapsFlagged: gapsFlagged.length, halted: halted.length });
   for (const name of ['applied', 'duplicates', 'deadLettered', 'skippedByOperator', 'itemsWritten', 'commandsIssued', 'conflicts'] as const)
     metrics.addMetric(name, MetricUnit.Count, summary[name]);
   metrics.addMetric('gapsFlagged', MetricUnit.Count, gapsFlagged.length);
-  metrics.addMetric('gapsHalted', MetricUnit.Count, halted.length);
+  const count = (cause: Halt['cause']) => halted.filter((h) => h.cause === cause).length;
+  metrics.addMetric('gapsHalted', MetricUnit.Count, count('gap'));
+  // Its own count (and alarm): such a halt no longer fails the invocation, and its remedy is a deployment, not the missing events.
+  metrics.addMetric('unreadableHalted', MetricUnit.Count, count('unreadable'));
   return batchItemFailures(halted);
 };
 

@@ -12,7 +12,7 @@ import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { triggerRecordOf } from '../core/trigger-event.ts';
 import type { ReadModels } from '../event/ports.ts';
-import { createEventApplier, gapError } from '../event/process-batch.ts';
+import { createEventApplier, haltError } from '../event/process-batch.ts';
 import { replayLog, type Progress, type ReplayPosition } from './replay.ts';
 
 /** What a read-model replay needs. */
@@ -96,9 +96,10 @@ export const replayReadModels = async (
     {
       apply: async (records) => {
         const summary = await apply(records.map((r) => triggerRecordOf(eventLog.topic, r)));
-        // The live side halts here too; a replay that passed it would build rows the live side never had.
-        const [gap] = summary.halted;
-        if (gap !== undefined) throw gapError(gap);
+        // The live side halts here too (a gap, or a record this code cannot read: EventChainError);
+        // a replay that passed it would build rows the live side never had.
+        const [halt] = summary.halted;
+        if (halt !== undefined) throw haltError(halt);
         applied += summary.applied;
       },
       save: (position) => save({ endOffsets, ...position }),

@@ -10,8 +10,11 @@ For every function of the topology that a topic triggers: its consumer group and
 partition, the committed offset, the end offset and the lag (records not yet handled).
 When \`npm start\` runs the triggers on this machine, also which partitions are blocked: a
 batch that fails for infrastructure reasons is retried until it succeeds and its partition
-waits meanwhile (block, never skip); the line says since when, after how many attempts and
-the last error. A partition that stays blocked on a record that can never be handled is
+waits meanwhile (block, never skip); an events partition halted at a gap or at an event the
+code cannot read is retried from that record. The line says since when, after how many
+attempts and the last error: for a halt, the offset and why (EventGapError naming the
+projection, aggregate and versions; EventChainError naming the aggregate, version, event type
+and revision). A partition that stays blocked on a record that can never be handled is
 released only by an explicit act: see \`kafka-aggregates skip --help\`.
 
 Options:

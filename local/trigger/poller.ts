@@ -6,6 +6,9 @@
  * destination), and say so. A partition is in at most one invocation at a time.
  */
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { subscribe } from 'node:diagnostics_channel';
+import { HALT_CHANNEL, type HaltNotice } from '../../functions/handlers/halt-channel.ts';
 import { PartitionBuffer, type Batch } from './batcher.ts';
 import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
 import { lambdaContext, type FunctionModule } from './lambda.ts';
@@ -74,7 +77,17 @@ export interface PollerDeps {
   readonly sessionTimeoutMs?: number;
 }
 
-type Called = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+/** Why a partition was reported failed, by `topic-partition`, as the handler published it (functions/handlers/halt-channel.ts). */
+type Reasons = ReadonlyMap<string, string>;
+
+type Called = { readonly ok: true; readonly value: unknown; readonly reasons: Reasons } | { readonly ok: false; readonly error: unknown };
+
+/** The halts of the invocation whose async context publishes them: each invocation runs in its own store. */
+const invocationHalts = new AsyncLocalStorage<Map<string, string>>();
+subscribe(HALT_CHANNEL, (message) => {
+  const { position, reason } = message as HaltNotice;
+  invocationHalts.getStore()?.set(`${position.topic}-${position.partition}`, reason);
+});
 
 const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
@@ -276,14 +289,22 @@ export class Poller {
         await this.commit(done, lives);
         this.unblock(done.keys(), retry);
         batch = this.buffer.topUp(retry, this.mapping.batchSize);
+        const reasons: Reasons = called.ok ? called.reasons : new Map();
         const error = called.ok
           ? failed === 'all'
             ? 'BatchItemFailuresError: batchItemFailures names a record the batch does not hold'
-            : message(new BatchItemFailuresError(`${recordCount(retry)} record(s) reported failed`))
+            : message(new BatchItemFailuresError(`${recordCount(retry)} record(s) reported failed`)) +
+              [...retry.keys()].map((tp) => (reasons.has(tp) ? `; ${reasons.get(tp)}` : '')).join('')
           : message(called.error);
         // Block, never skip: the batch goes again until it succeeds, however long that takes.
         blockedSince ??= started;
-        this.block(batch, blockedSince, attempt, error);
+        this.block(batch, blockedSince, attempt, (tp) => {
+          const reason = failed === 'all' ? undefined : reasons.get(tp);
+          const from = failed === 'all' ? undefined : failed.get(tp);
+          return reason === undefined || from === undefined
+            ? error
+            : `BatchItemFailuresError: reported failed from offset ${from}: ${reason}`;
+        });
         const retryInMs = backoffMs(attempt, this.deps.backoff);
         this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs, blockedSince });
         await this.sleep(retryInMs);
@@ -299,12 +320,19 @@ export class Poller {
     }
   }
 
-  /** Marks the batch's partitions blocked at their first record. */
-  private block(batch: Batch, since: number, attempts: number, error: string): void {
+  /** Marks the batch's partitions blocked at their first record, each with its error. */
+  private block(batch: Batch, since: number, attempts: number, errorOf: (tp: string) => string): void {
     for (const [tp, records] of batch) {
       const offset = records[0]?.offset;
       if (offset !== undefined)
-        this.blockedPartitions.set(tp, { functionName: this.mapping.functionName, partition: tp, offset, since, attempts, error });
+        this.blockedPartitions.set(tp, {
+          functionName: this.mapping.functionName,
+          partition: tp,
+          offset,
+          since,
+          attempts,
+          error: errorOf(tp),
+        });
     }
     this.deps.onBlockedChange?.();
   }
@@ -397,11 +425,12 @@ export class Poller {
     const context = lambdaContext(this.mapping, this.deps.region, Date.now() + timeoutMs);
     this.invoking++;
     let timer: NodeJS.Timeout | undefined;
+    const reasons = new Map<string, string>();
     try {
       const call: Promise<Called> = Promise.resolve()
-        .then(() => this.deps.fn.handler(event, context))
+        .then(() => invocationHalts.run(reasons, () => this.deps.fn.handler(event, context)))
         .then(
-          (value) => ({ ok: true, value }),
+          (value) => ({ ok: true, value, reasons }),
           (error: unknown) => ({ ok: false, error }),
         );
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));

@@ -415,7 +415,7 @@ describe('IAM', () => {
 });
 
 describe('monitoring', () => {
-  it('alarms on errors of every function, offset lag of every trigger (AWS/Lambda by function), dead-lettered records and halted gaps', () => {
+  it('alarms on errors of every function, offset lag of every trigger (AWS/Lambda by function), dead-lettered records and halted partitions', () => {
     const alarms = Object.values(resourcesOf(synth.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties ?? {});
     const named = (metric: string) => alarms.filter((a) => a.MetricName === metric);
     expect(named('Errors')).toHaveLength(Object.keys(functions).length);
@@ -424,7 +424,7 @@ describe('monitoring', () => {
     for (const a of lag) {
       expect(a).toMatchObject({ Namespace: 'AWS/Lambda', Dimensions: [{ Name: 'FunctionName', Value: expect.anything() as unknown }] });
     }
-    for (const metric of ['deadLettered', 'gapsHalted']) {
+    for (const metric of ['deadLettered', 'gapsHalted', 'unreadableHalted']) {
       expect(named(metric)).toEqual([
         expect.objectContaining({
           Namespace: 'KafkaAggregates',

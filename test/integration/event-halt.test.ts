@@ -3,34 +3,40 @@
  * event handler (on this file's own topics, table and consumer group): a gap under `halt`
  * holds its partition past the old retry budget of ten retries, commits what precedes it,
  * dead-letters nothing, and goes on once the missing event is on the partition; an event of a
- * type the code does not know holds its partition, dead-letters nothing, and goes on after an
- * operator's `skip`. Through the batch processor: events of an event type or aggregate type
- * unknown to the code are applied by a deployment that knows them, an operator's `skip` and
+ * type the code does not know halts only its partition (the other partitions of the same
+ * invocation go on), dead-letters nothing, shows blocked with the reason, and goes on after
+ * an operator's `skip` or once code that knows the type is deployed. Through the batch
+ * processor: events of an event type or aggregate type unknown to the code halt their
+ * partition and are applied by a deployment that knows them, an operator's `skip` and
  * `pass-gap` releases are read in the same batched read, and the control item holds the event
  * side while its table is behind the log.
  */
 import type { Admin, Producer } from 'kafkajs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { defineAggregate, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
+import { defineAggregate, type Message } from '../../functions/core/aggregate.ts';
 import { EventChainError } from '../../functions/core/event-reader.ts';
-import type { AnyProjection } from '../../functions/core/projection.ts';
 import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../../functions/core/release.ts';
-import { account } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { ReadModelsBehindLogError, ReadModelsRebuildingError } from '../../functions/event/errors.ts';
+import { haltError } from '../../functions/event/process-batch.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import { readStatus } from '../../local/trigger/status.ts';
 import { startTriggers, type InvocationReport, type Triggers } from '../../local/trigger/trigger.ts';
 import { accountEventRecord, createReadModelsTable, startEventSide, type EventSide } from '../support/event-side.ts';
 import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
+import { knowsNickname } from '../support/nickname.ts';
 
 const kafka = testKafka();
 const names = {
@@ -128,7 +134,14 @@ describe('a gap under halt, through the emulated trigger and the real event hand
     // Halted: the events before the gap applied and committed, nothing at or after it, nothing dead-lettered.
     expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
     expect(halted().at(-1)).toMatchObject({ attempt: expect.any(Number) as unknown, blockedSince: expect.any(Number) as unknown });
-    expect(triggers.blocked()).toEqual([expect.objectContaining({ partition: tp, offset: 2 })]);
+    // Blocked at the gap, with the handler's EventGapError naming the projection, aggregate and versions.
+    expect(triggers.blocked()).toEqual([
+      expect.objectContaining({
+        partition: tp,
+        offset: 2,
+        error: `BatchItemFailuresError: reported failed from offset 2: EventGapError: projection account-summary, item ${a}: account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing), at ${tp} offset 2; that partition halts there`,
+      }),
+    ]);
     expect(await committed()).toBe(2);
     expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5000, version: 2 });
     expect(await getAccountSummary(table, b)).toBeUndefined();
@@ -151,34 +164,55 @@ const nicknameSet = (id: string, version: number) => accountEventRecord(id, vers
 describe('an event of a type this code does not know, through the emulated trigger and the real event handler', () => {
   let triggers: Triggers | undefined;
   const reports: InvocationReport[] = [];
+  const statusFile = join(mkdtempSync(join(tmpdir(), 'event-halt-')), 'status.json');
+  const [unknownOn, fineOn] = [1, 2];
+  const tp = `${names.events}-${unknownOn}`;
+  const start = async (entry?: string) => {
+    triggers = await startTriggers({
+      // A batching window of a second: the records of both partitions, published before, go in one invocation.
+      mappings: mappingsFromTopology({ only: ['eventHandler'], groupIds: { eventHandler: names.group } }).map((m) => ({
+        ...m,
+        maxBatchingWindowSeconds: 1,
+        ...(entry === undefined ? {} : { entry }),
+      })),
+      backoff: { initialMs: 20, maxMs: 100 },
+      onInvocation: (r) => reports.push(r),
+      log: () => undefined,
+      statusFile,
+      kafka,
+    });
+  };
+  const heldAt = (offset: number) => () => reports.filter((r) => r.outcome === 'partial' && r.offsets[tp]?.[0] === offset);
   afterAll(async () => {
     await triggers?.stop();
   });
 
-  it("holds its partition, applies nothing after it and dead-letters nothing, and goes on after an operator's skip with a reason", async () => {
-    const [a, b] = [unique('acc'), unique('acc')];
-    const partition = 1;
-    const tp = `${names.events}-${partition}`;
-    await publishTo(partition, opened(a), nicknameSet(a, 2), opened(b));
-    triggers = await startTriggers({
-      mappings: mappingsFromTopology({ only: ['eventHandler'], groupIds: { eventHandler: names.group } }),
-      backoff: { initialMs: 20, maxMs: 100 },
-      onInvocation: (r) => reports.push(r),
-      log: () => undefined,
-      kafka,
-    });
-    const held = () => reports.filter((r) => r.outcome === 'failed' && r.offsets[tp]?.includes(1));
-    await waitFor('five attempts failed on the unknown event type', () => held().length >= 5);
+  it("halts only its partition: the other partition in the same invocation is applied and committed, nothing at or after the record, no dead letter, blocked with the reason; goes on after an operator's skip", async () => {
+    const [a, b, c] = [unique('acc'), unique('acc'), unique('acc')];
+    const fine = `${names.events}-${fineOn}`;
+    await publishTo(unknownOn, opened(a), nicknameSet(a, 2), opened(b));
+    await publishTo(fineOn, opened(c), deposited(c, 2, 10));
+    await start();
+    const held = heldAt(1);
+    await waitFor('five attempts halted at the unknown event type', () => held().length >= 5);
 
-    // Held: the batch fails as a whole (EventChainError naming the record), so nothing at or after the record is applied or committed.
-    expect(held().at(-1)?.error).toMatch(
-      new RegExp(`UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"`),
-    );
-    expect(triggers.blocked()).toEqual([expect.objectContaining({ partition: tp })]);
-    expect(triggers.blocked()[0]?.offset).toBeLessThanOrEqual(1);
-    expect(await committed(partition)).toBeLessThanOrEqual(1);
-    expect((await getAccountSummary(table, a))?.version ?? 0).toBeLessThan(2);
+    // One invocation held both partitions; it reported the unknown type's partition failed from the record, nothing else.
+    expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
+    expect(reports[0]).toMatchObject({ outcome: 'partial', attempt: 1, offsets: { [tp]: [0, 1, 2], [fine]: [0, 1] } });
+    const reason = `EventChainError: UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"; known: AccountOpened, MoneyDeposited, MoneyWithdrawn, AccountClosed`;
+    expect(held().at(-1)?.error).toContain(reason);
+    // Blocked at the record, with why, in the trigger and in the status file that kafka-aggregates status prints.
+    expect(triggers?.blocked()).toEqual([
+      expect.objectContaining({ partition: tp, offset: 1, error: expect.stringContaining(reason) as unknown }),
+    ]);
+    expect(readStatus(statusFile)?.blocked).toEqual([
+      expect.objectContaining({ partition: tp, offset: 1, error: `BatchItemFailuresError: reported failed from offset 1: ${reason}` }),
+    ]);
+    expect(await committed(unknownOn)).toBe(1);
+    expect(await committed(fineOn)).toBe(2);
+    expect(await getAccountSummary(table, a)).toMatchObject({ version: 1 });
     expect(await getAccountSummary(table, b)).toBeUndefined();
+    expect(await getAccountSummary(table, c)).toMatchObject({ version: 2, balance: 10 });
     expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
 
     // The operator releases exactly that record: it goes to the dead-letter topic with the reason, and the partition goes on.
@@ -191,33 +225,38 @@ describe('an event of a type this code does not know, through the emulated trigg
       at: '2026-11-30T12:00:00.000Z',
     };
     await table.releases.add(tp, skip);
-    await waitFor('the partition to go on', async () => (await committed(partition)) === 3);
+    await waitFor('the partition to go on', async () => (await committed(unknownOn)) === 3);
     expect(await getAccountSummary(table, a)).toMatchObject({ version: 1 });
     expect(await getAccountSummary(table, b)).toMatchObject({ version: 1 });
-    expect(triggers.blocked()).toEqual([]);
+    expect(triggers?.blocked()).toEqual([]);
+    expect(readStatus(statusFile)?.blocked).toEqual([]);
     const letters = await readDeadLetters(kafka, names.deadLetter);
     expect(letters.map((d) => [d.source.partition, d.source.offset, d.code, d.message])).toEqual([
-      [partition, 1, SKIPPED_BY_OPERATOR, skipMessage(skip)],
+      [unknownOn, 1, SKIPPED_BY_OPERATOR, skipMessage(skip)],
     ]);
+  }, 90_000);
+
+  it('goes on, applying the record and what follows, once code that knows the type is deployed', async () => {
+    const d = unique('acc');
+    const lettersBefore = (await readDeadLetters(kafka, names.deadLetter)).length;
+    // Offsets 3, 4, 5 of the partition, after the skip above.
+    await publishTo(unknownOn, opened(d), nicknameSet(d, 2), deposited(d, 3, 250));
+    const held = heldAt(4);
+    await waitFor('the partition to halt at the unknown event type', () => held().length >= 2);
+    expect(await committed(unknownOn)).toBe(4);
+    expect(await getAccountSummary(table, d)).toMatchObject({ version: 1 });
+
+    // The next deployment: the same handler wiring, with NicknameSet registered.
+    await triggers?.stop();
+    await start('test/support/event-handler-nickname.ts');
+    await waitFor('the partition to go on', async () => (await committed(unknownOn)) === 6);
+    expect(await getAccountSummary(table, d)).toMatchObject({ version: 3, balance: 250 });
+    expect(triggers?.blocked()).toEqual([]);
+    expect(await readDeadLetters(kafka, names.deadLetter)).toHaveLength(lettersBefore);
   }, 90_000);
 });
 
 describe('an event of a type this code does not know, through the batch processor', () => {
-  // The next deployment: `account` registers NicknameSet, and account-summary (which lists every account event) reads it.
-  const accountWithNickname: AnyAggregate = defineAggregate({
-    ...account,
-    events: { ...account.events, NicknameSet: z.strictObject({ nickname: z.string() }) },
-  } as AnyAggregate);
-  const summaryWithNickname: AnyProjection = {
-    ...accountSummary,
-    consumes: { account: [...(accountSummary.consumes.account ?? []), 'NicknameSet'] },
-    evolve: (row: Parameters<typeof accountSummary.evolve>[0], event: { type: string; version: number }) =>
-      event.type === 'NicknameSet' ? { ...row, version: event.version } : accountSummary.evolve(row, event as never),
-  };
-  const knowsNickname = {
-    aggregates: aggregates.map((x) => (x.type === 'account' ? accountWithNickname : x)),
-    projections: [summaryWithNickname],
-  };
   // An aggregate type the next deployment registers.
   const ledger = defineAggregate<
     Record<string, never>,
@@ -237,17 +276,22 @@ describe('an event of a type this code does not know, through the batch processo
     aggregateType: 'ledger',
   });
 
-  it('fails the batch on an unknown event type with nothing applied and no dead letter; a deployment that registers the type applies it and what follows', async () => {
+  it('halts its partition at an unknown event type, applying what precedes it and nothing after, with no dead letter; a deployment that registers the type applies it and what follows', async () => {
     const [a, b] = [unique('acc'), unique('acc')];
     const topic = unique('events');
     const records = onPartition(topic, [opened(a), nicknameSet(a, 2), deposited(a, 3, 250), opened(b)]);
 
-    const error: unknown = await side
-      .processor()(mskEvent(records))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(EventChainError);
-    expect((error as EventChainError).fault).toMatchObject({ code: 'UnknownEventType', position: { topic, partition: 0, offset: 1 } });
-    expect(await getAccountSummary(side.readModels, a)).toBeUndefined();
+    const halted = await side.processor()(mskEvent(records));
+    expect(halted).toMatchObject({ events: 1, deadLettered: 0 });
+    expect(halted.halted).toEqual([
+      {
+        cause: 'unreadable',
+        position: { topic, partition: 0, offset: 1 },
+        fault: expect.objectContaining({ code: 'UnknownEventType', position: { topic, partition: 0, offset: 1 } }) as unknown,
+      },
+    ]);
+    expect(haltError(halted.halted[0]!)).toBeInstanceOf(EventChainError);
+    expect(await getAccountSummary(side.readModels, a)).toMatchObject({ version: 1 });
     expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
 
     const summary = await side.processor(knowsNickname)(mskEvent(records));
@@ -257,16 +301,15 @@ describe('an event of a type this code does not know, through the batch processo
     expect((await side.deadLetters()).filter((d) => d.source.topic === topic)).toEqual([]);
   });
 
-  it('fails the batch on an unknown aggregate type with nothing applied and no dead letter; a deployment that registers the aggregate goes on', async () => {
+  it('halts its partition at an unknown aggregate type with nothing applied from there and no dead letter; a deployment that registers the aggregate goes on', async () => {
     const [l, b] = [unique('ledger'), unique('acc')];
     const topic = unique('events');
     const records = onPartition(topic, [entryPosted(l), opened(b)]);
 
-    const error: unknown = await side
-      .processor()(mskEvent(records))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(EventChainError);
-    expect((error as Error).message).toBe(
+    const halted = await side.processor()(mskEvent(records));
+    expect(halted).toMatchObject({ events: 0, deadLettered: 0 });
+    expect(halted.halted).toHaveLength(1);
+    expect(haltError(halted.halted[0]!).message).toBe(
       `UnknownAggregateType: ${topic}-0 offset 0: ledger ${l} version 1, EntryPosted revision 1: unknown aggregateType "ledger"; known: account, alert`,
     );
     expect(await getAccountSummary(side.readModels, b)).toBeUndefined();
@@ -317,7 +360,7 @@ describe("operator releases, read in the batch's own batched read", () => {
     const records = onPartition(topic, [opened(a), deposited(a, 2, 10), deposited(a, 5, 300), deposited(a, 6, 4)]);
     const process = side.processor();
     expect((await process(mskEvent(records))).halted).toMatchObject([
-      { aggregateId: a, appliedVersion: 2, eventVersion: 5, position: { offset: 2 } },
+      { cause: 'gap', position: { offset: 2 }, gap: { aggregateId: a, appliedVersion: 2, eventVersion: 5 } },
     ]);
 
     await side.readModels.releases.add(`${topic}-0`, release('pass-gap', 2));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../functions/core/wire.ts';
-import { batchItemFailures, gapError } from '../../functions/event/process-batch.ts';
+import { batchItemFailures, haltError } from '../../functions/event/process-batch.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';
@@ -68,16 +68,20 @@ describe('projections on the real emulator: each event applied once and in order
     const summary = await process(batch);
 
     expect(summary.halted).toEqual([
-      expect.objectContaining({
-        aggregateType: 'account',
-        aggregateId: a,
-        appliedVersion: 2,
-        eventVersion: 4,
+      {
+        cause: 'gap',
         position: { topic, partition: 0, offset: 2 },
-      }),
+        gap: expect.objectContaining({
+          aggregateType: 'account',
+          aggregateId: a,
+          appliedVersion: 2,
+          eventVersion: 4,
+          position: { topic, partition: 0, offset: 2 },
+        }) as unknown,
+      },
     ]);
     expect(batchItemFailures(summary.halted)).toEqual({ batchItemFailures: [{ itemIdentifier: { partition: `${topic}-0`, offset: 2 } }] });
-    expect(gapError(summary.halted[0]!).message).toContain(
+    expect(haltError(summary.halted[0]!).message).toContain(
       `account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing)`,
     );
     // Before the gap: applied. After it on its partition: nothing, not even another aggregate. Other partitions: applied.

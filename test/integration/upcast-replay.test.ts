@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { reactionCheckpointPk } from '../../functions/event/ports.ts';
+import { haltError } from '../../functions/event/process-batch.ts';
 import { defineAggregate, type AnyAggregate } from '../../functions/core/aggregate.ts';
 import { EventChainError } from '../../functions/core/event-reader.ts';
 import { SKIPPED_BY_OPERATOR } from '../../functions/core/release.ts';
@@ -26,12 +27,14 @@ import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { canonicalHead } from '../../functions/rebuild/fold.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
 import { verifyAggregates } from '../../functions/rebuild/verify-aggregates.ts';
 import { checkHistory } from '../../local/verify/invariants.ts';
 import { readHistory } from '../../local/verify/history.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
+import { knowsNickname, summaryWithNickname } from '../support/nickname.ts';
 
 const FIXTURE = new URL('../fixtures/account-events-before-revisions.jsonl', import.meta.url);
 
@@ -219,7 +222,7 @@ describe('an upcaster that fails on the log', () => {
     expect(await rebuildAggregates(rebuildDeps(side))).toMatchObject({ status: 'complete', resumed: true, gaps: [], unusable: [] });
   });
 
-  it('lists the failures in verify, with type, revision and position, and fails the event side batch until an operator skips them', async () => {
+  it("lists the failures in verify, with type, revision and position, and halts the event side's partition at the first of them until an operator skips them", async () => {
     const { command, event } = replay('old');
     const report = await verifyAggregates({ aggregates: withBroken, heads: replay('current').command.heads, eventLog: command.eventLog });
     const failures = fixture.filter((r) => r.key === 'acc-2025-05' && r.value.type === 'MoneyDeposited');
@@ -234,14 +237,24 @@ describe('an upcaster that fails on the log', () => {
     const records = await readTopic(command.kafka, command.topics.events);
     const [batch] = triggerBatches(records, command.topics.events, records.length);
     const process = event.processor({ aggregates: withBroken });
-    const error: unknown = await process(batch!).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(EventChainError);
-    expect((error as Error).message).toContain('account acc-2025-05');
-
-    // An operator's skip of exactly those records lets the partition go on; each is dead-lettered with the reason.
     const unreadable = records.filter(
       (r) => r.key === 'acc-2025-05' && (JSON.parse(r.value ?? '{}') as EventRecord).type === 'MoneyDeposited',
     );
+    // The account's partition halts at the first of them (EventChainError); the other partitions are applied.
+    const first = unreadable.reduce((a, b) => (b.offset < a.offset ? b : a));
+    const halted = await process(batch!);
+    expect(halted.halted).toHaveLength(1);
+    expect(halted.halted[0]).toMatchObject({
+      cause: 'unreadable',
+      position: { topic: command.topics.events, partition: first.partition, offset: first.offset },
+    });
+    const error = haltError(halted.halted[0]!);
+    expect(error).toBeInstanceOf(EventChainError);
+    expect(error.message).toContain('account acc-2025-05');
+    expect(halted.deadLettered).toBe(0);
+    expect(halted.events).toBe(records.filter((r) => r.partition !== first.partition || r.offset < first.offset).length);
+
+    // An operator's skip of exactly those records lets the partition go on; each is dead-lettered with the reason.
     for (const r of unreadable)
       await event.readModels.releases.add(`${command.topics.events}-${r.partition}`, {
         action: 'skip',
@@ -314,5 +327,22 @@ describe('an event type newer than the code on the log', () => {
       gaps: [],
     });
     expect((await side.heads.get('account', 'acc-2025-05'))?.version).toBe(version);
+  });
+
+  it('stops a projection rebuild there too with EventChainError (the live side halts there), and completes it once the code registers the type', async () => {
+    const events = await startEventSide();
+    try {
+      const deps = { aggregates, projection: accountSummary, readModels: events.readModels, eventLog: side.eventLog };
+      const error: unknown = await rebuildProjection(deps).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EventChainError);
+      expect((error as EventChainError).fault).toMatchObject({ code: 'UnknownEventType', stored: { aggregateId: 'acc-2025-05', version } });
+      expect(await rebuildProjection({ ...deps, aggregates: knowsNickname.aggregates, projection: summaryWithNickname })).toMatchObject({
+        status: 'complete',
+        resumed: true,
+        unusable: 0,
+      });
+    } finally {
+      await events.close();
+    }
   });
 });
