@@ -7,7 +7,7 @@
  */
 import type { MskEvent } from '../functions/core/trigger-event.ts';
 import { composeEventSide } from '../functions/compose/event-side.ts';
-import { batchItemFailures } from '../functions/event/process-batch.ts';
+import { batchItemFailures } from '../functions/event/halts.ts';
 
 // The real event side (its trigger's group from TRIGGER_CONSUMER_GROUP, as config.ts reads it), without reactions.
 const side = composeEventSide();

@@ -21,14 +21,15 @@
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
-import { EventChainError, isChainFault, readTriggerRecord, type EventFault } from '../core/event-reader.ts';
+import { isChainFault, readTriggerRecord, type EventFault } from '../core/event-reader.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
-import { EventGapError, ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
+import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
+import { gapError, type Halt } from './halts.ts';
 import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
@@ -89,29 +90,6 @@ export interface EventBatchSummary {
    */
   halted: Halt[];
 }
-
-/**
- * Where a partition stops, and why: a gap under `halt` (`gap`), or a record this code cannot
- * read that no operator release skips (`unreadable`, an isChainFault fault).
- */
-export type Halt =
-  | { readonly cause: 'gap'; readonly position: SourcePosition; readonly gap: GapFound }
-  | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault };
-
-/** The halts of a summary as the MSK trigger's partial batch response: the one place halts become `batchItemFailures`. */
-export const batchItemFailures = (
-  halted: readonly Halt[],
-): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
-  batchItemFailures: halted.map((halt) => ({ itemIdentifier: { partition: topicPartition(halt.position), offset: halt.position.offset } })),
-});
-
-/** The error that says where a gap halts its partition. */
-export const gapError = (gap: GapFound): EventGapError =>
-  new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);
-
-/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read. */
-export const haltError = (halt: Halt): EventGapError | EventChainError =>
-  halt.cause === 'gap' ? gapError(halt.gap) : new EventChainError(halt.fault);
 
 /** The release of `position`'s partition that covers it, if any. */
 const releaseAt = (releases: ReadonlyMap<string, readonly Release[]>, position: SourcePosition): Release | undefined =>

@@ -17,7 +17,7 @@ import { observability } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { publishHalt } from './halt-channel.ts';
-import { batchItemFailures, haltError, type Halt } from '../event/process-batch.ts';
+import { batchItemFailures, haltError, type Halt } from '../event/halts.ts';
 
 const { logger, metrics } = observability('event-handler');
 const side = composeEventSide();

@@ -12,7 +12,8 @@ import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { triggerRecordOf } from '../core/trigger-event.ts';
 import type { ReadModels } from '../event/ports.ts';
-import { createEventApplier, haltError } from '../event/process-batch.ts';
+import { haltError } from '../event/halts.ts';
+import { createEventApplier } from '../event/process-batch.ts';
 import { replayLog, type Progress, type ReplayPosition } from './replay.ts';
 
 /** What a read-model replay needs. */

@@ -27,7 +27,7 @@ import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../../functions/
 import { aggregates } from '../../functions/domain/index.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { ReadModelsBehindLogError, ReadModelsRebuildingError } from '../../functions/event/errors.ts';
-import { haltError } from '../../functions/event/process-batch.ts';
+import { haltError } from '../../functions/event/halts.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { mappingsFromTopology } from '../../local/trigger/mappings.ts';

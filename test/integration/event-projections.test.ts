@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../functions/core/wire.ts';
-import { batchItemFailures, haltError } from '../../functions/event/process-batch.ts';
+import { batchItemFailures, haltError } from '../../functions/event/halts.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { reactionCheckpointPk } from '../../functions/event/ports.ts';
-import { haltError } from '../../functions/event/process-batch.ts';
+import { haltError } from '../../functions/event/halts.ts';
 import { defineAggregate, type AnyAggregate } from '../../functions/core/aggregate.ts';
 import { EventChainError } from '../../functions/core/event-reader.ts';
 import { SKIPPED_BY_OPERATOR } from '../../functions/core/release.ts';

@@ -5,7 +5,7 @@
  */
 import { composeEventSide } from '../../functions/compose/event-side.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
-import { batchItemFailures } from '../../functions/event/process-batch.ts';
+import { batchItemFailures } from '../../functions/event/halts.ts';
 import { knowsNickname } from './nickname.ts';
 
 const side = composeEventSide();

@@ -12,7 +12,8 @@ import { eventId, type EventRecord } from '../../../functions/core/wire.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { EventGapError } from '../../../functions/event/errors.ts';
 import { itemId, projectionRowKey, type EventSideOutput, type ItemKey, type StoredItem } from '../../../functions/event/ports.ts';
-import { batchItemFailures, createEventProcessor, haltError } from '../../../functions/event/process-batch.ts';
+import { batchItemFailures, haltError } from '../../../functions/event/halts.ts';
+import { createEventProcessor } from '../../../functions/event/process-batch.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 

@@ -1,0 +1,31 @@
+/**
+ * Where the event side halts a partition, and how a halt is told: to the trigger as its
+ * partial batch response (`batchItemFailures`), to people as an error naming the record.
+ */
+import { EventChainError, type EventFault } from '../core/event-reader.ts';
+import { topicPartition, type SourcePosition } from '../core/wire.ts';
+import { EventGapError } from './errors.ts';
+import type { GapFound } from './fold.ts';
+
+/**
+ * Where a partition stops, and why: a gap under `halt` (`gap`), or a record this code cannot
+ * read that no operator release skips (`unreadable`, an isChainFault fault).
+ */
+export type Halt =
+  | { readonly cause: 'gap'; readonly position: SourcePosition; readonly gap: GapFound }
+  | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault };
+
+/** The halts of a summary as the MSK trigger's partial batch response: the one place halts become `batchItemFailures`. */
+export const batchItemFailures = (
+  halted: readonly Halt[],
+): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
+  batchItemFailures: halted.map((halt) => ({ itemIdentifier: { partition: topicPartition(halt.position), offset: halt.position.offset } })),
+});
+
+/** The error that says where a gap halts its partition. */
+export const gapError = (gap: GapFound): EventGapError =>
+  new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);
+
+/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read. */
+export const haltError = (halt: Halt): EventGapError | EventChainError =>
+  halt.cause === 'gap' ? gapError(halt.gap) : new EventChainError(halt.fault);
