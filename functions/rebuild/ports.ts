@@ -20,10 +20,9 @@ export interface RebuildHeadsStore {
   putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean>;
   /** Every head and checkpoint in the table. */
   scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }>;
-  /** Writes a rebuilt head unless a newer rebuild wrote it or the stored one is at a higher version; false when fenced off. */
-  putRebuilt(head: Head, epoch: number): Promise<boolean>;
   /**
-   * Writes rebuilt heads many per request, each fenced as by `putRebuilt`, only while the
+   * Writes rebuilt heads many per request, each unless a newer rebuild wrote it or the stored
+   * one is at a higher version (fenced off), only while the
    * control item holds the lock of `epoch` (checked before each group of writes;
    * RebuildLockError otherwise). Takes what it writes from the heads before it returns its promise.
    */

@@ -32,7 +32,7 @@ import {
   toItem,
 } from './aggregates-items.ts';
 import { getControl, putControl } from './control-item.ts';
-import { putRebuilt, putRebuiltAll, readRebuilt, scanAll } from './rebuilt-heads.ts';
+import { putRebuiltAll, readRebuilt, scanAll } from './rebuilt-heads.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
 import { batchGetAll, batchWriteAll, putIf, type TableIo } from './requests.ts';
 
@@ -47,10 +47,11 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
-    private readonly maxReadAttempts = 8,
+    /** Attempts of a batched request whose items DynamoDB leaves unprocessed (requests.ts). */
+    maxAttempts = 8,
   ) {
     this.releases = new ReleaseList(doc, tableName, (tp) => ({ pk: releasesKey(tp) }));
-    this.io = { doc, tableName, maxAttempts: maxReadAttempts };
+    this.io = { doc, tableName, maxAttempts };
   }
 
   /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
@@ -73,22 +74,24 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   }
 
   private batchGetItems(pks: readonly string[]): Promise<Item[]> {
+    const { doc, tableName, maxAttempts } = this.io;
     return batchGetAll(
-      this.doc,
-      this.tableName,
+      doc,
+      tableName,
       [...new Set(pks)].map((pk) => ({ pk })),
-      this.maxReadAttempts,
+      maxAttempts,
     );
   }
 
   /** Puts items with BatchWriteItem (requests.ts). */
   private putAll(items: readonly Item[], what: string): Promise<void> {
+    const { doc, tableName, maxAttempts } = this.io;
     return batchWriteAll(
-      this.doc,
-      this.tableName,
+      doc,
+      tableName,
       items.map((Item) => ({ PutRequest: { Item } })),
       what,
-      this.maxReadAttempts,
+      maxAttempts,
     );
   }
 
@@ -105,11 +108,6 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   /** Replaces the control item if it is still as `expected` (absent when undefined), so two rebuilds cannot both take the lock. */
   putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
     return putControl(this.io, next, expected);
-  }
-
-  /** A head rebuilt from the events topic, fenced (rebuilt-heads.ts); false when fenced off. */
-  putRebuilt(head: Head, epoch: number): Promise<boolean> {
-    return putRebuilt(this.io, head, epoch);
   }
 
   /** Heads rebuilt from the events topic, many per request, while the lock is the rebuild's (rebuilt-heads.ts). */

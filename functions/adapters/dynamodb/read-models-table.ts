@@ -67,7 +67,7 @@ export class ReadModelsTable implements ReadModels {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
-    private readonly maxReadAttempts = 8,
+    private readonly maxAttempts = 8,
   ) {
     this.releases = new ReleaseList(doc, tableName, (tp) => ({ ...releasesKey(tp) }));
   }
@@ -87,7 +87,7 @@ export class ReadModelsTable implements ReadModels {
     const all = [...keys, controlKey, ...partitions.map(releasesKey)];
     const unique = [...new Map(all.map((k) => [itemId(k), { pk: k.pk, sk: k.sk }])).values()];
     let control: ReadModelsControl | undefined;
-    for (const item of await batchGetAll(this.doc, this.tableName, unique, this.maxReadAttempts)) {
+    for (const item of await batchGetAll(this.doc, this.tableName, unique, this.maxAttempts)) {
       const id = itemId({ pk: item.pk as string, sk: item.sk as string });
       const tp = releaseOf.get(id);
       if (tp !== undefined) snapshot.releases.set(tp, releasesFromItem(item));
@@ -195,7 +195,7 @@ export class ReadModelsTable implements ReadModels {
       this.tableName,
       keys.map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } })),
       `deletes under ${pk}`,
-      this.maxReadAttempts,
+      this.maxAttempts,
     );
     return keys.length;
   }

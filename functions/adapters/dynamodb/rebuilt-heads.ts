@@ -10,26 +10,18 @@ import { RebuildLockError } from '../../control/control.ts';
 import type { Head } from '../../command/head.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { checkpointFromItem, CONTROL_KEY, fromItem, toItem } from './aggregates-items.ts';
-import { batchGetAll, batchWriteAll, putIf, type TableIo } from './requests.ts';
+import { batchGetAll, batchWriteAll, type TableIo } from './requests.ts';
 
 type Item = Record<string, unknown>;
 
-/** A rebuilt head's write: never over a newer rebuild's head, never lowering a stored version. */
-const REBUILT_FENCE =
-  '(attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND (attribute_not_exists(version) OR version <= :version)';
 /** Rebuilt heads per check of the lock and the fences: one BatchGetItem (100 keys, the control item's among them), four BatchWriteItems. */
 export const REBUILT_PER_CHECK = 99;
 
-/** Writes one rebuilt head, fenced as {@link REBUILT_FENCE} says; false when fenced off. */
-export const putRebuilt = ({ doc, tableName }: TableIo, head: Head, epoch: number): Promise<boolean> =>
-  putIf(
-    doc,
-    tableName,
-    { ...toItem(head), rebuildEpoch: epoch, updatedAt: new Date().toISOString() },
-    { ConditionExpression: REBUILT_FENCE, ExpressionAttributeValues: { ':epoch': epoch, ':version': head.version } },
-  );
-
-/** True when the stored head (its version and rebuild epoch, or absent) may be overwritten by `item` of rebuild `epoch`. */
+/**
+ * The fences of a rebuilt head's write: never over a head a newer rebuild wrote, never
+ * lowering a stored version. True when the stored head (its version and rebuild epoch, or
+ * absent) may be overwritten by `item` of rebuild `epoch`.
+ */
 const writable = (current: Item | undefined, item: Item, epoch: number): boolean =>
   current === undefined ||
   ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) &&
@@ -37,13 +29,13 @@ const writable = (current: Item | undefined, item: Item, epoch: number): boolean
 
 /**
  * Writes heads rebuilt from the events topic, many per request, with the fences of
- * `putRebuilt` kept by a read just before the writes: per group of
+ * {@link writable} kept by a read just before the writes: per group of
  * {@link REBUILT_PER_CHECK} heads, one consistent BatchGetItem of the control item and of
  * the stored heads' versions and epochs, then BatchWriteItem of those it may overwrite (25
  * per request). A lock that is no longer this rebuild's throws RebuildLockError and writes
  * nothing more; a head a newer rebuild wrote, or stored at a higher version, is left as it is
- * (fenced off). Why a read before the write is enough, where putRebuilt's condition was
- * atomic: docs/DESIGN.md, "The rebuild's batched writes". `concurrency`: groups in flight.
+ * (fenced off). Why a read before the write is enough, where a conditional write per head
+ * would be atomic: docs/DESIGN.md, "The rebuild's batched writes". `concurrency`: groups in flight.
  * The items are taken from the heads before the promise is returned: the caller may change
  * them meanwhile.
  */
