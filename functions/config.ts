@@ -110,6 +110,13 @@ export const rebuildHold = () => ({
   readModelsDrainMs: wholeNumber('READ_MODELS_DRAIN_SECONDS', 0) * 1000,
 });
 
+/**
+ * How long the command handler waits before it fails a batch whose table is behind its log
+ * (`TABLE_BEHIND_BACKOFF_SECONDS`): the trigger retries a failed batch at once, and only a
+ * rebuild cures it. 20 s on AWS; none locally, where the system rebuilds by itself on the error.
+ */
+export const tableBehindBackoffMs = (): number => wholeNumber('TABLE_BEHIND_BACKOFF_SECONDS', onAws() ? 20 : 0) * 1000;
+
 /** Powertools names the stack sets (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`); undefined when not set. */
 export const powertoolsNames = () => ({ serviceName: env('POWERTOOLS_SERVICE_NAME'), namespace: env('POWERTOOLS_METRICS_NAMESPACE') });
 

@@ -198,8 +198,9 @@ export const functions = {
     // Invoked directly; resumable, so the time limit bounds one run, not the rebuild.
     timeoutSeconds: 900,
     memoryMb: 1769,
-    // One rebuild at a time: a second invocation waits (asynchronous) or is throttled, never races the first.
-    reservedConcurrency: 1,
+    // No reserved concurrency by default (a reservation fails on accounts whose quota is still 10):
+    // the rebuild lock in the control item keeps a second aggregates rebuild out; a deployment
+    // may still reserve one instance (infra/settings.ts `reservedConcurrency`, docs/OPERATIONS.md).
     controlsTriggerOf: 'commandHandler',
     readsOffsetsOf: 'eventHandler',
     reads: ['events'],
@@ -232,3 +233,10 @@ export const topicConfig = (spec: Pick<TopicSpec, 'retention' | 'maxMessageBytes
   ...(spec.retention === 'forever' ? { 'retention.bytes': '-1' } : {}),
   ...(spec.maxMessageBytes === undefined ? {} : { 'max.message.bytes': String(spec.maxMessageBytes) }),
 });
+
+/**
+ * A deployment's name for a topology topic or consumer group: `<prefix>.<name>`, so that
+ * deployments sharing a cluster neither share topics nor join each other's groups. Without a
+ * prefix (the local system), the topology's name as it is.
+ */
+export const scopedName = (prefix: string | undefined, name: string): string => (prefix === undefined ? name : `${prefix}.${name}`);

@@ -9,7 +9,7 @@ import { Duration, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { tableEnv, topicEnv } from '../functions/config.ts';
-import type { FunctionSpec, TopicKey } from '../functions/topology.ts';
+import { scopedName, type FunctionSpec, type TopicKey } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 import { pascal, type Tables } from './tables.ts';
@@ -94,7 +94,33 @@ export interface HandlersProps {
    * @default - each trigger has pollers of its own
    */
   readonly pollerGroupName?: string;
+  /**
+   * Prefix of every consumer group id (functions/topology.ts `scopedName`); the topic names come
+   * scoped already (`topicNames`).
+   * @default - the topology's group ids as they are
+   */
+  readonly namePrefix?: string;
+  /**
+   * Reserved concurrency by function key, replacing the topology's.
+   * @default - the topology's (none)
+   */
+  readonly reservedConcurrency?: Readonly<Record<string, number>>;
 }
+
+/** The consumer groups of a deployed function. */
+export interface FunctionGroups {
+  /** Its own group (`KAFKA_CONSUMER_GROUP`), prefix of its throwaway reader groups. */
+  readonly own: string;
+  /** Its trigger's group, when it has a trigger. */
+  readonly trigger?: string;
+}
+
+/**
+ * What each trigger publishes besides `OffsetLag`: event counts (polled, invoked, failed),
+ * errors of polling, invoking and committing, and Kafka's offset lag per mapping. Without
+ * them, a trigger that cannot reach the cluster fails no function and raises nothing.
+ */
+export const TRIGGER_METRICS = [lambda.MetricType.EVENT_COUNT, lambda.MetricType.ERROR_COUNT, lambda.MetricType.KAFKA_METRICS];
 
 /** Consumer group of a function's own consumers (not its trigger's). */
 export const ownConsumerGroup = (key: string): string => `kafka-aggregates-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -110,6 +136,8 @@ export class Handlers extends Construct {
   readonly triggers: Readonly<Record<string, lambda.EventSourceMapping>>;
   /** The specs the functions were deployed from, by key. */
   readonly specs: Readonly<Record<string, DeployableFunctionSpec>>;
+  /** The consumer groups of each function, by key. */
+  readonly groups: Readonly<Record<string, FunctionGroups>>;
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
@@ -117,6 +145,20 @@ export class Handlers extends Construct {
     const errors = props.errorHandling ?? {};
     const functions: Record<string, NodejsFunction> = {};
     const triggers: Record<string, lambda.EventSourceMapping> = {};
+    const groups: Record<string, FunctionGroups> = Object.fromEntries(
+      Object.entries(props.functions).map(([key, spec]) => [
+        key,
+        {
+          own: scopedName(props.namePrefix, ownConsumerGroup(key)),
+          ...(spec.trigger ? { trigger: scopedName(props.namePrefix, spec.trigger.consumerGroupId) } : {}),
+        },
+      ]),
+    );
+    const groupOf = (key: string): string => {
+      const group = groups[key]?.trigger;
+      if (group === undefined) throw new Error(`Function ${key} has no trigger`);
+      return group;
+    };
 
     const sharedEnvironment: Record<string, string> = {
       ...Object.fromEntries(allTopics.map((t) => [topicEnv[t], props.topicNames[t]])),
@@ -128,12 +170,13 @@ export class Handlers extends Construct {
 
     for (const [key, spec] of Object.entries(props.functions)) {
       const trigger = spec.trigger;
-      const ownGroup = ownConsumerGroup(key);
+      const ownGroup = scopedName(props.namePrefix, ownConsumerGroup(key));
+      const reserved = props.reservedConcurrency?.[key] ?? spec.reservedConcurrency;
       // A function learns the names of its own tables only.
       const stackEnvironment: Record<string, string> = {
         ...Object.fromEntries([...spec.tables, ...(spec.readsTables ?? [])].map((t) => [tableEnv[t], props.tables.tables[t].tableName])),
         ...sharedEnvironment,
-        ...(trigger ? { TRIGGER_CONSUMER_GROUP: trigger.consumerGroupId } : {}),
+        ...(trigger ? { TRIGGER_CONSUMER_GROUP: groupOf(key) } : {}),
       };
       const fn = createNodeFunction(this, pascal(key), {
         entry: spec.entry,
@@ -142,7 +185,7 @@ export class Handlers extends Construct {
           : `kafka-aggregates ${key}, ${spec.http === undefined ? 'invoked directly' : 'behind an HTTP API'}`,
         timeout: Duration.seconds(spec.timeoutSeconds),
         memorySize: spec.memoryMb,
-        ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
+        ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
         vpc: props.vpc,
         vpcSubnets: props.subnets,
         securityGroups: [props.securityGroup],
@@ -168,7 +211,7 @@ export class Handlers extends Construct {
 
       if (trigger) {
         const topic = props.topicNames[trigger.topic];
-        props.cluster.grantRead(fn, [topic], [trigger.consumerGroupId]);
+        props.cluster.grantRead(fn, [topic], [groupOf(key)]);
         props.cluster.grantTrigger(fn);
         // The MSK trigger describes the cluster's VPC, subnets and security groups to place its
         // pollers' network interfaces (created with the VPC access policy's ENI actions); these
@@ -180,7 +223,7 @@ export class Handlers extends Construct {
           target: fn,
           eventSourceArn: props.cluster.clusterArn,
           kafkaTopic: topic,
-          kafkaConsumerGroupId: trigger.consumerGroupId,
+          kafkaConsumerGroupId: groupOf(key),
           startingPosition: lambda.StartingPosition.TRIM_HORIZON,
           batchSize: trigger.batchSize,
           maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
@@ -193,6 +236,7 @@ export class Handlers extends Construct {
             maximumPollers: errors.maximumPollers ?? Math.max(errors.minimumPollers ?? 1, props.partitions[trigger.topic]),
             ...(props.pollerGroupName !== undefined ? { pollerGroupName: props.pollerGroupName } : {}),
           },
+          metricsConfig: { metrics: TRIGGER_METRICS },
         });
         // Create the mapping once the role's policy (a dependency of the function) and the topics exist.
         mapping.node.addDependency(fn);
@@ -213,8 +257,8 @@ export class Handlers extends Construct {
       // The rebuild also reads where the trigger it holds has committed.
       const controlled = props.functions[spec.controlsTriggerOf]?.trigger;
       if (controlled !== undefined) {
-        props.cluster.grantDescribeGroups(fn, [props.topicNames[controlled.topic]], [controlled.consumerGroupId]);
-        fn.addEnvironment('COMMANDS_CONSUMER_GROUP', controlled.consumerGroupId);
+        props.cluster.grantDescribeGroups(fn, [props.topicNames[controlled.topic]], [groupOf(spec.controlsTriggerOf)]);
+        fn.addEnvironment('COMMANDS_CONSUMER_GROUP', groupOf(spec.controlsTriggerOf));
       }
       // After disabling the trigger, wait out a batch already in flight before reading the log.
       fn.addEnvironment('COMMAND_DRAIN_SECONDS', String(props.functions[spec.controlsTriggerOf]?.timeoutSeconds ?? 0));
@@ -229,13 +273,14 @@ export class Handlers extends Construct {
       }
       // The read-models rebuild replays the log up to where the event trigger has committed,
       // after waiting out a batch in flight (the event function's timeout).
-      props.cluster.grantDescribeGroups(fn, [props.topicNames[followed.topic]], [followed.consumerGroupId]);
-      fn.addEnvironment('READ_MODELS_CONSUMER_GROUP', followed.consumerGroupId);
+      props.cluster.grantDescribeGroups(fn, [props.topicNames[followed.topic]], [groupOf(spec.readsOffsetsOf)]);
+      fn.addEnvironment('READ_MODELS_CONSUMER_GROUP', groupOf(spec.readsOffsetsOf));
       fn.addEnvironment('READ_MODELS_DRAIN_SECONDS', String(props.functions[spec.readsOffsetsOf]?.timeoutSeconds ?? 0));
     }
     this.functions = functions;
     this.triggers = triggers;
     this.specs = props.functions;
+    this.groups = groups;
   }
 }
 

@@ -8,7 +8,17 @@
  * deleted and when a change would replace it (its properties are create-only), and so is
  * its security group, which its network interfaces keep using.
  */
-import { Fn, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_msk as msk, custom_resources as cr } from 'aws-cdk-lib';
+import {
+  Fn,
+  RemovalPolicy,
+  Stack,
+  Token,
+  aws_ec2 as ec2,
+  aws_iam as iam,
+  aws_logs as logs,
+  aws_msk as msk,
+  custom_resources as cr,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 
 /** Properties of {@link KafkaCluster}. */
@@ -64,11 +74,18 @@ export class KafkaCluster extends Construct {
   readonly serverlessCluster?: msk.CfnServerlessCluster;
   /** The custom resource that reads the bootstrap brokers. */
   readonly brokersLookup: cr.AwsCustomResource;
+  /** The custom resource that lets an existing cluster's security group reach itself, when the cluster is not the stack's. */
+  readonly pollerIngress?: cr.AwsCustomResource;
 
   constructor(scope: Construct, id: string, props: KafkaClusterProps) {
     super(scope, id);
     this.auth = props.auth ?? 'iam';
     const port = BROKER_PORT[this.auth];
+    // The custom resources' one (singleton) function logs here; its default log group never expires.
+    const customResourceLogs = new logs.LogGroup(this, 'CustomResourceLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
 
     if (props.existingClusterArn === undefined) {
       const sg = new ec2.SecurityGroup(this, 'SecurityGroup', {
@@ -112,6 +129,7 @@ export class KafkaCluster extends Construct {
       const sg = ec2.SecurityGroup.fromSecurityGroupId(this, 'SecurityGroup', props.existingSecurityGroupId, { mutable: true });
       sg.addIngressRule(props.clientSecurityGroup, ec2.Port.tcp(port), 'Functions of kafka-aggregates');
       this.securityGroup = sg;
+      this.pollerIngress = selfIngress(this, props.existingSecurityGroupId, port, customResourceLogs);
     }
 
     this.brokersLookup = new cr.AwsCustomResource(this, 'BootstrapBrokers', {
@@ -124,6 +142,7 @@ export class KafkaCluster extends Construct {
       },
       policy: cr.AwsCustomResourcePolicy.fromSdkCalls({ resources: [this.clusterArn] }),
       installLatestAwsSdk: false,
+      logGroup: customResourceLogs,
     });
     this.bootstrapBrokers = this.brokersLookup.getResponseField(BROKER_FIELD[this.auth]);
   }
@@ -260,3 +279,45 @@ const plaintextCluster = (scope: Construct, clusterName: string, subnetIds: stri
     clientAuthentication: { unauthenticated: { enabled: true } },
     encryptionInfo: { encryptionInTransit: { clientBroker: 'PLAINTEXT', inCluster: true } },
   });
+
+/**
+ * Lets an existing cluster's security group in from itself on the broker port: the trigger's
+ * pollers connect from network interfaces that carry the cluster's groups, and without the
+ * rule the trigger never invokes. Added through the EC2 API rather than as an
+ * AWS::EC2::SecurityGroupIngress: that resource fails the deployment when the group already
+ * has the rule (an operator added it, or another stack on the same cluster did) and would
+ * remove it when this stack is deleted, cutting off the other stacks' pollers. Here an
+ * existing rule is accepted (`InvalidPermission.Duplicate`), and the rule is never removed.
+ */
+const selfIngress = (scope: Construct, groupId: string, port: number, logGroup: logs.ILogGroup): cr.AwsCustomResource => {
+  const call: cr.AwsSdkCall = {
+    service: 'EC2',
+    action: 'authorizeSecurityGroupIngress',
+    parameters: {
+      GroupId: groupId,
+      IpPermissions: [
+        {
+          IpProtocol: 'tcp',
+          FromPort: port,
+          ToPort: port,
+          UserIdGroupPairs: [{ GroupId: groupId, Description: 'MSK trigger pollers (kafka-aggregates)' }],
+        },
+      ],
+    },
+    physicalResourceId: cr.PhysicalResourceId.of(`${groupId}-self-${port}`),
+    ignoreErrorCodesMatching: 'InvalidPermission\\.Duplicate',
+  };
+  const stack = Stack.of(scope);
+  return new cr.AwsCustomResource(scope, 'PollerIngress', {
+    onCreate: call,
+    onUpdate: call,
+    policy: cr.AwsCustomResourcePolicy.fromStatements([
+      new iam.PolicyStatement({
+        actions: ['ec2:AuthorizeSecurityGroupIngress'],
+        resources: [stack.formatArn({ service: 'ec2', resource: 'security-group', resourceName: groupId })],
+      }),
+    ]),
+    installLatestAwsSdk: false,
+    logGroup,
+  });
+};

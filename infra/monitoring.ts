@@ -1,29 +1,28 @@
 /**
- * Alarms and a dashboard: per function errors, per trigger offset lag (records behind the
- * end of its topic: a blocked partition stands still while its topic grows), records the
- * functions dead-lettered, and event partitions halted on a gap. Every metric exists
- * whatever the cluster kind: Lambda's own (`AWS/Lambda`, by function name) and the
- * functions' Powertools metrics (by service), none of MSK's (whose dimensions differ
- * between MSK Serverless and provisioned clusters). Alarms notify an SNS topic when one is
- * configured.
+ * Alarms and the stack's dashboard. Every alarm notifies a topic (the stack creates one when
+ * none is given) so that a stall is seen in minutes: function errors; per trigger, its errors
+ * (polling, invoking, committing), its offset lag with missing data treated as breaching, a
+ * trigger that publishes no event counts (disabled, deleted, or pollers that cannot reach the
+ * cluster: then no trigger metric exists at all, so the silence itself is the signal) and one
+ * that polls nothing while records wait; records dead-lettered; event partitions halted; a
+ * command side that waits for a rebuild. Metrics are Lambda's own (`AWS/Lambda`, by function
+ * name or by event source mapping) and the functions' Powertools metrics (by service), none of
+ * MSK's (whose dimensions differ between MSK Serverless and provisioned clusters).
  */
-import {
-  Duration,
-  aws_cloudwatch as cloudwatch,
-  aws_cloudwatch_actions as actions,
-  aws_sns as sns,
-  aws_sns_subscriptions as subscriptions,
-} from 'aws-cdk-lib';
+import { CfnOutput, Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_sns as sns } from 'aws-cdk-lib';
+import { aws_sns_subscriptions as subscriptions } from 'aws-cdk-lib';
 import type { aws_dynamodb as dynamodb, aws_lambda as lambda } from 'aws-cdk-lib';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
+import { dashboardWidgets, mappingMetric } from './dashboard.ts';
 import { pascal } from './tables.ts';
 
 /** Properties of {@link Monitoring}. */
 export interface MonitoringProps {
   /** Functions by topology key. */
-  readonly functions: Readonly<Record<string, lambda.IFunction>>;
-  /** Keys of the functions that have a Kafka trigger. */
-  readonly triggered: readonly string[];
+  readonly functions: Readonly<Record<string, NodejsFunction>>;
+  /** Each trigger by the key of the function it invokes. */
+  readonly triggers: Readonly<Record<string, lambda.IEventSourceMapping>>;
   /** Tables by topology key. */
   readonly tables: Readonly<Record<string, dynamodb.ITable>>;
   /** Namespace of the functions' Powertools metrics. */
@@ -39,14 +38,19 @@ export interface MonitoringProps {
   readonly offsetLagThreshold?: number;
   /**
    * Existing SNS topic to notify.
-   * @default - none
+   * @default - a new topic (its ARN is the stack output `AlarmTopicArn`)
    */
   readonly alarmTopicArn?: string;
   /**
-   * E-mail address to subscribe to a new alarm topic (when no `alarmTopicArn`).
-   * @default - no topic, no notification
+   * E-mail address to subscribe to the new alarm topic (when no `alarmTopicArn`).
+   * @default - none: subscribe to the topic yourself
    */
   readonly alarmEmail?: string;
+  /**
+   * Key of the function whose `rebuild progress` log lines the dashboard charts.
+   * @default - no rebuild widget
+   */
+  readonly rebuildFunction?: string;
   /**
    * Name of the dashboard.
    * @default - generated
@@ -54,59 +58,99 @@ export interface MonitoringProps {
   readonly dashboardName?: string;
 }
 
-/** The stack's alarms and dashboard. */
+/** Minutes without event counts after which a trigger counts as not polling. */
+export const NOT_POLLING_MINUTES = 15;
+
+/** The stack's alarms, their topic, and the dashboard. */
 export class Monitoring extends Construct {
-  /** Every alarm. */
+  /** Every alarm; each notifies {@link alarmTopic}. */
   readonly alarms: cloudwatch.Alarm[] = [];
-  /** The topic alarms notify, when there is one. */
-  readonly alarmTopic?: sns.ITopic;
+  /** The topic every alarm notifies. */
+  readonly alarmTopic: sns.ITopic;
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
     if (props.alarmTopicArn !== undefined) {
       this.alarmTopic = sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn);
-    } else if (props.alarmEmail !== undefined) {
+    } else {
       const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'kafka-aggregates alarms', enforceSSL: true });
-      topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      if (props.alarmEmail !== undefined) topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
       this.alarmTopic = topic;
     }
+    new CfnOutput(this, 'AlarmTopicArn', {
+      key: 'AlarmTopicArn',
+      value: this.alarmTopic.topicArn,
+      description: 'SNS topic every alarm of the stack notifies: subscribe to it',
+    });
     const period = Duration.minutes(5);
-    const widgets: cloudwatch.IWidget[] = [];
 
     for (const [key, fn] of Object.entries(props.functions)) {
-      const errors = fn.metricErrors({ period, statistic: cloudwatch.Stats.SUM });
       this.addAlarm(
         `${pascal(key)}Errors`,
-        errors,
+        fn.metricErrors({ period, statistic: cloudwatch.Stats.SUM }),
         0,
-        `${key} failed an invocation: its trigger retries the batch, blocking the partition`,
+        `${key} failed an invocation: a triggered function's batch is retried, blocking its partitions`,
       );
-      const lagMetrics: cloudwatch.IMetric[] = [];
-      if (props.triggered.includes(key)) {
-        const lag = fn.metric('OffsetLag', { period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM });
-        lagMetrics.push(lag);
-        // Five minutes in a row: a burst of commands is not an incident, a stuck partition is.
-        this.addAlarm(
-          `${pascal(key)}OffsetLag`,
-          lag,
-          props.offsetLagThreshold ?? 1000,
-          `${key} is more than its threshold of records behind its topic`,
-          5,
-        );
-      }
-      widgets.push(
-        new cloudwatch.GraphWidget({
-          title: `${key}: invocations and errors`,
-          left: [fn.metricInvocations({ period }), errors],
-          right: [fn.metricDuration({ period, statistic: cloudwatch.Stats.p(99) })],
-          width: 12,
-        }),
-      );
-      if (lagMetrics.length > 0) widgets.push(new cloudwatch.GraphWidget({ title: `${key}: offset lag`, left: lagMetrics, width: 12 }));
     }
 
-    // Emitted by the handlers (functions/*-handler.ts); the only writers of the dead-letter topic.
+    for (const [key, mapping] of Object.entries(props.triggers)) {
+      const fn = props.functions[key];
+      if (fn === undefined) continue;
+      const lag = fn.metric('OffsetLag', { period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM });
+      // Five minutes in a row: a burst of commands is not an incident, a stuck partition is. Missing
+      // data breaches: the pollers report lag every minute while they run, so none means none run.
+      this.addAlarm(
+        `${pascal(key)}OffsetLag`,
+        lag,
+        props.offsetLagThreshold ?? 1000,
+        `${key} is more than its threshold of records behind its topic, or its trigger reports no lag at all (disabled, or its pollers are down)`,
+        5,
+        cloudwatch.TreatMissingData.BREACHING,
+      );
+      const errors = new cloudwatch.MathExpression({
+        expression: 'FILL(polling, 0) + FILL(invoke, 0) + FILL(commit, 0)',
+        usingMetrics: {
+          polling: mappingMetric(mapping, 'PollingErrorCount', period),
+          invoke: mappingMetric(mapping, 'InvokeErrorCount', period),
+          commit: mappingMetric(mapping, 'CommitErrorCount', period),
+        },
+        label: `${key} trigger errors`,
+        period,
+      });
+      this.addAlarm(
+        `${pascal(key)}TriggerErrors`,
+        errors,
+        0,
+        `The trigger of ${key} cannot poll, invoke or commit (network, authentication or permissions): the function sees nothing of it`,
+      );
+      // Missing event counts for this long: nothing polls (a trigger left disabled by a crashed
+      // rebuild, or pollers that cannot connect). A running rebuild holds the commands trigger too.
+      const polled = mappingMetric(mapping, 'PolledEventCount', period);
+      this.addAlarm(
+        `${pascal(key)}TriggerNotPolling`,
+        polled,
+        0,
+        `The trigger of ${key} has published no event counts for ${NOT_POLLING_MINUTES} minutes: it is disabled (a rebuild that runs or crashed holds the commands trigger) or its pollers are down`,
+        NOT_POLLING_MINUTES / 5,
+        cloudwatch.TreatMissingData.BREACHING,
+        cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      );
+      const stalled = new cloudwatch.MathExpression({
+        expression: 'IF(FILL(lag, 0) > 0 AND FILL(polled, 0) == 0, 1, 0)',
+        usingMetrics: { lag: fn.metric('OffsetLag', { period, statistic: cloudwatch.Stats.MAXIMUM }), polled },
+        label: `${key} records waiting, none polled`,
+        period,
+      });
+      this.addAlarm(
+        `${pascal(key)}TriggerStalled`,
+        stalled,
+        0,
+        `Records wait on the topic of ${key} but its trigger has polled none for ${NOT_POLLING_MINUTES} minutes`,
+        NOT_POLLING_MINUTES / 5,
+      );
+    }
+
     const own = (metricName: string) =>
       new cloudwatch.Metric({
         namespace: props.metricsNamespace,
@@ -115,47 +159,43 @@ export class Monitoring extends Construct {
         period,
         statistic: cloudwatch.Stats.SUM,
       });
-    const deadLettered = own('deadLettered');
-    const gapsHalted = own('gapsHalted');
-    const unreadableHalted = own('unreadableHalted');
-    this.addAlarm('DeadLettered', deadLettered, 0, `Records went to ${props.deadLetterTopic}: bad input, or records an operator skipped`);
+    this.addAlarm(
+      'DeadLettered',
+      own('deadLettered'),
+      0,
+      `Records went to ${props.deadLetterTopic}: bad input, or records an operator skipped`,
+    );
     this.addAlarm(
       'EventGapHalted',
-      gapsHalted,
+      own('gapsHalted'),
       0,
       'An events partition halts at a gap: fill it (republish) or release it (kafka-aggregates skip --pass-gap)',
     );
     // The invocation succeeds (a partial batch response), so the Errors alarm does not see it.
     this.addAlarm(
       'EventUnreadableHalted',
-      unreadableHalted,
+      own('unreadableHalted'),
       0,
       'An events partition halts at an event this code cannot read (EventChainError in the log): deploy code that reads it, or skip it (kafka-aggregates skip)',
     );
-    widgets.push(
-      new cloudwatch.GraphWidget({
-        title: 'dead-lettered records and halted partitions',
-        left: [deadLettered, gapsHalted, unreadableHalted],
-        width: 12,
-      }),
+    this.addAlarm(
+      'TableBehindLog',
+      own('tableBehindLog'),
+      0,
+      'The aggregates table is behind the events topic: commands wait until the snapshot rebuild has caught it up (invoke the rebuild)',
     );
 
-    for (const [key, table] of Object.entries(props.tables)) {
-      widgets.push(
-        new cloudwatch.GraphWidget({
-          title: `${key} table: capacity and throttling`,
-          left: [table.metricConsumedReadCapacityUnits({ period }), table.metricConsumedWriteCapacityUnits({ period })],
-          right: [table.metricThrottledRequestsForOperations({ period })],
-          width: 12,
-        }),
-      );
-    }
-
-    const rows: cloudwatch.IWidget[][] = [[new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 })]];
-    for (let i = 0; i < widgets.length; i += 2) rows.push(widgets.slice(i, i + 2));
+    const rebuild = props.rebuildFunction === undefined ? undefined : props.functions[props.rebuildFunction];
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       ...(props.dashboardName !== undefined ? { dashboardName: props.dashboardName } : {}),
-      widgets: rows,
+      widgets: dashboardWidgets({
+        alarms: this.alarms,
+        functions: props.functions,
+        triggers: props.triggers,
+        tables: props.tables,
+        own,
+        ...(rebuild !== undefined ? { rebuildLogGroup: rebuild.logGroup } : {}),
+      }),
     });
   }
 
@@ -165,16 +205,18 @@ export class Monitoring extends Construct {
     threshold: number,
     description: string,
     evaluationPeriods = 1,
+    treatMissingData = cloudwatch.TreatMissingData.NOT_BREACHING,
+    comparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
   ): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric,
       threshold,
       evaluationPeriods,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      comparisonOperator,
+      treatMissingData,
       alarmDescription: description,
     });
-    if (this.alarmTopic !== undefined) alarm.addAlarmAction(new actions.SnsAction(this.alarmTopic));
+    alarm.addAlarmAction(new actions.SnsAction(this.alarmTopic));
     this.alarms.push(alarm);
     return alarm;
   }

@@ -6,7 +6,7 @@
 import { Stack, Validations, type App } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { ownConsumerGroup, readerGroups } from './handlers.ts';
+import { readerGroups } from './handlers.ts';
 import type { KafkaAggregatesStack } from './stack.ts';
 
 /** Registers the AWS Solutions rule pack on the app. */
@@ -75,7 +75,7 @@ export const acknowledgeFindings = (stack: KafkaAggregatesStack): void => {
     const fn = stack.handlers.functions[key];
     if (fn === undefined || (spec.reads ?? (spec.trigger ? [] : ['any'])).length === 0) continue;
     acknowledge(fn, {
-      id: `AwsSolutions-IAM5[Resource::${nagResource(stack, stack.cluster.groupArn(readerGroups(ownConsumerGroup(key))))}]`,
+      id: `AwsSolutions-IAM5[Resource::${nagResource(stack, stack.cluster.groupArn(readerGroups(stack.handlers.groups[key]?.own ?? '')))}]`,
       reason:
         "A read of a range of a topic joins a consumer group of its own, named after the function's group, and deletes it after: the names are unknown in advance, so the grant names the function's prefix, not every group.",
     });

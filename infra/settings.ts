@@ -97,6 +97,25 @@ export interface StackSettings {
    * @default 'KafkaAggregates'
    */
   readonly metricsNamespace: string;
+  /**
+   * Prefix of every topic name and consumer group id of the deployment (`<prefix>.commands`,
+   * `<prefix>.kafka-aggregates-command-handler`), so that stacks sharing a cluster neither
+   * share topics nor join each other's groups. Letters, digits and hyphens.
+   * @default - the stack name
+   */
+  readonly topicPrefix?: string;
+  /**
+   * Partition count of each keyed topic (commands, events) when the stack creates it; the
+   * triggers' maximum pollers follow it. A different count on a deployed stack is refused.
+   * @default - the topology's (3)
+   */
+  readonly partitions?: number;
+  /**
+   * Reserved concurrency per function key (`snapshotRebuild:1,commandApi:50` in the context).
+   * None by default: a reservation fails on accounts whose concurrency quota is still 10.
+   * @default - none
+   */
+  readonly reservedConcurrency: Readonly<Record<string, number>>;
 }
 
 const DEFAULTS = {
@@ -173,6 +192,21 @@ const origins = (node: Node, key: string): string[] | undefined => {
   });
 };
 
+/** `key:n,key:n`: a whole number of at least 1 per function key. */
+const concurrencies = (node: Node, key: string): Record<string, number> => {
+  const value = text(node, key);
+  if (value === undefined) return {};
+  return Object.fromEntries(
+    value.split(',').map((entry) => {
+      const [name, count] = entry.split(':').map((part) => part.trim());
+      const n = Number(count);
+      if (name === undefined || name === '' || !Number.isSafeInteger(n) || n < 1)
+        throw new SettingsError(key, `expected function:count pairs such as snapshotRebuild:1,commandApi:50, got ${JSON.stringify(entry)}`);
+      return [name, n];
+    }),
+  );
+};
+
 /** Reads and checks the stack settings from the context of `node`; refuses modes that would not deploy or not work. */
 export const settingsFromContext = (node: Node): StackSettings => {
   const target = oneOf(node, 'target', ['aws', 'localstack'], DEFAULTS.target);
@@ -218,6 +252,15 @@ export const settingsFromContext = (node: Node): StackSettings => {
         'or false if the VPC has them already (or NAT); an endpoint the VPC already has would fail the deployment',
     );
   }
+  const topicPrefix = text(node, 'topicPrefix');
+  if (topicPrefix !== undefined && !/^[A-Za-z0-9-]{1,100}$/.test(topicPrefix)) {
+    // No '.' or '_': Kafka's metric names confuse the two, and '.' separates the prefix.
+    throw new SettingsError('topicPrefix', `expected 1 to 100 letters, digits and hyphens, got ${JSON.stringify(topicPrefix)}`);
+  }
+  const partitions = text(node, 'partitions') === undefined ? undefined : integer(node, 'partitions', 0);
+  if (partitions !== undefined && (partitions < 1 || partitions > 1000)) {
+    throw new SettingsError('partitions', `expected a partition count from 1 to 1000, got ${partitions}`);
+  }
   return {
     target,
     vpcId,
@@ -233,5 +276,8 @@ export const settingsFromContext = (node: Node): StackSettings => {
     commandApiCorsOrigins: origins(node, 'commandApiCorsOrigins'),
     serviceName: text(node, 'serviceName') ?? DEFAULTS.serviceName,
     metricsNamespace: text(node, 'metricsNamespace') ?? DEFAULTS.metricsNamespace,
+    ...(topicPrefix !== undefined ? { topicPrefix } : {}),
+    ...(partitions !== undefined ? { partitions } : {}),
+    reservedConcurrency: concurrencies(node, 'reservedConcurrency'),
   };
 };

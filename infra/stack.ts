@@ -9,16 +9,19 @@ import {
   tables as topologyTables,
   topics as topologyTopics,
   type TopicKey,
+  type TopicSpec,
 } from '../functions/topology.ts';
 import { routes as commandApiRoutes } from '../functions/command-api/routes.ts';
 import { CommandApi } from './command-api.ts';
 import { Handlers, type DeployableFunctionSpec, type TriggerErrorHandling } from './handlers.ts';
 import { KafkaCluster } from './kafka-cluster.ts';
 import { Monitoring } from './monitoring.ts';
+import { SettingsError } from './settings.ts';
 import { Network } from './network.ts';
 import type { StackSettings } from './settings.ts';
 import { Tables } from './tables.ts';
 import { KafkaTopics } from './topics.ts';
+import { retainProviderLogs } from './log-retention.ts';
 
 /** Properties of {@link KafkaAggregatesStack}. */
 export interface KafkaAggregatesStackProps extends StackProps {
@@ -51,10 +54,27 @@ export class KafkaAggregatesStack extends Stack {
   readonly monitoring: Monitoring;
   /** The command API's front door, when the functions include the command API. */
   readonly commandApi?: CommandApi;
+  /** Prefix of every topic name and consumer group id of this deployment (settings `topicPrefix`). */
+  readonly namePrefix: string;
+  /** The topics as this deployment creates them: the topology's, with `partitions` for the keyed ones. */
+  readonly topicSpecs: Readonly<Record<TopicKey, TopicSpec>>;
 
   constructor(scope: Construct, id: string, props: KafkaAggregatesStackProps) {
     super(scope, id, props);
     const { settings } = props;
+    // A stack name is letters, digits and hyphens: a valid prefix as it is.
+    this.namePrefix = settings.topicPrefix ?? this.stackName;
+    this.topicSpecs = Object.fromEntries(
+      Object.entries(topologyTopics).map(([key, spec]) => [
+        key,
+        spec.keyed && settings.partitions !== undefined ? { ...spec, partitions: settings.partitions } : spec,
+      ]),
+    ) as Record<TopicKey, TopicSpec>;
+    const functions = props.functions ?? topologyFunctions;
+    for (const key of Object.keys(settings.reservedConcurrency)) {
+      if (!(key in functions))
+        throw new SettingsError('reservedConcurrency', `no function ${key}; the functions are ${Object.keys(functions).join(', ')}`);
+    }
 
     this.network = new Network(this, 'Network', {
       ...(settings.vpcId !== undefined ? { vpcId: settings.vpcId } : {}),
@@ -72,7 +92,8 @@ export class KafkaAggregatesStack extends Stack {
     if (this.cluster.serverlessCluster !== undefined && settings.vpcId === undefined) this.network.retainForCluster();
     this.topics = new KafkaTopics(this, 'Topics', {
       cluster: this.cluster,
-      topics: topologyTopics,
+      topics: this.topicSpecs,
+      namePrefix: this.namePrefix,
       vpc: this.network.vpc,
       subnets: this.network.subnets,
       securityGroup: this.network.functionSecurityGroup,
@@ -80,10 +101,9 @@ export class KafkaAggregatesStack extends Stack {
     });
     this.tables = new Tables(this, 'Tables', { tables: topologyTables, encryption: settings.tableEncryption });
 
-    const functions = props.functions ?? topologyFunctions;
     this.handlers = new Handlers(this, 'Functions', {
       functions,
-      partitions: Object.fromEntries(Object.entries(topologyTopics).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
+      partitions: Object.fromEntries(Object.entries(this.topicSpecs).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
       cluster: this.cluster,
       topicNames: this.topics.names,
       tables: this.tables,
@@ -96,6 +116,8 @@ export class KafkaAggregatesStack extends Stack {
       serviceName: settings.serviceName,
       metricsNamespace: settings.metricsNamespace,
       pollerGroupName: `${this.stackName.replace(/[^a-zA-Z0-9-_]/g, '-').slice(0, 120)}-pollers`,
+      namePrefix: this.namePrefix,
+      reservedConcurrency: settings.reservedConcurrency,
     });
 
     const apiFunction = this.handlers.functions.commandApi;
@@ -112,12 +134,13 @@ export class KafkaAggregatesStack extends Stack {
 
     this.monitoring = new Monitoring(this, 'Monitoring', {
       functions: this.handlers.functions,
-      triggered: Object.keys(this.handlers.triggers),
+      triggers: this.handlers.triggers,
       tables: this.tables.tables,
       metricsNamespace: settings.metricsNamespace,
       serviceName: settings.serviceName,
       deadLetterTopic: this.topics.names.deadLetter,
       offsetLagThreshold: settings.offsetLagThreshold,
+      ...(functions.snapshotRebuild !== undefined ? { rebuildFunction: 'snapshotRebuild' } : {}),
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
       ...(settings.alarmEmail !== undefined ? { alarmEmail: settings.alarmEmail } : {}),
     });
@@ -126,5 +149,7 @@ export class KafkaAggregatesStack extends Stack {
     new CfnOutput(this, 'BootstrapBrokers', { value: this.cluster.bootstrapBrokers });
     for (const [key, table] of Object.entries(this.tables.tables)) new CfnOutput(this, `${key}TableName`, { value: table.tableName });
     for (const [key, fn] of Object.entries(this.handlers.functions)) new CfnOutput(this, `${key}FunctionName`, { value: fn.functionName });
+    // Last: the CDK's own provider functions exist only once every construct does.
+    retainProviderLogs(this);
   }
 }

@@ -5,10 +5,10 @@
  * size limits come from functions/topology.ts. Topics are never deleted by the stack.
  */
 import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
-import { CustomResource, Duration, custom_resources as cr } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, custom_resources as cr, aws_logs as logs } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import type { TopicKey, TopicSpec } from '../functions/topology.ts';
+import { scopedName, type TopicKey, type TopicSpec } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 
@@ -17,6 +17,11 @@ export interface KafkaTopicsProps {
   readonly cluster: KafkaCluster;
   /** The topology's topics. */
   readonly topics: Readonly<Record<TopicKey, TopicSpec>>;
+  /**
+   * Prefix of every topic name (functions/topology.ts `scopedName`).
+   * @default - the topology's names as they are
+   */
+  readonly namePrefix?: string;
   readonly vpc: ec2.IVpc;
   readonly subnets: ec2.SubnetSelection;
   readonly securityGroup: ec2.ISecurityGroup;
@@ -40,8 +45,10 @@ export class KafkaTopics extends Construct {
 
   constructor(scope: Construct, id: string, props: KafkaTopicsProps) {
     super(scope, id);
-    const specs = Object.values(props.topics);
-    this.names = Object.fromEntries(Object.entries(props.topics).map(([key, spec]) => [key, spec.name])) as Record<TopicKey, string>;
+    const specs = Object.values(props.topics).map((spec) => ({ ...spec, name: scopedName(props.namePrefix, spec.name) }));
+    this.names = Object.fromEntries(
+      Object.entries(props.topics).map(([key, spec]) => [key, scopedName(props.namePrefix, spec.name)]),
+    ) as Record<TopicKey, string>;
 
     this.providerFunction = createNodeFunction(this, 'ProviderFunction', {
       entry: 'functions/handlers/topics-provider.ts',
@@ -58,7 +65,11 @@ export class KafkaTopics extends Construct {
       specs.map((s) => s.name),
     );
 
-    this.provider = new cr.Provider(this, 'Provider', { onEventHandler: this.providerFunction });
+    // The framework's own function logs too; without a log group of its own, its logs never expire.
+    this.provider = new cr.Provider(this, 'Provider', {
+      onEventHandler: this.providerFunction,
+      logGroup: new logs.LogGroup(this, 'ProviderLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+    });
     this.resource = new CustomResource(this, 'Topics', {
       serviceToken: this.provider.serviceToken,
       resourceType: 'Custom::KafkaTopics',

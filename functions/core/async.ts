@@ -3,6 +3,14 @@
 /** Resolves after `ms` milliseconds. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Waits `ms`, but ends `marginMs` before an invocation's deadline (`remainingMs` from now) at
+ * the latest: a failure that a retry cannot cure is not retried at full rate, and the
+ * invocation still fails before its timeout.
+ */
+export const backOff = (ms: number, remainingMs: number | undefined, marginMs = 5_000): Promise<void> =>
+  sleep(Math.max(0, Math.min(ms, remainingMs === undefined ? ms : remainingMs - marginMs)));
+
 /** Runs `fn` over `items` with at most `limit` calls in flight; rejects on the first failure. */
 export const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
   let next = 0;

@@ -2,23 +2,39 @@
  * Lambda entry for the MSK trigger on the commands topic: decides each batch against the
  * aggregate heads and publishes events and results (functions/command/process-batch.ts).
  * Throws only on infrastructure failures, so the trigger retries the batch (idempotently);
- * commands that do not fit one head write come back in the partial batch response.
+ * commands that do not fit one head write come back in the partial batch response. A table
+ * behind its log is counted (`tableBehindLog`, alarmed) and the batch fails only after a
+ * wait, so that the trigger does not retry it at full rate until someone rebuilds.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Context } from 'aws-lambda';
 import { observability } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
+import { tableBehindBackoffMs } from '../config.ts';
+import { TableBehindLogError } from '../control/control.ts';
+import { backOff } from '../core/async.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 
 const { logger, metrics } = observability('command-handler');
 const side = composeCommandSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
-export const handleCommands = async (event: MskEvent): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
-  const { batchItemFailures, ...summary } = await side.process(event);
+export const handleCommands = async (
+  event: MskEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
+  const { batchItemFailures, ...summary } = await side.process(event).catch(async (error: unknown) => {
+    if (error instanceof TableBehindLogError) {
+      metrics.addMetric('tableBehindLog', MetricUnit.Count, 1);
+      logger.error('table behind its log: commands wait until the snapshot rebuild has caught it up', { reason: error.message });
+      await backOff(tableBehindBackoffMs(), context?.getRemainingTimeInMillis());
+    }
+    throw error;
+  });
   logger.info('batch done', { ...summary });
   for (const name of ['accepted', 'rejected', 'duplicates', 'deadLettered', 'eventsPublished', 'conflicts', 'retried'] as const)
     metrics.addMetric(name, MetricUnit.Count, summary[name]);

@@ -50,10 +50,10 @@ describe('functions added to the topology', () => {
     const mappings = resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping');
     expect(Object.keys(mappings).sort()).toEqual([mappingId('commandHandler'), mappingId('eventHandler')].sort());
     expect(mappings[mappingId('eventHandler')]?.Properties).toMatchObject({
-      Topics: [topics.events.name],
+      Topics: [`KafkaAggregates.${topics.events.name}`],
       BatchSize: 100,
       MaximumBatchingWindowInSeconds: 2,
-      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'kafka-aggregates-event-handler' },
+      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'KafkaAggregates.kafka-aggregates-event-handler' },
       StartingPosition: 'TRIM_HORIZON',
     });
     expect(synth.stack.handlers.triggers.snapshotRebuild).toBeUndefined();
@@ -95,8 +95,8 @@ describe('functions added to the topology', () => {
     expect(JSON.stringify(dynamo)).toContain('TablesAggregates');
     expect(JSON.stringify(dynamo)).not.toContain('TablesReadModels');
     const reads = rebuild.filter((s) => actionsOf(s).includes('kafka-cluster:ReadData'));
-    expect(JSON.stringify(reads)).toContain(`/${topics.events.name}"`);
-    expect(JSON.stringify(reads)).not.toContain(`/${topics.commands.name}"`);
+    expect(JSON.stringify(reads)).toContain(`/KafkaAggregates.${topics.events.name}"`);
+    expect(JSON.stringify(reads)).not.toContain(`/KafkaAggregates.${topics.commands.name}"`);
   });
 
   it('keeps the stack variables when a shared environment names the same ones', () => {

@@ -6,20 +6,39 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { functions, retentionMs, tables, topicConfig, topics, type FunctionSpec } from '../../functions/topology.ts';
+import {
+  functions,
+  retentionMs,
+  scopedName,
+  tables,
+  topicConfig,
+  topics,
+  type FunctionSpec,
+  type TopicKey,
+} from '../../functions/topology.ts';
 import { TABLE_ACTIONS } from '../../infra/tables.ts';
 import { actionsOf, policyStatements, resourcesOf, statementsOfFunction, synthesize, type Synthesized } from './synth.ts';
 
 let synth: Synthesized;
-/** The optional features at once: customer-managed table key, e-mail alarm notifications, Powertools names. */
+/** The optional features at once: customer-managed table key, e-mail alarm notifications, Powertools names, reserved concurrency. */
 let variant: Synthesized;
 beforeAll(() => {
   synth = synthesize();
   variant = synthesize({
-    context: { tableEncryption: 'customer-managed', alarmEmail: 'ops@example.com', serviceName: 'orders', metricsNamespace: 'Orders' },
+    context: {
+      tableEncryption: 'customer-managed',
+      alarmEmail: 'ops@example.com',
+      serviceName: 'orders',
+      metricsNamespace: 'Orders',
+      reservedConcurrency: 'snapshotRebuild:1,commandApi:50',
+    },
     skipBundling: true,
   });
 }, 180_000);
+
+/** The name the default stack gives a topology topic or consumer group: under the stack name. */
+const deployed = (name: string): string => scopedName('KafkaAggregates', name);
+const topicOf = (key: TopicKey): string => deployed(topics[key].name);
 
 const handlerFunctions = () =>
   Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function')).filter(([, r]) =>
@@ -145,11 +164,11 @@ describe('topics', () => {
     const declared = JSON.parse(String(resource?.Properties?.Topics)) as { name: string; partitions: number; retention: unknown }[];
     expect(declared.map((t) => t.name).sort()).toEqual(
       Object.values(topics)
-        .map((t) => t.name)
+        .map((t) => deployed(t.name))
         .sort(),
     );
     for (const spec of Object.values(topics)) {
-      const topic = declared.find((t) => t.name === spec.name);
+      const topic = declared.find((t) => t.name === deployed(spec.name));
       expect(topic?.partitions).toBe(spec.partitions);
       expect(retentionMs(topic?.retention as never)).toBe(retentionMs(spec.retention));
     }
@@ -159,10 +178,10 @@ describe('topics', () => {
   it('keeps the events topic forever by time and by size (retention.ms and retention.bytes -1), and marks commands and events keyed', () => {
     const [resource] = Object.values(resourcesOf(synth.template, 'Custom::KafkaTopics'));
     const declared = JSON.parse(String(resource?.Properties?.Topics)) as { name: string; retention: 'forever'; keyed: boolean }[];
-    const events = declared.find((t) => t.name === topics.events.name);
+    const events = declared.find((t) => t.name === topicOf('events'));
     expect(events).toMatchObject({ retention: 'forever', keyed: true });
     expect(topicConfig(events as never)).toMatchObject({ 'retention.ms': '-1', 'retention.bytes': '-1' });
-    expect(declared.find((t) => t.name === topics.commands.name)?.keyed).toBe(true);
+    expect(declared.find((t) => t.name === topicOf('commands'))?.keyed).toBe(true);
   });
 
   it('lets the topic provider create, grow, describe and alter the configs of exactly the topology topics, and nothing more on Kafka', () => {
@@ -198,19 +217,21 @@ describe('functions', () => {
     return synth.stack.getLogicalId(fn.node.defaultChild as never);
   };
 
-  it('runs one snapshot rebuild at a time (reserved concurrency 1), and leaves the others unreserved', () => {
-    const concurrency = (key: string) =>
-      resourcesOf(synth.template, 'AWS::Lambda::Function')[functionId(key)]?.Properties?.ReservedConcurrentExecutions;
-    expect(concurrency('snapshotRebuild')).toBe(1);
-    for (const key of ['commandHandler', 'eventHandler', 'commandApi']) expect(concurrency(key)).toBeUndefined();
+  it('reserves no concurrency by default (a reservation fails on accounts whose quota is 10), and what the context asks for', () => {
+    const concurrency = (template: typeof synth.template, key: string) =>
+      resourcesOf(template, 'AWS::Lambda::Function')[functionId(key)]?.Properties?.ReservedConcurrentExecutions;
+    for (const key of Object.keys(functions)) expect(concurrency(synth.template, key)).toBeUndefined();
+    expect(concurrency(variant.template, 'snapshotRebuild')).toBe(1);
+    expect(concurrency(variant.template, 'commandApi')).toBe(50);
+    expect(concurrency(variant.template, 'commandHandler')).toBeUndefined();
   });
 
   it('lets the command handler read its own topic back with throwaway groups of its own, and delete them, and nothing more of Kafka groups', () => {
     const statements = statementsOfFunction(synth.template, functionId('commandHandler'));
     const groupStatements = statements.filter((st) => actionsOf(st).some((a) => a.includes('Group')));
     const resources = JSON.stringify(groupStatements.map((st) => st.Resource));
-    expect(resources).toContain('kafka-aggregates-command-handler-reader-*');
-    expect(resources).toContain(functions.commandHandler.trigger.consumerGroupId);
+    expect(resources).toContain(deployed('kafka-aggregates-command-handler-reader-*'));
+    expect(resources).toContain(deployed(functions.commandHandler.trigger.consumerGroupId));
     expect(groupStatements.flatMap(actionsOf).sort()).toEqual(
       expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:DeleteGroup', 'kafka-cluster:DescribeGroup']),
     );
@@ -251,10 +272,10 @@ describe('functions', () => {
         Environment: {
           Variables: Match.objectLike({
             ...tableVariables,
-            [topicEnv.commands]: topics.commands.name,
-            [topicEnv.events]: topics.events.name,
-            [topicEnv.results]: topics.results.name,
-            [topicEnv.deadLetter]: topics.deadLetter.name,
+            [topicEnv.commands]: topicOf('commands'),
+            [topicEnv.events]: topicOf('events'),
+            [topicEnv.results]: topicOf('results'),
+            [topicEnv.deadLetter]: topicOf('deadLetter'),
             KAFKA_BROKERS: { 'Fn::GetAtt': [Match.stringLikeRegexp('^KafkaBootstrapBrokers'), 'BootstrapBrokerStringSaslIam'] },
             KAFKA_AUTH: 'iam',
             POWERTOOLS_SERVICE_NAME: 'kafka-aggregates',
@@ -293,10 +314,10 @@ describe('triggers', () => {
     for (const trigger of triggered) {
       synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
         EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^KafkaCluster'), 'Arn'] },
-        Topics: [topics[trigger.topic].name],
+        Topics: [topicOf(trigger.topic)],
         BatchSize: trigger.batchSize,
         MaximumBatchingWindowInSeconds: trigger.maxBatchingWindowSeconds,
-        AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: trigger.consumerGroupId },
+        AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: deployed(trigger.consumerGroupId) },
         StartingPosition: 'TRIM_HORIZON',
       });
     }
@@ -321,7 +342,7 @@ describe('triggers', () => {
     const groups = new Set(mappings.map((m) => (m.Properties?.ProvisionedPollerConfig as { PollerGroupName?: string }).PollerGroupName));
     expect([...groups]).toEqual([`${synth.stack.stackName}-pollers`]);
     for (const mapping of mappings) {
-      const source = Object.values(topics).find((t) => t.name === (mapping.Properties?.Topics as string[])[0]);
+      const source = Object.values(topics).find((t) => deployed(t.name) === (mapping.Properties?.Topics as string[])[0]);
       expect(mapping.Properties?.ProvisionedPollerConfig).toMatchObject({ MinimumPollers: 1, MaximumPollers: source?.partitions });
     }
   });
@@ -370,15 +391,15 @@ describe('IAM', () => {
         .filter((s) => actionsOf(s).includes('kafka-cluster:DescribeGroup'))
         .map((s) => s.Resource),
     );
-    expect(describe).toContain(`/${functions.eventHandler.trigger.consumerGroupId}"`);
-    expect(describe).toContain(`/${functions.commandHandler.trigger.consumerGroupId}"`);
+    expect(describe).toContain(`/${deployed(functions.eventHandler.trigger.consumerGroupId)}"`);
+    expect(describe).toContain(`/${deployed(functions.commandHandler.trigger.consumerGroupId)}"`);
     const variables = (
       resourcesOf(synth.template, 'AWS::Lambda::Function')[id]?.Properties?.Environment as { Variables: Record<string, unknown> }
     ).Variables;
     expect(variables).toMatchObject({
-      READ_MODELS_CONSUMER_GROUP: functions.eventHandler.trigger.consumerGroupId,
+      READ_MODELS_CONSUMER_GROUP: deployed(functions.eventHandler.trigger.consumerGroupId),
       READ_MODELS_DRAIN_SECONDS: String(functions.eventHandler.timeoutSeconds),
-      COMMANDS_CONSUMER_GROUP: functions.commandHandler.trigger.consumerGroupId,
+      COMMANDS_CONSUMER_GROUP: deployed(functions.commandHandler.trigger.consumerGroupId),
     });
   });
 
@@ -386,7 +407,7 @@ describe('IAM', () => {
     for (const key of ['commandHandler', 'eventHandler'] as const) {
       synth.template.hasResourceProperties('AWS::Lambda::Function', {
         Description: Match.stringLikeRegexp(`^kafka-aggregates ${key}`),
-        Environment: { Variables: Match.objectLike({ TRIGGER_CONSUMER_GROUP: functions[key].trigger.consumerGroupId }) },
+        Environment: { Variables: Match.objectLike({ TRIGGER_CONSUMER_GROUP: deployed(functions[key].trigger.consumerGroupId) }) },
       });
     }
   });

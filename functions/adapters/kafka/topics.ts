@@ -4,7 +4,12 @@
  *
  * A topic that exists with other settings than the topology declares is brought in line:
  * its declared configs (retention, size limits) are set with AlterConfigs, and a topic that
- * may grow gets more partitions. What cannot be brought in line is refused with a
+ * may grow gets more partitions. kafkajs 2.2.4 has no IncrementalAlterConfigs (its request is
+ * `noImplementedRequestDefinitions`), and AlterConfigs replaces a topic's whole set of
+ * overrides; so it is sent only when a declared setting differs, and with only the settings
+ * MSK Serverless lets change after creation (EDITABLE_TOPIC_CONFIGS): the declared ones and
+ * the editable ones the topic has. Any other override (which MSK Serverless would refuse) is
+ * left out, and so goes back to the broker's default. What cannot be brought in line is refused with a
  * TopicMismatchError before anything is changed: fewer partitions than before (Kafka cannot
  * remove partitions), and any change of a keyed topic's partition count (it moves
  * aggregates to other partitions and breaks their order).
@@ -17,6 +22,19 @@ import { topicConfig, type TopicSpec } from '../../topology.ts';
 const TOPIC = 2 as ConfigResourceTypes;
 /** `ConfigSource.TOPIC_CONFIG`: a config set on the topic itself. */
 const TOPIC_CONFIG = 1 as ConfigSource;
+
+/**
+ * The topic settings MSK Serverless lets a client change on an existing topic
+ * (`cleanup.policy` only at creation); any other is refused there.
+ */
+export const EDITABLE_TOPIC_CONFIGS: ReadonlySet<string> = new Set([
+  'compression.type',
+  'max.message.bytes',
+  'message.timestamp.difference.max.ms',
+  'message.timestamp.type',
+  'retention.bytes',
+  'retention.ms',
+]);
 
 /** A topic exists with settings the topology declares otherwise, and they cannot be brought in line. */
 export class TopicMismatchError extends Error {
@@ -58,7 +76,7 @@ const partitionRefusal = (spec: NamedTopic, actual: number): string | undefined 
 
 /**
  * The dynamic configs of existing topics (set on the topic itself). AlterConfigs replaces a
- * topic's whole set, so what others set is read first and kept.
+ * topic's whole set, so what others set is read first and the editable part of it kept.
  */
 const topicOverrides = async (admin: Admin, names: readonly string[]): Promise<Map<string, Record<string, string>>> => {
   const { resources } = await admin.describeConfigs({
@@ -105,16 +123,21 @@ export const ensureTopics = async (admin: Admin, specs: readonly NamedTopic[], r
       admin,
       present.map((s) => s.name),
     );
-    for (const spec of present) {
+    const alterations = present.flatMap((spec) => {
       const current = overrides.get(spec.name) ?? {};
       const changed = differences(topicConfig(spec), current);
-      if (Object.keys(changed).length === 0) continue;
-      const next = { ...current, ...changed };
+      if (Object.keys(changed).length === 0) return [];
+      const fixed = Object.keys(changed).filter((name) => !EDITABLE_TOPIC_CONFIGS.has(name));
+      if (fixed.length > 0) throw new Error(`Topic ${spec.name}: ${fixed.join(', ')} cannot be changed after creation on MSK Serverless`);
+      const kept = Object.fromEntries(Object.entries(current).filter(([name]) => EDITABLE_TOPIC_CONFIGS.has(name)));
+      return [{ topic: spec.name, changed, next: { ...kept, ...changed } }];
+    });
+    for (const { topic, changed, next } of alterations) {
       await admin.alterConfigs({
         validateOnly: false,
-        resources: [{ type: TOPIC, name: spec.name, configEntries: Object.entries(next).map(([name, value]) => ({ name, value })) }],
+        resources: [{ type: TOPIC, name: topic, configEntries: Object.entries(next).map(([name, value]) => ({ name, value })) }],
       });
-      changes.altered.push({ topic: spec.name, configs: changed });
+      changes.altered.push({ topic, configs: changed });
     }
     const toGrow = present.filter((s) => (partitions.get(s.name) ?? 0) < s.partitions);
     if (toGrow.length > 0) {
