@@ -1,12 +1,12 @@
 /**
  * cfn-lint (PyPI, pinned in local/requirements.txt) on the synthesized templates: the
- * default stack, the variant with a customer-managed key and alarm notifications, and the
- * LocalStack target.
+ * default stack, the variant with a customer-managed key and alarm notifications, the
+ * LocalStack target, and an existing VPC and cluster.
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cfnLint, ensureCfnLint } from './cfn-lint-tool.ts';
-import { synthesize } from './synth.ts';
+import { synthesize, synthesizeExistingCluster } from './synth.ts';
 
 /**
  * Findings other than W3005 ("dependency already enforced"): the CDK writes a DependsOn on
@@ -45,6 +45,13 @@ describe('cfn-lint', () => {
 
   it('finds no error in the LocalStack template (plaintext provisioned cluster)', () => {
     const { outdir, stack } = synthesize({ skipBundling: true, context: { target: 'localstack' } });
+    const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
+    expect(findings(output)).toEqual([]);
+    expect(code & 2).toBe(0);
+  });
+
+  it('finds no error in the template for an existing VPC and cluster, with reserved concurrency and six partitions', () => {
+    const { outdir, stack } = synthesizeExistingCluster({ reservedConcurrency: 'snapshotRebuild:1,commandApi:50', partitions: 6 });
     const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
     expect(findings(output)).toEqual([]);
     expect(code & 2).toBe(0);

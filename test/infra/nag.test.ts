@@ -6,43 +6,8 @@
 import { aws_iam as iam } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resourcesOf, synthesize, type Synthesized } from './synth.ts';
-
-const ACCOUNT = '123456789012';
-const REGION = 'eu-west-1';
-const VPC_ID = 'vpc-0123456789abcdef0';
-const CLUSTER_ARN = `arn:aws:kafka:${REGION}:${ACCOUNT}:cluster/existing/0a1b2c3d-1111-2222-3333-444455556666-2`;
-
-/** What `Vpc.fromLookup` would have cached in cdk.context.json for the existing VPC. */
-const vpcLookup = {
-  [`vpc-provider:account=${ACCOUNT}:filter.vpc-id=${VPC_ID}:region=${REGION}:returnAsymmetricSubnets=true`]: {
-    vpcId: VPC_ID,
-    vpcCidrBlock: '10.1.0.0/16',
-    ownerAccountId: ACCOUNT,
-    availabilityZones: [],
-    subnetGroups: [
-      {
-        name: 'Private',
-        type: 'Private',
-        subnets: [
-          {
-            subnetId: 'subnet-00000000000000001',
-            cidr: '10.1.0.0/20',
-            availabilityZone: `${REGION}a`,
-            routeTableId: 'rtb-00000000000000001',
-          },
-          {
-            subnetId: 'subnet-00000000000000002',
-            cidr: '10.1.16.0/20',
-            availabilityZone: `${REGION}b`,
-            routeTableId: 'rtb-00000000000000002',
-          },
-        ],
-      },
-    ],
-  },
-};
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EXISTING, resourcesOf, synthesize, synthesizeExistingCluster, type Synthesized } from './synth.ts';
 
 const unacknowledged = (synth: Synthesized) =>
   new AwsSolutionsChecks()
@@ -75,25 +40,9 @@ describe('default stack', () => {
 
 describe('existing VPC and existing cluster', () => {
   let synth: Synthesized;
-  const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   beforeAll(() => {
-    process.env.CDK_DEFAULT_ACCOUNT = ACCOUNT;
-    process.env.CDK_DEFAULT_REGION = REGION;
-    synth = synthesize({
-      skipBundling: true,
-      context: {
-        vpcId: VPC_ID,
-        mskClusterArn: CLUSTER_ARN,
-        mskSecurityGroupId: 'sg-00000000000000001',
-        vpcEndpoints: true,
-        ...vpcLookup,
-      },
-    });
+    synth = synthesizeExistingCluster();
   }, 120_000);
-  afterAll(() => {
-    process.env.CDK_DEFAULT_ACCOUNT = saved.account;
-    process.env.CDK_DEFAULT_REGION = saved.region;
-  });
 
   it('has no unacknowledged AwsSolutions error or warning', () => {
     expect(unacknowledged(synth)).toEqual([]);
@@ -103,11 +52,11 @@ describe('existing VPC and existing cluster', () => {
     synth.template.resourceCountIs('AWS::MSK::ServerlessCluster', 0);
     synth.template.resourceCountIs('AWS::EC2::VPC', 0);
     for (const mapping of Object.values(resourcesOf(synth.template, 'AWS::Lambda::EventSourceMapping'))) {
-      expect(mapping.Properties).toMatchObject({ EventSourceArn: CLUSTER_ARN });
+      expect(mapping.Properties).toMatchObject({ EventSourceArn: EXISTING.clusterArn });
       expect(mapping.Properties?.SourceAccessConfigurations).toBeUndefined();
     }
     synth.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
-      GroupId: 'sg-00000000000000001',
+      GroupId: EXISTING.securityGroupId,
       FromPort: 9098,
       ToPort: 9098,
     });

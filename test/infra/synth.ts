@@ -94,3 +94,70 @@ export const statementsOfFunction = (
     .filter((p) => (p.Properties?.Roles as { Ref: string }[] | undefined)?.some((r) => r.Ref === roleRef))
     .flatMap((p) => (p.Properties?.PolicyDocument as { Statement: { Action: string | string[]; Resource?: unknown }[] }).Statement);
 };
+
+/** Account, region and ids of the existing VPC and cluster the existing-cluster mode is synthesized with. */
+export const EXISTING = {
+  account: '123456789012',
+  region: 'eu-west-1',
+  vpcId: 'vpc-0123456789abcdef0',
+  clusterArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/existing/0a1b2c3d-1111-2222-3333-444455556666-2',
+  securityGroupId: 'sg-00000000000000001',
+} as const;
+
+/** What `Vpc.fromLookup` would have cached in cdk.context.json for the existing VPC. */
+const vpcLookup = {
+  [`vpc-provider:account=${EXISTING.account}:filter.vpc-id=${EXISTING.vpcId}:region=${EXISTING.region}:returnAsymmetricSubnets=true`]: {
+    vpcId: EXISTING.vpcId,
+    vpcCidrBlock: '10.1.0.0/16',
+    ownerAccountId: EXISTING.account,
+    availabilityZones: [],
+    subnetGroups: [
+      {
+        name: 'Private',
+        type: 'Private',
+        subnets: [
+          {
+            subnetId: 'subnet-00000000000000001',
+            cidr: '10.1.0.0/20',
+            availabilityZone: `${EXISTING.region}a`,
+            routeTableId: 'rtb-00000000000000001',
+          },
+          {
+            subnetId: 'subnet-00000000000000002',
+            cidr: '10.1.16.0/20',
+            availabilityZone: `${EXISTING.region}b`,
+            routeTableId: 'rtb-00000000000000002',
+          },
+        ],
+      },
+    ],
+  },
+};
+
+/**
+ * Synthesizes the existing-VPC, existing-cluster mode (the VPC lookup answered from a cached
+ * context, the account and region set for the lookup while it runs), with more context on top.
+ */
+export const synthesizeExistingCluster = (context: Record<string, unknown> = {}, skipBundling = true): Synthesized => {
+  const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  process.env.CDK_DEFAULT_ACCOUNT = EXISTING.account;
+  process.env.CDK_DEFAULT_REGION = EXISTING.region;
+  try {
+    return synthesize({
+      skipBundling,
+      context: {
+        vpcId: EXISTING.vpcId,
+        mskClusterArn: EXISTING.clusterArn,
+        mskSecurityGroupId: EXISTING.securityGroupId,
+        vpcEndpoints: true,
+        ...vpcLookup,
+        ...context,
+      },
+    });
+  } finally {
+    for (const [key, value] of Object.entries({ CDK_DEFAULT_ACCOUNT: saved.account, CDK_DEFAULT_REGION: saved.region })) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+};
