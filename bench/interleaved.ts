@@ -252,9 +252,16 @@ const main = async (): Promise<boolean> => {
     const batchLine = (name: string) => {
       const ok = invocations(name).filter((r) => r.outcome === 'ok');
       const records = ok.reduce((n, r) => n + r.records, 0);
+      // The capacity model's inputs (docs/OPERATIONS.md): records per partition of a batch over the invocation's time.
+      const ms = ok.map((r) => r.durationMs).sort((a, b) => a - b);
+      const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
+      const perPartition = ok.reduce((n, r) => n + r.records / Math.max(1, Object.keys(r.offsets).length), 0);
+      const busyMs = ok.reduce((n, r) => n + r.durationMs, 0);
       return (
         `${int(ok.length)} ok (${int(invocations(name).length - ok.length)} failed or partial), mean ${(records / Math.max(1, ok.length)).toFixed(0)} records, ` +
-        `mean partitions in an invocation at any time ${busyPartitions(reports, name, t0, settledAt).toFixed(2)}`
+        `mean partitions in an invocation at any time ${busyPartitions(reports, name, t0, settledAt).toFixed(2)}; ` +
+        `invocation ms p50 ${at(0.5)} p90 ${at(0.9)} max ${at(1)}, mean ${(busyMs / Math.max(1, ok.length)).toFixed(0)}; ` +
+        `records per partition per second while invoked ${int((perPartition / Math.max(1, busyMs)) * 1000)}`
       );
     };
     const lines: [string, string][] = [
