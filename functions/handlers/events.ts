@@ -14,7 +14,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { observability } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
 import type { PartialBatchResponse } from '../core/batch-response.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
@@ -26,6 +26,7 @@ const side = composeEventSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleEvents = async (event: MskEvent): Promise<PartialBatchResponse> => {
+  addRecordAges(metrics, event);
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const halt of halted) {
