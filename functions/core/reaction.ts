@@ -74,7 +74,9 @@ export const reactionCommandEnvelope = (reaction: string, event: DomainEvent, co
   aggregateId: command.aggregateId,
   type: command.type,
   data: { ...command.data },
-  correlationId: event.correlationId ?? correlationOf({ commandId: event.commandId, ...(event.metadata === undefined ? {} : { metadata: event.metadata }) }),
+  correlationId:
+    event.correlationId ??
+    correlationOf({ commandId: event.commandId, ...(event.metadata === undefined ? {} : { metadata: event.metadata }) }),
   causationId: event.eventId,
   metadata: { ...command.metadata, reaction },
 });
