@@ -63,7 +63,12 @@ export const dashboardWidgets = (s: DashboardSources): cloudwatch.IWidget[][] =>
       ),
     );
   }
+  // The handlers' own lag in time (functions/adapters/aws/powertools.ts `addRecordAges`), both sides under one service.
   widgets.push(
+    graph('lag in time: age of the oldest record of a batch (ms)', [
+      s.own('oldestRecordAgeMs').with({ statistic: cloudwatch.Stats.MAXIMUM, label: 'oldest record age (max)' }),
+      s.own('oldestRecordAgeMs').with({ statistic: cloudwatch.Stats.p(50), label: 'oldest record age (p50)' }),
+    ]),
     graph(
       'halts and blocked partitions',
       [s.own('gapsHalted'), s.own('unreadableHalted'), s.own('retried'), s.own('tableBehindLog')],

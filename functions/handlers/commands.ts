@@ -11,7 +11,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
-import { observability } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import { tableBehindBackoffMs } from '../config.ts';
@@ -27,6 +27,7 @@ export const handleCommands = async (
   event: MskEvent,
   context?: Pick<Context, 'getRemainingTimeInMillis'>,
 ): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
+  addRecordAges(metrics, event);
   const { batchItemFailures, ...summary } = await side.process(event).catch(async (error: unknown) => {
     if (error instanceof TableBehindLogError) {
       metrics.addMetric('tableBehindLog', MetricUnit.Count, 1);
