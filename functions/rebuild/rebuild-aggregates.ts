@@ -128,7 +128,10 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let writeFailed: Error | undefined;
   const checkpoint = (at: ReplayPosition) => {
     const dirty = fold.takeDirty();
-    const progress: RebuildProgress = { ...started, checkpoint: at.checkpoint, eventsRead: at.eventsRead };
+    // A resumed rebuild reads again from the first event still held (its predecessors not read yet).
+    const resumeAt = { ...at.checkpoint };
+    for (const [partition, offset] of fold.heldFloor()) resumeAt[partition] = Math.min(resumeAt[partition] ?? offset, offset);
+    const progress: RebuildProgress = { ...started, checkpoint: resumeAt, eventsRead: at.eventsRead };
     const previous = writing;
     report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
     writing = (async () => {
@@ -180,6 +183,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     },
     { checkpointEvery, checkpointIntervalMs, deadline: options.deadline, onProgress: report },
   );
+  // The whole log read: what is still held lacks its predecessors (gaps, reported).
+  if (!stoppedEarly) fold.finish();
   checkpoint(at);
   await writing;
   const { eventsRead } = at;
