@@ -142,11 +142,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
         await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
         archived += archive.length;
       });
-      // A group is a read and four batched writes: about writeConcurrency requests in flight.
+      // A group is a read, then eight conditional puts at a time: about writeConcurrency requests in flight.
       const written = await heads.putRebuiltAll(
         dirty.map((d) => d.head),
         epoch,
-        Math.max(1, Math.ceil(writeConcurrency / 4)),
+        Math.max(1, Math.ceil(writeConcurrency / 8)),
       );
       headsWritten += written.written;
       fencedOff += written.fencedOff;
