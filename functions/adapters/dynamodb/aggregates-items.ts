@@ -3,7 +3,7 @@
  * command, a kept outcome, the control item; and the size of a head's item as DynamoDB counts it. Pure
  * codecs; heads-table.ts does the I/O.
  */
-import type { EventRecord, ResultRecord } from '../../core/wire.ts';
+import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
 import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
@@ -175,6 +175,7 @@ export const archiveItem = (aggregateType: string, aggregateId: string, command:
   commandId: command.commandId,
   version: command.version,
   at: command.at,
+  ...(command.rejected === undefined ? {} : { rejected: { code: command.rejected.code, message: command.rejected.message } }),
   expiresAt: Math.ceil((command.at + windowMs) / 1000) + 86_400,
 });
 
@@ -183,6 +184,7 @@ export const archivedFromItem = (item: Item): ArchivedCommand => ({
   commandId: item.commandId as string,
   version: Number(item.version),
   at: Number(item.at),
+  ...(item.rejected === undefined ? {} : { rejected: item.rejected as Reason }),
 });
 
 /** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
