@@ -14,7 +14,7 @@ import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher } from '../command/ports.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
-import { outboxConfirmed } from '../command/partition.ts';
+import { anchorOf, outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
 import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';
@@ -198,13 +198,17 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     const checkpoints = new Map(await Promise.all([...positions.keys()].map(async (tp) => [tp, await heads.getCheckpoint(tp)] as const)));
     for (const [tp, next] of positions) {
       const incarnation = Math.max(checkpoints.get(tp)?.incarnation ?? 1, fold.incarnations.get(tp) ?? 1);
-      const since = checkpoints.get(tp)?.incarnation === incarnation ? checkpoints.get(tp)?.since : undefined;
+      const old = checkpoints.get(tp);
+      const since = old?.incarnation === incarnation ? old.since : undefined;
+      // What the table knew of this life: a recreation before the next batch completes shows there.
+      const anchor = old?.incarnation === incarnation ? anchorOf(old) : undefined;
       await heads.resetCheckpoint({
         tp,
         incarnation,
         from: next,
         through: next - 1,
         fingerprint: null,
+        ...(anchor === undefined ? {} : { anchor }),
         ...(since === undefined ? {} : { since }),
       });
       checkpointsReset++;

@@ -144,6 +144,7 @@ export const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
   from: checkpoint.from,
   through: checkpoint.through,
   ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
+  ...(checkpoint.anchor === undefined ? {} : { anchor: { offset: checkpoint.anchor.offset, fingerprint: checkpoint.anchor.fingerprint } }),
   ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
   ...(checkpoint.earlier === undefined || checkpoint.earlier.length === 0 ? {} : { earlier: checkpoint.earlier }),
 });
@@ -155,6 +156,9 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
   from: Number(item.from),
   through: Number(item.through),
   fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
+  ...(typeof item.anchor === 'object' && item.anchor !== null
+    ? { anchor: { offset: Number((item.anchor as Item).offset), fingerprint: String((item.anchor as Item).fingerprint) } }
+    : {}),
   ...(typeof item.since === 'string' ? { since: item.since } : {}),
   ...(Array.isArray(item.earlier)
     ? {
