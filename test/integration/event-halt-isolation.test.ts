@@ -60,9 +60,7 @@ describe('a halt holds only its own partition', () => {
       write: async (key, next, revision) => {
         if (!wiped && key.pk === row.pk && key.sk === row.sk) {
           wiped = true;
-          await dynamo.send(
-            new DeleteItemCommand({ TableName: side.readModels.tableName, Key: { pk: { S: row.pk }, sk: { S: row.sk } } }),
-          );
+          await dynamo.send(new DeleteItemCommand({ TableName: side.readModels.tableName, Key: { pk: { S: row.pk }, sk: { S: row.sk } } }));
         }
         return side.readModels.write(key, next, revision);
       },
