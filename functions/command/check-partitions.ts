@@ -51,6 +51,27 @@ const sampled = (r: LogRecord): SampledRecord => ({
   fingerprint: fingerprint({ timestamp: r.timestamp, key: r.key?.toString('base64') ?? null, value: r.value?.toString('base64') ?? null }),
 });
 
+/**
+ * Whether the batch is of the life of the topic that `anchor` (a record of the checkpoint's
+ * incarnation) is from: read from the batch when it holds that offset, else from the log.
+ * `unknown` when the record expired from the log.
+ */
+const lifeOf = async (
+  deps: PartitionCheckDeps,
+  span: PartitionSpan,
+  anchor: SampledRecord,
+  fingerprintAt: (offset: number) => string | undefined,
+): Promise<'same' | 'other' | 'unknown'> => {
+  const here = fingerprintAt(anchor.offset);
+  if (here !== undefined) return here === anchor.fingerprint ? 'same' : 'other';
+  const log = await deps.commandLog.bounds(span.topic, span.partition);
+  if (anchor.offset >= log.end) return 'other';
+  if (anchor.offset < log.start) return 'unknown';
+  const [found] = await deps.commandLog.sample(span.topic, span.partition, anchor.offset, anchor.offset, 1);
+  // The anchor is a record, not a marker: in its own life its offset still holds it.
+  return found !== undefined && found.offset === anchor.offset && sampled(found).fingerprint === anchor.fingerprint ? 'same' : 'other';
+};
+
 /** The batch's records, partition by partition. */
 export const spansOf = (partitions: readonly (readonly TriggerRecord[])[]): Map<string, PartitionSpan> =>
   new Map(
@@ -89,13 +110,21 @@ export const checkPartitions = async (
           return record === undefined ? undefined : fingerprintOf(record);
         },
       };
+      const first = span.records[0];
+      const anchor = first === undefined ? undefined : { offset: first.offset, fingerprint: fingerprintOf(first) };
       if (checkpoint === undefined && fresh) {
-        effective.set(tp, firstCheckpoint(tp, span.from));
+        effective.set(tp, firstCheckpoint(tp, span.from, anchor));
         return;
       }
+      // No batch completed since the checkpoint was set (a new incarnation, a rebuild): the
+      // record it knows of its life tells a recreated topic, which offsets alone cannot.
+      const unproven =
+        checkpoint?.fingerprint === null && checkpoint.anchor !== undefined
+          ? await lifeOf(deps, span, checkpoint.anchor, batch.fingerprintAt)
+          : 'same';
       // A partition new to the table at offset 0 has nothing before it; elsewhere the log start tells.
       const logStart = checkpoint === undefined && span.from > 0 ? (await deps.commandLog.bounds(span.topic, span.partition)).start : 0;
-      const assessment = assess(checkpoint, batch, logStart);
+      const assessment = unproven === 'other' ? ({ kind: 'recreated' } as const) : assess(checkpoint, batch, logStart);
       let verdict: Verdict = assessment.kind === 'read' ? 'continue' : assessment.kind;
       if (assessment.kind === 'read') {
         const [log, records] = await Promise.all([
@@ -111,7 +140,7 @@ export const checkPartitions = async (
           );
       }
       if (verdict !== 'recreated' || checkpoint === undefined) {
-        if (verdict !== 'behind') effective.set(tp, checkpoint ?? firstCheckpoint(tp, span.from));
+        if (verdict !== 'behind') effective.set(tp, checkpoint ?? firstCheckpoint(tp, span.from, anchor));
         return;
       }
       // A new life of the topic: offsets start again, and a trigger starts at its beginning.
@@ -120,7 +149,7 @@ export const checkPartitions = async (
         behind.push(`${tp} was recreated, and its records before offset ${span.from} were handled without this table`);
         return;
       }
-      const next: StoredCheckpoint = { ...nextIncarnation(checkpoint, span.from), since: new Date().toISOString() };
+      const next: StoredCheckpoint = { ...nextIncarnation(checkpoint, span.from, anchor), since: new Date().toISOString() };
       if (await deps.checkpoints.putCheckpoint(next, checkpoint)) {
         effective.set(tp, next);
         written.set(tp, next);

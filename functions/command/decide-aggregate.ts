@@ -52,7 +52,7 @@ export interface AggregateOutcome {
    * its partition is retried from there (the next batch starts from a confirmed outbox).
    */
   readonly retryFrom: TriggerRecord | null;
-  /** Accepted commands that leave the recent window: archived before the head is written. */
+  /** Commands that leave the recent window, accepted or rejected: archived before the head is written. */
   readonly archive: readonly ArchivedCommand[];
   /**
    * Outcomes decided here that no head remembers: every one when no head is written (an
@@ -175,10 +175,14 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
   const keep = Math.max(RECENT_COMMANDS, limit);
   const evicted = recent.slice(0, Math.max(0, recent.length - keep));
+  // Rejections too, so that the command API keeps answering a rejected commandId (an
+  // acceptance of the same commandId, decided after it, wins: it comes later in the map).
   const archive = [
     ...new Map(
-      evicted.flatMap((r) =>
-        r.result.status === 'accepted' ? [[r.commandId, { commandId: r.commandId, version: r.result.version, at: r.at }] as const] : [],
+      evicted.map((r) =>
+        r.result.status === 'accepted'
+          ? ([r.commandId, { commandId: r.commandId, version: r.result.version, at: r.at }] as const)
+          : ([r.commandId, { commandId: r.commandId, version: 0, at: r.at, rejected: r.result.reason }] as const),
       ),
     ).values(),
   ];

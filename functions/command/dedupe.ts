@@ -30,7 +30,8 @@ const accepted = (memory: Memory, incoming: IncomingCommand): ResultRecord | und
   const recent = memory.recent.find((r) => r.commandId === commandId && r.result.status === 'accepted');
   if (recent !== undefined) return recent.result;
   const archived = memory.archived.get(commandId);
-  if (archived === undefined || incoming.record.timestamp - archived.at > memory.dedupeWindowMs) return undefined;
+  if (archived === undefined || archived.rejected !== undefined || incoming.record.timestamp - archived.at > memory.dedupeWindowMs)
+    return undefined;
   return { commandId, aggregateType, aggregateId, status: 'accepted', version: archived.version };
 };
 

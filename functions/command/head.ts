@@ -2,7 +2,7 @@
  * The aggregate head: everything the command side keeps per aggregate, in one item. Pure
  * types and rules; the DynamoDB layout lives in adapters/dynamodb/aggregates-table.ts.
  */
-import type { EventRecord, ResultRecord } from '../core/wire.ts';
+import type { EventRecord, Reason, ResultRecord } from '../core/wire.ts';
 
 /** Outcome of a command, remembered so that a redelivery or a re-send gets the same answer. */
 export interface RecentCommand {
@@ -18,10 +18,17 @@ export interface RecentCommand {
   readonly result: ResultRecord;
 }
 
-/** An accepted command that no longer fits the head's recent window, kept apart for the dedupe window. */
+/**
+ * A command that no longer fits the head's recent window, kept apart for the dedupe window:
+ * an acceptance (the command side answers a re-sent commandId with it), or a rejection (the
+ * command API answers with it; the command side decides a rejected command sent again anew).
+ */
 export interface ArchivedCommand {
   readonly commandId: string;
+  /** The version it led to; 0 for a rejection. */
   readonly version: number;
+  /** Present when the command was rejected: why. */
+  readonly rejected?: Reason;
   /** The command record's timestamp (ms). */
   readonly at: number;
 }
@@ -37,7 +44,7 @@ export interface Head {
   readonly offsets: Readonly<Record<string, number>>;
   /** The most recent commands with their results, oldest first. */
   readonly recent: readonly RecentCommand[];
-  /** Timestamp (ms) of the newest accepted command moved to the archive; 0 when none was. */
+  /** Timestamp (ms) of the newest command moved to the archive; 0 when none was. */
   readonly archivedUntil: number;
   /** Events committed with this head and published in the batch that wrote it. */
   readonly outbox: readonly EventRecord[];

@@ -29,8 +29,14 @@ export interface PartitionCheckpoint {
   readonly from: number;
   /** Last offset of the last batch that completed (its outbox published); `from - 1` before one has. */
   readonly through: number;
-  /** Fingerprint of the record at `through`; null when unknown (set by a rebuild). */
+  /** Fingerprint of the record at `through`; null when no batch completed since the checkpoint was set (a new incarnation, a rebuild). */
   readonly fingerprint: string | null;
+  /**
+   * A record known to be of this incarnation, for while `fingerprint` is null: the first
+   * record of a new incarnation, or what the checkpoint knew before a rebuild reset it. A
+   * batch in whose life that record is another one, or gone, belongs to a recreated topic.
+   */
+  readonly anchor?: SampledRecord;
   /**
    * What the earlier incarnations had completed, newest first (at most {@link EARLIER_KEPT}):
    * an outbox written in an earlier life of the topic and published then still counts as
@@ -131,27 +137,33 @@ export const judge = (
   return log.start > through + 1 ? 'behind' : 'continue';
 };
 
-/** The checkpoint of a recreated topic's new incarnation, starting at the batch. */
-export const nextIncarnation = (previous: PartitionCheckpoint, from: number): PartitionCheckpoint => ({
+/** The checkpoint of a recreated topic's new incarnation, starting at the batch (`anchor`: its first record). */
+export const nextIncarnation = (previous: PartitionCheckpoint, from: number, anchor?: SampledRecord): PartitionCheckpoint => ({
   tp: previous.tp,
   incarnation: previous.incarnation + 1,
   from,
   through: from - 1,
   fingerprint: null,
+  ...(anchor === undefined ? {} : { anchor }),
   earlier: [{ incarnation: previous.incarnation, from: previous.from, through: previous.through }, ...(previous.earlier ?? [])].slice(
     0,
     EARLIER_KEPT,
   ),
 });
 
-/** The checkpoint of a partition the table sees for the first time, starting at the batch. */
-export const firstCheckpoint = (tp: string, from: number): PartitionCheckpoint => ({
+/** The checkpoint of a partition the table sees for the first time, starting at the batch (`anchor`: its first record). */
+export const firstCheckpoint = (tp: string, from: number, anchor?: SampledRecord): PartitionCheckpoint => ({
   tp,
   incarnation: 1,
   from,
   through: from - 1,
   fingerprint: null,
+  ...(anchor === undefined ? {} : { anchor }),
 });
+
+/** The record of its incarnation a checkpoint knows best: the one at `through` when fingerprinted, else its anchor. */
+export const anchorOf = (checkpoint: PartitionCheckpoint): SampledRecord | undefined =>
+  checkpoint.fingerprint !== null ? { offset: checkpoint.through, fingerprint: checkpoint.fingerprint } : checkpoint.anchor;
 
 /** The checkpoint once a batch has completed every record up to `through`, whose fingerprint is given. */
 export const advance = (checkpoint: PartitionCheckpoint, through: number, fingerprintAtThrough: string): PartitionCheckpoint =>

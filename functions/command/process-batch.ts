@@ -72,7 +72,12 @@ export interface BatchResult extends BatchSummary {
 
 /** Releases that apply to the partition as it is now: those recorded after its current incarnation began. */
 const currentReleases = (releases: readonly Release[] | undefined, checkpoint: StoredCheckpoint | undefined): readonly Release[] =>
-  (releases ?? []).filter((r) => checkpoint?.since === undefined || r.at > checkpoint.since);
+  (releases ?? []).filter((r) =>
+    r.incarnation !== undefined
+      ? r.incarnation === (checkpoint?.incarnation ?? 1)
+      : // Recorded before releases named their incarnation: by time, as far as the checkpoint knows it.
+        checkpoint?.since === undefined || r.at > checkpoint.since,
+  );
 
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {

@@ -50,26 +50,30 @@ export type ReadOutcome = { readonly event: ReadEvent } | { readonly fault: Even
  * Only the command handler writes the events topic, after validating each event against its
  * aggregate's schema, so a well-formed record this code cannot read means the code is behind
  * the log (an aggregate type or event type it does not register, a revision written by newer
- * code: a rollback, or the event side deployed after the command side) or wrong (an upcaster
- * that fails). A malformed record (`InvalidEvent`, `KeyMismatch`) is a fault of the record.
+ * code: a rollback, or the event side deployed after the command side; data at the current
+ * revision that this code's schema refuses: an optional field added by newer code, which a
+ * stricter older schema does not allow) or wrong (an upcaster that fails). A malformed record
+ * (`InvalidEvent`: no JSON, or an envelope that is not one; `KeyMismatch`) is a fault of the
+ * record.
  */
 const CODE_FAULTS: ReadonlySet<EventFault['code']> = new Set([
   'UnknownAggregateType',
   'UnknownEventType',
   'UnknownRevision',
   'UpcastFailed',
+  'SchemaRefused',
 ]);
 
 /**
  * True for faults of the code that reads the record (see CODE_FAULTS): of the chain a record
- * is read through, aggregate type, event type, revision, upcasters. Every reader stops
+ * is read through, aggregate type, event type, revision, upcasters, schema. Every reader stops
  * there: the event side halts the record's partition (its other partitions go on) and the
  * rebuilds stop (retried until fixed code is deployed, or an operator skips the record);
  * never a dead letter, never passed silently.
  */
 export const isChainFault = (fault: EventFault): boolean => CODE_FAULTS.has(fault.code);
 
-/** A record the current code cannot read: its aggregate type, event type or revision unknown, or its upcaster failing (see isChainFault). */
+/** A record the current code cannot read: its aggregate type, event type or revision unknown, its upcaster failing, or its data refused by the schema (see isChainFault). */
 export class EventChainError extends Error {
   override readonly name = 'EventChainError';
   constructor(readonly fault: EventFault) {

@@ -28,6 +28,12 @@ export interface Release {
   readonly by: string;
   /** When it was recorded (ISO 8601). */
   readonly at: string;
+  /**
+   * On the commands topic, the incarnation of the partition it was recorded in (its life:
+   * command/partition.ts): it releases offsets of that life only, whatever a table restore
+   * or a rebuild did to the checkpoint since. Absent on the events topic (never recreated).
+   */
+  readonly incarnation?: number;
 }
 
 /** Reason code of records dead-lettered by a `skip` release. */

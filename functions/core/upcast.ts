@@ -19,9 +19,11 @@ export interface UpcastFault {
    * - `UnknownRevision`: a revision past what this code reads (written by newer code);
    * - `UpcastFailed`: an upcaster threw, returned something that is not an event, skipped a
    *   revision, looped, or led to data its target schema refuses;
-   * - `InvalidEvent`: stored at the current revision, with data its schema refuses.
+   * - `SchemaRefused`: stored at the current revision, with data its schema refuses. The
+   *   command side validated the data against the schema of the code that wrote it, so this
+   *   code's schema is not that one (older and stricter, or changed without a new revision).
    */
-  readonly code: 'UnknownEventType' | 'UnknownRevision' | 'UpcastFailed' | 'InvalidEvent';
+  readonly code: 'UnknownEventType' | 'UnknownRevision' | 'UpcastFailed' | 'SchemaRefused';
   readonly problem: string;
 }
 
@@ -113,10 +115,10 @@ export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, co
     if (schema !== undefined && event.revision === current) {
       const validated = schema['~standard'].validate(event.data);
       if (validated instanceof Promise)
-        return fault('InvalidEvent', `the schema of ${event.type} validates asynchronously; event schemas must validate synchronously`);
+        return fault('SchemaRefused', `the schema of ${event.type} validates asynchronously; event schemas must validate synchronously`);
       if (validated.issues !== undefined)
         return steps === 0
-          ? fault('InvalidEvent', `invalid ${event.type} data: ${describeIssues(validated.issues)}`)
+          ? fault('SchemaRefused', `invalid ${event.type} data: ${describeIssues(validated.issues)}`)
           : fault('UpcastFailed', `${via}the data fails the ${event.type} schema: ${describeIssues(validated.issues)}`);
       // The data as stored (or as upcast), not the schema's output: what the command side evolved.
       return { event: { type: event.type, data: event.data }, upcast: steps > 0 };

@@ -17,7 +17,7 @@ import {
 import { topicPartition, type CommandEnvelope, type SourcePosition } from '../core/wire.ts';
 import type { ReadEvent } from '../core/event-reader.ts';
 import type { ItemKey, StoredItem } from './ports.ts';
-import type { ConsumerRef } from './errors.ts';
+import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
 
 /** An event as the event side folds it: read (core/event-reader.ts), with where it was read. */
 export type IncomingEvent = Pick<ReadEvent, 'event' | 'position'>;
@@ -63,6 +63,8 @@ export interface ItemPlan {
   readonly flagged: readonly GapFound[];
   /** The gap the item stopped at under `halt`; events from it on were not folded. */
   readonly halt: GapFound | undefined;
+  /** The event the projection's or reaction's code failed on; events from it on were not folded. */
+  readonly failed?: { readonly position: SourcePosition; readonly error: ConsumerFailedError };
 }
 
 /** Data as JSON gives it back (no undefined, no class instances), as DynamoDB will store it. */
@@ -121,6 +123,7 @@ export const foldItem = (
   let duplicates = 0;
   let moved = false;
   let halt: GapFound | undefined;
+  let failed: ItemPlan['failed'];
 
   for (const { event, position } of events) {
     const aggregate = aggregateKey(event.aggregateType, event.aggregateId);
@@ -151,7 +154,15 @@ export const foldItem = (
       flagged.push(gap);
       newGaps.push({ aggregate, missingFrom: check.missingFrom, missingTo: check.missingTo, eventId: event.eventId });
     }
-    const result = folder.apply(data, event);
+    let result: Applied;
+    try {
+      result = folder.apply(data, event);
+    } catch (error) {
+      // User code that fails on this event: like a gap, its partition halts here (process-batch.ts).
+      if (!(error instanceof ConsumerFailedError)) throw error;
+      failed = { position, error };
+      break;
+    }
     if (result !== undefined) {
       data = result.data;
       commands.push(...result.commands);
@@ -174,5 +185,5 @@ export const foldItem = (
         gapCount,
       }
     : null;
-  return { next, applied, duplicates, commands, flagged, halt };
+  return { next, applied, duplicates, commands, flagged, halt, ...(failed === undefined ? {} : { failed }) };
 };

@@ -6,16 +6,18 @@ import { partialBatchResponse, type PartialBatchResponse } from '../core/batch-r
 import { EventChainError, type EventFault } from '../core/event-reader.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
-import { EventGapError } from './errors.ts';
+import { EventGapError, type ConsumerFailedError } from './errors.ts';
 import type { GapFound } from './fold.ts';
 
 /**
- * Where a partition stops, and why: a gap under `halt` (`gap`), or a record this code cannot
- * read that no operator release skips (`unreadable`, an isChainFault fault).
+ * Where a partition stops, and why: a gap under `halt` (`gap`), a record this code cannot
+ * read that no operator release skips (`unreadable`, an isChainFault fault), or an event a
+ * projection's or reaction's code fails on (`failed`).
  */
 export type Halt =
   | { readonly cause: 'gap'; readonly position: SourcePosition; readonly gap: GapFound }
-  | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault };
+  | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault }
+  | { readonly cause: 'failed'; readonly position: SourcePosition; readonly error: ConsumerFailedError };
 
 /**
  * The halts of a summary as the MSK trigger's partial batch response (core/batch-response.ts):
@@ -31,6 +33,6 @@ export const batchItemFailures = (halted: readonly Halt[], delivered: MskEvent):
 export const gapError = (gap: GapFound): EventGapError =>
   new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);
 
-/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read. */
-export const haltError = (halt: Halt): EventGapError | EventChainError =>
-  halt.cause === 'gap' ? gapError(halt.gap) : new EventChainError(halt.fault);
+/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read, ConsumerFailedError for failing user code. */
+export const haltError = (halt: Halt): EventGapError | EventChainError | ConsumerFailedError =>
+  halt.cause === 'gap' ? gapError(halt.gap) : halt.cause === 'unreadable' ? new EventChainError(halt.fault) : halt.error;

@@ -7,16 +7,17 @@
  * revision read.
  *
  * Records are read through the one event reader (core/event-reader.ts), upcasters included.
- * Malformed records are dead-lettered. Two things halt a partition, and only that partition:
+ * Malformed records are dead-lettered. Three things halt a partition, and only that partition:
  * a well-formed record this code cannot read (its aggregate type, event type or revision
- * unknown here, or its upcaster failing: the code is behind the log) that no operator
- * release skips, and a gap under the `halt` policy. The batch applies what precedes the
- * first halt of each partition (on every partition) and reports its offset as the first
- * failed record of that partition (`halted`, for the trigger's `batchItemFailures`): nothing
- * from there on is applied, dead-lettered or issued, and the partition is retried from there
- * until code that reads the record is deployed or the missing events arrive, or an operator
- * releases it. Infrastructure failures and failing user code throw; a retry of the same
- * batch is idempotent.
+ * unknown here, its upcaster failing, or its data refused by the schema: the code is behind
+ * the log) that no operator release skips, a gap under the `halt` policy (also one met only
+ * after a lost write race), and an event a projection's or reaction's code fails on. The
+ * batch applies what precedes the first halt of each partition (on every partition) and
+ * reports its offset as the first failed record of that partition (`halted`, for the
+ * trigger's `batchItemFailures`): nothing from there on is applied, dead-lettered or issued
+ * (after a lost race it may have been: the redelivery dedupes it), and the partition is
+ * retried from there until fixed code is deployed or the missing events arrive, or an
+ * operator releases it. Infrastructure failures throw; a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
@@ -29,7 +30,7 @@ import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../c
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
-import { gapError, type Halt } from './halts.ts';
+import type { Halt } from './halts.ts';
 import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
@@ -133,7 +134,8 @@ export const createEventApplier = (deps: EventSideDeps) => {
     }
 
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
-    let routes = routeEvents(good, registry);
+    // Which items to read; a rowId that fails is met again below, where it halts its partition.
+    let routes = routeEvents(good, registry, () => undefined);
     const snapshot = await deps.readModels.readBatch(
       [...routes.values()].map((r) => r.folder.key),
       partitions,
@@ -153,7 +155,6 @@ export const createEventApplier = (deps: EventSideDeps) => {
     if (skipped.length > 0) {
       good = good.filter((e) => skip(e.position) === undefined);
       bad = bad.filter((d) => skip(d.record.source) === undefined);
-      routes = routeEvents(good, registry);
     }
     // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
     const firstHalt = new Map<string, Halt>();
@@ -165,27 +166,31 @@ export const createEventApplier = (deps: EventSideDeps) => {
     for (const fault of unreadable)
       if (skip(fault.position) === undefined) haltAt({ cause: 'unreadable', position: fault.position, fault });
     let deadLetters = [...bad, ...skipped];
-    const cut = () => {
-      const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);
-      good = good.filter((e) => before(e.position));
-      deadLetters = deadLetters.filter((d) => before(d.record.source));
-      routes = routeEvents(good, registry);
-    };
-    if (firstHalt.size > 0) cut();
+    const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);
+    good = good.filter((e) => before(e.position));
+    deadLetters = deadLetters.filter((d) => before(d.record.source));
 
     const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
-    const plan = (routing: ReadonlyMap<string, Route>) =>
-      new Map([...routing].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));
-    let plans = plan(routes);
-
-    // A halting gap stops its partition at the gap's offset, for every item: cut the batch
-    // there and fold again (cutting a suffix off an aggregate's events creates no new gap).
-    // Every gap found precedes its partition's unreadable record, if any: those events were cut.
-    const gaps = [...plans.values()].flatMap((p) => (p.halt === undefined ? [] : [p.halt]));
-    for (const gap of gaps) haltAt({ cause: 'gap', position: gap.position, gap });
-    if (gaps.length > 0) {
-      cut();
-      plans = plan(routes);
+    /** An item's halt, if its fold stopped at a gap under `halt` or at an event its code fails on. */
+    const haltOf = (p: ItemPlan): Halt | undefined =>
+      p.halt !== undefined
+        ? { cause: 'gap', position: p.halt.position, gap: p.halt }
+        : p.failed === undefined
+          ? undefined
+          : { cause: 'failed', ...p.failed };
+    // A halt stops its partition at its offset, for every item: cut the batch there and fold
+    // again, until no item halts (each round cuts, so it ends). Cutting a suffix off an
+    // aggregate's events creates no new gap; what precedes a halt on every partition is applied.
+    let plans: Map<string, ItemPlan>;
+    for (;;) {
+      const failures: Halt[] = [];
+      routes = routeEvents(good, registry, (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }));
+      plans = new Map([...routes].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));
+      const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
+      if (found.length === 0) break;
+      for (const halt of found) haltAt(halt);
+      good = good.filter((e) => before(e.position));
+      deadLetters = deadLetters.filter((d) => before(d.record.source));
     }
 
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
@@ -198,11 +203,18 @@ export const createEventApplier = (deps: EventSideDeps) => {
     const final = new Map<string, ItemPlan>();
     await mapConcurrent([...plans], writeConcurrency, async ([id, first]) => {
       const route = routes.get(id) as Route;
+      let events = route.events;
       let current = first;
       let stored = snapshot.items.get(id);
       for (let attempt = 0; ; attempt++) {
-        // Only after a lost race: the winner moved the item so that these events now meet a gap.
-        if (current.halt !== undefined) throw gapError(current.halt);
+        // Only after a lost race: the winner moved the item (a wipe, a replay) so that these
+        // events now meet a gap. Its partition halts there, not the invocation: what this
+        // batch applied past it on other items is applied again, as duplicates, on redelivery.
+        for (let halt = haltOf(current); halt !== undefined; halt = haltOf(current)) {
+          haltAt(halt);
+          events = events.filter((e) => before(e.position));
+          current = foldItem(route.folder, stored, events, fold);
+        }
         if (current.next === null) break;
         const unsent = current.commands.filter((c) => !published.has(c.commandId));
         if (unsent.length > 0) {
@@ -219,7 +231,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
             throw new ItemConflictRetriesExhaustedError(route.folder.key.pk, route.folder.key.sk, attempt + 1, { cause: error });
           // Another invocation moved the item: fold the same events onto what it left.
           stored = error.current;
-          current = foldItem(route.folder, stored, route.events, fold);
+          current = foldItem(route.folder, stored, events, fold);
         }
       }
       final.set(id, current);

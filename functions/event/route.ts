@@ -78,8 +78,16 @@ const rowIdOf = (projection: AnyProjection, event: DomainEvent): string => {
   return rowId;
 };
 
-/** The items the events touch, by `itemId`, each with its events in the order given. */
-export const routeEvents = (events: readonly IncomingEvent[], registry: EventRegistry): Map<string, Route> => {
+/**
+ * The items the events touch, by `itemId`, each with its events in the order given. An event
+ * whose `rowId` fails is given to `onFailure` (its partition halts there) and routed nowhere;
+ * without `onFailure` the error is thrown.
+ */
+export const routeEvents = (
+  events: readonly IncomingEvent[],
+  registry: EventRegistry,
+  onFailure?: (incoming: IncomingEvent, error: ConsumerFailedError) => void,
+): Map<string, Route> => {
   const routes = new Map<string, Route>();
   const add = (folder: ItemFolder, incoming: IncomingEvent) => {
     const id = itemId(folder.key);
@@ -89,8 +97,15 @@ export const routeEvents = (events: readonly IncomingEvent[], registry: EventReg
   };
   for (const incoming of events) {
     const { event } = incoming;
-    for (const projection of registry.projectionsFor(event.aggregateType, event.type))
-      add(projectionFolder(projection, rowIdOf(projection, event)), incoming);
+    let rows: [AnyProjection, string][];
+    try {
+      rows = registry.projectionsFor(event.aggregateType, event.type).map((p) => [p, rowIdOf(p, event)]);
+    } catch (error) {
+      if (onFailure === undefined || !(error instanceof ConsumerFailedError)) throw error;
+      onFailure(incoming, error);
+      continue;
+    }
+    for (const [projection, rowId] of rows) add(projectionFolder(projection, rowId), incoming);
     for (const reaction of registry.reactionsFor(event.aggregateType)) add(reactionFolder(reaction, event), incoming);
   }
   return routes;

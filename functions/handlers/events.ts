@@ -1,10 +1,11 @@
 /**
  * Lambda entry for the MSK trigger on the events topic. Applies each batch to the projections'
  * rows and runs the reactions (publishing their commands), each event once and in order per
- * aggregate. A halt (a gap under the `halt` policy, or an event this code cannot read: a
- * type or revision newer than the code, a failing upcaster) is reported as failed records of
- * its partition, from the halt to the end of the batch (`batchItemFailures`, core/batch-response.ts):
- * the trigger commits what precedes it and
+ * aggregate. A halt (a gap under the `halt` policy, an event this code cannot read: a
+ * type or revision newer than the code, a failing upcaster; or a projection or reaction
+ * failing on an event) is reported as failed records of its partition, from the halt to the
+ * end of the batch (`batchItemFailures`, core/batch-response.ts): the trigger commits what
+ * precedes it and
  * retries that partition from there until the gap is filled or code that reads the event is
  * deployed, or an operator releases it; the batch's other partitions go on. Infrastructure
  * failures and a table behind the log throw: the trigger retries the batch (idempotently)
@@ -37,10 +38,15 @@ export const handleEvents = async (event: MskEvent): Promise<PartialBatchRespons
         'gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)',
         { gap: halt.gap, reason },
       );
-    else
+    else if (halt.cause === 'unreadable')
       logger.warn(
         'unreadable event: the partition halts here until code that reads it is deployed, or an operator skips it (kafka-aggregates skip)',
         { fault: halt.fault, reason },
+      );
+    else
+      logger.error(
+        'a projection or reaction fails on this event: the partition halts here until fixed code is deployed, or an operator skips it (kafka-aggregates skip)',
+        { consumer: halt.error.consumer, eventId: halt.error.eventId, reason },
       );
     publishHalt({ position: halt.position, reason });
   }
@@ -50,8 +56,9 @@ export const handleEvents = async (event: MskEvent): Promise<PartialBatchRespons
   metrics.addMetric('gapsFlagged', MetricUnit.Count, gapsFlagged.length);
   const count = (cause: Halt['cause']) => halted.filter((h) => h.cause === cause).length;
   metrics.addMetric('gapsHalted', MetricUnit.Count, count('gap'));
-  // Its own count (and alarm): such a halt no longer fails the invocation, and its remedy is a deployment, not the missing events.
-  metrics.addMetric('unreadableHalted', MetricUnit.Count, count('unreadable'));
+  // Its own count (and alarm): such a halt no longer fails the invocation, and its remedy is a
+  // deployment, not the missing events; as for code that fails on an event.
+  metrics.addMetric('unreadableHalted', MetricUnit.Count, count('unreadable') + count('failed'));
   return batchItemFailures(halted, event);
 };
 

@@ -31,8 +31,11 @@ export interface UnusableRecord {
   readonly reason: string;
 }
 
-/** What applying one record did. */
-export type FoldStep = 'applied' | 'duplicate' | 'gap' | 'unusable';
+/**
+ * What applying one record did: `held` is an event ahead of its aggregate's next version,
+ * kept until its predecessors arrive (they may lie on a partition read later) or `finish`.
+ */
+export type FoldStep = 'applied' | 'duplicate' | 'unusable' | 'held';
 
 /** Reads a chunk of the log through the event reader. */
 export const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
@@ -51,9 +54,23 @@ export const canonicalHead = (head: Head): string =>
 /** A head as the fold holds it: changed in place, event by event. */
 type FoldedHead = { -readonly [K in keyof Head]: Head[K] } & { offsets: Record<string, number>; recent: RecentCommand[] };
 
-/** Folds events into heads, keeping track of which heads changed since the last `takeDirty`. */
+/** An event held until its aggregate reaches the version before it. */
+interface HeldEvent {
+  readonly aggregate: AnyAggregate;
+  readonly read: Pick<ReadEvent, 'stored' | 'event' | 'position'>;
+}
+
+/**
+ * Folds events into heads, keeping track of which heads changed since the last `takeDirty`.
+ * Each aggregate's events are applied in version order whatever order the partitions are read
+ * in (an aggregate's events lie on more than one partition once the partition count grew): an
+ * event ahead of the next version is held until its predecessors arrive, and `finish` applies
+ * what is still held, reporting the gaps, once the whole log was read.
+ */
 export class LogFold {
   private readonly heads = new Map<string, FoldedHead>();
+  /** Events ahead of their aggregate's next version, by head key and version. */
+  private readonly held = new Map<string, Map<number, HeldEvent>>();
   private readonly dirty = new Set<string>();
   /** Accepted commands each head let go of that are still within the dedupe window, by head key. */
   private readonly evicted = new Map<string, ArchivedCommand[]>();
@@ -99,17 +116,70 @@ export class LogFold {
   }
 
   /** Applies one event of a known aggregate type: the stored envelope, the event as the current code knows it. */
-  apply(aggregate: AnyAggregate, { stored: event, event: current }: Pick<ReadEvent, 'stored' | 'event'>): FoldStep {
+  apply(aggregate: AnyAggregate, read: Pick<ReadEvent, 'stored' | 'event' | 'position'>): FoldStep {
+    const event = read.stored;
     const k = aggregateKey(event.aggregateType, event.aggregateId);
     let head = this.heads.get(k);
     if (head === undefined) {
       head = { ...emptyHead(event.aggregateType, event.aggregateId, aggregate.initialState), offsets: {}, recent: [] };
       this.heads.set(k, head);
     }
-    if (event.version <= head.version) {
+    const held = this.held.get(k);
+    if (event.version <= head.version || held?.has(event.version) === true) {
       this.duplicates++;
       return 'duplicate';
     }
+    if (event.version > head.version + 1) {
+      if (held === undefined) this.held.set(k, new Map([[event.version, { aggregate, read }]]));
+      else held.set(event.version, { aggregate, read });
+      return 'held';
+    }
+    this.evolveHead(k, head, aggregate, read);
+    // Its successors may have come first, from another partition.
+    for (let next = held?.get(head.version + 1); next !== undefined; next = held?.get(head.version + 1)) {
+      held?.delete(head.version + 1);
+      this.evolveHead(k, head, next.aggregate, next.read);
+    }
+    if (held?.size === 0) this.held.delete(k);
+    return 'applied';
+  }
+
+  /**
+   * Once the whole log was read: applies the events still held, each aggregate's in version
+   * order. Their predecessors are missing from the log, so each jump is reported as a gap and
+   * the fold goes on from the version it finds (the log is the record).
+   */
+  finish(): void {
+    for (const [k, held] of this.held) {
+      const head = this.heads.get(k) as FoldedHead;
+      for (const version of [...held.keys()].sort((x, y) => x - y)) {
+        const { aggregate, read } = held.get(version) as HeldEvent;
+        this.evolveHead(k, head, aggregate, read);
+      }
+    }
+    this.held.clear();
+  }
+
+  /**
+   * Per partition of the events topic, the lowest offset of an event still held: a position
+   * saved for resuming must not pass it, or the event would never be read again.
+   */
+  heldFloor(): Map<number, number> {
+    const floor = new Map<number, number>();
+    for (const held of this.held.values())
+      for (const { read } of held.values()) {
+        const { partition, offset } = read.position;
+        floor.set(partition, Math.min(floor.get(partition) ?? Infinity, offset));
+      }
+    return floor;
+  }
+
+  private evolveHead(
+    k: string,
+    head: FoldedHead,
+    aggregate: AnyAggregate,
+    { stored: event, event: current }: Pick<ReadEvent, 'stored' | 'event'>,
+  ): void {
     const gap = event.version > head.version + 1;
     // The log is the record: after a gap the fold goes on from the version it finds, and the gap is reported.
     if (gap)
@@ -155,7 +225,6 @@ export class LogFold {
     head.writtenAt = null;
     this.dirty.add(k);
     this.applied++;
-    return gap ? 'gap' : 'applied';
   }
 
   /**

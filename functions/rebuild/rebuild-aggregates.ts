@@ -14,7 +14,7 @@ import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher } from '../command/ports.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
-import { outboxConfirmed } from '../command/partition.ts';
+import { anchorOf, outboxConfirmed } from '../command/partition.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
 import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';
@@ -128,7 +128,10 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let writeFailed: Error | undefined;
   const checkpoint = (at: ReplayPosition) => {
     const dirty = fold.takeDirty();
-    const progress: RebuildProgress = { ...started, checkpoint: at.checkpoint, eventsRead: at.eventsRead };
+    // A resumed rebuild reads again from the first event still held (its predecessors not read yet).
+    const resumeAt = { ...at.checkpoint };
+    for (const [partition, offset] of fold.heldFloor()) resumeAt[partition] = Math.min(resumeAt[partition] ?? offset, offset);
+    const progress: RebuildProgress = { ...started, checkpoint: resumeAt, eventsRead: at.eventsRead };
     const previous = writing;
     report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
     writing = (async () => {
@@ -139,11 +142,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
         await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
         archived += archive.length;
       });
-      // A group is a read and four batched writes: about writeConcurrency requests in flight.
+      // A group is a read, then eight conditional puts at a time: about writeConcurrency requests in flight.
       const written = await heads.putRebuiltAll(
         dirty.map((d) => d.head),
         epoch,
-        Math.max(1, Math.ceil(writeConcurrency / 4)),
+        Math.max(1, Math.ceil(writeConcurrency / 8)),
       );
       headsWritten += written.written;
       fencedOff += written.fencedOff;
@@ -180,6 +183,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     },
     { checkpointEvery, checkpointIntervalMs, deadline: options.deadline, onProgress: report },
   );
+  // The whole log read: what is still held lacks its predecessors (gaps, reported).
+  if (!stoppedEarly) fold.finish();
   checkpoint(at);
   await writing;
   const { eventsRead } = at;
@@ -193,13 +198,17 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     const checkpoints = new Map(await Promise.all([...positions.keys()].map(async (tp) => [tp, await heads.getCheckpoint(tp)] as const)));
     for (const [tp, next] of positions) {
       const incarnation = Math.max(checkpoints.get(tp)?.incarnation ?? 1, fold.incarnations.get(tp) ?? 1);
-      const since = checkpoints.get(tp)?.incarnation === incarnation ? checkpoints.get(tp)?.since : undefined;
+      const old = checkpoints.get(tp);
+      const since = old?.incarnation === incarnation ? old.since : undefined;
+      // What the table knew of this life: a recreation before the next batch completes shows there.
+      const anchor = old?.incarnation === incarnation ? anchorOf(old) : undefined;
       await heads.resetCheckpoint({
         tp,
         incarnation,
         from: next,
         through: next - 1,
         fingerprint: null,
+        ...(anchor === undefined ? {} : { anchor }),
         ...(since === undefined ? {} : { since }),
       });
       checkpointsReset++;

@@ -56,6 +56,7 @@ export const verifyAggregates = async (
     // Verify saves nothing and has no deadline: it reads the whole topic in one run.
     { checkpointEvery: Infinity, onProgress: deps.onProgress },
   );
+  fold.finish();
   const { heads: stored } = await deps.heads.scanAll();
   const table = new Map(stored.map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
   const differences: Difference[] = [];

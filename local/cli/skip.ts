@@ -44,7 +44,14 @@ const RANGE = /^(\d+)(?:\.\.(\d+))?$/;
 const releasesFor = (
   topic: string,
   doc: ReturnType<typeof createDocumentClient>,
-): { functionName: string; groupId: string; list: ReleaseList; passGap: boolean } => {
+): {
+  functionName: string;
+  groupId: string;
+  list: ReleaseList;
+  passGap: boolean;
+  /** The partition's current incarnation (commands topic), which the release is bound to. */
+  incarnation?: (tp: string) => Promise<number>;
+} => {
   const mapping = mappingsFromTopology().find((m) => m.topic === topic);
   if (mapping === undefined)
     throw usageError(
@@ -53,13 +60,16 @@ const releasesFor = (
         .map((m) => m.topic)
         .join(', ')}`,
     );
-  if (topic === topicName('commands'))
+  if (topic === topicName('commands')) {
+    const table = new AggregatesTable(doc, tableName('aggregates'));
     return {
       functionName: mapping.functionName,
       groupId: mapping.consumerGroupId,
-      list: new AggregatesTable(doc, tableName('aggregates')).releases,
+      list: table.releases,
       passGap: false,
+      incarnation: async (tp) => (await table.getCheckpoint(tp))?.incarnation ?? 1,
     };
+  }
   if (topic === topicName('events'))
     return {
       functionName: mapping.functionName,
@@ -122,8 +132,19 @@ export const skip: CliCommand = {
       await checkOffsets(admin, topic, partition, target.groupId, from, to).catch((error: unknown) => {
         throw explain(error);
       });
-      const release: Release = { action, from, to, reason, by: `${userInfo().username}@${hostname()}`, at: new Date().toISOString() };
       const tp = `${topic}-${partition}`;
+      const incarnation = await target.incarnation?.(tp).catch((error: unknown) => {
+        throw explainDynamo(error);
+      });
+      const release: Release = {
+        action,
+        from,
+        to,
+        reason,
+        by: `${userInfo().username}@${hostname()}`,
+        at: new Date().toISOString(),
+        ...(incarnation === undefined ? {} : { incarnation }),
+      };
       await target.list.add(tp, release).catch((error: unknown) => {
         throw explainDynamo(error);
       });

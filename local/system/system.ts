@@ -10,6 +10,12 @@
  *   consumer group kept its offsets): the event side starts paused, every projection and
  *   reaction checkpoint is rebuilt up to where that group stands (a replay issues no
  *   command), then events go on from exactly there.
+ *
+ * A rebuild that fails (DynamoDB or Kafka gone away) is tried again until it succeeds, with
+ * its side held meanwhile: a dependency that goes away blocks, it never ends the system. When
+ * the emulator this system started comes back without its tables (moto restarted), the first
+ * batch that meets a missing table makes the system create them again and catch up as at the
+ * start.
  */
 import type { Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
@@ -41,6 +47,11 @@ export interface SystemOptions {
   readonly partialResponse?: PartialResponseReading;
   /** The triggers' consumer session timeout (see TriggerOptions). @default 30 s */
   readonly sessionTimeoutMs?: number;
+  /**
+   * Create the tables again and catch up when a batch meets a missing table (the emulator came
+   * back empty). @default true when this system started the emulator
+   */
+  readonly healMissingTables?: boolean;
 }
 
 /** The running system. */
@@ -62,6 +73,22 @@ const progressLine = (log: (line: string) => void, what: string): ((p: Progress)
     lastSaid = Date.now();
     log(`[rebuild] ${what} ${p.phase}: ${p.eventsRead.toLocaleString('en')} of ${p.eventsTotal.toLocaleString('en')} events`);
   };
+};
+
+/** Runs `attempt` until it succeeds or the startup is cancelled, waiting 1 s doubling up to 30 s between tries. */
+const untilDone = async (what: string, log: (line: string) => void, cancelled: () => boolean, attempt: () => Promise<void>) => {
+  for (let wait = 1_000; ; wait = Math.min(30_000, wait * 2)) {
+    try {
+      return await attempt();
+    } catch (error) {
+      log(
+        `[rebuild] ${what} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; trying again in ${wait / 1000} s`,
+      );
+      if (cancelled()) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      if (cancelled()) return;
+    }
+  }
 };
 
 /** Starts the local system; resolves once every trigger runs and every held side has caught up. */
@@ -120,13 +147,12 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     const onInvocation = (r: InvocationReport): void => {
       triggerLine(formatReport(r));
       options.onInvocation?.(r);
-      if (
-        r.outcome !== 'ok' &&
-        commandSide.includes(r.functionName) &&
-        r.error?.startsWith('TableBehindLogError') === true &&
-        healing === undefined
-      )
+      if (r.outcome === 'ok' || healing !== undefined) return;
+      if (commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true)
         healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
+      // The emulator this system started came back empty: create the tables again and catch up, as at the start.
+      else if (r.error?.startsWith('ResourceNotFoundException') === true && (options.healMissingTables ?? stack.started.includes('moto')))
+        healing = recreateTables().finally(() => (healing = undefined));
     };
     const running = await startTriggers({
       kafka,
@@ -142,7 +168,8 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     triggers = running;
     const rebuildAggregatesTable = async (why: string): Promise<void> => {
       log(`[rebuild] the aggregates table ${why}: ${commandSide.join(', ')} held until the snapshot rebuild has caught up`);
-      try {
+      // Held (paused by the rebuild's gate, or from the start) until a rebuild succeeds.
+      await untilDone('aggregates', log, cancelled, async () => {
         const report = await rebuild.run(
           {},
           {
@@ -154,11 +181,33 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
           },
         );
         log(`[rebuild] aggregates ${'status' in report ? report.status : 'done'}; commands go through`);
-      } catch (error) {
-        // The command side stays as it was: its batches keep failing (and saying why) until a rebuild succeeds.
-        log(`[rebuild] aggregates failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
-        for (const name of commandSide) running.resume(name);
-      }
+      });
+      for (const name of commandSide) running.resume(name);
+    };
+    const rebuildReadModels = async (): Promise<void> => {
+      await untilDone('read models', log, cancelled, async () => {
+        const report = await rebuild.run({ readModels: true }, { onProgress: progressLine(log, 'read models') });
+        if ('itemsWiped' in report)
+          log(
+            `[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`,
+          );
+      });
+      for (const name of holdEvents) running.resume(name);
+    };
+    const recreateTables = async (): Promise<void> => {
+      const eventFunctions = on(topicName('events'));
+      await Promise.all([...commandSide, ...eventFunctions].map((name) => running.pause(name)));
+      log('[provision] the emulator lost its tables (restarted empty?): creating them again, then catching up as at the start');
+      await untilDone('creating the tables', log, cancelled, async () => {
+        const again = await provision();
+        log(`[provision] created tables [${again.createdTables.join(', ')}]`);
+      });
+      if ((await aggregatesReadiness(kafka)) !== 'ready') await rebuildAggregatesTable('was lost with the emulator');
+      else for (const name of commandSide) running.resume(name);
+      if (eventSide !== undefined && (await readModelsReadiness(kafka, eventSide.consumerGroupId)) !== 'ready') {
+        holdEvents.splice(0, holdEvents.length, ...eventFunctions);
+        await rebuildReadModels();
+      } else for (const name of eventFunctions) running.resume(name);
     };
     if (cancelled()) return system;
 
@@ -171,12 +220,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
         `[rebuild] the read models are ${readModelsState === 'behind' ? 'behind the events topic (their table lost its items, consumer group ' + eventSide.consumerGroupId + ' kept its offsets)' : 'mid-rebuild'}: ` +
           `${holdEvents.join(', ')} held until projections and reaction checkpoints are rebuilt up to where that group stands`,
       );
-      const report = await rebuild.run({ readModels: true }, { onProgress: progressLine(log, 'read models') });
-      if ('itemsWiped' in report)
-        log(
-          `[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`,
-        );
-      for (const name of holdEvents) running.resume(name);
+      await rebuildReadModels();
     }
     return system;
   } catch (error) {

@@ -230,6 +230,7 @@ const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAg
     entry.versions.set(event.version, { json, event });
     entry.max = Math.max(entry.max, event.version);
   }
+  fold.finish();
   for (const u of fold.unusable)
     violations.push({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
 

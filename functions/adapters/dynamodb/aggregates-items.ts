@@ -3,7 +3,7 @@
  * command, a kept outcome, the control item; and the size of a head's item as DynamoDB counts it. Pure
  * codecs; heads-table.ts does the I/O.
  */
-import type { EventRecord, ResultRecord } from '../../core/wire.ts';
+import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
 import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
@@ -144,6 +144,7 @@ export const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
   from: checkpoint.from,
   through: checkpoint.through,
   ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
+  ...(checkpoint.anchor === undefined ? {} : { anchor: { offset: checkpoint.anchor.offset, fingerprint: checkpoint.anchor.fingerprint } }),
   ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
   ...(checkpoint.earlier === undefined || checkpoint.earlier.length === 0 ? {} : { earlier: checkpoint.earlier }),
 });
@@ -155,6 +156,9 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
   from: Number(item.from),
   through: Number(item.through),
   fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
+  ...(typeof item.anchor === 'object' && item.anchor !== null
+    ? { anchor: { offset: Number((item.anchor as Item).offset), fingerprint: String((item.anchor as Item).fingerprint) } }
+    : {}),
   ...(typeof item.since === 'string' ? { since: item.since } : {}),
   ...(Array.isArray(item.earlier)
     ? {
@@ -175,6 +179,7 @@ export const archiveItem = (aggregateType: string, aggregateId: string, command:
   commandId: command.commandId,
   version: command.version,
   at: command.at,
+  ...(command.rejected === undefined ? {} : { rejected: { code: command.rejected.code, message: command.rejected.message } }),
   expiresAt: Math.ceil((command.at + windowMs) / 1000) + 86_400,
 });
 
@@ -183,6 +188,7 @@ export const archivedFromItem = (item: Item): ArchivedCommand => ({
   commandId: item.commandId as string,
   version: Number(item.version),
   at: Number(item.at),
+  ...(item.rejected === undefined ? {} : { rejected: item.rejected as Reason }),
 });
 
 /** True when an archived command item is the one `lookup` names, not another whose key reads the same. */

@@ -28,7 +28,7 @@ export class CommandOutcomes implements OutcomeReader {
 
   /**
    * One consistent BatchGetItem of the head (its recent commands) and the command's kept
-   * outcome; the archive only when the head archived accepted commands since `archivedSince`
+   * outcome; the archive (acceptances and rejections) only when the head archived commands since `archivedSince`
    * and no acceptance was found. An acceptance wins over a rejection (a command re-sent after
    * a rejection may have been accepted since); else a rejection the head remembers (the first), else the kept one.
    */
@@ -55,7 +55,11 @@ export class CommandOutcomes implements OutcomeReader {
         new GetCommand({ TableName: this.tableName, Key: { pk: archiveKey(aggregateType, aggregateId, commandId) }, ConsistentRead: true }),
       );
       const command = archived.Item === undefined ? undefined : archivedFromItem(archived.Item);
-      if (command?.commandId === commandId) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
+      if (command?.commandId === commandId) {
+        if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
+        // A rejection that left the head's recent window.
+        if (found.length === 0) return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
+      }
     }
     return found[0];
   }

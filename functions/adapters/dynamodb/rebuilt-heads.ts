@@ -1,21 +1,26 @@
 /**
  * The rebuild's side of the aggregates table: heads rebuilt from the events topic written
- * under two fences (never over a newer rebuild's head, never lowering a stored version), read
+ * under two fences (never over a newer rebuild's head, never lowering a stored version), each
+ * write conditional on them, read
  * back to resume, and the full scan of heads and checkpoints that starts a rebuild. Never
  * on the command side's hot path.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mapConcurrent } from '../../core/async.ts';
 import { RebuildLockError } from '../../control/control.ts';
 import type { Head } from '../../command/head.ts';
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { checkpointFromItem, CONTROL_KEY, fromItem, toItem } from './aggregates-items.ts';
-import { batchGetAll, batchWriteAll, type TableIo } from './requests.ts';
+import { batchGetAll, type TableIo } from './requests.ts';
 
 type Item = Record<string, unknown>;
 
-/** Rebuilt heads per check of the lock and the fences: one BatchGetItem (100 keys, the control item's among them), four BatchWriteItems. */
+/** Rebuilt heads per check of the lock: one BatchGetItem (100 keys, the control item's among them). */
 export const REBUILT_PER_CHECK = 99;
+
+/** Conditional puts in flight per group. */
+const PUTS_PER_GROUP = 8;
 
 /**
  * The fences of a rebuilt head's write: never over a head a newer rebuild wrote, never
@@ -27,17 +32,21 @@ const writable = (current: Item | undefined, item: Item, epoch: number): boolean
   ((current.rebuildEpoch === undefined || Number(current.rebuildEpoch) <= epoch) &&
     (current.version === undefined || Number(current.version) <= Number(item.version)));
 
+/** The same fences as {@link writable}, as the write's own condition: kept atomically, whatever was read before. */
+const FENCES =
+  'attribute_not_exists(pk) OR ((attribute_not_exists(rebuildEpoch) OR rebuildEpoch <= :epoch) AND ' +
+  '(attribute_not_exists(version) OR version <= :version))';
+
 /**
- * Writes heads rebuilt from the events topic, many per request, with the fences of
- * {@link writable} kept by a read just before the writes: per group of
- * {@link REBUILT_PER_CHECK} heads, one consistent BatchGetItem of the control item and of
- * the stored heads' versions and epochs, then BatchWriteItem of those it may overwrite (25
- * per request). A lock that is no longer this rebuild's throws RebuildLockError and writes
- * nothing more; a head a newer rebuild wrote, or stored at a higher version, is left as it is
- * (fenced off). Why a read before the write is enough, where a conditional write per head
- * would be atomic: docs/DESIGN.md, "The rebuild's batched writes". `concurrency`: groups in flight.
- * The items are taken from the heads before the promise is returned: the caller may change
- * them meanwhile.
+ * Writes heads rebuilt from the events topic under the fences of {@link writable}. Per group
+ * of {@link REBUILT_PER_CHECK} heads, one consistent BatchGetItem of the control item and of
+ * the stored heads' versions and epochs: a lock that is no longer this rebuild's throws
+ * RebuildLockError and writes nothing more, and a head already fenced off is not sent. Each
+ * other head is a PutItem conditional on the same fences, so a command batch that commits
+ * between the read and the write (one that read the control item before the lock, where no
+ * drain held the command side) is never overwritten: that head is fenced off too.
+ * `concurrency`: groups in flight. The items are taken from the heads before the promise is
+ * returned: the caller may change them meanwhile.
  */
 export const putRebuiltAll = (
   io: TableIo,
@@ -59,15 +68,23 @@ export const putRebuiltAll = (
     if (control?.status !== 'rebuilding' || Number(control.epoch) !== epoch)
       throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
     const allowed = group.filter((item) => writable(stored.get(item.pk as string), item, epoch));
-    const requests = allowed.map((Item) => ({ PutRequest: { Item } }));
-    // The group's four requests in flight at once: the lock and the fences were read for all of them.
-    await Promise.all(
-      Array.from({ length: Math.ceil(requests.length / 25) }, (_, i) =>
-        batchWriteAll(io.doc, io.tableName, requests.slice(i * 25, i * 25 + 25), 'rebuilt heads', io.maxAttempts),
-      ),
-    );
-    totals.written += allowed.length;
     totals.fencedOff += group.length - allowed.length;
+    await mapConcurrent(allowed, PUTS_PER_GROUP, async (Item) => {
+      try {
+        await io.doc.send(
+          new PutCommand({
+            TableName: io.tableName,
+            Item,
+            ConditionExpression: FENCES,
+            ExpressionAttributeValues: { ':epoch': epoch, ':version': Item.version },
+          }),
+        );
+        totals.written++;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        totals.fencedOff++;
+      }
+    });
   }).then(() => totals);
 };
 

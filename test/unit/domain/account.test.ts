@@ -342,7 +342,7 @@ describe('account: events stored before deposits named their currency', () => {
   it('refuses a deposit in another currency, and a revision this code does not know', () => {
     givenStored(account, stored('MoneyDeposited', 2, { amount: 5, currency: 'USD' }))
       .whenRead()
-      .thenFails('InvalidEvent', /currency/);
+      .thenFails('SchemaRefused', /currency/);
     givenStored(account, stored('MoneyDeposited', 3, { amount: 5, currency: 'EUR' }))
       .whenRead()
       .thenFails('UnknownRevision', /up to revision 2/);

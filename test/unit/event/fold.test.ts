@@ -207,7 +207,7 @@ describe('foldItem: reaction checkpoints', () => {
     expect(plan.next?.versions).toEqual({ 'account#acc-1': 4 });
   });
 
-  it('turns a throwing projection into a ConsumerFailedError naming the projection and the event', () => {
+  it('stops at a throwing projection with a ConsumerFailedError naming the projection and the event, where its partition halts', () => {
     const broken = defineProjection<{ n: number }, AccountEvent>({
       name: 'broken',
       consumes: { account: ['AccountOpened', 'MoneyDeposited', 'MoneyWithdrawn', 'AccountClosed'] },
@@ -217,9 +217,9 @@ describe('foldItem: reaction checkpoints', () => {
       },
     });
     const [route] = [...routeEvents(history('acc-1', opened()), eventRegistry(aggregates, [broken], [])).values()];
-    expect(() => foldItem(route!.folder, undefined, route!.events)).toThrow(ConsumerFailedError);
-    expect(() => foldItem(route!.folder, undefined, route!.events)).toThrow(
-      /projection broken failed on event account:acc-1:1: it threw: boom/,
-    );
+    const plan = foldItem(route!.folder, undefined, route!.events);
+    expect(plan).toMatchObject({ next: null, applied: 0, failed: { position: route!.events[0]!.position } });
+    expect(plan.failed?.error).toBeInstanceOf(ConsumerFailedError);
+    expect(plan.failed?.error.message).toMatch(/projection broken failed on event account:acc-1:1: it threw: boom/);
   });
 });

@@ -39,7 +39,7 @@ describe('the event reader on random and hostile records', () => {
     );
   });
 
-  it('reads a well-formed record of an aggregate type or event type this code does not know as a fault of the code', () => {
+  it('reads a well-formed record of an aggregate type or event type this code does not know, or with data its schema refuses, as a fault of the code', () => {
     fc.assert(
       fc.property(identifier.chain(unknownToThisCode), headers, (unknown, h) => {
         const decoded = readTriggerRecord(raw(unknown.key, unknown.value, h), aggregates);
