@@ -5,6 +5,7 @@
  *   npm run sim -- --seeds 1000                 seeds 1..1000, every fault kind
  *   npm run sim -- --seeds 1000 --without live-rebuild,skip
  *   npm run sim -- --seed 42 --replay 0,3,9      replays those steps of seed 42
+ *   npm run sim -- --seeds 500 --first --match PositionReused   the first seed whose violations match
  */
 import { FAULT_KINDS, planOf, type FaultKind } from './plan.ts';
 import { runSeed } from './run-seed.ts';
@@ -40,6 +41,8 @@ const main = async () => {
     process.exitCode = outcome.violations.length === 0 ? 0 : 1;
     return;
   }
+  // Only violations that match count (to tell which break a seed finds).
+  const match = new RegExp(option('match') ?? '.');
   const from = Number(option('from') ?? 1);
   const count = Number(option('seeds') ?? 100);
   const started = performance.now();
@@ -47,7 +50,7 @@ const main = async () => {
   for (let seed = from; seed < from + count; seed++) {
     const steps = planOf(seed, faults);
     const outcome = await runSeed(seed, faults, steps);
-    if (outcome.violations.length === 0) continue;
+    if (!outcome.violations.some((v) => match.test(`${v.kind}: ${v.message}`))) continue;
     failures++;
     const shrunk = args.includes('--no-shrink') ? { steps, outcome } : await shrink(seed, faults, steps, outcome);
     console.log(`seed ${seed}: ${shrunk.outcome.violations.length} violation(s) at step ${String(shrunk.outcome.at)}`);

@@ -35,6 +35,8 @@ export const FAULT_KINDS = [
   'wipe-read-models',
   /** `verify` run beside everything else. */
   'verify',
+  /** The events topic grows by a partition: one aggregate's events then lie on more than one (the stack refuses this today). */
+  'grow-events',
 ] as const;
 
 /** One fault kind. */
@@ -58,7 +60,8 @@ export type StepKind =
   | 'skip'
   | 'code-roll'
   | 'wipe-read-models'
-  | 'verify';
+  | 'verify'
+  | 'grow-events';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -85,6 +88,7 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'code-roll': { weight: 1.5, needs: 'code-roll' },
   'wipe-read-models': { weight: 1, needs: 'wipe-read-models' },
   verify: { weight: 1, needs: 'verify' },
+  'grow-events': { weight: 0.7, needs: 'grow-events' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

@@ -64,10 +64,25 @@ const operate = async (world: World, faults: ReadonlySet<FaultKind>): Promise<vo
   }
 };
 
-/** Faults off, newest code, the triggers run until everything is delivered; false when it never settles. */
-const settle = async (world: World, faults: ReadonlySet<FaultKind>): Promise<boolean> => {
+/** Faults off (and the newest code, if code rolls), the triggers run until everything is delivered; false when it never settles. */
+const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: readonly string[]): Promise<boolean> => {
   world.scheduler.timeouts = 0;
-  world.code.commands = world.code.events = world.code.rebuild = 'newer';
+  if (faults.has('code-roll')) world.code.commands = world.code.events = world.code.rebuild = 'newer';
+  // One more command per account: every partition that holds one is checked against the table
+  // once more (a table behind its log is caught by the next batch, not by quiet).
+  for (const id of accounts)
+    world.cluster.append(TOPICS.commands, [
+      {
+        key: id,
+        value: JSON.stringify({
+          commandId: `probe-${id}`,
+          aggregateType: 'account',
+          aggregateId: id,
+          type: 'Deposit',
+          data: { amount: 1 },
+        }),
+      },
+    ]);
   for (let round = 0; round < SETTLE_ROUNDS; round++) {
     await world.scheduler.run(200_000);
     const quiet = world.scheduler.running().length === 0 && world.commandTrigger.caughtUp() && world.eventTrigger.caughtUp();
@@ -84,11 +99,17 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>): Promise<boo
   return false;
 };
 
-/** Runs `steps` of `seed` with `faults` switched on. */
-export const runSeed = async (seed: number, faults: ReadonlySet<FaultKind>, steps: readonly Step[]): Promise<RunOutcome> => {
+/** Runs `steps` of `seed` with `faults` switched on; `plant` changes the world first (a planted bug the run must find). */
+export const runSeed = async (
+  seed: number,
+  faults: ReadonlySet<FaultKind>,
+  steps: readonly Step[],
+  plant?: (world: World) => void,
+): Promise<RunOutcome> => {
   installClock();
   resetClock();
   const world = new World(new Random(seed ^ 0x5eed));
+  plant?.(world);
   world.scheduler.timeouts = faults.has('timeout') ? 0.03 : 0;
   const accounts = Array.from({ length: new Random(seed).int(2, 5) }, (_, i) => `acc-${i}`);
   const state: RunState = { world, workload: new Workload(new Random(seed).fork(7), accounts, `s${seed}`), committedAtEnd: new Map() };
@@ -102,7 +123,7 @@ export const runSeed = async (seed: number, faults: ReadonlySet<FaultKind>, step
     if (violations.length > 0) return { violations, at: step.index, invocations: invocations() };
   }
   world.scheduler.reseed(new Random(seed).fork(99));
-  if (!(await settle(world, faults))) {
+  if (!(await settle(world, faults, accounts))) {
     const stuck = [world.commandTrigger, world.eventTrigger].flatMap((t) =>
       [...t.failures].map(
         ([p, f]) => `${t.topic}-${p}: ${f.count} failures, last ${f.last instanceof Error ? f.last.message : JSON.stringify(f.last)}`,

@@ -36,6 +36,8 @@ export class Scheduler implements Interleaver {
   private nextId = 1;
   /** Probability that a request times out (half before, half after it took effect). */
   timeouts = 0;
+  /** Per task, a priority drawn when it starts: half the picks go to the most urgent task, so that one can run far ahead of another. */
+  private readonly priority = new Map<number, number>();
 
   constructor(private random: Random) {}
 
@@ -55,6 +57,7 @@ export class Scheduler implements Interleaver {
   spawn<T>(name: string, fn: () => Promise<T>, onEnd: (error: unknown, value?: T) => void): Task {
     const task: Task = { id: this.nextId++, name, done: false, crashed: false };
     this.tasks.set(task.id, task);
+    this.priority.set(task.id, this.random.next());
     this.context.run(task.id, fn).then(
       (value) => {
         task.done = true;
@@ -84,7 +87,13 @@ export class Scheduler implements Interleaver {
   async step(): Promise<boolean> {
     await settle();
     if (this.pending.length === 0) return false;
-    const [picked] = this.pending.splice(this.random.int(0, this.pending.length - 1), 1) as [Pending];
+    let index = this.random.int(0, this.pending.length - 1);
+    if (this.random.chance(0.5))
+      index = this.pending.reduce(
+        (best, p, i) => ((this.priority.get(p.task) ?? 0) > (this.priority.get(this.pending[best]?.task ?? 0) ?? 0) ? i : best),
+        0,
+      );
+    const [picked] = this.pending.splice(index, 1) as [Pending];
     const fate: Fate = this.random.chance(this.timeouts) ? (this.random.chance(0.5) ? 'fail-before' : 'fail-after') : 'ok';
     advance(1);
     picked.resolve(fate);

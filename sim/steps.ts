@@ -178,6 +178,11 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'wipe-read-models':
       world.readModels.restore(new Map());
       return;
+    case 'grow-events': {
+      const partitions = world.cluster.current(TOPICS.events).partitions.length;
+      if (partitions < 6) world.cluster.grow(TOPICS.events, partitions + 1);
+      return;
+    }
     case 'verify':
       world.scheduler.spawn(
         'verify',

@@ -93,6 +93,15 @@ export class MemoryCluster {
     });
   }
 
+  /** Adds partitions to the topic's current life (Kafka can only grow a topic): keys then hash to other partitions. */
+  grow(topic: string, partitions: number): void {
+    const current = this.current(topic);
+    while (current.partitions.length < partitions) {
+      current.partitions.push([]);
+      current.start.push(0);
+    }
+  }
+
   /** Retention: the partition's records before `offset` are deleted. */
   expire(topic: string, partition: number, offset: number): void {
     const current = this.current(topic);
