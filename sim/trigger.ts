@@ -113,7 +113,10 @@ export class SimTrigger {
           this.finish(invocation);
           if (error !== undefined) return this.failed(partition, error);
           if (options.loseCommit === true || this.cluster.current(this.topic).life !== life) return;
-          const failure = result?.batchItemFailures?.find((f) => f.itemIdentifier.partition === `${this.topic}-${partition}`);
+          // A partial response names every record from the first failed one on: the smallest is where the partition goes on.
+          const failed = (result?.batchItemFailures ?? []).filter((f) => f.itemIdentifier.partition === `${this.topic}-${partition}`);
+          const failure =
+            failed.length === 0 ? undefined : failed.reduce((a, b) => (b.itemIdentifier.offset < a.itemIdentifier.offset ? b : a));
           const next = failure?.itemIdentifier.offset ?? (records.at(-1) as StoredRecord).offset + 1;
           if (failure !== undefined) this.failed(partition, new Error(`partial batch: from offset ${failure.itemIdentifier.offset}`));
           else this.failures.delete(partition);

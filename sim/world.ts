@@ -116,7 +116,7 @@ export class World {
     });
     return async (event) => {
       const summary = await process(event);
-      return { ...batchItemFailures(summary.halted), halted: summary.halted };
+      return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
     };
   }
 
