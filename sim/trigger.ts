@@ -14,7 +14,7 @@ import type { Scheduler, Task } from './scheduler.ts';
 /** What an invocation returns that the trigger reads: the records to deliver again. */
 export interface InvocationResult {
   readonly batchItemFailures?: readonly { readonly itemIdentifier: { readonly partition: string; readonly offset: number } }[];
-  readonly halted?: readonly { readonly position: { readonly partition: number; readonly offset: number } }[];
+  readonly halted?: readonly { readonly cause: string; readonly position: { readonly partition: number; readonly offset: number } }[];
 }
 
 /** One invocation in flight. */
@@ -118,7 +118,9 @@ export class SimTrigger {
           const failure =
             failed.length === 0 ? undefined : failed.reduce((a, b) => (b.itemIdentifier.offset < a.itemIdentifier.offset ? b : a));
           const next = failure?.itemIdentifier.offset ?? (records.at(-1) as StoredRecord).offset + 1;
-          if (failure !== undefined) this.failed(partition, new Error(`partial batch: from offset ${failure.itemIdentifier.offset}`));
+          const halt = result?.halted?.find((h) => h.position.partition === partition);
+          if (failure !== undefined)
+            this.failed(partition, halt ?? new Error(`partial batch: from offset ${failure.itemIdentifier.offset}`));
           else this.failures.delete(partition);
           if (next > this.position(partition)) this.cluster.commit(this.group, this.topic, partition, next);
         },
