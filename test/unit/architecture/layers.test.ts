@@ -29,6 +29,7 @@ describe('the layers of functions/', () => {
     ['functions/core/wrong.ts', "import { Kafka } from 'kafkajs';"],
     ['functions/domain/account/wrong.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
     ['functions/adapters/kafka/wrong.ts', "import { composeCommandSide } from '../../compose/command-side.ts';"],
+    ['functions/adapters/memory/wrong.ts', "import { commitAggregate } from '../../command/commit-aggregate.ts';"],
   ])('refuses %s: %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toHaveLength(1);
   });
@@ -40,6 +41,7 @@ describe('the layers of functions/', () => {
     ['functions/rebuild/right.ts', "import { createEventApplier } from '../event/process-batch.ts';"],
     ['functions/command-api/right.ts', "import { decodeCommand } from '../command/decode.ts';"],
     ['functions/adapters/dynamodb/right.ts', "import { HeadsStore } from '../../command/ports.ts';"],
+    ['functions/adapters/memory/right.ts', "import { HeadsStore } from '../../command/ports.ts';"],
     ['functions/handlers/right.ts', "import { composeCommandSide } from '../compose/command-side.ts';"],
   ])('lets %s import %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toEqual([]);

@@ -1,0 +1,260 @@
+/**
+ * The aggregates table in memory: heads with their conditional commit, partition checkpoints,
+ * the control item, the archive, kept outcomes and the operator releases of the commands
+ * partitions, as one map of items. Each method is the requests the DynamoDB adapter
+ * (adapters/dynamodb/aggregates-table.ts, rebuilt-heads.ts) sends, each request one
+ * scheduler point (interleave.ts): batched reads and writes go in groups of 100 and 25 keys,
+ * and the rebuild's fenced writes read their fences in one request and write in later ones,
+ * as the adapter does. Items are copies: nothing a caller changes afterwards reaches the table.
+ */
+import { mapConcurrent } from '../../core/async.ts';
+import { aggregateKey } from '../../core/aggregate.ts';
+import { addRelease, type Release } from '../../core/release.ts';
+import type { ResultRecord } from '../../core/wire.ts';
+import { RebuildLockError, type ControlRecord } from '../../control/control.ts';
+import type { ArchivedCommand, Head } from '../../command/head.ts';
+import type { StoredCheckpoint } from '../../command/partition.ts';
+import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../command/ports.ts';
+import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
+import { headItemBytes } from '../dynamodb/aggregates-items.ts';
+import { copy, immediate, perform, type Interleaver } from './interleave.ts';
+
+/** One item of the table. */
+export type HeadsItem =
+  | { readonly kind: 'control'; readonly control: ControlRecord }
+  | { readonly kind: 'head'; readonly head: Head; readonly rebuildEpoch?: number }
+  | { readonly kind: 'checkpoint'; readonly checkpoint: StoredCheckpoint }
+  | { readonly kind: 'releases'; readonly releases: readonly Release[] }
+  | { readonly kind: 'archived'; readonly command: ArchivedCommand }
+  | { readonly kind: 'result'; readonly result: ResultRecord; readonly at: number };
+
+/** The table's items by key, as a restore or a copy hands them over. */
+export type HeadsItems = ReadonlyMap<string, HeadsItem>;
+
+const CONTROL = '~control';
+const checkpointKey = (tp: string) => `~partition#${tp}`;
+const releasesKey = (tp: string) => `~releases#${tp}`;
+const archiveKey = (type: string, id: string, commandId: string) => `~archive#${aggregateKey(type, id)}#${commandId}`;
+const resultKey = (type: string, id: string, commandId: string) => `~result#${aggregateKey(type, id)}#${commandId}`;
+
+const groups = <T>(items: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
+
+/** The aggregates table in memory; `io` lets a scheduler interleave its requests. */
+export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
+  private items = new Map<string, HeadsItem>();
+
+  constructor(
+    readonly tableName = 'aggregates',
+    private readonly io: Interleaver = immediate,
+  ) {}
+
+  /** A copy of every item (a backup, or what a checker reads). */
+  dump(): Map<string, HeadsItem> {
+    return copy(this.items);
+  }
+
+  /** Replaces every item (a table restored from a backup, or a copy that is not one point in time). */
+  restore(items: HeadsItems): void {
+    this.items = copy(new Map(items));
+  }
+
+  private get(key: string): HeadsItem | undefined {
+    const item = this.items.get(key);
+    return item === undefined ? undefined : copy(item);
+  }
+
+  private put(key: string, item: HeadsItem): void {
+    this.items.set(key, copy(item));
+  }
+
+  private headAt(key: string): Head | undefined {
+    const item = this.get(key);
+    return item?.kind === 'head' ? item.head : undefined;
+  }
+
+  /** BatchGetItem: groups of 100 keys, each one consistent request. */
+  private async batchGet(op: string, keys: readonly string[]): Promise<Map<string, HeadsItem>> {
+    const found = new Map<string, HeadsItem>();
+    for (const group of groups([...new Set(keys)], 100))
+      await perform(this.io, op, () => {
+        for (const key of group) {
+          const item = this.get(key);
+          if (item !== undefined) found.set(key, item);
+        }
+      });
+    return found;
+  }
+
+  /** BatchWriteItem: groups of 25 puts, each one request. */
+  private async batchPut(op: string, entries: readonly (readonly [string, HeadsItem])[]): Promise<void> {
+    for (const group of groups(entries, 25)) await perform(this.io, op, () => group.forEach(([key, item]) => this.put(key, item)));
+  }
+
+  async read(aggregateKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
+    const found = await this.batchGet('heads.read', [CONTROL, ...aggregateKeys, ...tps.map(checkpointKey), ...tps.map(releasesKey)]);
+    const heads = new Map<string, Head>();
+    const checkpoints = new Map<string, StoredCheckpoint>();
+    const releases = new Map<string, readonly Release[]>();
+    let control: ControlRecord | undefined;
+    for (const [key, item] of found) {
+      if (item.kind === 'control') control = item.control;
+      else if (item.kind === 'head') heads.set(key, item.head);
+      else if (item.kind === 'checkpoint') checkpoints.set(item.checkpoint.tp, item.checkpoint);
+      else if (item.kind === 'releases') releases.set(key.slice(releasesKey('').length), item.releases);
+    }
+    return { heads, checkpoints, releases, control };
+  }
+
+  async commit(head: Head, expectedVersion: number): Promise<void> {
+    const key = aggregateKey(head.aggregateType, head.aggregateId);
+    const lost = await perform(this.io, 'heads.commit', () => {
+      const stored = this.headAt(key);
+      if ((stored?.version ?? 0) !== expectedVersion || (expectedVersion === 0 && this.items.has(key))) return { current: stored };
+      this.put(key, { kind: 'head', head });
+      return undefined;
+    });
+    if (lost !== undefined) throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, lost.current);
+  }
+
+  /** The item's size as DynamoDB counts it (the adapter's own measure). */
+  sizeOf(head: Head): number {
+    return headItemBytes(head);
+  }
+
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
+    return perform(this.io, 'heads.putCheckpoint', () => {
+      const item = this.get(checkpointKey(next.tp));
+      const stored = item?.kind === 'checkpoint' ? item.checkpoint : undefined;
+      const holds =
+        previous === undefined
+          ? item === undefined
+          : stored !== undefined && stored.incarnation === previous.incarnation && stored.through === previous.through;
+      if (holds) this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: next });
+      return holds;
+    });
+  }
+
+  getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
+    return perform(this.io, 'heads.getCheckpoint', () => {
+      const item = this.get(checkpointKey(tp));
+      return item?.kind === 'checkpoint' ? item.checkpoint : undefined;
+    });
+  }
+
+  resetCheckpoint(next: StoredCheckpoint): Promise<void> {
+    return perform(this.io, 'heads.resetCheckpoint', () => this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: next }));
+  }
+
+  getControl(): Promise<ControlRecord | undefined> {
+    return perform(this.io, 'heads.getControl', () => {
+      const item = this.get(CONTROL);
+      return item?.kind === 'control' ? item.control : undefined;
+    });
+  }
+
+  putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean> {
+    return perform(this.io, 'heads.putControl', () => {
+      const item = this.get(CONTROL);
+      const stored = item?.kind === 'control' ? item.control : undefined;
+      // The adapter's condition: status and epoch as expected (absent when undefined); the progress is not compared.
+      const holds = expected === undefined ? item === undefined : stored?.status === expected.status && stored.epoch === expected.epoch;
+      if (holds) this.put(CONTROL, { kind: 'control', control: next });
+      return holds;
+    });
+  }
+
+  async readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]> {
+    const found = await this.batchGet(
+      'heads.readArchive',
+      lookups.map((l) => archiveKey(l.aggregateType, l.aggregateId, l.commandId)),
+    );
+    return [...found.values()].flatMap((item) => (item.kind === 'archived' ? [item.command] : []));
+  }
+
+  archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], _windowMs: number): Promise<void> {
+    return this.batchPut(
+      'heads.archive',
+      commands.map((command) => [archiveKey(aggregateType, aggregateId, command.commandId), { kind: 'archived', command }] as const),
+    );
+  }
+
+  keepResults(unkept: readonly UnkeptResult[], _retentionMs: number): Promise<void> {
+    const byKey = new Map<string, HeadsItem>();
+    for (const { result, at } of unkept) {
+      if (result.commandId === null || result.aggregateType === null || result.aggregateId === null) continue;
+      const key = resultKey(result.aggregateType, result.aggregateId, result.commandId);
+      if (!byKey.has(key)) byKey.set(key, { kind: 'result', result, at });
+    }
+    return this.batchPut('heads.keepResults', [...byKey]);
+  }
+
+  /** A kept outcome by commandId (what the command API reads), undefined when none is kept. */
+  keptResult(aggregateType: string, aggregateId: string, commandId: string): ResultRecord | undefined {
+    const item = this.get(resultKey(aggregateType, aggregateId, commandId));
+    return item?.kind === 'result' ? item.result : undefined;
+  }
+
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
+    return perform(this.io, 'heads.scanAll', () => {
+      const heads: Head[] = [];
+      const checkpoints = new Map<string, StoredCheckpoint>();
+      for (const item of this.items.values()) {
+        if (item.kind === 'head') heads.push(copy(item.head));
+        else if (item.kind === 'checkpoint') checkpoints.set(item.checkpoint.tp, copy(item.checkpoint));
+      }
+      return { heads, checkpoints };
+    });
+  }
+
+  /** As the adapter: per group of 99, one read of the lock and the fences, then the writes it allows, 25 per request. */
+  putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }> {
+    const taken = heads.map((head) => copy(head));
+    const totals = { written: 0, fencedOff: 0 };
+    return mapConcurrent(groups(taken, 99), concurrency, async (group) => {
+      const keyOf = (h: Head) => aggregateKey(h.aggregateType, h.aggregateId);
+      const stored = await this.batchGet('heads.putRebuiltAll.read', [CONTROL, ...group.map(keyOf)]);
+      const control = stored.get(CONTROL);
+      if (control?.kind !== 'control' || control.control.status !== 'rebuilding' || control.control.epoch !== epoch)
+        throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
+      const allowed = group.filter((head) => {
+        const current = stored.get(keyOf(head));
+        return current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);
+      });
+      await Promise.all(
+        groups(allowed, 25).map((chunk) =>
+          perform(this.io, 'heads.putRebuiltAll.write', () =>
+            chunk.forEach((head) => this.put(keyOf(head), { kind: 'head', head, rebuildEpoch: epoch })),
+          ),
+        ),
+      );
+      totals.written += allowed.length;
+      totals.fencedOff += group.length - allowed.length;
+    }).then(() => totals);
+  }
+
+  async readRebuilt(aggregateKeys: readonly string[], epoch: number): Promise<Map<string, Head>> {
+    const out = new Map<string, Head>();
+    for (const [key, item] of await this.batchGet('heads.readRebuilt', aggregateKeys))
+      if (item.kind === 'head' && item.rebuildEpoch === epoch) out.set(key, item.head);
+    return out;
+  }
+
+  /** The releases of a commands partition, by consistent read. */
+  getReleases(tp: string): Promise<Release[]> {
+    return perform(this.io, 'heads.getReleases', () => {
+      const item = this.get(releasesKey(tp));
+      return item?.kind === 'releases' ? [...item.releases] : [];
+    });
+  }
+
+  /** Records an operator release for a commands partition (the adapter's conditional read-and-put, as one request here). */
+  addRelease(tp: string, release: Release): Promise<Release[]> {
+    return perform(this.io, 'heads.addRelease', () => {
+      const item = this.get(releasesKey(tp));
+      const releases = addRelease(item?.kind === 'releases' ? item.releases : [], release);
+      this.put(releasesKey(tp), { kind: 'releases', releases });
+      return releases;
+    });
+  }
+}

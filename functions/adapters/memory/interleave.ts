@@ -1,0 +1,41 @@
+/**
+ * Where an in-memory port lets a scheduler in: every operation that would be one request to
+ * DynamoDB or Kafka awaits `point(op)` before it takes effect, and the fate the scheduler gives
+ * decides what happens: it takes effect, it fails before taking effect, or it takes effect and
+ * then fails (a timeout whose request landed). A point that never resolves is a crash of the
+ * caller. Without a scheduler every operation goes through at once (`immediate`).
+ */
+
+/** What becomes of one operation. */
+export type Fate = 'ok' | 'fail-before' | 'fail-after';
+
+/** The scheduler's hook: resolves when the operation may go on, with its fate. */
+export interface Interleaver {
+  point(op: string): Promise<Fate>;
+}
+
+/** No scheduler: every operation goes through at once. */
+export const immediate: Interleaver = { point: () => Promise.resolve('ok') };
+
+/** An injected infrastructure failure: the request timed out, before or after it took effect. */
+export class InjectedTimeoutError extends Error {
+  override readonly name = 'InjectedTimeoutError';
+  constructor(
+    readonly op: string,
+    readonly tookEffect: boolean,
+  ) {
+    super(`injected timeout of ${op} (${tookEffect ? 'after' : 'before'} it took effect)`);
+  }
+}
+
+/** Runs `effect` as one request: after the scheduler's go, failing before or after it as the fate says. */
+export const perform = async <T>(io: Interleaver, op: string, effect: () => T): Promise<T> => {
+  const fate = await io.point(op);
+  if (fate === 'fail-before') throw new InjectedTimeoutError(op, false);
+  const out = effect();
+  if (fate === 'fail-after') throw new InjectedTimeoutError(op, true);
+  return out;
+};
+
+/** A deep copy, as a store keeps what it was given and hands out what it keeps. */
+export const copy = <T>(value: T): T => structuredClone(value);

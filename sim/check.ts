@@ -1,0 +1,154 @@
+/**
+ * The invariants, checked on the world as it stands: the chaos run's checker
+ * (local/verify/invariants.ts) over the events and results topics (and, once quiescent, the
+ * heads and the account-summary rows); the in-order decision of every command (oracle.ts);
+ * and that no record passed without a release on record (every SkippedByOperator dead
+ * letter, and every dead letter of an event, which the command side alone writes, lies in a
+ * release the operator recorded for that life of its topic).
+ */
+import type { StoredRecord } from '../functions/adapters/memory/cluster.ts';
+import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
+import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
+import { accountSummary } from '../functions/projections/account-summary.ts';
+import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
+import { deployments } from './code-versions.ts';
+import { compareWithDecisions, decideInOrder, type OrderedCommand } from './oracle.ts';
+import { TOPICS, type World } from './world.ts';
+
+/** One broken invariant. */
+export interface SimViolation {
+  readonly kind: string;
+  readonly message: string;
+}
+
+const text = (r: StoredRecord): TopicRecord => ({
+  topic: '',
+  partition: r.partition,
+  offset: r.offset,
+  key: r.key?.toString('utf8') ?? null,
+  value: r.value?.toString('utf8') ?? null,
+});
+
+/** Every record of a topic's current life, partition by partition. */
+const recordsOf = (world: World, topic: string): StoredRecord[] => world.cluster.current(topic).partitions.flat();
+
+/** Dead letters: which record of which life, and why. */
+const deadLetters = (world: World) =>
+  recordsOf(world, TOPICS.deadLetter).map((r) => {
+    const letter = JSON.parse(r.value?.toString('utf8') ?? '{}') as DeadLetterRecord;
+    const { topic, partition, offset, timestamp } = letter.source;
+    const life = world.cluster
+      .lives(topic)
+      .find((l) => l.partitions[partition]?.some((s) => s.offset === offset && s.timestamp === timestamp))?.life;
+    return { topic, partition, offset, life, code: letter.reason.code };
+  });
+
+/** No record passed without a release: skips and event dead letters lie in a release recorded for their life. */
+const checkReleases = (world: World): SimViolation[] =>
+  deadLetters(world).flatMap((d) => {
+    if (d.code !== SKIPPED_BY_OPERATOR && d.topic !== TOPICS.events) return [];
+    const covered = world.releases.some(
+      (r) =>
+        r.topic === d.topic &&
+        r.partition === d.partition &&
+        r.life === d.life &&
+        r.action === 'skip' &&
+        d.offset >= r.from &&
+        d.offset <= r.to,
+    );
+    return covered
+      ? []
+      : [
+          {
+            kind: 'passed-without-release',
+            message: `${d.topic}-${d.partition} offset ${d.offset} (life ${d.life}) dead-lettered ${d.code} with no release recorded for it`,
+          },
+        ];
+  });
+
+/** The results topic by commandId. */
+const resultsByCommand = (world: World): Map<string, ResultRecord[]> => {
+  const out = new Map<string, ResultRecord[]>();
+  for (const r of recordsOf(world, TOPICS.results)) {
+    const result = JSON.parse(r.value?.toString('utf8') ?? 'null') as ResultRecord | null;
+    if (result?.commandId == null) continue;
+    out.set(result.commandId, [...(out.get(result.commandId) ?? []), result]);
+  }
+  return out;
+};
+
+/**
+ * The commands in the order the command side must decide them. Of a dead life, what its
+ * trigger had committed, and beyond that as far as the events show it was decided (a batch
+ * that committed its head but not its offsets): the client sent those again, and a copy of
+ * a command the old life decided is a duplicate, or a rejection decided again, after it.
+ */
+const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, readonly number[]>): OrderedCommand[] => {
+  const decided = new Set(
+    recordsOf(world, TOPICS.events).flatMap((r) => {
+      const event = JSON.parse(r.value?.toString('utf8') ?? '{}') as Partial<EventRecord>;
+      return event.source === undefined ? [] : [`${event.source.partition}/${event.source.offset}/${event.occurredAt}`];
+    }),
+  );
+  const upToOf = (records: readonly StoredRecord[], p: number, committed: number | undefined): number =>
+    committed === undefined
+      ? Infinity
+      : Math.max(
+          committed,
+          ...records.filter((r) => decided.has(`${p}/${r.offset}/${new Date(r.timestamp).toISOString()}`)).map((r) => r.offset + 1),
+        );
+  const skippedAt = new Set(
+    deadLetters(world)
+      .filter((d) => d.topic === TOPICS.commands && d.code === SKIPPED_BY_OPERATOR)
+      .map((d) => `${d.life}/${d.partition}/${d.offset}`),
+  );
+  return world.cluster.lives(TOPICS.commands).flatMap((life) =>
+    life.partitions.flatMap((records, p) => {
+      const upTo = upToOf(records, p, committedAtEnd.get(life.life)?.[p]);
+      return records
+        .filter((r) => r.offset < upTo)
+        .map((record) => ({ topic: TOPICS.commands, record, skipped: skippedAt.has(`${life.life}/${p}/${record.offset}`) }));
+    }),
+  );
+};
+
+/**
+ * Checks the world. `quiescent`: nothing in flight, every record delivered: heads, rows and
+ * outcomes are checked too. `committedAtEnd`: per dead life of the commands topic, where its
+ * trigger stood when it was recreated.
+ */
+export const checkWorld = async (
+  world: World,
+  quiescent: boolean,
+  committedAtEnd: ReadonlyMap<number, readonly number[]>,
+): Promise<SimViolation[]> => {
+  const heads = quiescent ? [...world.heads.dump().values()].flatMap((i) => (i.kind === 'head' ? [i.head] : [])) : undefined;
+  const summaries: SummaryRow[] | undefined = quiescent
+    ? [...world.readModels.dump().values()].flatMap((e) =>
+        e.kind === 'item' && e.key.pk === accountSummary.name ? [{ rowId: e.key.sk, data: e.item.data, versions: e.item.versions }] : [],
+      )
+    : undefined;
+  const report = checkHistory(
+    {
+      events: recordsOf(world, TOPICS.events).map(text),
+      results: recordsOf(world, TOPICS.results).map(text),
+      ...(heads === undefined ? {} : { heads }),
+      ...(summaries === undefined ? {} : { summaries }),
+    },
+    { aggregates: deployments.newer, quiescent },
+  );
+  const violations: SimViolation[] = report.violations.map((v) => ({
+    kind: v.kind,
+    message: `${v.aggregateType ?? ''} ${v.aggregateId ?? ''}: ${v.message}`,
+  }));
+  violations.push(...checkReleases(world));
+  if (quiescent) {
+    const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);
+    for (const m of compareWithDecisions(decided, resultsByCommand(world)))
+      violations.push({
+        kind: 'outcome-mismatch',
+        message: `${m.commandId}: decided ${JSON.stringify(m.expected)}, results ${JSON.stringify(m.actual.map((r) => (r.status === 'accepted' ? `accepted v${r.version}` : `rejected ${r.reason.code}`)))}`,
+      });
+  }
+  return violations;
+};

@@ -1,0 +1,102 @@
+/**
+ * What a seed runs: a list of steps drawn from the seed, each with a salt of its own so that
+ * a step draws the same numbers whichever other steps are left out (shrinking, replays).
+ * Each fault kind can be switched off; the steps of a kind switched off are never drawn.
+ */
+import { Random } from '../chaos/random.ts';
+
+/** The faults the simulator can bring, each switchable. */
+export const FAULT_KINDS = [
+  /** An invocation or a rebuild abandoned mid-way (a Lambda timeout or kill). */
+  'crash',
+  /** A request that times out, before or after it took effect. */
+  'timeout',
+  /** A batch that succeeded but whose offset commit was lost: delivered again. */
+  'redeliver',
+  /** A second invocation of a batch still in flight. */
+  'race',
+  /** The commands topic deleted and created again (offsets start at 0); the client sends again what it has no answer for. */
+  'recreate',
+  /** The aggregates table restored from an earlier backup (one point in time). */
+  'restore',
+  /** The aggregates table replaced by a copy made during traffic: each item from another moment. */
+  'fuzzy-restore',
+  /** The snapshot rebuild with the commands trigger held. */
+  'rebuild',
+  /** The snapshot rebuild while the command side runs (a CLI rebuild beside `npm start`). */
+  'live-rebuild',
+  /** An operator skip of the next records of a commands partition. */
+  'skip',
+  /** An operator pass-gap where the event side halts on a gap (at settle). */
+  'pass-gap',
+  /** The command side, the event side or the rebuild rolled to the other code version. */
+  'code-roll',
+  /** The read-models table loses its items. */
+  'wipe-read-models',
+  /** `verify` run beside everything else. */
+  'verify',
+  /** The events topic grows by a partition: one aggregate's events then lie on more than one (the stack refuses this today). */
+  'grow-events',
+] as const;
+
+/** One fault kind. */
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** The kinds of step. */
+export type StepKind =
+  | 'send'
+  | 'deliver-commands'
+  | 'deliver-events'
+  | 'run'
+  | 'backup'
+  | 'crash'
+  | 'race'
+  | 'lose-commit'
+  | 'recreate'
+  | 'restore'
+  | 'fuzzy-restore'
+  | 'rebuild'
+  | 'live-rebuild'
+  | 'skip'
+  | 'code-roll'
+  | 'wipe-read-models'
+  | 'verify'
+  | 'grow-events';
+
+/** One step: what, and the salt of its own numbers. */
+export interface Step {
+  readonly index: number;
+  readonly kind: StepKind;
+  readonly salt: number;
+}
+
+const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly needs?: FaultKind }>> = {
+  send: { weight: 14 },
+  'deliver-commands': { weight: 16 },
+  'deliver-events': { weight: 10 },
+  run: { weight: 10 },
+  backup: { weight: 3 },
+  crash: { weight: 4, needs: 'crash' },
+  race: { weight: 3, needs: 'race' },
+  'lose-commit': { weight: 3, needs: 'redeliver' },
+  recreate: { weight: 1.5, needs: 'recreate' },
+  restore: { weight: 1, needs: 'restore' },
+  'fuzzy-restore': { weight: 1, needs: 'fuzzy-restore' },
+  rebuild: { weight: 2, needs: 'rebuild' },
+  'live-rebuild': { weight: 2, needs: 'live-rebuild' },
+  skip: { weight: 1.5, needs: 'skip' },
+  'code-roll': { weight: 1.5, needs: 'code-roll' },
+  'wipe-read-models': { weight: 1, needs: 'wipe-read-models' },
+  verify: { weight: 1, needs: 'verify' },
+  'grow-events': { weight: 0.7, needs: 'grow-events' },
+};
+
+/** The steps of `seed` with `faults` switched on. */
+export const planOf = (seed: number, faults: ReadonlySet<FaultKind>, length?: number): Step[] => {
+  const random = new Random(seed);
+  const weights = Object.fromEntries(
+    Object.entries(WEIGHTS).flatMap(([kind, w]) => (w.needs === undefined || faults.has(w.needs) ? [[kind, w.weight]] : [])),
+  ) as Record<StepKind, number>;
+  const count = length ?? random.int(30, 70);
+  return Array.from({ length: count }, (_, index) => ({ index, kind: random.weighted(weights), salt: random.int(1, 2 ** 30) }));
+};

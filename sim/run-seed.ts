@@ -1,0 +1,145 @@
+/**
+ * One seed, end to end: the plan's steps, each followed by some interleaving and a check of
+ * the invariants that hold at every moment; then the settling (faults off, the newest code
+ * deployed, the operator doing what the runbook says: resume or run the rebuild when
+ * commands are held, rebuild the read models when the event side says they are behind, pass
+ * a gap that halts an events partition), and the check of everything once quiescent.
+ */
+import { Random } from '../chaos/random.ts';
+import { Workload } from '../chaos/workload.ts';
+import { installClock, resetClock } from './clock.ts';
+import { checkWorld, type SimViolation } from './check.ts';
+import type { FaultKind, Step } from './plan.ts';
+import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
+import { TOPICS, World } from './world.ts';
+
+/** What a run found. */
+export interface RunOutcome {
+  readonly violations: readonly SimViolation[];
+  /** The step after which they were found (`settle`: once quiescent, or the system never settled). */
+  readonly at: number | 'settle' | null;
+  readonly invocations: number;
+}
+
+const SETTLE_ROUNDS = 40;
+
+const errorName = (error: unknown): string =>
+  error instanceof Error ? error.name : typeof error === 'object' && error !== null ? 'halt' : String(error);
+
+/** What the operator does when the system does not settle by itself. */
+const operate = async (world: World, faults: ReadonlySet<FaultKind>): Promise<void> => {
+  const running = world.scheduler.running().map((t) => t.name);
+  const control = await world.heads.getControl();
+  const rebuilding = running.some((n) => n.startsWith('rebuild'));
+  const commandErrors = [...world.commandTrigger.failures.values()].map((f) => errorName(f.last));
+  if (
+    !rebuilding &&
+    (control?.status === 'rebuilding' || commandErrors.some((e) => e === 'TableBehindLogError' || e === 'RebuildInProgressError'))
+  ) {
+    startRebuild(world, false, 10);
+    world.commandTrigger.failures.clear();
+  } else if (!rebuilding && world.commandTrigger.paused) world.commandTrigger.paused = false;
+  const eventErrors = [...world.eventTrigger.failures.entries()];
+  if (
+    !running.includes('read-models rebuild') &&
+    eventErrors.some(([, f]) => ['ReadModelsBehindLogError', 'ReadModelsRebuildingError'].includes(errorName(f.last)))
+  ) {
+    startReadModelsRebuild(world);
+    world.eventTrigger.failures.clear();
+  }
+  for (const [partition, f] of eventErrors) {
+    const halt = f.last as { cause?: string; position?: { offset: number } };
+    if (halt.cause !== 'gap' || halt.position === undefined || !faults.has('pass-gap') || f.count < 2) continue;
+    const { offset } = halt.position;
+    if (world.releases.some((r) => r.topic === TOPICS.events && r.partition === partition && r.from === offset)) continue;
+    world.releases.push({ topic: TOPICS.events, partition, life: 1, from: offset, to: offset, action: 'pass-gap' });
+    await world.readModels.addRelease(`${TOPICS.events}-${partition}`, {
+      action: 'pass-gap',
+      from: offset,
+      to: offset,
+      reason: 'sim',
+      by: 'sim',
+      at: new Date().toISOString(),
+    });
+  }
+};
+
+/** Faults off (and the newest code, if code rolls), the triggers run until everything is delivered; false when it never settles. */
+const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: readonly string[]): Promise<boolean> => {
+  world.scheduler.timeouts = 0;
+  if (faults.has('code-roll')) world.code.commands = world.code.events = world.code.rebuild = 'newer';
+  // One more command per account: every partition that holds one is checked against the table
+  // once more (a table behind its log is caught by the next batch, not by quiet).
+  for (const id of accounts)
+    world.cluster.append(TOPICS.commands, [
+      {
+        key: id,
+        value: JSON.stringify({
+          commandId: `probe-${id}`,
+          aggregateType: 'account',
+          aggregateId: id,
+          type: 'Deposit',
+          data: { amount: 1 },
+        }),
+      },
+    ]);
+  for (let round = 0; round < SETTLE_ROUNDS; round++) {
+    await world.scheduler.run(200_000);
+    const quiet = world.scheduler.running().length === 0 && world.commandTrigger.caughtUp() && world.eventTrigger.caughtUp();
+    if (
+      quiet &&
+      (await world.heads.getControl())?.status !== 'rebuilding' &&
+      (await world.readModels.getControl())?.status !== 'rebuilding'
+    )
+      return true;
+    await operate(world, faults);
+    for (const trigger of [world.commandTrigger, world.eventTrigger])
+      for (const partition of trigger.deliverable()) trigger.deliver(new Random(round), { partition });
+  }
+  return false;
+};
+
+/** Runs `steps` of `seed` with `faults` switched on; `plant` changes the world first (a planted bug the run must find). */
+export const runSeed = async (
+  seed: number,
+  faults: ReadonlySet<FaultKind>,
+  steps: readonly Step[],
+  plant?: (world: World) => void,
+): Promise<RunOutcome> => {
+  installClock();
+  resetClock();
+  const world = new World(new Random(seed ^ 0x5eed));
+  plant?.(world);
+  world.scheduler.timeouts = faults.has('timeout') ? 0.03 : 0;
+  const accounts = Array.from({ length: new Random(seed).int(2, 5) }, (_, i) => `acc-${i}`);
+  const state: RunState = { world, workload: new Workload(new Random(seed).fork(7), accounts, `s${seed}`), committedAtEnd: new Map() };
+  const invocations = () => world.commandTrigger.invocations + world.eventTrigger.invocations;
+  for (const step of steps) {
+    const random = new Random(seed ^ step.salt);
+    world.scheduler.reseed(random.fork(1));
+    await act(state, step, random);
+    await world.scheduler.run(random.int(0, 20));
+    const violations = await checkWorld(world, false, state.committedAtEnd);
+    if (violations.length > 0) return { violations, at: step.index, invocations: invocations() };
+  }
+  world.scheduler.reseed(new Random(seed).fork(99));
+  if (!(await settle(world, faults, accounts))) {
+    const stuck = [world.commandTrigger, world.eventTrigger].flatMap((t) =>
+      [...t.failures].map(
+        ([p, f]) => `${t.topic}-${p}: ${f.count} failures, last ${f.last instanceof Error ? f.last.message : JSON.stringify(f.last)}`,
+      ),
+    );
+    return {
+      violations: [{ kind: 'never-settled', message: stuck.join('; ') || 'tasks still running' }],
+      at: 'settle',
+      invocations: invocations(),
+    };
+  }
+  const violations = await checkWorld(world, true, state.committedAtEnd);
+  if (process.env.SIM_DEBUG !== undefined)
+    for (const t of Object.values(TOPICS))
+      for (const l of world.cluster.lives(t))
+        for (const r of l.partitions.flat())
+          console.log(t, l.life, r.partition, r.offset, r.timestamp, r.value?.toString('utf8').slice(0, 200));
+  return { violations, at: violations.length > 0 ? 'settle' : null, invocations: invocations() };
+};

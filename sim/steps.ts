@@ -1,0 +1,194 @@
+/**
+ * What each step of a plan does to the world (plan.ts): the client sends, the triggers
+ * deliver, the scheduler runs, and the faults and operator actions happen. Steps start
+ * tasks and return; the tasks go on under the scheduler, interleaved with everything else.
+ */
+import type { HeadsItem } from '../functions/adapters/memory/heads-store.ts';
+import { rebuildAggregates } from '../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
+import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
+import type { Random } from '../chaos/random.ts';
+import type { Workload } from '../chaos/workload.ts';
+import { advance } from './clock.ts';
+import type { CodeVersion } from './code-versions.ts';
+import type { Step } from './plan.ts';
+import { TOPICS, type World } from './world.ts';
+
+/** What the steps share across a run. */
+export interface RunState {
+  readonly world: World;
+  readonly workload: Workload;
+  /** Per dead life of the commands topic, where its trigger stood when the topic was recreated. */
+  readonly committedAtEnd: Map<number, number[]>;
+}
+
+const pick = <T>(random: Random, items: readonly T[]): T | undefined => items[random.int(0, items.length - 1)];
+
+/** Logs how an operator's task ended, when SIM_DEBUG is set. */
+export const debugEnd = (name: string) => (error: unknown, value?: unknown) => {
+  if (process.env.SIM_DEBUG !== undefined) console.log(`${name}:`, error ?? JSON.stringify(value));
+};
+
+/** Starts the snapshot rebuild as a task; a rebuild that fails leaves its lock for the next run to resume. */
+export const startRebuild = (world: World, live: boolean, checkpointEvery: number): void => {
+  world.scheduler.spawn(
+    `rebuild${live ? ' (live)' : ''}`,
+    () => rebuildAggregates(world.rebuildDeps(live, checkpointEvery)),
+    debugEnd('rebuild'),
+  );
+};
+
+/** Starts the read-models rebuild as a task, with the event trigger held and drained around it. */
+export const startReadModelsRebuild = (world: World): void => {
+  const gate = world.gate(world.eventTrigger);
+  world.scheduler.spawn(
+    'read-models rebuild',
+    async () => {
+      await gate.pause();
+      try {
+        return await rebuildReadModels(world.readModelsRebuildDeps(), { checkpointEvery: 5 });
+      } finally {
+        await gate.resume();
+      }
+    },
+    debugEnd('read-models rebuild'),
+  );
+};
+
+/** The client sends the commands the workload makes next. */
+const send = (state: RunState, random: Random): void => {
+  for (let i = random.int(1, 3); i > 0; i--)
+    state.world.cluster.append(
+      TOPICS.commands,
+      state.workload.next().map((p) => ({ key: p.command.aggregateId, value: JSON.stringify(p.command) })),
+    );
+};
+
+/** The commands topic recreated; the client sends again every command its trigger had not committed. */
+const recreate = ({ world, committedAtEnd }: RunState): void => {
+  const old = world.cluster.current(TOPICS.commands);
+  const positions = old.partitions.map((_, p) => world.commandTrigger.position(p));
+  committedAtEnd.set(old.life, positions);
+  const unanswered = old.partitions.flatMap((records, p) => records.filter((r) => r.offset >= (positions[p] ?? 0)));
+  // The old life's invocations in flight are abandoned with their fetch: the oracle decides the
+  // old life up to its committed offsets and the new life after it, which a batch of the old
+  // life still deciding beside the new one would not respect (docs/SIMULATOR.md).
+  for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
+  advance(1);
+  world.cluster.recreate(TOPICS.commands);
+  world.commandTrigger.recreated();
+  advance(1);
+  world.cluster.append(
+    TOPICS.commands,
+    unanswered.map((r) => ({ key: r.key?.toString('utf8') ?? null, value: r.value?.toString('utf8') ?? '' })),
+  );
+};
+
+/** A copy of the table made while traffic went on: each item as it was at some moment since `from`. */
+const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
+  const moments = [...world.backups.slice(random.int(0, Math.max(0, world.backups.length - 1))), world.heads.dump()];
+  const keys = new Set(moments.flatMap((m) => [...m.keys()]));
+  const copy = new Map<string, HeadsItem>();
+  for (const key of keys) {
+    const item = (pick(random, moments) as ReadonlyMap<string, HeadsItem>).get(key);
+    if (item !== undefined) copy.set(key, item);
+  }
+  return copy;
+};
+
+/** An operator skip of the next record or two of a commands partition, recorded for the topic's current life. */
+const skip = (world: World, random: Random): void => {
+  const partition = random.int(0, world.cluster.current(TOPICS.commands).partitions.length - 1);
+  const from = world.commandTrigger.position(partition);
+  const end = world.cluster.end(TOPICS.commands)[partition] ?? 0;
+  if (from >= end) return;
+  const to = Math.min(end - 1, from + random.int(0, 1));
+  const life = world.cluster.current(TOPICS.commands).life;
+  world.releases.push({ topic: TOPICS.commands, partition, life, from, to, action: 'skip' });
+  world.scheduler.spawn(
+    'operator skip',
+    () => {
+      advance(1);
+      return world.heads.addRelease(`${TOPICS.commands}-${partition}`, {
+        action: 'skip',
+        from,
+        to,
+        reason: 'sim',
+        by: 'sim',
+        at: new Date().toISOString(),
+      });
+    },
+    () => undefined,
+  );
+};
+
+/** Does what `step` says. */
+export const act = async (state: RunState, step: Step, random: Random): Promise<void> => {
+  const { world } = state;
+  switch (step.kind) {
+    case 'send':
+      return send(state, random);
+    case 'deliver-commands':
+      world.commandTrigger.deliver(random);
+      return;
+    case 'deliver-events':
+      world.eventTrigger.deliver(random);
+      return;
+    case 'run':
+      await world.scheduler.run(random.int(10, 80));
+      return;
+    case 'backup':
+      world.backups.push(world.heads.dump());
+      return;
+    case 'crash': {
+      const task = pick(random, world.scheduler.running());
+      if (task === undefined) return;
+      const trigger = [world.commandTrigger, world.eventTrigger].find((t) => t.tasks().includes(task));
+      if (trigger === undefined) world.scheduler.crash(task);
+      else trigger.crash(task);
+      world.coldStart();
+      return;
+    }
+    case 'race':
+      (random.chance(0.7) ? world.commandTrigger : world.eventTrigger).deliver(random, { race: true });
+      return;
+    case 'lose-commit':
+      (random.chance(0.7) ? world.commandTrigger : world.eventTrigger).deliver(random, { loseCommit: true });
+      return;
+    case 'recreate':
+      return recreate(state);
+    case 'restore': {
+      const backup = pick(random, world.backups);
+      if (backup !== undefined) world.heads.restore(backup);
+      return;
+    }
+    case 'fuzzy-restore':
+      if (world.backups.length > 0) world.heads.restore(fuzzyCopy(world, random));
+      return;
+    case 'rebuild':
+    case 'live-rebuild':
+      return startRebuild(world, step.kind === 'live-rebuild', random.int(3, 30));
+    case 'skip':
+      return skip(world, random);
+    case 'code-roll': {
+      const part = pick(random, ['commands', 'events', 'rebuild'] as const) as 'commands' | 'events' | 'rebuild';
+      world.code[part] = pick(random, ['current', 'newer'] as const) as CodeVersion;
+      return;
+    }
+    case 'wipe-read-models':
+      world.readModels.restore(new Map());
+      return;
+    case 'grow-events': {
+      const partitions = world.cluster.current(TOPICS.events).partitions.length;
+      if (partitions < 6) world.cluster.grow(TOPICS.events, partitions + 1);
+      return;
+    }
+    case 'verify':
+      world.scheduler.spawn(
+        'verify',
+        () => verifyAggregates({ ...world.rebuildDeps(true, 10) }),
+        () => undefined,
+      );
+      return;
+  }
+};

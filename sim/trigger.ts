@@ -1,0 +1,157 @@
+/**
+ * The simulator's MSK trigger, one per triggered topic: per partition, batches from the
+ * consumer group's committed offset, one invocation per partition at a time, the offset
+ * committed after success (up to the first failed record of a partial response), the batch
+ * delivered again after a failure or a crash. Faults it can bring: a racing invocation of a
+ * batch already in flight (a redelivery while the first still runs), and a commit that is
+ * lost (the batch succeeded, and is delivered again).
+ */
+import type { MemoryCluster, StoredRecord } from '../functions/adapters/memory/cluster.ts';
+import type { MskEvent, MskRecord } from '../functions/core/trigger-event.ts';
+import type { Random } from '../chaos/random.ts';
+import type { Scheduler, Task } from './scheduler.ts';
+
+/** What an invocation returns that the trigger reads: the records to deliver again. */
+export interface InvocationResult {
+  readonly batchItemFailures?: readonly { readonly itemIdentifier: { readonly partition: string; readonly offset: number } }[];
+  readonly halted?: readonly { readonly cause: string; readonly position: { readonly partition: number; readonly offset: number } }[];
+}
+
+/** One invocation in flight. */
+interface Invocation {
+  readonly task: Task;
+  readonly partition: number;
+  readonly life: number;
+}
+
+const mskRecord = (topic: string, r: StoredRecord): MskRecord => ({
+  topic,
+  partition: r.partition,
+  offset: r.offset,
+  timestamp: r.timestamp,
+  timestampType: 'CREATE_TIME',
+  key: r.key === null ? null : r.key.toString('base64'),
+  value: r.value === null ? null : r.value.toString('base64'),
+  headers: [],
+});
+
+/** The trigger of one topic. */
+export class SimTrigger {
+  private readonly inFlight: Invocation[] = [];
+  /** Failures in a row per partition, with the last error (for the operator and the report). */
+  readonly failures = new Map<number, { count: number; last: unknown }>();
+  /** Paused: no new batch is delivered (the rebuild holds the commands trigger). */
+  paused = false;
+  /** Invocations of the handler so far, and crashed ones. */
+  invocations = 0;
+
+  constructor(
+    private readonly cluster: MemoryCluster,
+    private readonly scheduler: Scheduler,
+    readonly topic: string,
+    readonly group: string,
+    /** The handler as deployed now (the simulator swaps code versions and warm containers). */
+    private readonly handler: () => (event: MskEvent) => Promise<InvocationResult>,
+    private readonly maxBatch: number,
+  ) {}
+
+  /** Next offset the group will deliver per partition. */
+  position(partition: number): number {
+    return Math.max(this.cluster.start(this.topic)[partition] ?? 0, this.cluster.committed(this.group, this.topic, partition) ?? 0);
+  }
+
+  /** Partitions with records to deliver and no invocation in flight. */
+  deliverable(): number[] {
+    const end = this.cluster.end(this.topic);
+    return Object.keys(end)
+      .map(Number)
+      .filter((p) => this.position(p) < (end[p] ?? 0) && !this.inFlight.some((i) => i.partition === p));
+  }
+
+  /** Partitions with an invocation in flight. */
+  busy(): number[] {
+    return [...new Set(this.inFlight.map((i) => i.partition))];
+  }
+
+  /** True when every partition is delivered to its end and nothing is in flight. */
+  caughtUp(): boolean {
+    const end = this.cluster.end(this.topic);
+    return this.inFlight.length === 0 && Object.keys(end).every((p) => this.position(Number(p)) >= (end[p] ?? 0));
+  }
+
+  /** The invocations in flight. */
+  tasks(): Task[] {
+    return this.inFlight.map((i) => i.task);
+  }
+
+  /**
+   * Delivers a batch of `partition` (a free one picked by `random` when undefined): `race`
+   * delivers one already in flight again; `loseCommit`: its success is not committed.
+   */
+  deliver(random: Random, options: { partition?: number; race?: boolean; loseCommit?: boolean } = {}): boolean {
+    if (this.paused) return false;
+    const candidates = options.race === true ? this.busy() : this.deliverable();
+    const partition = options.partition ?? candidates[random.int(0, candidates.length - 1)];
+    if (partition === undefined || !candidates.includes(partition)) return false;
+    const from = this.position(partition);
+    const records = this.cluster.records(this.topic, partition, from, from + random.int(1, this.maxBatch));
+    if (records.length === 0) return false;
+    const life = this.cluster.current(this.topic).life;
+    const event: MskEvent = {
+      eventSource: 'SelfManagedKafka',
+      records: { [`${this.topic}-${partition}`]: records.map((r) => mskRecord(this.topic, r)) },
+    };
+    const handle = this.handler();
+    this.invocations++;
+    const invocation: Invocation = {
+      partition,
+      life,
+      task: this.scheduler.spawn(
+        `${this.topic}-${partition}@${from}`,
+        () => handle(event),
+        (error, result) => {
+          this.finish(invocation);
+          if (error !== undefined) return this.failed(partition, error);
+          if (options.loseCommit === true || this.cluster.current(this.topic).life !== life) return;
+          // A partial response names every record from the first failed one on: the smallest is where the partition goes on.
+          const failed = (result?.batchItemFailures ?? []).filter((f) => f.itemIdentifier.partition === `${this.topic}-${partition}`);
+          const failure =
+            failed.length === 0 ? undefined : failed.reduce((a, b) => (b.itemIdentifier.offset < a.itemIdentifier.offset ? b : a));
+          const next = failure?.itemIdentifier.offset ?? (records.at(-1) as StoredRecord).offset + 1;
+          const halt = result?.halted?.find((h) => h.position.partition === partition);
+          if (failure !== undefined)
+            this.failed(partition, halt ?? new Error(`partial batch: from offset ${failure.itemIdentifier.offset}`));
+          else this.failures.delete(partition);
+          if (next > this.position(partition)) this.cluster.commit(this.group, this.topic, partition, next);
+        },
+      ),
+    };
+    this.inFlight.push(invocation);
+    return true;
+  }
+
+  private finish(invocation: Invocation): void {
+    const i = this.inFlight.indexOf(invocation);
+    if (i >= 0) this.inFlight.splice(i, 1);
+  }
+
+  private failed(partition: number, error: unknown): void {
+    const known = this.failures.get(partition);
+    this.failures.set(partition, { count: (known?.count ?? 0) + 1, last: error });
+  }
+
+  /** Crashes an invocation in flight (a Lambda timeout or kill): the trigger delivers its batch again. */
+  crash(task: Task): void {
+    const invocation = this.inFlight.find((i) => i.task === task);
+    this.scheduler.crash(task);
+    if (invocation !== undefined) {
+      this.finish(invocation);
+      this.failed(invocation.partition, new Error('invocation crashed'));
+    }
+  }
+
+  /** Forgets invocations of an earlier life of the topic as far as delivery goes (they may still run and write). */
+  recreated(): void {
+    this.failures.clear();
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The whole system in memory for one seed: the cluster (commands, events, results and
+ * dead-letter topics), both tables, the two triggers, and the REAL command processor, event
+ * processor and rebuilds over the in-memory ports (functions/adapters/memory), every request
+ * of which waits for the scheduler. Which code each part runs can change (code-versions.ts);
+ * a crashed invocation's container is gone, so the next one starts cold.
+ */
+import { MemoryCluster } from '../functions/adapters/memory/cluster.ts';
+import { MemoryHeadsStore, type HeadsItems } from '../functions/adapters/memory/heads-store.ts';
+import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/adapters/memory/publishers.ts';
+import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
+import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
+import { createCommandProcessor } from '../functions/command/process-batch.ts';
+import type { MskEvent } from '../functions/core/trigger-event.ts';
+import { batchItemFailures } from '../functions/event/halts.ts';
+import { createEventProcessor } from '../functions/event/process-batch.ts';
+import { projections } from '../functions/projections/index.ts';
+import { reactions } from '../functions/reactions/index.ts';
+import type { CommandGate } from '../functions/rebuild/ports.ts';
+import type { RebuildDeps } from '../functions/rebuild/rebuild-aggregates.ts';
+import type { ReadModelsRebuildDeps } from '../functions/rebuild/rebuild-read-models.ts';
+import type { Random } from '../chaos/random.ts';
+import { simNow } from './clock.ts';
+import { deployments, type CodeVersion } from './code-versions.ts';
+import { Scheduler } from './scheduler.ts';
+import { SimTrigger, type InvocationResult } from './trigger.ts';
+
+/** The topics, with the topology's partition counts. */
+export const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
+const PARTITIONS = { commands: 3, events: 3, results: 3, deadLetter: 1 } as const;
+const WEEK_MS = 7 * 24 * 3600 * 1000;
+
+/** A release the simulated operator recorded, with the life of the topic it was meant for. */
+export interface RecordedRelease {
+  readonly topic: string;
+  readonly partition: number;
+  readonly life: number;
+  readonly from: number;
+  readonly to: number;
+  readonly action: 'skip' | 'pass-gap';
+}
+
+/** Everything one seed runs against. */
+export class World {
+  readonly cluster = new MemoryCluster(simNow);
+  readonly scheduler: Scheduler;
+  readonly heads: MemoryHeadsStore;
+  readonly readModels: MemoryReadModels;
+  readonly commandTrigger: SimTrigger;
+  readonly eventTrigger: SimTrigger;
+  /** Which code each part runs. */
+  readonly code: { commands: CodeVersion; events: CodeVersion; rebuild: CodeVersion } = {
+    commands: 'current',
+    events: 'current',
+    rebuild: 'current',
+  };
+  /** The operator's releases, as the simulator recorded them. */
+  readonly releases: RecordedRelease[] = [];
+  /** Backups of the aggregates table, oldest first (for point-in-time restores and fuzzy copies). */
+  readonly backups: HeadsItems[] = [];
+  /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
+  private readonly warm = new Map<CodeVersion, (event: MskEvent) => Promise<InvocationResult>>();
+
+  constructor(random: Random, maxBatch = 4) {
+    this.scheduler = new Scheduler(random);
+    this.heads = new MemoryHeadsStore('aggregates', this.scheduler);
+    this.readModels = new MemoryReadModels('read-models', this.scheduler);
+    for (const [key, name] of Object.entries(TOPICS)) this.cluster.create(name, PARTITIONS[key as keyof typeof TOPICS]);
+    this.commandTrigger = new SimTrigger(
+      this.cluster,
+      this.scheduler,
+      TOPICS.commands,
+      'commands-trigger',
+      () => this.commandHandler(),
+      maxBatch,
+    );
+    this.eventTrigger = new SimTrigger(this.cluster, this.scheduler, TOPICS.events, 'events-trigger', () => this.eventHandler(), maxBatch);
+  }
+
+  /** The events topic as a log. */
+  eventLog(): MemoryTopicLog {
+    return new MemoryTopicLog(this.cluster, TOPICS.events, this.scheduler, 7);
+  }
+
+  private commandHandler(): (event: MskEvent) => Promise<InvocationResult> {
+    const version = this.code.commands;
+    let handler = this.warm.get(version);
+    if (handler === undefined) {
+      handler = createCommandProcessor({
+        aggregates: deployments[version],
+        heads: this.heads,
+        publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
+        eventLog: this.eventLog(),
+        commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
+        dedupeWindowMs: WEEK_MS,
+        keptResultsMs: WEEK_MS,
+      });
+      this.warm.set(version, handler);
+    }
+    return handler;
+  }
+
+  /** A crash loses the warm containers. */
+  coldStart(): void {
+    this.warm.clear();
+  }
+
+  private eventHandler(): (event: MskEvent) => Promise<InvocationResult> {
+    const process = createEventProcessor({
+      aggregates: deployments[this.code.events],
+      projections,
+      reactions,
+      readModels: this.readModels,
+      publisher: new MemoryEventSidePublisher(this.cluster, TOPICS, this.scheduler),
+      readiness: { groupId: 'events-trigger', hasHandledAny: () => this.group('events').hasHandledAny() },
+    });
+    return async (event) => {
+      const summary = await process(event);
+      return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
+    };
+  }
+
+  /** Where a trigger's consumer group stands. */
+  group(topic: 'commands' | 'events'): MemoryConsumerGroup {
+    return new MemoryConsumerGroup(this.cluster, TOPICS[topic], `${topic}-trigger`, this.scheduler);
+  }
+
+  /** Holds a trigger and waits (as the rebuild's drain) until its invocations in flight have ended. */
+  gate(trigger: SimTrigger): CommandGate {
+    return {
+      pause: async () => {
+        trigger.paused = true;
+        while (trigger.tasks().length > 0) await this.scheduler.point('gate.drain');
+      },
+      resume: () => {
+        trigger.paused = false;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** The aggregates rebuild's deps: `live` leaves the command side running (a CLI rebuild beside `npm start`). */
+  rebuildDeps(live: boolean, checkpointEvery: number): RebuildDeps {
+    return {
+      aggregates: deployments[this.code.rebuild],
+      heads: this.heads,
+      eventLog: this.eventLog(),
+      publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
+      gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTrigger),
+      commandsTrigger: { positions: () => this.group('commands').positions() },
+      dedupeWindowMs: WEEK_MS,
+      checkpointEvery,
+      checkpointIntervalMs: Number.MAX_SAFE_INTEGER,
+      writeConcurrency: 4,
+    };
+  }
+
+  /** The read-models rebuild's deps. */
+  readModelsRebuildDeps(): ReadModelsRebuildDeps {
+    return {
+      aggregates: deployments[this.code.rebuild],
+      projections,
+      reactions,
+      readModels: this.readModels,
+      eventLog: this.eventLog(),
+      trigger: this.group('events'),
+    };
+  }
+}

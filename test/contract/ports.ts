@@ -1,0 +1,176 @@
+/**
+ * The ports' contract: the behaviours the command side, the event side and the rebuilds
+ * depend on, written once and held by both implementations: the in-memory adapters
+ * (test/unit/adapters/memory-ports.test.ts) and the DynamoDB and Kafka ones
+ * (test/integration/ports-contract.test.ts). The simulator is only as true as this suite.
+ */
+import { describe, expect, it } from 'vitest';
+import { RebuildLockError } from '../../functions/control/control.ts';
+import { emptyHead, type Head } from '../../functions/command/head.ts';
+import type { StoredCheckpoint } from '../../functions/command/partition.ts';
+import { VersionConflictError, type CommandLog, type HeadsStore } from '../../functions/command/ports.ts';
+import type { LogReader, LogRecord } from '../../functions/core/log.ts';
+import { RevisionConflictError, type ReadModels } from '../../functions/event/ports.ts';
+import type { RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
+
+/** What the suite is given: fresh stores and topics per call. */
+export interface PortsFactory {
+  heads(): Promise<HeadsStore & RebuildHeadsStore>;
+  readModels(): Promise<ReadModels>;
+  /** A fresh topic of `partitions`, read as a log; `produce` writes keyed messages, `recreate` deletes and creates it again. */
+  topic(partitions: number): Promise<{
+    readonly log: LogReader & { isEmpty(): Promise<boolean> };
+    readonly commandLog: CommandLog;
+    produce(messages: readonly { key: string; value: string }[]): Promise<void>;
+    recreate(): Promise<void>;
+  }>;
+  /** A unique id. */
+  unique(prefix: string): string;
+}
+
+const head = (id: string, version: number, balance = version): Head => ({
+  ...emptyHead('account', id, null),
+  version,
+  state: { status: 'open', owner: 'Ann', balance },
+  offsets: { 'commands-0': version },
+});
+
+const checkpoint = (tp: string, through: number, incarnation = 1): StoredCheckpoint => ({
+  tp,
+  incarnation,
+  from: 0,
+  through,
+  fingerprint: `f${through}`,
+});
+
+const readAll = async (log: LogReader): Promise<LogRecord[]> => {
+  const { start, end } = await log.offsets();
+  const records: LogRecord[] = [];
+  await log.read(start, end, (chunk) => {
+    records.push(...chunk);
+    return Promise.resolve('continue' as const);
+  });
+  return records.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+};
+
+/** The contract, for one implementation. */
+export const portsContract = (name: string, factory: PortsFactory): void => {
+  describe(`${name}: the heads store`, () => {
+    it('commits a head on the version it read, and a lost race carries the winner', async () => {
+      const heads = await factory.heads();
+      const id = factory.unique('acc');
+      await heads.commit(head(id, 1), 0);
+      const lost = await heads.commit(head(id, 1, 99), 0).catch((e: unknown) => e);
+      expect(lost).toBeInstanceOf(VersionConflictError);
+      expect((lost as VersionConflictError).current).toMatchObject({ version: 1, state: { balance: 1 } });
+      await expect(heads.commit(head(id, 3), 2)).rejects.toBeInstanceOf(VersionConflictError);
+      await heads.commit(head(id, 2), 1);
+      const read = await heads.read([`account#${id}`, `account#${factory.unique('none')}`], []);
+      expect([...read.heads.values()].map((h) => h.version)).toEqual([2]);
+    });
+
+    it('puts a checkpoint only over the one it was derived from', async () => {
+      const heads = await factory.heads();
+      const tp = `${factory.unique('commands')}-0`;
+      expect(await heads.putCheckpoint(checkpoint(tp, 4), undefined)).toBe(true);
+      expect(await heads.putCheckpoint(checkpoint(tp, 5), undefined)).toBe(false);
+      expect(await heads.putCheckpoint(checkpoint(tp, 6), checkpoint(tp, 3))).toBe(false);
+      expect(await heads.putCheckpoint(checkpoint(tp, 6), checkpoint(tp, 4, 2))).toBe(false);
+      expect(await heads.putCheckpoint(checkpoint(tp, 6), checkpoint(tp, 4))).toBe(true);
+      expect(await heads.getCheckpoint(tp)).toMatchObject({ through: 6, fingerprint: 'f6' });
+      expect((await heads.read([], [tp])).checkpoints.get(tp)).toMatchObject({ through: 6 });
+      await heads.resetCheckpoint(checkpoint(tp, 2, 3));
+      expect(await heads.getCheckpoint(tp)).toMatchObject({ through: 2, incarnation: 3 });
+    });
+
+    it('puts the control item only over the status and epoch expected', async () => {
+      const heads = await factory.heads();
+      expect(await heads.getControl()).toBeUndefined();
+      expect(await heads.putControl({ status: 'ready', epoch: 0 }, undefined)).toBe(true);
+      expect(await heads.putControl({ status: 'ready', epoch: 0 }, undefined)).toBe(false);
+      expect(await heads.putControl({ status: 'rebuilding', epoch: 1, progress: null }, { status: 'ready', epoch: 1 })).toBe(false);
+      expect(await heads.putControl({ status: 'rebuilding', epoch: 1, progress: null }, { status: 'ready', epoch: 0 })).toBe(true);
+      expect((await heads.read([], [])).control).toEqual({ status: 'rebuilding', epoch: 1, progress: null });
+    });
+
+    it('reads back archived commands, leaving out those never archived', async () => {
+      const heads = await factory.heads();
+      const id = factory.unique('acc');
+      await heads.archive('account', id, [{ commandId: 'c1', version: 3, at: 1000 }], 60_000);
+      const found = await heads.readArchive([
+        { aggregateType: 'account', aggregateId: id, commandId: 'c1' },
+        { aggregateType: 'account', aggregateId: id, commandId: 'c2' },
+      ]);
+      expect(found).toEqual([{ commandId: 'c1', version: 3, at: 1000 }]);
+      await heads.keepResults(
+        [
+          {
+            result: { commandId: 'c3', aggregateType: 'account', aggregateId: id, status: 'rejected', reason: { code: 'X', message: 'x' } },
+            at: 1,
+          },
+        ],
+        60_000,
+      );
+    });
+
+    it('writes rebuilt heads only under its lock, never lowering a version, and scans them back', async () => {
+      const heads = await factory.heads();
+      const [low, high] = [factory.unique('acc'), factory.unique('acc')];
+      await expect(heads.putRebuiltAll([head(low, 1)], 1, 1)).rejects.toBeInstanceOf(RebuildLockError);
+      expect(await heads.putControl({ status: 'rebuilding', epoch: 1, progress: null }, undefined)).toBe(true);
+      await heads.commit(head(high, 5), 0);
+      expect(await heads.putRebuiltAll([head(low, 1), head(high, 4)], 1, 1)).toEqual({ written: 1, fencedOff: 1 });
+      expect([...(await heads.readRebuilt([`account#${low}`, `account#${high}`], 1)).keys()]).toEqual([`account#${low}`]);
+      const scanned = await heads.scanAll();
+      expect(scanned.heads.map((h) => [h.aggregateId, h.version]).sort()).toEqual(
+        [
+          [high, 5],
+          [low, 1],
+        ].sort(),
+      );
+    });
+  });
+
+  describe(`${name}: the read models`, () => {
+    it('writes an item on its revision, and a lost race carries the winner', async () => {
+      const models = await factory.readModels();
+      const key = { pk: 'account-summary', sk: factory.unique('acc') };
+      await models.write(key, { data: { n: 1 }, versions: { a: 1 }, gaps: [], gapCount: 0 }, 0);
+      const lost = await models.write(key, { data: { n: 2 }, versions: { a: 2 }, gaps: [], gapCount: 0 }, 0).catch((e: unknown) => e);
+      expect(lost).toBeInstanceOf(RevisionConflictError);
+      expect((lost as RevisionConflictError).current).toMatchObject({ data: { n: 1 }, revision: 1 });
+      await models.write(key, { data: { n: 2 }, versions: { a: 2 }, gaps: [], gapCount: 0 }, 1);
+      expect((await models.readBatch([key], ['events-0'])).items.size).toBe(1);
+      expect(await models.get(key)).toMatchObject({ data: { n: 2 }, revision: 2 });
+    });
+
+    it('puts the control item on its revision', async () => {
+      const models = await factory.readModels();
+      expect(await models.putControl('ready', 0)).toEqual({ status: 'ready', revision: 1 });
+      await expect(models.putControl('rebuilding', 0)).rejects.toThrow();
+      expect(await models.putControl('rebuilding', 1)).toEqual({ status: 'rebuilding', revision: 2 });
+      expect(await models.getControl()).toEqual({ status: 'rebuilding', revision: 2 });
+    });
+  });
+
+  describe(`${name}: a topic read as a log`, () => {
+    it('gives offsets from 0, reads ranges back in order, samples by bounds, and starts again at 0 when recreated', async () => {
+      const topic = await factory.topic(1);
+      expect(await topic.log.isEmpty()).toBe(true);
+      await topic.produce(['a', 'b', 'c', 'd'].map((value) => ({ key: 'k', value })));
+      expect(await topic.log.offsets()).toEqual({ start: { 0: 0 }, end: { 0: 4 } });
+      expect((await readAll(topic.log)).map((r) => [r.offset, r.value?.toString('utf8')])).toEqual([
+        [0, 'a'],
+        [1, 'b'],
+        [2, 'c'],
+        [3, 'd'],
+      ]);
+      expect(await topic.commandLog.bounds(topic.log.topic, 0)).toEqual({ start: 0, end: 4 });
+      expect((await topic.commandLog.sample(topic.log.topic, 0, 1, 9, 2)).map((r) => r.offset)).toEqual([1, 2]);
+      await topic.recreate();
+      expect(await topic.log.isEmpty()).toBe(true);
+      await topic.produce([{ key: 'k', value: 'e' }]);
+      expect((await readAll(topic.log)).map((r) => [r.offset, r.value?.toString('utf8')])).toEqual([[0, 'e']]);
+    });
+  });
+};

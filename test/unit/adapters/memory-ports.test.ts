@@ -1,0 +1,30 @@
+/** The in-memory adapters hold the ports' contract (test/contract/ports.ts), as the DynamoDB and Kafka ones do. */
+import { MemoryCluster } from '../../../functions/adapters/memory/cluster.ts';
+import { MemoryHeadsStore } from '../../../functions/adapters/memory/heads-store.ts';
+import { MemoryReadModels } from '../../../functions/adapters/memory/read-models.ts';
+import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
+import { portsContract } from '../../contract/ports.ts';
+
+let n = 0;
+
+portsContract('in memory', {
+  heads: () => Promise.resolve(new MemoryHeadsStore()),
+  readModels: () => Promise.resolve(new MemoryReadModels()),
+  topic: (partitions) => {
+    const cluster = new MemoryCluster();
+    cluster.create('t', partitions);
+    return Promise.resolve({
+      log: new MemoryTopicLog(cluster, 't'),
+      commandLog: new MemoryTopicLogs(cluster),
+      produce: (messages) => {
+        cluster.append('t', messages);
+        return Promise.resolve();
+      },
+      recreate: () => {
+        cluster.recreate('t');
+        return Promise.resolve();
+      },
+    });
+  },
+  unique: (prefix) => `${prefix}-${++n}`,
+});
