@@ -127,7 +127,7 @@ describe('the command API over HTTP against the local stack', () => {
     expect(sent).toStrictEqual([]);
   });
 
-  it('refuses GET ids no key can hold with 400, not a 503 from the store', async () => {
+  it('refuses GET ids longer than the wire allows with 400 (DynamoDB would refuse such keys, a 503 before)', async () => {
     const long = 'x'.repeat(3_000);
     const aggregate = await call('getAggregate', `/aggregates/account/${long}`);
     const outcome = await call('getOutcome', `/commands/${long}?aggregateType=account&aggregateId=${ada}`);
