@@ -46,34 +46,49 @@ const dataSchema = (schema: AnyAggregate['commands'][string]): Json => {
 };
 
 const envelope = commandEnvelopeSchema.shape;
-const id = (description: string): Json => ({ ...jsonSchema(envelope.aggregateId), description });
 const componentName = (aggregateType: string, type: string): string => `${aggregateType}.${type}`.replace(/[^A-Za-z0-9._-]/g, '_');
 
-/** One schema per registered command type: the envelope of the wire contract, `commandId` optional, `data` the type's own. */
+/** What each envelope field means, where its schema alone does not say. */
+const fieldDescriptions: Readonly<Record<string, string>> = {
+  commandId: 'Idempotency key, unique per aggregate; given by the server (`api-<uuid>`) when absent.',
+  aggregateId: 'The aggregate; the record key on the commands topic.',
+  expectedVersion: 'Rejected with `VersionMismatch` unless the aggregate is at this version.',
+  correlationId:
+    'The business transaction the command belongs to, carried to its events and to the commands they cause; its own commandId when absent.',
+  causationId: 'What caused the command: the eventId of the event a reaction issued it for.',
+};
+
+/**
+ * One schema per registered command type: every field of the wire contract's envelope with
+ * its own schema (so a field or limit added there shows here), `commandId` optional, the type
+ * and aggregate type fixed, `data` the command type's own schema.
+ */
 const commandSchemas = (): Record<string, Json> =>
   Object.fromEntries(
     aggregates.flatMap((aggregate: AnyAggregate) =>
-      Object.entries(aggregate.commands).map(([type, schema]) => [
-        componentName(aggregate.type, type),
-        {
-          type: 'object',
-          description: `${aggregate.type} ${type}, as the wire contract's command record with \`commandId\` optional.`,
-          required: ['aggregateType', 'aggregateId', 'type', 'data'],
-          additionalProperties: false,
-          properties: {
-            commandId: id('Idempotency key, unique per aggregate; given by the server (`api-<uuid>`) when absent.'),
-            aggregateType: { const: aggregate.type },
-            aggregateId: id('The aggregate; the record key on the commands topic.'),
-            type: { const: type },
-            data: dataSchema(schema),
-            expectedVersion: {
-              ...jsonSchema(envelope.expectedVersion),
-              description: 'Rejected with `VersionMismatch` unless the aggregate is at this version.',
-            },
-            metadata: jsonSchema(envelope.metadata),
+      Object.entries(aggregate.commands).map(([type, schema]) => {
+        const properties: Record<string, Json> = {};
+        for (const [field, fieldSchema] of Object.entries(envelope) as [string, z.ZodMiniType][]) {
+          const description = fieldDescriptions[field];
+          properties[field] = { ...jsonSchema(fieldSchema), ...(description === undefined ? {} : { description }) };
+        }
+        properties.aggregateType = { const: aggregate.type };
+        properties.type = { const: type };
+        properties.data = dataSchema(schema);
+        const required = Object.entries(envelope)
+          .filter(([field, s]) => field !== 'commandId' && s.def.type !== 'optional')
+          .map(([field]) => field);
+        return [
+          componentName(aggregate.type, type),
+          {
+            type: 'object',
+            description: `${aggregate.type} ${type}, as the wire contract's command record with \`commandId\` optional.`,
+            required,
+            additionalProperties: false,
+            properties,
           },
-        },
-      ]),
+        ];
+      }),
     ),
   );
 
