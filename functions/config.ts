@@ -174,3 +174,14 @@ export const commandApiPort = (): number => {
   if (port > 65_535) throw new Error(`COMMAND_API_PORT must be a TCP port (0–65535), got ${port}`);
   return port;
 };
+
+/**
+ * Browser origins the local command API answers (`COMMAND_API_ORIGINS`, comma separated, e.g.
+ * `http://localhost:5173`); a request with any other `Origin` is refused, so a web page cannot
+ * reach the unauthenticated local server (DNS rebinding included).
+ */
+export const commandApiOrigins = (): readonly string[] =>
+  (process.env.COMMAND_API_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim().replace(/\/$/, ''))
+    .filter((o) => o !== '');

@@ -9,11 +9,26 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import { registry } from '../core/registry.ts';
 import { json, problem, type HttpRequest, type HttpResponse } from './http.ts';
 import type { Clock, OutcomeReader, RowReader } from './ports.ts';
-import { decided, postCommand, type PostDeps, type PostSettings } from './post-command.ts';
+import { commandEnvelopeSchema } from '../core/wire.ts';
+import { describeIssues } from '../core/schema.ts';
+import { decided, postCommand, type PostDeps, type PostSettings, type RequestContext } from './post-command.ts';
 import { match, routes } from './routes.ts';
 
 export { routes } from './routes.ts';
 export type { HttpRequest, HttpResponse } from './http.ts';
+export type { RequestContext } from './post-command.ts';
+
+/** Longest row id, in UTF-8 bytes: DynamoDB's limit on a sort key; no row can have a longer one. */
+export const MAX_ROW_ID_BYTES = 1024;
+
+/** The ids a GET names, checked as the wire contract checks a command's (so a GET never asks the store for a key it refuses). */
+const idSchemas = { commandId: commandEnvelopeSchema.shape.commandId, aggregateId: commandEnvelopeSchema.shape.aggregateId };
+
+/** Why an id of a GET cannot name anything the command side keeps, or undefined when it can. */
+const badId = (field: keyof typeof idSchemas, value: string): string | undefined => {
+  const checked = idSchemas[field].safeParse(value);
+  return checked.success ? undefined : `${field}: ${describeIssues(checked.error.issues)}`;
+};
 
 /** What the API needs; see ports.ts for the interfaces adapters implement. */
 export interface CommandApiDeps extends Omit<PostDeps, 'aggregates' | 'clock' | 'newCommandId' | 'outcomes'> {
@@ -33,7 +48,7 @@ export interface CommandApiDeps extends Omit<PostDeps, 'aggregates' | 'clock' | 
 const systemClock: Clock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 /** Builds the request handler: one call per HTTP request, as the Lambda entry and the local server make it. */
-export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) => Promise<HttpResponse>) => {
+export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest, context?: RequestContext) => Promise<HttpResponse>) => {
   const aggregates = registry(deps.aggregates);
   const post: PostDeps = {
     ...deps,
@@ -54,6 +69,8 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
         "name the command's aggregate: ?aggregateType=<type>&aggregateId=<id> (outcomes are kept per aggregate)",
       );
     if (!aggregates.has(aggregateType)) return unknownType(aggregateType);
+    const invalid = badId('commandId', commandId) ?? badId('aggregateId', aggregateId);
+    if (invalid !== undefined) return problem(400, 'InvalidRequest', `invalid request: ${invalid}`);
     const outcome = await deps.outcomes.outcome({ aggregateType, aggregateId, commandId });
     if (outcome !== undefined) return decided(outcome);
     return problem(
@@ -66,6 +83,8 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
 
   const getAggregate = async (aggregateType: string, aggregateId: string): Promise<HttpResponse> => {
     if (!aggregates.has(aggregateType)) return unknownType(aggregateType);
+    const invalid = badId('aggregateId', aggregateId);
+    if (invalid !== undefined) return problem(400, 'InvalidRequest', `invalid request: ${invalid}`);
     const head = await deps.outcomes.state(aggregateType, aggregateId);
     if (head === undefined) return problem(404, 'AggregateNotFound', `${aggregateType} ${JSON.stringify(aggregateId)} has no events`);
     return json(200, { aggregateType, aggregateId, version: head.version, state: head.state });
@@ -74,13 +93,16 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
   const getRow = async (projection: string, rowId: string): Promise<HttpResponse> => {
     if (!deps.projections.includes(projection))
       return problem(400, 'UnknownProjection', `unknown projection ${JSON.stringify(projection)}; known: ${deps.projections.join(', ')}`);
+    const bytes = new TextEncoder().encode(rowId).byteLength;
+    if (bytes > MAX_ROW_ID_BYTES)
+      return problem(400, 'InvalidRequest', `invalid request: rowId is ${bytes} bytes in UTF-8; a row id has at most ${MAX_ROW_ID_BYTES}`);
     const row = await deps.rows.row(projection, rowId);
     if (row === undefined)
       return problem(404, 'RowNotFound', `${projection} has no row ${JSON.stringify(rowId)} (yet: rows follow events within moments)`);
     return json(200, { projection, rowId, row });
   };
 
-  return async (request) => {
+  return async (request, context = {}) => {
     const method = request.requestContext.http.method.toUpperCase();
     const found = match(method, request.rawPath);
     if (found === undefined)
@@ -99,7 +121,7 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
     try {
       switch (found.name) {
         case 'postCommand':
-          return await postCommand(post, request);
+          return await postCommand(post, request, context);
         case 'getOutcome':
           return await getOutcome(p.commandId as string, new URLSearchParams(request.rawQueryString));
         case 'getAggregate':
@@ -112,14 +134,11 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest) 
         }
       }
     } catch (error) {
+      // POST answers its own failures with the commandId; what reaches here is a read of a GET.
       deps.onError?.(error);
-      return problem(
-        503,
-        'Unavailable',
-        `${error instanceof Error ? error.name : 'Error'} while reaching Kafka or DynamoDB; try again. Sending the same command with the same commandId is safe: ` +
-          'it is applied at most once, and the answer is its outcome',
-        { 'retry-after': '1' },
-      );
+      return problem(503, 'Unavailable', `${error instanceof Error ? error.name : 'Error'} while reading DynamoDB; try again`, {
+        'retry-after': '1',
+      });
     }
   };
 };

@@ -36,6 +36,32 @@ export interface PostDeps {
   readonly onError?: (error: unknown) => void;
 }
 
+/** What the platform tells about one request. */
+export interface RequestContext {
+  /** Time left before the function is stopped (Lambda's `getRemainingTimeInMillis`); absent: no bound but the settings'. */
+  readonly remainingMs?: number;
+}
+
+/** Time kept back from the function's remaining time to write the answer, so a wait never runs into the timeout. */
+export const ANSWER_MARGIN_MS = 1_000;
+
+/** A string holds a lone surrogate: JSON can carry it, but no store, key or URL can (it is not Unicode text). */
+const malformed = (text: string): boolean => /\p{Cs}/u.test(text);
+
+/** 503: Kafka or DynamoDB failed; the commandId to send again, so that a retry is applied at most once. */
+export const unavailable = (what: string, error: unknown, commandId: string | undefined): HttpResponse =>
+  json(
+    503,
+    {
+      code: 'Unavailable',
+      message:
+        `${what} (${error instanceof Error ? error.name : 'error'}); send it again` +
+        `${commandId === undefined ? '' : ` with "commandId": ${JSON.stringify(commandId)}`}: a command is applied at most once per commandId`,
+      ...(commandId === undefined ? {} : { commandId }),
+    },
+    { 'retry-after': '1' },
+  );
+
 const encoder = new TextEncoder();
 
 /**
@@ -80,8 +106,9 @@ const pending = (ref: CommandRef, sent: { partition: number; offset: number }, a
 /** 200 with the outcome. */
 export const decided = (result: ResultRecord, headers: Record<string, string> = {}): HttpResponse => json(200, result, headers);
 
-/** Handles POST /commands. */
-export const postCommand = async (deps: PostDeps, request: HttpRequest): Promise<HttpResponse> => {
+/** Handles POST /commands, waiting no longer than the function's remaining time allows. */
+export const postCommand = async (deps: PostDeps, request: HttpRequest, context: RequestContext = {}): Promise<HttpResponse> => {
+  const deadline = deps.clock.now() + (context.remainingMs ?? Infinity) - ANSWER_MARGIN_MS;
   if (!isJson(header(request, 'content-type')))
     return problem(415, 'UnsupportedMediaType', 'send the command as JSON with content-type: application/json');
   const bytes = bodyBytes(request);
@@ -107,10 +134,24 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest): Promise
     return problem(decoded.bad.reason.code === 'PayloadTooLarge' ? 413 : 400, decoded.bad.reason.code, decoded.bad.reason.message);
   const { envelope, aggregate } = decoded.ok;
   const ref: CommandRef = { aggregateType: aggregate.type, aggregateId: envelope.aggregateId, commandId: envelope.commandId };
+  // Checked here, before anything is sent: the API reads the outcome by these ids and names them in its location.
+  const unreadable = (['commandId', 'aggregateId'] as const).find((field) => malformed(ref[field]));
+  if (unreadable !== undefined)
+    return problem(
+      400,
+      'InvalidCommand',
+      `invalid command: ${unreadable}: holds a lone surrogate (not Unicode text), which no key can hold`,
+    );
 
   // A commandId the caller chose may have been decided already: answer with that outcome, send nothing.
   if (!filled) {
-    const known = await deps.outcomes.outcome(ref);
+    let known: ResultRecord | undefined;
+    try {
+      known = await deps.outcomes.outcome(ref);
+    } catch (error) {
+      deps.onError?.(error);
+      return unavailable('could not read the aggregates table, and sent nothing', error, ref.commandId);
+    }
     if (known !== undefined) return decided(known, { 'idempotent-replayed': 'true' });
   }
   let sent: SentRecord;
@@ -119,17 +160,12 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest): Promise
   } catch (error) {
     // The record may have been written all the same (an acknowledgement lost): a re-send must carry the same commandId.
     deps.onError?.(error);
-    return problem(
-      503,
-      'Unavailable',
-      `could not write the command to the commands topic (${error instanceof Error ? error.name : 'error'}); send it again` +
-        `${filled ? ` with "commandId": ${JSON.stringify(ref.commandId)}` : ''}: a command is applied at most once per commandId`,
-      { 'retry-after': '1' },
-    );
+    return unavailable('could not write the command to the commands topic', error, ref.commandId);
   }
   const prefer = preferences(request);
   if (prefer.respondAsync) return pending(ref, sent, 'respond-async');
-  const timeoutMs = Math.min(deps.settings.maxWaitMs, prefer.waitSeconds === undefined ? deps.settings.waitMs : prefer.waitSeconds * 1000);
+  const asked = Math.min(deps.settings.maxWaitMs, prefer.waitSeconds === undefined ? deps.settings.waitMs : prefer.waitSeconds * 1000);
+  const timeoutMs = Math.max(0, Math.min(asked, deadline - timestamp));
   const applied = prefer.waitSeconds === undefined ? undefined : `wait=${Math.round(timeoutMs / 1000)}`;
   let waited: Waited<ResultRecord>;
   try {

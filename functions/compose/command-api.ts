@@ -6,7 +6,7 @@ import { CommandOutcomes } from '../adapters/dynamodb/command-outcomes.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { KafkaCommandSender } from '../adapters/kafka/command-sender.ts';
-import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse } from '../command-api/api.ts';
+import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse, type RequestContext } from '../command-api/api.ts';
 import { commandApiWait } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projectionRowKey } from '../event/ports.ts';
@@ -15,7 +15,7 @@ import { clients, type Wiring } from './wiring.ts';
 
 /** The command API, wired. */
 export interface CommandApi {
-  readonly handle: (request: HttpRequest) => Promise<HttpResponse>;
+  readonly handle: (request: HttpRequest, context?: RequestContext) => Promise<HttpResponse>;
   close(): Promise<void>;
 }
 

@@ -3,6 +3,7 @@
  * shape of a function URL's events too) and the local server of `npm start`. The API itself
  * is functions/command-api/api.ts.
  */
+import type { Context } from 'aws-lambda';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -23,9 +24,9 @@ const api = composeCommandApi(
   },
 );
 
-/** Handles one HTTP request; exported bare for tests and the local server. */
-export const handleRequest = async (request: HttpRequest): Promise<HttpResponse> => {
-  const response = await api.handle(request);
+/** Handles one HTTP request, waiting no longer than the invocation's remaining time; exported bare for tests and the local server. */
+export const handleRequest = async (request: HttpRequest, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<HttpResponse> => {
+  const response = await api.handle(request, { remainingMs: context?.getRemainingTimeInMillis() });
   metrics.addMetric(`status${Math.floor(response.statusCode / 100)}xx`, MetricUnit.Count, 1);
   return response;
 };

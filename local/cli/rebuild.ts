@@ -21,7 +21,8 @@ Options:
                         first waits out an event batch in flight (the event function's timeout)
   -h, --help            show this help
 
-Exit codes: 0 done (verify: no difference), 1 verify found differences or the log has gaps, 2 error.
+Exit codes: 0 done (verify: no difference), 1 verify found differences, or the log has gaps
+or events the code cannot read (listed as unusable), 2 error.
 
 Examples:
   kafka-aggregates rebuild
@@ -91,8 +92,8 @@ export const rebuild: CliCommand = {
         });
       bar.end();
       console.log(JSON.stringify(report, null, 2));
-      if ('differences' in report) return report.differences.length > 0 || report.gaps.length > 0 ? 1 : 0;
-      if ('gaps' in report) return report.gaps.length > 0 ? 1 : 0;
+      if ('differences' in report) return report.differences.length > 0 || report.gaps.length > 0 || report.unusable.length > 0 ? 1 : 0;
+      if ('gaps' in report) return report.gaps.length > 0 || ('unusable' in report && report.unusable.length > 0) ? 1 : 0;
       return 0;
     } finally {
       await rebuild.close();

@@ -1,21 +1,35 @@
 /** `kafka-aggregates state`: an aggregate's head (version and state) from the aggregates table. */
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import type { ControlRecord } from '../../functions/control/control.ts';
 import { dynamoEndpoint, tableName } from '../../functions/config.ts';
 import { CliError, explainDynamo, parse, PROVISION_HINT, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates state <aggregateType> <aggregateId>
 
 Reads the aggregate's head from the aggregates table (consistent read) and prints
-{"aggregateType","aggregateId","version","state"} as JSON.
+{"aggregateType","aggregateId","version","state"} as JSON. While a snapshot rebuild holds
+the table (npm start rebuilds it when it is behind the events topic), it says so and how far
+the rebuild is, rather than that the aggregate does not exist.
 
 Options:
   -h, --help   show this help
 
-Exit codes: 0 found, 1 no such aggregate, 2 error.
+Exit codes: 0 found, 1 no such aggregate, 2 error, 3 the table is being rebuilt.
 
 Example:
   kafka-aggregates state account acc-1`;
+
+/** What a rebuild holding the table has done so far: events read, and records read of those it set out to read. */
+export const rebuildProgress = (control: Extract<ControlRecord, { status: 'rebuilding' }>): string => {
+  const p = control.progress;
+  if (p === null) return `rebuild epoch ${control.epoch} has taken the lock and not saved a position yet`;
+  const sum = (offsets: Readonly<Record<string, number>>) => Object.values(offsets).reduce((a, b) => a + b, 0);
+  const total = sum(p.endOffsets);
+  const done = Math.min(total, sum(p.checkpoint));
+  const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
+  return `rebuild epoch ${control.epoch}, started ${p.startedAt}: ${p.eventsRead.toLocaleString('en')} events read, at ${done.toLocaleString('en')} of ${total.toLocaleString('en')} offsets (${percent}%)`;
+};
 
 /** The `state` command. */
 export const state: CliCommand = {
@@ -34,13 +48,19 @@ export const state: CliCommand = {
     const dynamo = createDynamoClient();
     try {
       const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
-      const head = await heads.get(aggregateType, aggregateId).catch((error: unknown) => {
+      const [head, control] = await Promise.all([heads.get(aggregateType, aggregateId), heads.getControl()]).catch((error: unknown) => {
         if (error instanceof Error && error.name === 'ResourceNotFoundException')
           throw new CliError(`table ${heads.tableName} does not exist at ${dynamoEndpoint() ?? 'AWS'}: ${PROVISION_HINT}.`, 2, {
             cause: error,
           });
         throw explainDynamo(error);
       });
+      if (control?.status === 'rebuilding') {
+        const why = `table ${heads.tableName} is being rebuilt from the events topic (${rebuildProgress(control)}); commands wait until it has caught up`;
+        if (head === undefined)
+          throw new CliError(`${aggregateType} ${aggregateId} is not in the table yet: ${why}. Ask again once the rebuild is done.`, 3);
+        console.error(`note: ${why}; this head may be older than the events topic.`);
+      }
       if (head === undefined)
         throw new CliError(
           `${aggregateType} ${aggregateId} does not exist: no head in table ${heads.tableName} at ${dynamoEndpoint() ?? 'AWS'}. ` +

@@ -8,7 +8,8 @@ const help = `Usage: kafka-aggregates status [--json]
 
 For every function of the topology that a topic triggers: its consumer group and, per
 partition, the committed offset, the end offset and the lag (records not yet handled).
-When \`npm start\` runs the triggers on this machine, also which partitions are blocked: a
+When \`npm start\` runs the triggers on this machine, also which triggers run (and which are
+held while a rebuild catches a table up) and which partitions are blocked: a
 batch that fails for infrastructure reasons is retried until it succeeds and its partition
 waits meanwhile (block, never skip); an events partition halted at a gap or at an event the
 code cannot read is retried from that record. The line says since when, after how many
@@ -87,7 +88,9 @@ export const status: CliCommand = {
       });
       const anyBlocked = report.some((f) => f.partitions.some((p) => p.blocked !== undefined));
       if (values.json === true) {
-        console.log(JSON.stringify({ triggersRunningHere: local !== undefined, functions: report }, null, 2));
+        console.log(
+          JSON.stringify({ triggersRunningHere: local !== undefined, triggers: local?.triggers ?? [], functions: report }, null, 2),
+        );
         return anyBlocked ? 1 : 0;
       }
       for (const f of report) {
@@ -101,10 +104,14 @@ export const status: CliCommand = {
           );
         }
       }
+      const running = (local?.triggers ?? []).map(
+        (t) => `${t.functionName} <- ${t.topic}${t.paused ? ' (held: a rebuild is catching its table up)' : ''}`,
+      );
       console.log(
         local === undefined
           ? "\nNo triggers run on this machine (npm start is not running): lag only. On AWS, see the OffsetLag alarms and the functions' logs."
-          : `\nTriggers run here (npm start, pid ${local.pid}); ${anyBlocked ? 'a partition is blocked: it goes on when its batch succeeds, or see `kafka-aggregates skip --help`' : 'no partition is blocked'}.`,
+          : `\nTriggers run here (npm start, pid ${local.pid}): ${running.length > 0 ? running.join(', ') : 'starting'}; ` +
+              `${anyBlocked ? 'a partition is blocked: it goes on when its batch succeeds, or see `kafka-aggregates skip --help`' : 'no partition is blocked'}.`,
       );
       return anyBlocked ? 1 : 0;
     } finally {

@@ -3,13 +3,16 @@
  * becomes the event a Lambda function URL (payload format 2.0, as an API Gateway HTTP API
  * sends too) would deliver, the function's own exported `handler` is invoked with a
  * Lambda-like context, and its result is written back as the platform would. Locally there is
- * no IAM authorization: the server listens on 127.0.0.1 only.
+ * no IAM authorization: the server listens on 127.0.0.1 only, and answers only requests whose
+ * Host is a loopback name and whose Origin, if any, is its own or a configured one (so that a
+ * web page, even one whose name was rebound to 127.0.0.1, cannot use it). Every answer of its
+ * own is the API's error shape, `{code, message}`.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { awsRegion, commandApiPort } from '../../functions/config.ts';
+import { awsRegion, commandApiOrigins, commandApiPort } from '../../functions/config.ts';
 import { functions, type FunctionSpec } from '../../functions/topology.ts';
 import { lambdaContext, loadFunction } from '../trigger/lambda.ts';
 
@@ -106,8 +109,42 @@ const respond = (response: ServerResponse, result: APIGatewayProxyResultV2): voi
   response.writeHead(result.statusCode ?? 200, headers).end(result.isBase64Encoded === true ? Buffer.from(body, 'base64') : body);
 };
 
-const problem = (response: ServerResponse, status: number, message: string): void => {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
+const problem = (response: ServerResponse, status: number, code: string, message: string): void => {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify({ code, message }));
+};
+
+/** Names of this machine's loopback interface, as a Host header gives them. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * Why the server refuses a request for its Host or Origin, or undefined: a Host that is not a
+ * loopback name is a page whose name was rebound to 127.0.0.1; an Origin neither this server's
+ * nor configured is a page of another site.
+ */
+export const refusedSource = (
+  headers: IncomingMessage['headers'],
+  port: number,
+  origins: readonly string[],
+): { readonly code: string; readonly message: string } | undefined => {
+  let host: URL | undefined;
+  try {
+    host = new URL(`http://${headers.host ?? ''}`);
+  } catch {
+    host = undefined;
+  }
+  if (host === undefined || !LOOPBACK_HOSTS.has(host.hostname) || (host.port !== '' && host.port !== String(port)))
+    return {
+      code: 'ForbiddenHost',
+      message: `Host ${JSON.stringify(headers.host ?? '')} is not this server's: it answers only 127.0.0.1:${port}, localhost:${port} or [::1]:${port}`,
+    };
+  const origin = headers.origin;
+  if (origin === undefined) return undefined;
+  const own = [...LOOPBACK_HOSTS].map((h) => `http://${h}:${port}`);
+  if (own.includes(origin) || origins.includes(origin)) return undefined;
+  return {
+    code: 'ForbiddenOrigin',
+    message: `Origin ${JSON.stringify(origin)} may not call this server; name it in COMMAND_API_ORIGINS (comma separated) to allow it`,
+  };
 };
 
 /** Reads a request body up to `limit` bytes; undefined when it is larger. */
@@ -132,11 +169,18 @@ export const serveHttpFunction = async (options: ServeOptions = {}): Promise<Htt
   const region = awsRegion();
   let port = options.port ?? commandApiPort();
   const inFlight = new Set<Promise<void>>();
+  const origins = commandApiOrigins();
 
   const server = createServer((request, response) => {
     const handled = (async () => {
+      const refused = refusedSource(request.headers, port, origins);
+      if (refused !== undefined) {
+        request.resume();
+        return problem(response, 403, refused.code, refused.message);
+      }
       const body = await readBody(request, MAX_REQUEST_BYTES);
-      if (body === undefined) return problem(response, 413, `Request Entity Too Large: Lambda takes at most ${MAX_REQUEST_BYTES} bytes`);
+      if (body === undefined)
+        return problem(response, 413, 'PayloadTooLarge', `the request is over ${MAX_REQUEST_BYTES} bytes, which Lambda never takes`);
       const deadline = Date.now() + spec.timeoutSeconds * 1000;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), spec.timeoutSeconds * 1000)));
@@ -145,18 +189,36 @@ export const serveHttpFunction = async (options: ServeOptions = {}): Promise<Htt
           loaded.handler(toEvent(request, body, port), lambdaContext({ functionName, memoryMb: spec.memoryMb }, region, deadline)),
           timedOut,
         ]);
-        if (result === 'timeout') problem(response, 504, `${functionName} did not answer within its timeout of ${spec.timeoutSeconds} s`);
+        if (result === 'timeout')
+          problem(response, 504, 'Timeout', `${functionName} did not answer within its timeout of ${spec.timeoutSeconds} s`);
         else respond(response, result);
       } catch (error) {
         // What the platform answers when a function throws, plus the error for the developer's terminal.
         console.error(`${functionName} threw:`, error);
-        problem(response, 502, 'Internal Server Error');
+        problem(response, 502, 'InternalError', `${functionName} failed; its error is in the terminal of npm start`);
       } finally {
         clearTimeout(timer);
       }
     })().catch(() => void response.destroy());
     inFlight.add(handled);
     void handled.finally(() => inFlight.delete(handled));
+  });
+  // Node answers a request it cannot parse itself (headers over 16 KiB: 431; malformed: 400): in the API's shape.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const [code, message] =
+      status === 431
+        ? ['HeadersTooLarge', 'the request headers are over 16 KiB']
+        : ['InvalidRequest', `the request is not valid HTTP (${error.code ?? error.message})`];
+    const body = JSON.stringify({ code, message });
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>

@@ -1,7 +1,8 @@
 /**
- * The emulated triggers' blocked partitions in a file, so that `kafka-aggregates status` in
- * another process can say which partition waits, since when and why. Written by the process
- * that runs the triggers (`npm start`) whenever a partition blocks or goes on again.
+ * The emulated triggers and their blocked partitions in a file, so that `kafka-aggregates
+ * status` in another process can say which triggers run, which partition waits, since when
+ * and why. Written by the process that runs the triggers (`npm start`) once they have started,
+ * whenever one is held or let go, and whenever a partition blocks or goes on again.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,18 +12,27 @@ import type { BlockedPartition } from './poller.ts';
 /** Where `npm start` keeps its triggers' status. */
 export const defaultStatusFile = join(cacheDir, 'runtime', 'status.json');
 
+/** One running trigger: the function, the topic that triggers it, and whether it is held (during a rebuild). */
+export interface RunningTrigger {
+  readonly functionName: string;
+  readonly topic: string;
+  readonly paused: boolean;
+}
+
 /** The file's content. */
 export interface TriggerStatus {
   /** The process that runs the triggers; its status is stale once it is gone. */
   readonly pid: number;
   readonly updatedAt: string;
+  /** The triggers that run (absent in files of older versions). */
+  readonly triggers?: readonly RunningTrigger[];
   readonly blocked: readonly BlockedPartition[];
 }
 
 /** Replaces the file atomically (a reader never sees half of it). */
-export const writeStatus = (file: string, blocked: readonly BlockedPartition[]): void => {
+export const writeStatus = (file: string, blocked: readonly BlockedPartition[], triggers: readonly RunningTrigger[] = []): void => {
   mkdirSync(dirname(file), { recursive: true });
-  const status: TriggerStatus = { pid: process.pid, updatedAt: new Date().toISOString(), blocked };
+  const status: TriggerStatus = { pid: process.pid, updatedAt: new Date().toISOString(), triggers, blocked };
   writeFileSync(`${file}.tmp`, JSON.stringify(status, null, 2));
   renameSync(`${file}.tmp`, file);
 };

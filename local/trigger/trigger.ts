@@ -13,7 +13,7 @@ import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { localClusterArn } from './msk-payload.ts';
 import { describeBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
 import { Poller, type BlockedPartition, type InvocationReport } from './poller.ts';
-import { writeStatus } from './status.ts';
+import { writeStatus, type RunningTrigger } from './status.ts';
 
 export type { BlockedPartition, InvocationReport } from './poller.ts';
 export type { TriggerMapping } from './mappings.ts';
@@ -130,7 +130,12 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   };
   const blocked = (): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);
   const statusFile = options.statusFile;
-  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked());
+  const running = (): RunningTrigger[] =>
+    mappings.flatMap((m) => {
+      const p = pollers.get(m.functionName);
+      return p === undefined ? [] : [{ functionName: m.functionName, topic: m.topic, paused: p.isPaused }];
+    });
+  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked(), running());
   try {
     for (const mapping of mappings) {
       if (pollers.has(mapping.functionName)) throw new Error(`function ${mapping.functionName} is mapped twice`);
@@ -150,6 +155,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
       pollers.set(mapping.functionName, poller);
     }
     await Promise.all([...pollers.values()].map((p) => p.start()));
+    onBlockedChange?.();
   } catch (error) {
     await stop();
     throw error;
@@ -162,8 +168,14 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   };
   return {
     mappings,
-    pause: async (name) => poller(name).pause(),
-    resume: (name) => poller(name).resume(),
+    pause: async (name) => {
+      await poller(name).pause();
+      onBlockedChange?.();
+    },
+    resume: (name) => {
+      poller(name).resume();
+      onBlockedChange?.();
+    },
     isPaused: (name) => poller(name).isPaused,
     blocked,
     stop,

@@ -120,7 +120,7 @@ export interface CheckReport {
     readonly duplicateEvents: number;
     readonly aggregates: number;
     readonly resultRecords: number;
-    /** Distinct commandIds with a result. */
+    /** Distinct commands with a result: a commandId is one command per aggregate (the scope of dedupe). */
     readonly commandsWithResult: number;
     /** Results re-emitted for the same commandId (redeliveries, re-sends). */
     readonly duplicateResults: number;
@@ -354,22 +354,31 @@ const checkSummaries = (summaries: readonly SummaryRow[], ordered: EventsRead['o
   return { violations, lagging };
 };
 
-/** Per commandId, the aggregate and versions of its events. */
-type CommandsOfEvents = Map<string, { key: string; versions: number[] }>;
+/**
+ * A command's identity: the aggregate and the commandId. The command side dedupes per
+ * aggregate (a head remembers its own commands), so one commandId sent to two aggregates is
+ * two commands, each applied once, and no violation.
+ */
+const commandKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  JSON.stringify([aggregateType, aggregateId, commandId]);
+
+/** Per command (aggregate and commandId), the aggregate's key, the commandId and the versions of its events. */
+type CommandsOfEvents = Map<string, { key: string; commandId: string; versions: number[] }>;
 
 const commandsOfEvents = (ordered: EventsRead['ordered']): CommandsOfEvents => {
   const commands: CommandsOfEvents = new Map();
   for (const [k, events] of ordered)
     for (const e of events) {
-      const entry = commands.get(e.commandId) ?? { key: k, versions: [] };
+      const id = commandKey(e.aggregateType, e.aggregateId, e.commandId);
+      const entry = commands.get(id) ?? { key: k, commandId: e.commandId, versions: [] };
       entry.versions.push(e.version);
-      commands.set(e.commandId, entry);
+      commands.set(id, entry);
     }
   return commands;
 };
 
 /**
- * The results topic against the events: one accepted version per commandId
+ * The results topic against the events: one accepted version per command of an aggregate
  * (`result-conflict`), an accepted result's version is its events' last (`result-event-mismatch`),
  * and its events are on the events topic (`accepted-without-event`).
  */
@@ -390,12 +399,13 @@ const checkResults = (
   for (const record of results) {
     const result = parse<ResultRecord>(record.value);
     if (result?.commandId == null) continue;
-    if (seenIds.has(result.commandId)) duplicateResults++;
-    seenIds.add(result.commandId);
+    const id = commandKey(result.aggregateType ?? '', result.aggregateId ?? '', result.commandId);
+    if (seenIds.has(id)) duplicateResults++;
+    seenIds.add(id);
     if (result.status !== 'accepted') continue;
-    const earlier = accepted.get(result.commandId);
+    const earlier = accepted.get(id);
     if (earlier !== undefined) {
-      if (earlier.version !== result.version || earlier.aggregateId !== result.aggregateId)
+      if (earlier.version !== result.version)
         violations.push({
           kind: 'result-conflict',
           aggregateType: result.aggregateType,
@@ -406,9 +416,9 @@ const checkResults = (
         });
       continue;
     }
-    accepted.set(result.commandId, result);
+    accepted.set(id, result);
     const k = aggregateKey(result.aggregateType, result.aggregateId);
-    const own = commands.get(result.commandId);
+    const own = commands.get(id);
     const subject = { aggregateType: result.aggregateType, aggregateId: result.aggregateId, commandId: result.commandId };
     if (own !== undefined && own.key === k) {
       const last = Math.max(...own.versions);
@@ -446,9 +456,9 @@ const checkEventsWithoutResults = (
     return { violations: [], notes: ['events without results not checked: the results topic has lost records to retention'] };
   if (settledBefore === undefined) return { violations: [], notes: ['events without results not checked: no settle time given'] };
   const violations: Violation[] = [];
-  for (const [commandId, { key, versions }] of commands) {
+  for (const [id, { key, commandId, versions }] of commands) {
     const event = (ordered.get(key) ?? []).find((e) => e.commandId === commandId);
-    if (accepted.has(commandId) || event === undefined || event.occurredAt >= settledBefore) continue;
+    if (accepted.has(id) || event === undefined || event.occurredAt >= settledBefore) continue;
     violations.push({
       kind: 'event-without-result',
       aggregateType: event.aggregateType,

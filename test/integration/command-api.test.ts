@@ -115,6 +115,26 @@ describe('the command API over HTTP against the local stack', () => {
     expect(sent.filter((v) => v.type === 'Teleport' || v.aggregateType === 'ledger' || v.data?.amount === -5)).toStrictEqual([]);
   });
 
+  it('refuses a lone surrogate in aggregateId with 400 and sends nothing (it was a 503 URIError after the record was on the topic)', async () => {
+    const marker = `surrogate-${run}`;
+    const answer = await call('postCommand', '/commands', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"aggregateType":"account","aggregateId":"\\ud800","type":"OpenAccount","data":{"owner":"${marker}"}}`,
+    });
+    expect(answer).toMatchObject({ status: 400, body: { code: 'InvalidCommand' } });
+    const sent = (await readTopic(kafka, topicName('commands'))).filter((r) => r.value?.includes(marker) === true);
+    expect(sent).toStrictEqual([]);
+  });
+
+  it('refuses GET ids longer than the wire allows with 400 (DynamoDB would refuse such keys, a 503 before)', async () => {
+    const long = 'x'.repeat(3_000);
+    const aggregate = await call('getAggregate', `/aggregates/account/${long}`);
+    const outcome = await call('getOutcome', `/commands/${long}?aggregateType=account&aggregateId=${ada}`);
+    const row = await call('getRow', `/read-models/account-summary/${long}`);
+    expect([aggregate.status, outcome.status, row.status]).toStrictEqual([400, 400, 400]);
+  });
+
   it('answers 202 with where to ask when the command handler is held, then the outcome at that location once it runs', async () => {
     const bob = `acc-${run}-bob`;
     let location = '';

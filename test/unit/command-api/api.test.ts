@@ -201,6 +201,31 @@ describe('POST /commands', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('refuses a lone surrogate in an id with 400 before sending (it used to be sent, then a 503 URIError without the commandId)', async () => {
+    const { api, sent } = setup();
+    const response = await api(post('{"aggregateType":"account","aggregateId":"\\ud800","type":"OpenAccount","data":{"owner":"Ada"}}'));
+    expect([response.statusCode, body(response).code]).toStrictEqual([400, 'InvalidCommand']);
+    expect(body(response).message).toContain('aggregateId');
+    expect(sent).toHaveLength(0);
+  });
+
+  it('answers 503 with the commandId as a field, whether the read before sending or the send failed', async () => {
+    const failed = setup({ sendFails: true });
+    const unsent = await failed.api(post(open));
+    expect([unsent.statusCode, body(unsent).commandId, unsent.headers['retry-after']]).toStrictEqual([503, 'api-new', '1']);
+    const { api, outcomes } = setup();
+    outcomes.failing = true;
+    const unread = await api(post({ ...open, commandId: 'mine' }));
+    expect([unread.statusCode, body(unread).commandId]).toStrictEqual([503, 'mine']);
+  });
+
+  it("waits no longer than the function's remaining time allows, keeping a second to answer", async () => {
+    const { api, clock } = setup();
+    const response = await api(post(open, { prefer: 'wait=5' }), { remainingMs: 2_500 });
+    expect(response.statusCode).toBe(202);
+    expect(Math.max(...clock.woke)).toBe(1_500);
+  });
+
   it('answers 202, not an error, when the table cannot be read after the command was sent', async () => {
     const { api, outcomes, sent } = setup();
     outcomes.failing = true;
@@ -245,6 +270,21 @@ describe('GET routes', () => {
     ]);
     expect((await api(request('GET', '/read-models/account-summary/acc-2'))).statusCode).toBe(404);
     expect(body(await api(request('GET', '/read-models/ledger/acc-1'))).code).toBe('UnknownProjection');
+  });
+
+  it('refuses ids no key can hold with 400 InvalidRequest, without reading the table', async () => {
+    const { api, outcomes } = setup();
+    const long = 'x'.repeat(257);
+    for (const path of [
+      `/aggregates/account/${long}`,
+      `/commands/${long}?aggregateType=account&aggregateId=acc-1`,
+      `/commands/c-1?aggregateType=account&aggregateId=${long}`,
+      `/read-models/account-summary/${'%E2%82%AC'.repeat(342)}`,
+    ]) {
+      const response = await api(request('GET', path));
+      expect([path, response.statusCode, body(response).code]).toStrictEqual([path, 400, 'InvalidRequest']);
+    }
+    expect(outcomes.readsOf({ aggregateType: 'account', aggregateId: 'acc-1', commandId: long })).toBe(0);
   });
 
   it('answers 404 for a path it does not serve and 405 with Allow for a method it does not take', async () => {

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_REQUEST_BYTES, serveHttpFunction, type HttpFunctionServer, type HttpHandler } from '../../../local/http/server.ts';
 
 let server: HttpFunctionServer;
@@ -17,6 +18,18 @@ beforeAll(async () => {
   });
 });
 afterAll(() => server.stop());
+
+/** A GET with the headers given as they are (fetch will not set Host). */
+const rawGet = (url: string, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> =>
+  new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/x`, { headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || '{}') as Record<string, unknown> }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 
 describe('the local HTTP server of a topology function', () => {
   it('listens on the loopback interface only', () => {
@@ -67,8 +80,39 @@ describe('the local HTTP server of a topology function', () => {
   it('refuses a request larger than Lambda takes with 413, without invoking the function', async () => {
     const before = events.length;
     const response = await fetch(`${server.url}/commands`, { method: 'POST', body: new Uint8Array(MAX_REQUEST_BYTES + 1) });
-    expect(response.status).toBe(413);
+    expect([response.status, ((await response.json()) as { code: string }).code]).toStrictEqual([413, 'PayloadTooLarge']);
     expect(events.length).toBe(before);
+  });
+
+  it('refuses a Host that is not a loopback name (DNS rebinding) and an Origin of another site, without invoking the function', async () => {
+    answer = () => Promise.resolve({ statusCode: 204 });
+    const port = new URL(server.url).port;
+    const before = events.length;
+    const rebound = await rawGet(server.url, { host: `evil.example:${port}` });
+    expect([rebound.status, rebound.body.code]).toStrictEqual([403, 'ForbiddenHost']);
+    const otherSite = await rawGet(server.url, { host: `localhost:${port}`, origin: 'https://evil.example' });
+    expect([otherSite.status, otherSite.body.code]).toStrictEqual([403, 'ForbiddenOrigin']);
+    expect(events.length).toBe(before);
+    expect((await rawGet(server.url, { host: `localhost:${port}` })).status).toBe(204);
+    expect((await rawGet(server.url, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` })).status).toBe(204);
+  });
+
+  it('answers an Origin named in COMMAND_API_ORIGINS', async () => {
+    vi.stubEnv('COMMAND_API_ORIGINS', 'http://localhost:5173, https://app.example');
+    const configured = await serveHttpFunction({ port: 0, handler: () => Promise.resolve({ statusCode: 204 }) });
+    try {
+      const host = `127.0.0.1:${new URL(configured.url).port}`;
+      expect((await rawGet(configured.url, { host, origin: 'https://app.example' })).status).toBe(204);
+      expect((await rawGet(configured.url, { host, origin: 'https://other.example' })).status).toBe(403);
+    } finally {
+      vi.unstubAllEnvs();
+      await configured.stop();
+    }
+  });
+
+  it("answers headers over Node's limit with 431 and the API's error shape", async () => {
+    const response = await rawGet(server.url, { 'x-big': 'x'.repeat(20_000) });
+    expect([response.status, response.body.code]).toStrictEqual([431, 'HeadersTooLarge']);
   });
 
   it('says which variable moves it when its port is taken', async () => {

@@ -207,6 +207,16 @@ describe('the invariant checker', () => {
     ]);
   });
 
+  it('takes one commandId used on two aggregates for two commands, as the command side dedupes per aggregate', () => {
+    const events = [...cleanEvents(), event('a3', 1, 'AccountOpened', { owner: 'Cy' }, 'c-a1-1')];
+    const h = history(events);
+    const results = records([
+      ...(history().results ?? []).map((r) => JSON.parse(r.value!) as ResultRecord),
+      accepted({ aggregateType: 'account', aggregateId: 'a3', version: 1, commandId: 'c-a1-1' }),
+    ]);
+    expect(check({ ...h, results }).violations).toStrictEqual([]);
+  });
+
   it('reports events without an accepted result, only for events older than the settle time while the system runs', () => {
     const h = history();
     const results = records((h.results ?? []).map((r) => JSON.parse(r.value!) as ResultRecord).filter((r) => r.commandId !== 'c-a1-3'));

@@ -1,0 +1,85 @@
+/**
+ * The operator's tools tell the truth, run as a user runs them (`bin/kafka-aggregates.js` as a
+ * child process) against the real broker and emulator, on topics and tables of this run:
+ * `status` shows the triggers that run while they run, `state` says a table is being rebuilt
+ * and how far, and `rebuild --verify` fails when the events topic holds events it cannot use.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { tableName, topicName } from '../../functions/config.ts';
+import { provision } from '../../local/provision.ts';
+import { runEnvironment } from '../../local/scratch.ts';
+import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import { defaultStatusFile } from '../../local/trigger/status.ts';
+import { startTriggers } from '../../local/trigger/trigger.ts';
+import { testKafka, unique } from '../support/kafka.ts';
+import { runToEnd, type Finished } from '../support/process.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const kafka = testKafka();
+const run = unique('ops');
+
+const cli = (...args: string[]): Promise<Finished> =>
+  runToEnd(process.execPath, ['bin/kafka-aggregates.js', ...args], { cwd: root, env: { ...process.env } });
+
+beforeAll(async () => {
+  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
+  await provision();
+});
+
+afterAll(() => vi.unstubAllEnvs());
+
+describe('the operator tools', () => {
+  it('status lists the triggers running here as soon as they run, before any partition blocks', async () => {
+    const triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),
+      statusFile: defaultStatusFile,
+      log: () => undefined,
+    });
+    try {
+      const out = await cli('status');
+      expect(out.stdout).toContain(`Triggers run here (npm start, pid ${process.pid}): commandHandler <- ${topicName('commands')}`);
+      expect(out.stdout).not.toContain('npm start is not running');
+      expect(out.code).toBe(0);
+    } finally {
+      await triggers.stop();
+    }
+  });
+
+  it('rebuild --verify exits 1 when the events topic holds an event it cannot use', async () => {
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({ topic: topicName('events'), messages: [{ key: `acc-${run}`, value: 'not an event' }] });
+    } finally {
+      await producer.disconnect();
+    }
+    const out = await cli('rebuild', '--verify');
+    expect(out.stdout).toContain('"unusable"');
+    expect(out.stdout).toMatch(/"offset": 0/);
+    expect(out.code).toBe(1);
+  });
+
+  it('state says the table is being rebuilt and how far, not that the aggregate does not exist', async () => {
+    const dynamo = createDynamoClient();
+    try {
+      const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
+      const progress = {
+        endOffsets: { '0': 40, '1': 60 },
+        checkpoint: { '0': 40, '1': 10 },
+        eventsRead: 50,
+        startedAt: '2026-12-01T10:00:00.000Z',
+      };
+      expect(await heads.putControl({ status: 'rebuilding', epoch: 1, progress }, await heads.getControl())).toBe(true);
+      const out = await cli('state', 'account', `acc-${run}-ada`);
+      expect(out.stderr).toContain(`table ${tableName('aggregates')} is being rebuilt`);
+      expect(out.stderr).toContain('50 events read, at 50 of 100 offsets (50%)');
+      expect(out.stderr).not.toContain('does not exist');
+      expect(out.code).toBe(3);
+    } finally {
+      dynamo.destroy();
+    }
+  });
+});

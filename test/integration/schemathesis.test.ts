@@ -1,0 +1,79 @@
+/**
+ * An OpenAPI-driven fuzz run: schemathesis (installed into .cache/venv with moto, from
+ * local/requirements.txt) reads docs/openapi.local.json and sends what it generates from it,
+ * valid and invalid, to the local server of `npm start` on the real broker and emulator, with
+ * the real command handler deciding. Every check must pass: no 5xx, every status, header and
+ * body as the document declares, invalid input refused, valid input accepted. A bounded
+ * number of examples and a time budget keep it under a minute; its output shows only on failure.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { serveHttpFunction, type HttpFunctionServer } from '../../local/http/server.ts';
+import { provision } from '../../local/provision.ts';
+import { runEnvironment } from '../../local/scratch.ts';
+import { venvBin } from '../../local/stack/dynamodb.ts';
+import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
+import { unique } from '../support/kafka.ts';
+
+/** Examples per operation and phase, and the run's time budget (seconds). */
+const MAX_EXAMPLES = 30;
+const MAX_SECONDS = 45;
+
+const run = unique('fuzz-http');
+let triggers: Triggers;
+let server: HttpFunctionServer;
+
+beforeAll(async () => {
+  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
+  // Outcomes come in well under a second here; a shorter wait keeps a stray slow case inside the budget.
+  vi.stubEnv('COMMAND_API_WAIT_MS', '3000');
+  await provision();
+  triggers = await startTriggers({
+    mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),
+    log: () => undefined,
+  });
+  server = await serveHttpFunction({ port: 0 });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await triggers?.stop();
+  vi.unstubAllEnvs();
+});
+
+/** Runs schemathesis; its exit code and everything it printed. */
+const schemathesis = (args: readonly string[]): Promise<{ code: number | null; output: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(venvBin('st'), args, { env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_TELEMETRY: 'false' } });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+
+describe('schemathesis against the local command API', () => {
+  it('finds no failure in a bounded run of every check', { timeout: 90_000 }, async () => {
+    const { code, output } = await schemathesis([
+      'run',
+      join('docs', 'openapi.local.json'),
+      '--url',
+      server.url,
+      '--checks',
+      'all',
+      '--max-examples',
+      String(MAX_EXAMPLES),
+      '--max-time',
+      String(MAX_SECONDS),
+      '--seed',
+      '1',
+      '--request-timeout',
+      '10',
+    ]);
+    expect(code, output).toBe(0);
+    expect(output, output).toMatch(/(\d+) generated, \1 passed/);
+    if (process.env.SCHEMATHESIS_OUTPUT !== undefined) console.log(output);
+  });
+});
