@@ -26,11 +26,11 @@ import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigg
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
-import { topicPartition, type SourcePosition } from '../core/wire.ts';
+import { topicPartition, type Reason, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
 import { gapError, type Halt } from './halts.ts';
-import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
+import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan, type Refusal } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
 
@@ -82,6 +82,8 @@ export interface EventBatchSummary {
   itemsWritten: number;
   commandsIssued: number;
   conflicts: number;
+  /** Event applications an item refused (fold.ts `Refusal`): each dead-lettered, the item flagged. */
+  refused: number;
   /** Gaps passed over under `skip-and-flag` or an operator's `pass-gap` release, with where they are. */
   gapsFlagged: GapFound[];
   /**
@@ -133,9 +135,12 @@ export const createEventApplier = (deps: EventSideDeps) => {
     }
 
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
+    const at = (p: SourcePosition) => `${topicPartition(p)}@${p.offset}`;
+    const recordAt = new Map(records.map((r) => [at(r), r]));
+    // Items whose key the store refuses are neither read nor written: their events are refused.
     let routes = routeEvents(good, registry);
     const snapshot = await deps.readModels.readBatch(
-      [...routes.values()].map((r) => r.folder.key),
+      [...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
       partitions,
     );
     await checkReady(deps, snapshot);
@@ -175,7 +180,11 @@ export const createEventApplier = (deps: EventSideDeps) => {
 
     const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
     const plan = (routing: ReadonlyMap<string, Route>) =>
-      new Map([...routing].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));
+      new Map(
+        [...routing]
+          .filter(([, route]) => route.keyProblem === undefined)
+          .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
+      );
     let plans = plan(routes);
 
     // A halting gap stops its partition at the gap's offset, for every item: cut the batch
@@ -187,6 +196,28 @@ export const createEventApplier = (deps: EventSideDeps) => {
       cut();
       plans = plan(routes);
     }
+
+    // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered naming the consumer.
+    const refusalLetter = (r: Refusal): DeadLetter =>
+      deadLetter(recordAt.get(at(r.position)) as TriggerRecord, {
+        code: r.reason.code,
+        message:
+          `${r.consumer.kind} ${r.consumer.name}, item ${r.key.pk} / ${r.key.sk}: refused event ${r.eventId}: ${r.reason.message}; ` +
+          'the event stays on the log, and the item is flagged',
+      });
+    const keyRefusals = [...routes.values()].flatMap((route) =>
+      route.keyProblem === undefined
+        ? []
+        : route.events.map(({ event, position }) => ({
+            consumer: route.folder.consumer,
+            key: route.folder.key,
+            eventId: event.eventId,
+            position,
+            reason: route.keyProblem as Reason,
+          })),
+    );
+    let refused = keyRefusals.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
+    deadLetters.push(...[...keyRefusals, ...[...plans.values()].flatMap((p) => p.refused)].map(refusalLetter));
 
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
     const published = new Set<string>();
@@ -219,7 +250,12 @@ export const createEventApplier = (deps: EventSideDeps) => {
             throw new ItemConflictRetriesExhaustedError(route.folder.key.pk, route.folder.key.sk, attempt + 1, { cause: error });
           // Another invocation moved the item: fold the same events onto what it left.
           stored = error.current;
+          const before = current.refused.length;
           current = foldItem(route.folder, stored, route.events, fold);
+          if (current.refused.length > before) {
+            refused += current.refused.length - before;
+            await deps.publisher.publish({ commands: [], deadLetters: current.refused.slice(before).map(refusalLetter) });
+          }
         }
       }
       final.set(id, current);
@@ -237,6 +273,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
       itemsWritten: outcomes.filter((p) => p.next !== null).length,
       commandsIssued: published.size,
       conflicts,
+      refused,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
       halted: [...firstHalt.values()].sort((a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position))),
     };

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { MskRecord } from '../../../functions/core/trigger-event.ts';
+import { contentProblem, MAX_COMMAND_DEPTH } from '../../../functions/core/limits.ts';
 import { eventId, MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 
 /** Seed of every fuzz property; override with FUZZ_SEED to explore, or to replay a reported failure. */
@@ -24,7 +25,27 @@ export const COMMAND_CODES = [
   'AggregateTooLarge',
   'DecideFailed',
   'VersionMismatch',
+  'MalformedUnicode',
+  'NumberOutOfRange',
+  'NestingTooDeep',
+  'InvalidAttributeName',
+  'IdTooLong',
 ] as const;
+
+/**
+ * The code a readable command value gets when it also holds content a store refuses (checked
+ * first, core/limits.ts), else `otherwise`: for generated values that may or may not hold such
+ * content. The classes themselves have tests of their own (test/unit/core/limits.test.ts).
+ */
+export const codeFor = (text: string, otherwise: string): string => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return otherwise;
+  }
+  return contentProblem(parsed, MAX_COMMAND_DEPTH)?.code ?? otherwise;
+};
 
 /** Fault codes of the event reader (functions/core/event-reader.ts). */
 export const EVENT_CODES = [
@@ -99,8 +120,8 @@ export const unicodeText = (minLength = 0, maxLength = 12): fc.Arbitrary<string>
     })
     .map((parts) => parts.join(''));
 
-/** An identifier the envelope accepts (1..256 UTF-16 units), often with nasty characters. */
-export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && s.length <= 256);
+/** An identifier every id field of the envelope accepts (1..64 UTF-8 bytes: core/limits.ts), often with nasty characters. */
+export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && Buffer.byteLength(s) <= 64);
 
 /** Headers as the trigger sends them, and as it never would: not arrays, bytes out of range, entries that are not objects. */
 export const headers: fc.Arbitrary<unknown> = fc.oneof(
@@ -192,7 +213,7 @@ const notAnIdentifier = fc.constantFrom(
   '["x"]',
   '{}',
   '""',
-  JSON.stringify('x'.repeat(257)),
+  JSON.stringify('x'.repeat(513)),
 );
 /** Values that are not a valid `expectedVersion` (a non-negative safe integer), as JSON text. */
 const notAVersion = fc.constantFrom(
@@ -295,8 +316,14 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
     fc.uint8Array({ maxLength: 200 }).chain((bytes) => rec('random bytes', 'InvalidCommand', undefined, b64(bytes))),
     fc
       .jsonValue({ maxDepth: 4 })
-      .chain((v) => rec('JSON that is no envelope', 'InvalidCommand', undefined, b64(JSON.stringify(v) ?? 'null'))),
-    fc.integer({ min: 1, max: 20_000 }).chain((depth) => rec('deeply nested JSON', 'InvalidCommand', null, b64(nested(depth)))),
+      .chain((v) =>
+        rec('JSON that is no envelope', codeFor(JSON.stringify(v), 'InvalidCommand'), undefined, b64(JSON.stringify(v) ?? 'null')),
+      ),
+    fc
+      .integer({ min: 1, max: 20_000 })
+      .chain((depth) =>
+        rec('deeply nested JSON', depth > MAX_COMMAND_DEPTH ? 'NestingTooDeep' : 'InvalidCommand', null, b64(nested(depth))),
+      ),
     fc.tuple(env, invalidUtf8, fc.nat()).chain(([e, bad, at]) => {
       const bytes = [...Buffer.from(JSON.stringify(e))];
       bytes.splice(at % bytes.length, 0, ...bad);
@@ -318,7 +345,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, name, v]) =>
         rec(
           `extra field ${JSON.stringify(name)}`,
-          'InvalidCommand',
+          codeFor(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`, 'InvalidCommand'),
           e.commandId,
           b64(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`),
         ),
@@ -328,7 +355,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, name, v]) =>
         rec(
           `extra data field ${JSON.stringify(name)}`,
-          'InvalidCommand',
+          codeFor(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`), 'InvalidCommand'),
           e.commandId,
           b64(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`)),
         ),
@@ -338,7 +365,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, field, raw]) =>
         rec(
           `${field} = ${raw.slice(0, 12)}`,
-          'InvalidCommand',
+          codeFor(withRawField(e, field, raw), raw.length > 513 ? 'IdTooLong' : 'InvalidCommand'),
           field === 'commandId' ? readableId(raw) : e.commandId,
           b64(withRawField(e, field, raw)),
         ),
@@ -351,10 +378,24 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, raw]) => rec('data = null', 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', raw)))),
     fc
       .tuple(env, notAVersion)
-      .chain(([e, raw]) => rec(`expectedVersion = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'expectedVersion', raw)))),
+      .chain(([e, raw]) =>
+        rec(
+          `expectedVersion = ${raw}`,
+          codeFor(withRawField(e, 'expectedVersion', raw), 'InvalidCommand'),
+          e.commandId,
+          b64(withRawField(e, 'expectedVersion', raw)),
+        ),
+      ),
     fc
       .tuple(env, notAnAmount)
-      .chain(([e, raw]) => rec(`amount = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${raw}}`)))),
+      .chain(([e, raw]) =>
+        rec(
+          `amount = ${raw}`,
+          codeFor(withRawField(e, 'data', `{"amount":${raw}}`), 'InvalidCommand'),
+          e.commandId,
+          b64(withRawField(e, 'data', `{"amount":${raw}}`)),
+        ),
+      ),
     fc
       .tuple(env, fc.integer({ min: 0, max: 64 }))
       .chain(([e, under]) =>
