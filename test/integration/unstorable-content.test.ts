@@ -5,7 +5,9 @@
  * hold (written by code older than the limits) is dead-lettered naming the consumer, the item
  * flagged, and the partition goes on.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMAND_CODES, FUZZ_SEED, hostileOpen } from '../unit/fuzz/arbitraries.ts';
 import type { DeadLetterRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -145,5 +147,50 @@ describe('the events topic: an event whose effect an item cannot hold is dead-le
 
     // Delivered again (the trigger retries after a crash): nothing is applied twice.
     expect(await eventSide.processor()(batch!)).toMatchObject({ applied: 0, refused: 0, duplicates: 4 });
+  });
+});
+
+describe('a bounded sample of arbitrary commands on the real broker and emulator', () => {
+  it('each is refused at the edge with a precise code and a dead letter, or flows whole: its head, its events, its read-model row', async () => {
+    const topic = unique('cmds');
+    const runs = Number(process.env.FUZZ_RUNS ?? 24);
+    const sample = fc
+      .sample(hostileOpen, { seed: FUZZ_SEED, numRuns: runs })
+      .map((c, n) => ({ ...c, aggregateId: `${n}-${c.aggregateId}` }));
+    const records: RecordSpec[] = sample.map((c, offset) => ({
+      offset,
+      key: c.aggregateId,
+      value: {
+        commandId: c.commandId,
+        aggregateType: 'account',
+        aggregateId: c.aggregateId,
+        type: 'OpenAccount',
+        data: { owner: c.owner },
+        ...(c.metadata === undefined ? {} : { metadata: c.metadata }),
+      },
+    }));
+    const summary = await commandSide.processor()(mskEvent(records, topic));
+    expect(summary.batchItemFailures).toEqual([]);
+    const letters = ((await commandSide.deadLetters()) as DeadLetterRecord[]).filter((d) => d.source.topic === topic);
+    const events = await readTopic(commandSide.kafka, commandSide.topics.events);
+    for (const batch of triggerBatches(events, commandSide.topics.events, 500))
+      expect((await eventSide.processor()(batch)).halted).toEqual([]);
+
+    let flowed = 0;
+    for (const [offset, c] of sample.entries()) {
+      const letter = letters.find((d) => d.source.offset === offset);
+      const head = await commandSide.heads.get('account', c.aggregateId).catch(() => undefined);
+      if (head === undefined) {
+        // Refused at the edge (an invalid owner is a rejection too, without a dead letter).
+        const codes: readonly string[] = COMMAND_CODES;
+        if (letter !== undefined) expect(codes, c.aggregateId).toContain(letter.reason.code);
+        continue;
+      }
+      flowed++;
+      expect(head.version).toBe(1);
+      expect(await getAccountSummary(eventSide.readModels, c.aggregateId)).toMatchObject({ owner: c.owner.trim(), version: 1 });
+    }
+    expect(flowed).toBeGreaterThan(0);
+    expect(summary.accepted).toBe(flowed);
   });
 });

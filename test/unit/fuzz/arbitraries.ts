@@ -531,3 +531,37 @@ export const unknownToThisCode = (
       .map(([e, t]) => ({ fault: `event type ${t}`, code: 'UnknownEventType', key, value: b64(JSON.stringify({ ...e, type: t })) })),
   );
 };
+
+/** Characters of every UTF-8 length, and lone surrogates of both halves. */
+const char = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('a', 'Z', '0', '-', '#', ':', ' ') },
+  { weight: 3, arbitrary: fc.constantFrom('é', '€', '\u{1F600}', '\u0000', '\uFEFF') },
+  { weight: 1, arbitrary: fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff') },
+);
+/** Strings from empty to long in bytes, now and then with a lone surrogate. */
+export const hostileString = fc.oneof(
+  fc.string({ unit: char, maxLength: 12 }),
+  fc.string({ unit: char, minLength: 60, maxLength: 140 }),
+  fc.integer({ min: 250, max: 262 }).map((n) => 'a'.repeat(n)),
+  fc.integer({ min: 80, max: 90 }).map((n) => '€'.repeat(n)),
+);
+/** Numbers at and beyond what DynamoDB and the SDK hold. */
+const extremeNumber = fc.constantFrom(0, -0, 1, 1.5, 1e-130, -1e-130, 1e-131, 5e-324, 2 ** 53 - 1, 2 ** 53, 1e21, 1e300, -1e300);
+/** Arrays nested around a value, at and beyond DynamoDB's 32 levels. */
+const deepValue = fc.tuple(fc.integer({ min: 0, max: 36 }), extremeNumber).map(([depth, n]) => {
+  let v: unknown = n;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+});
+/** Metadata: arbitrary JSON, keys and strings hostile, numbers extreme, nesting deep. */
+const metadata = fc.dictionary(hostileString, fc.oneof(hostileString, extremeNumber, deepValue, fc.jsonValue({ maxDepth: 3 })), {
+  maxKeys: 4,
+});
+
+/** An OpenAccount with hostile ids, owner and metadata (as plain fields; the envelope is built from them). */
+export const hostileOpen = fc.record({
+  commandId: hostileString,
+  aggregateId: hostileString,
+  owner: hostileString,
+  metadata: fc.option(metadata, { nil: undefined }),
+});
