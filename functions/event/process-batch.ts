@@ -26,11 +26,12 @@ import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigg
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
-import { topicPartition, type Reason, type SourcePosition } from '../core/wire.ts';
+import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
 import { gapError, type Halt } from './halts.ts';
-import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan, type Refusal } from './fold.ts';
+import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
+import { keyRefusals, refusalLetters } from './refusals.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
 
@@ -135,8 +136,6 @@ export const createEventApplier = (deps: EventSideDeps) => {
     }
 
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
-    const at = (p: SourcePosition) => `${topicPartition(p)}@${p.offset}`;
-    const recordAt = new Map(records.map((r) => [at(r), r]));
     // Items whose key the store refuses are neither read nor written: their events are refused.
     let routes = routeEvents(good, registry);
     const snapshot = await deps.readModels.readBatch(
@@ -197,27 +196,11 @@ export const createEventApplier = (deps: EventSideDeps) => {
       plans = plan(routes);
     }
 
-    // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered naming the consumer.
-    const refusalLetter = (r: Refusal): DeadLetter =>
-      deadLetter(recordAt.get(at(r.position)) as TriggerRecord, {
-        code: r.reason.code,
-        message:
-          `${r.consumer.kind} ${r.consumer.name}, item ${r.key.pk} / ${r.key.sk}: refused event ${r.eventId}: ${r.reason.message}; ` +
-          'the event stays on the log, and the item is flagged',
-      });
-    const keyRefusals = [...routes.values()].flatMap((route) =>
-      route.keyProblem === undefined
-        ? []
-        : route.events.map(({ event, position }) => ({
-            consumer: route.folder.consumer,
-            key: route.folder.key,
-            eventId: event.eventId,
-            position,
-            reason: route.keyProblem as Reason,
-          })),
-    );
-    let refused = keyRefusals.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
-    deadLetters.push(...[...keyRefusals, ...[...plans.values()].flatMap((p) => p.refused)].map(refusalLetter));
+    // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered (refusals.ts).
+    const letters = refusalLetters(records);
+    const byKey = keyRefusals(routes.values());
+    let refused = byKey.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
+    deadLetters.push(...letters([...byKey, ...[...plans.values()].flatMap((p) => p.refused)]));
 
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
     const published = new Set<string>();
@@ -254,7 +237,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
           current = foldItem(route.folder, stored, route.events, fold);
           if (current.refused.length > before) {
             refused += current.refused.length - before;
-            await deps.publisher.publish({ commands: [], deadLetters: current.refused.slice(before).map(refusalLetter) });
+            await deps.publisher.publish({ commands: [], deadLetters: letters(current.refused.slice(before)) });
           }
         }
       }
