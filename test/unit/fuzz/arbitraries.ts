@@ -540,6 +540,10 @@ const char = fc.oneof(
 );
 /** Strings from empty to long in bytes, now and then with a lone surrogate. */
 export const hostileString = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.string({ unit: fc.constantFrom('a', 'é', '€', '\u{1F600}', '#', ':', '\u0000'), minLength: 1, maxLength: 12 }),
+  },
   fc.string({ unit: char, maxLength: 12 }),
   fc.string({ unit: char, minLength: 60, maxLength: 140 }),
   fc.integer({ min: 250, max: 262 }).map((n) => 'a'.repeat(n)),
