@@ -6,6 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { PartialResponseReading } from '../local/trigger/outcome.ts';
 import { configuredEndpoint } from '../functions/config.ts';
 import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureFault, type TableLoss } from './chaos.ts';
 import { FAULT_KINDS } from './faults.ts';
@@ -18,7 +19,7 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const help = `Usage: npm run chaos -- [--commands 10000] [--accounts 300] [--seed n] [--rate 400] [--fault-rate 0.3]
                             [--outage 180] [--large-every 1000] [--skip fault,...] [--no-broker-restart]
-                            [--no-table-loss] [--emulator-port 8011] [--keep]
+                            [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--keep]
 
 Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
 re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 180-200 KB
@@ -46,6 +47,10 @@ Options:
   --skip <faults>       infrastructure faults to leave out, comma separated (names above)
   --no-broker-restart   leave the broker alone: no broker-restart or kafka-outage, and the hard kill spares it
   --no-table-loss       no table-loss
+  --partial-response <r> how the emulated trigger reads a partial batch response: checkpoint (the
+                        lowest failed record and all after it retried; default) or listed (only the
+                        records named retried, the others committed, as SQS does); AWS does not say
+                        which a Kafka trigger follows, so the run must pass under both
   --keep                keep the run's topics and tables
 
 Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error.`;
@@ -63,6 +68,7 @@ const { values } = parseArgs({
     'no-broker-restart': { type: 'boolean', default: false },
     'no-table-loss': { type: 'boolean', default: false },
     'emulator-port': { type: 'string', default: '8011' },
+    'partial-response': { type: 'string', default: 'checkpoint' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
@@ -128,10 +134,12 @@ const main = async (): Promise<number> => {
     ![seed, commands, accounts, rate, outage].every((v) => Number.isSafeInteger(v) && v > 0) ||
     !(Number.isSafeInteger(largeEvery) && largeEvery >= 0) ||
     !(faultRate >= 0 && faultRate <= 1) ||
-    unknown.length > 0
+    unknown.length > 0 ||
+    !['checkpoint', 'listed'].includes(values['partial-response'])
   ) {
     console.error(
       `chaos: --commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
+        `, --partial-response checkpoint or listed` +
         `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}\n\n${help}`,
     );
     return 2;
@@ -142,6 +150,7 @@ const main = async (): Promise<number> => {
     skip.length > 0 ? `--skip ${skip.join(',')}` : '',
     values['no-broker-restart'] ? '--no-broker-restart' : '',
     values['no-table-loss'] ? '--no-table-loss' : '',
+    values['partial-response'] === 'checkpoint' ? '' : `--partial-response ${values['partial-response']}`,
   ]
     .filter((s) => s !== '')
     .join(' ');
@@ -178,6 +187,7 @@ const main = async (): Promise<number> => {
       faults,
       outageMs: outage * 1000,
       largeEvery,
+      partialResponse: values['partial-response'] as PartialResponseReading,
       tableLoss,
       spareBroker: values['no-broker-restart'],
       ...(emulator === undefined ? {} : { emulator }),

@@ -11,6 +11,7 @@ import {
   MAX_AGGREGATE_ID_BYTES,
   MAX_COMMAND_DEPTH,
   MAX_COMMAND_ID_BYTES,
+  MAX_EVENT_ID_BYTES,
   MAX_NAME_BYTES,
   MAX_VERSION,
   READ_MAX_ID_UNITS,
@@ -32,6 +33,10 @@ export const commandEnvelopeSchema = z.strictObject({
   type: identifier,
   data: z.record(z.string(), z.unknown()),
   expectedVersion: z.optional(z.int().check(z.nonnegative(), z.maximum(MAX_VERSION))),
+  /** The business transaction the command belongs to: carried to its events and to the commands they cause. @default its own commandId */
+  correlationId: z.optional(identifier),
+  /** What caused the command: the eventId of the event a reaction issued it for; absent for a client's command. */
+  causationId: z.optional(identifier),
   metadata: z.optional(z.record(z.string(), z.unknown())),
 });
 
@@ -44,6 +49,9 @@ export const COMMAND_ID_LIMITS = {
   aggregateType: MAX_NAME_BYTES,
   aggregateId: MAX_AGGREGATE_ID_BYTES,
   type: MAX_NAME_BYTES,
+  // Carried to the events and to the commands reactions derive from them.
+  correlationId: MAX_COMMAND_ID_BYTES,
+  causationId: MAX_EVENT_ID_BYTES,
 } as const;
 
 /**
@@ -58,8 +66,18 @@ export const checkCommand = (parsed: unknown): { readonly ok: CommandEnvelope } 
   const envelope = commandEnvelopeSchema.safeParse(parsed);
   if (!envelope.success)
     return { rejected: { code: 'InvalidCommand', message: `invalid command: ${describeIssues(envelope.error.issues)}` } };
-  for (const [field, limit] of Object.entries(COMMAND_ID_LIMITS)) {
-    const problem = idProblem(envelope.data[field as keyof typeof COMMAND_ID_LIMITS], limit);
+  const legacy = envelope.data.metadata?.correlationId;
+  const ids: Record<string, unknown> = {
+    ...envelope.data,
+    // Before `correlationId` existed, metadata carried it; it becomes the events' correlationId all the same.
+    ...(envelope.data.correlationId === undefined && typeof legacy === 'string' && legacy !== ''
+      ? { 'metadata.correlationId': legacy }
+      : {}),
+  };
+  const limits: Record<string, number> = { ...COMMAND_ID_LIMITS, 'metadata.correlationId': COMMAND_ID_LIMITS.correlationId };
+  for (const [field, limit] of Object.entries(limits)) {
+    const value = ids[field];
+    const problem = typeof value === 'string' ? idProblem(value, limit) : undefined;
     if (problem !== undefined) return { rejected: { code: 'IdTooLong', message: `${field} ${problem}` } };
   }
   return { ok: envelope.data };
@@ -87,7 +105,10 @@ export interface EventRecord {
   /** The revision of the type's shape `data` has (core/upcast.ts); absent: 1, as every event before revisions existed. */
   readonly revision?: number;
   readonly data: unknown;
+  /** The command that caused the event (its causation). */
   readonly commandId: string;
+  /** The business transaction of that command (its `correlationId`, or its own id); absent on events written before it existed. */
+  readonly correlationId?: string;
   readonly occurredAt: string;
   readonly metadata?: Record<string, unknown>;
   /** Position of the command that caused the event, so a rebuild can restore dedupe state. */
@@ -115,6 +136,7 @@ export const eventEnvelopeSchema = z.object({
   revision: z.optional(z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER))),
   data: z.record(z.string(), z.unknown()),
   commandId: readId,
+  correlationId: z.optional(readId),
   occurredAt: z.string().check(z.minLength(1)),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   source: z.object({
@@ -162,3 +184,12 @@ export interface DeadLetterRecord {
 /** Deterministic event id: the same event gets the same id however often it is published. */
 export const eventId = (aggregateType: string, aggregateId: string, version: number): string =>
   `${aggregateType}:${aggregateId}:${version}`;
+
+/**
+ * The correlation of a command: its own `correlationId`, else the `correlationId` clients put in
+ * `metadata` before it was a field of the command, else its commandId (it starts a transaction).
+ */
+export const correlationOf = (command: Pick<CommandEnvelope, 'commandId' | 'correlationId' | 'metadata'>): string => {
+  const legacy = command.metadata?.correlationId;
+  return command.correlationId ?? (typeof legacy === 'string' && legacy !== '' ? legacy : command.commandId);
+};

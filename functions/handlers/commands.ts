@@ -8,7 +8,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { observability } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
@@ -18,6 +18,7 @@ const side = composeCommandSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleCommands = async (event: MskEvent): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
+  addRecordAges(metrics, event);
   const { batchItemFailures, ...summary } = await side.process(event);
   logger.info('batch done', { ...summary });
   for (const name of ['accepted', 'rejected', 'duplicates', 'deadLettered', 'eventsPublished', 'conflicts', 'retried'] as const)
