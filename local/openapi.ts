@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { AnyAggregate } from '../functions/core/aggregate.ts';
 import * as z from '../functions/core/schema.ts';
 import { commandEnvelopeSchema, MAX_COMMAND_BYTES } from '../functions/core/wire.ts';
-import { MAX_COMMAND_DEPTH } from '../functions/command/decode.ts';
+import { MAX_COMMAND_DEPTH } from '../functions/core/limits.ts';
 import { MAX_ROW_ID_BYTES, routes } from '../functions/command-api/api.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';

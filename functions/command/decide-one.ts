@@ -5,6 +5,7 @@
  * the trip is the command's failure (DecideFailed), never a surprise for the rebuild.
  */
 import { isRejection, type AnyAggregate, type Message } from '../core/aggregate.ts';
+import { contentProblem, MAX_COMMAND_DEPTH } from '../core/limits.ts';
 import { describeIssues } from '../core/schema.ts';
 import { currentRevision } from '../core/upcast.ts';
 import { correlationOf, eventId, type EventRecord, type Reason } from '../core/wire.ts';
@@ -80,6 +81,9 @@ export const decideOne = (incoming: IncomingCommand, state: unknown, version: nu
       }
       const fault = eventFault(aggregate, event, stored);
       if (fault !== undefined) return failed(`decide: ${fault}`);
+      // Projections may store event data natively: what DynamoDB refuses must not reach the log.
+      const content = contentProblem(stored, MAX_COMMAND_DEPTH - 1, 'data');
+      if (content !== undefined) return failed(`decide: its ${event.type} event cannot be stored (${content.code}): ${content.message}`);
       const asStored: Message = { type: event.type, data: stored };
       next = aggregate.evolve(next, asStored);
       events.push(eventRecord(incoming, asStored, version + events.length + 1, incarnation));

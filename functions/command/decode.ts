@@ -7,7 +7,8 @@ import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { decodeUtf8, keyIs, type TriggerRecord } from '../core/trigger-event.ts';
 import { describeIssues } from '../core/schema.ts';
-import { commandEnvelopeSchema, MAX_COMMAND_BYTES, type CommandEnvelope, type Reason } from '../core/wire.ts';
+import { isWellFormed } from '../core/limits.ts';
+import { checkCommand, MAX_COMMAND_BYTES, type CommandEnvelope, type Reason } from '../core/wire.ts';
 import type { KeyedResult } from './ports.ts';
 
 /** A well-formed command addressed to a known aggregate type, its data validated. */
@@ -31,30 +32,11 @@ export interface BadCommand {
 /** Outcome of decoding one record. */
 export type Decoded = { readonly ok: IncomingCommand } | { readonly bad: BadCommand };
 
-/**
- * Deepest nesting of arrays and objects a command may have. JSON.parse takes any depth, but
- * JSON.stringify recurses and overflows the stack a few thousand levels down, and the head,
- * the events and the publisher all stringify what a command carries: deeper commands would
- * fail every retry of their batch instead of being rejected.
- */
-export const MAX_COMMAND_DEPTH = 64;
-
-/** True when `value` nests arrays and objects deeper than `limit`; iterative, so any depth is safe to measure. */
-const nestedDeeperThan = (value: unknown, limit: number): boolean => {
-  const pending: [unknown, number][] = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [v, depth] = next;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(v)) pending.push([child, depth + 1]);
-  }
-  return false;
-};
-
 const stringField = (value: unknown, field: string): string | null => {
   if (typeof value !== 'object' || value === null) return null;
   const v = (value as Record<string, unknown>)[field];
-  return typeof v === 'string' && v !== '' ? v : null;
+  // An id that is not well-formed can be neither keyed nor stored: the rejection goes without it.
+  return typeof v === 'string' && v !== '' && isWellFormed(v) ? v : null;
 };
 
 /** Decodes and validates one command record against the deployment's aggregates. */
@@ -86,11 +68,10 @@ export const decodeCommand = async (
     return bad('InvalidCommand', `record value is not JSON: ${(error as Error).message}`);
   }
   if (record.keyFault !== undefined) return bad('InvalidCommand', record.keyFault);
-  if (nestedDeeperThan(parsed, MAX_COMMAND_DEPTH))
-    return bad('InvalidCommand', `command nests arrays and objects deeper than ${MAX_COMMAND_DEPTH} levels`);
-  const envelope = commandEnvelopeSchema.safeParse(parsed);
-  if (!envelope.success) return bad('InvalidCommand', `invalid command: ${describeIssues(envelope.error.issues)}`);
-  const { aggregateId, aggregateType, type, data } = envelope.data;
+  const checked = checkCommand(parsed);
+  if ('rejected' in checked) return bad(checked.rejected.code, checked.rejected.message);
+  const envelope = checked.ok;
+  const { aggregateId, aggregateType, type, data } = envelope;
 
   // Kafka partitions by the key's bytes, so compare bytes: text equality would let a key with a
   // byte-order mark (stripped by decoding) pass while it hashes to another partition.
@@ -113,7 +94,7 @@ export const decodeCommand = async (
     return bad('UnknownCommandType', `${aggregateType} has no command ${JSON.stringify(type)}; known: ${Object.keys(schemas).join(', ')}`);
   const validated = await schema['~standard'].validate(data);
   if (validated.issues !== undefined) return bad('InvalidCommand', `invalid ${type} data: ${describeIssues(validated.issues)}`);
-  return { ok: { record, envelope: envelope.data, aggregate, command: { type, data: validated.value } } };
+  return { ok: { record, envelope, aggregate, command: { type, data: validated.value } } };
 };
 
 /** A batch's records decoded: good commands grouped by head key in partition order, bad ones already answered. */

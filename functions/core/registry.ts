@@ -1,9 +1,10 @@
 /**
  * The deployment's aggregate types, indexed by name and checked once at start: names that
- * would break item keys, a type defined twice, event schemas that validate asynchronously
+ * would break item keys or the derived ids' limits (core/limits.ts), a type defined twice, event schemas that validate asynchronously
  * (the log's readers validate synchronously) and upcaster chains with gaps are refused.
  */
 import type { AnyAggregate } from './aggregate.ts';
+import { idProblem, MAX_NAME_BYTES } from './limits.ts';
 import { chainProblems } from './upcast.ts';
 
 /** The aggregate definitions cannot run together. */
@@ -33,6 +34,13 @@ export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<strin
   for (const aggregate of aggregates) {
     if (!AGGREGATE_TYPE_NAME.test(aggregate.type))
       throw new InvalidAggregateError(`aggregate type ${JSON.stringify(aggregate.type)} must match ${String(AGGREGATE_TYPE_NAME)}`);
+    // Type names are parts of keys and ids (core/limits.ts); command and event types travel in them too.
+    const names = [aggregate.type, ...Object.keys(aggregate.commands), ...Object.keys(aggregate.events)];
+    const tooLong = names.filter((name) => idProblem(name, MAX_NAME_BYTES) !== undefined);
+    if (tooLong.length > 0)
+      throw new InvalidAggregateError(
+        `${aggregate.type}: names must be well-formed and at most ${MAX_NAME_BYTES} bytes: ${tooLong.join(', ')}`,
+      );
     if (map.has(aggregate.type)) throw new InvalidAggregateError(`aggregate type ${aggregate.type} is defined twice`);
     const schemas = aggregate.events as Readonly<Record<string, (typeof aggregate.events)[string]>>;
     const asynchronous = Object.entries(schemas)

@@ -3,20 +3,36 @@
  * Pure: schemas, types and builders; no I/O.
  */
 import * as z from './schema.ts';
+import { describeIssues } from './schema.ts';
+import {
+  contentProblem,
+  idProblem,
+  isWellFormed,
+  MAX_AGGREGATE_ID_BYTES,
+  MAX_COMMAND_DEPTH,
+  MAX_COMMAND_ID_BYTES,
+  MAX_EVENT_ID_BYTES,
+  MAX_NAME_BYTES,
+  MAX_VERSION,
+  READ_MAX_ID_UNITS,
+} from './limits.ts';
 
 /** Largest command record value accepted, in bytes; larger ones are rejected as `PayloadTooLarge`. */
 export const MAX_COMMAND_BYTES = 256 * 1024;
 
-const identifier = z.string().check(z.minLength(1), z.maxLength(256));
+const identifier = z.string().check(z.minLength(1));
 
-/** Schema of a command record's value; `data` is checked later against the aggregate's own schema. */
+/**
+ * Schema of a command record's shape; `data` is checked later against the aggregate's own
+ * schema. What the schema cannot say (ids in bytes, content a store refuses) `checkCommand` adds.
+ */
 export const commandEnvelopeSchema = z.strictObject({
   commandId: identifier,
   aggregateType: identifier,
   aggregateId: identifier,
   type: identifier,
   data: z.record(z.string(), z.unknown()),
-  expectedVersion: z.optional(z.int().check(z.nonnegative())),
+  expectedVersion: z.optional(z.int().check(z.nonnegative(), z.maximum(MAX_VERSION))),
   /** The business transaction the command belongs to: carried to its events and to the commands they cause. @default its own commandId */
   correlationId: z.optional(identifier),
   /** What caused the command: the eventId of the event a reaction issued it for; absent for a client's command. */
@@ -26,6 +42,46 @@ export const commandEnvelopeSchema = z.strictObject({
 
 /** A command as it arrives on the commands topic, with `data` not yet validated. */
 export type CommandEnvelope = z.infer<typeof commandEnvelopeSchema>;
+
+/** The byte limit of each id of a command (core/limits.ts derives them from every key and id built from them). */
+export const COMMAND_ID_LIMITS = {
+  commandId: MAX_COMMAND_ID_BYTES,
+  aggregateType: MAX_NAME_BYTES,
+  aggregateId: MAX_AGGREGATE_ID_BYTES,
+  type: MAX_NAME_BYTES,
+  // Carried to the events and to the commands reactions derive from them.
+  correlationId: MAX_COMMAND_ID_BYTES,
+  causationId: MAX_EVENT_ID_BYTES,
+} as const;
+
+/**
+ * Checks a parsed command value: content a store refuses anywhere in it (`MalformedUnicode`,
+ * `NumberOutOfRange`, `NestingTooDeep`, `InvalidAttributeName`), then the envelope's shape
+ * (`InvalidCommand`), then each id's length in UTF-8 bytes (`IdTooLong`). Every edge (the
+ * commands topic's decoder, the HTTP API through it, the CLI, reactions) checks with this.
+ */
+export const checkCommand = (parsed: unknown): { readonly ok: CommandEnvelope } | { readonly rejected: Reason } => {
+  const content = contentProblem(parsed, MAX_COMMAND_DEPTH);
+  if (content !== undefined) return { rejected: { code: content.code, message: `command: ${content.message}` } };
+  const envelope = commandEnvelopeSchema.safeParse(parsed);
+  if (!envelope.success)
+    return { rejected: { code: 'InvalidCommand', message: `invalid command: ${describeIssues(envelope.error.issues)}` } };
+  const legacy = envelope.data.metadata?.correlationId;
+  const ids: Record<string, unknown> = {
+    ...envelope.data,
+    // Before `correlationId` existed, metadata carried it; it becomes the events' correlationId all the same.
+    ...(envelope.data.correlationId === undefined && typeof legacy === 'string' && legacy !== ''
+      ? { 'metadata.correlationId': legacy }
+      : {}),
+  };
+  const limits: Record<string, number> = { ...COMMAND_ID_LIMITS, 'metadata.correlationId': COMMAND_ID_LIMITS.correlationId };
+  for (const [field, limit] of Object.entries(limits)) {
+    const value = ids[field];
+    const problem = typeof value === 'string' ? idProblem(value, limit) : undefined;
+    if (problem !== undefined) return { rejected: { code: 'IdTooLong', message: `${field} ${problem}` } };
+  }
+  return { ok: envelope.data };
+};
 
 /** Where a record came from: the coordinates that make redelivery detectable. */
 export interface SourcePosition {
@@ -59,6 +115,11 @@ export interface EventRecord {
   readonly source: SourcePosition;
 }
 
+/** An id as readers accept it: whatever a writer, today's or an earlier one, could have derived (core/limits.ts). */
+const readId = z.string().check(z.minLength(1), z.maxLength(READ_MAX_ID_UNITS));
+/** An id a writer has put in a DynamoDB key: it must be well-formed Unicode. */
+const keyId = readId.check(z.refine(isWellFormed, { error: 'is not well-formed Unicode' }));
+
 const offset = z.int().check(z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER));
 
 /**
@@ -67,19 +128,19 @@ const offset = z.int().check(z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER)
  * it is at its type's current revision.
  */
 export const eventEnvelopeSchema = z.object({
-  eventId: identifier,
-  aggregateType: identifier,
-  aggregateId: identifier,
-  version: z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)),
-  type: identifier,
+  eventId: readId,
+  aggregateType: keyId,
+  aggregateId: keyId,
+  version: z.int().check(z.positive(), z.maximum(MAX_VERSION)),
+  type: readId,
   revision: z.optional(z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER))),
   data: z.record(z.string(), z.unknown()),
-  commandId: identifier,
-  correlationId: z.optional(identifier),
+  commandId: readId,
+  correlationId: z.optional(readId),
   occurredAt: z.string().check(z.minLength(1)),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   source: z.object({
-    topic: identifier,
+    topic: readId,
     partition: offset,
     offset,
     incarnation: z.optional(z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER))),

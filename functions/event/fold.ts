@@ -14,9 +14,10 @@ import {
   type FlaggedGap,
   type ProjectionGapPolicy,
 } from '../core/projection.ts';
-import { topicPartition, type CommandEnvelope, type SourcePosition } from '../core/wire.ts';
+import { contentProblem, DYNAMODB, itemBytes } from '../core/limits.ts';
+import { topicPartition, type CommandEnvelope, type Reason, type SourcePosition } from '../core/wire.ts';
 import type { ReadEvent } from '../core/event-reader.ts';
-import type { ItemKey, StoredItem } from './ports.ts';
+import type { ItemKey, RefusedFlag, StoredItem } from './ports.ts';
 import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
 
 /** An event as the event side folds it: read (core/event-reader.ts), with where it was read. */
@@ -35,8 +36,25 @@ export interface GapFound {
   readonly position: SourcePosition;
 }
 
-/** What an event does to an item's data: new data and commands, or nothing but moving the version. */
-export type Applied = { readonly data: unknown; readonly commands: readonly CommandEnvelope[] } | undefined;
+/**
+ * What an event does to an item's data: new data and commands, nothing but moving the
+ * version (undefined), or a refusal (a reaction's command that no edge would accept).
+ */
+export type Applied = { readonly data: unknown; readonly commands: readonly CommandEnvelope[] } | { readonly refused: Reason } | undefined;
+
+/**
+ * An event whose effect an item did not take: the store would refuse the item with it, or a
+ * reaction derived a command no edge accepts. The event is a committed fact and stays on the
+ * log (the heads and the rebuild have it); the item moves past it, flagged (`refused`), and
+ * the event side dead-letters the record naming the consumer, so the partition moves on.
+ */
+export interface Refusal {
+  readonly consumer: ConsumerRef;
+  readonly key: ItemKey;
+  readonly eventId: string;
+  readonly position: SourcePosition;
+  readonly reason: Reason;
+}
 
 /** How one item folds its events: a projection row or a reaction checkpoint. */
 export interface ItemFolder {
@@ -63,9 +81,25 @@ export interface ItemPlan {
   readonly flagged: readonly GapFound[];
   /** The gap the item stopped at under `halt`; events from it on were not folded. */
   readonly halt: GapFound | undefined;
+  /** Events whose effect the item refused. */
+  readonly refused: readonly Refusal[];
   /** The event the projection's or reaction's code failed on; events from it on were not folded. */
   readonly failed?: { readonly position: SourcePosition; readonly error: ConsumerFailedError };
 }
+
+/** Bytes an item keeps free for what its write adds (`revision`, `updatedAt`). */
+const WRITE_MARGIN = 64;
+
+/** Why DynamoDB would refuse `next` as the item at `key`, or undefined when it would store it. */
+export const itemProblem = (key: ItemKey, next: Omit<StoredItem, 'revision'>): Reason | undefined => {
+  // The item's attributes one level down: a value of DynamoDB's 32 levels sits at 33 here.
+  const content = contentProblem(next, DYNAMODB.nestingLevels + 1);
+  if (content !== undefined) return { code: content.code, message: content.message };
+  const bytes = itemBytes({ pk: key.pk, sk: key.sk, ...next }) + WRITE_MARGIN;
+  return bytes > DYNAMODB.itemBytes
+    ? { code: 'ItemTooLarge', message: `the item would be ${bytes} bytes; DynamoDB's limit is ${DYNAMODB.itemBytes}` }
+    : undefined;
+};
 
 /** Data as JSON gives it back (no undefined, no class instances), as DynamoDB will store it. */
 const plain = (data: unknown): unknown => (data === undefined ? undefined : (JSON.parse(JSON.stringify(data)) as unknown));
@@ -103,12 +137,28 @@ export const inVersionOrder = (events: readonly IncomingEvent[]): IncomingEvent[
   return ordered;
 };
 
-/** Folds `events` (in partition order) into `stored` (undefined when the item does not exist). */
+/**
+ * Folds `events` (in partition order) into `stored` (undefined when the item does not exist).
+ * When the store would refuse the result, folds again checking after each event, and refuses
+ * each event that makes the item unstorable (the common case walks the item once).
+ */
 export const foldItem = (
   folder: ItemFolder,
   stored: StoredItem | undefined,
   given: readonly IncomingEvent[],
   options: FoldOptions = {},
+): ItemPlan => {
+  const plan = foldEvents(folder, stored, given, options, false);
+  if (plan.next === null || itemProblem(folder.key, plan.next) === undefined) return plan;
+  return foldEvents(folder, stored, given, options, true);
+};
+
+const foldEvents = (
+  folder: ItemFolder,
+  stored: StoredItem | undefined,
+  given: readonly IncomingEvent[],
+  options: FoldOptions,
+  checkEach: boolean,
 ): ItemPlan => {
   const perPartition = folder.dedupe === 'per-partition';
   // Per partition, offsets are the guard: partition order it is.
@@ -118,6 +168,8 @@ export const foldItem = (
   const newGaps: FlaggedGap[] = [];
   const flagged: GapFound[] = [];
   const commands: CommandEnvelope[] = [];
+  const refused: Refusal[] = [];
+  const newFlags: RefusedFlag[] = [];
   let data = stored === undefined ? folder.initial : stored.data;
   let applied = 0;
   let duplicates = 0;
@@ -163,7 +215,19 @@ export const foldItem = (
       failed = { position, error };
       break;
     }
-    if (result !== undefined) {
+    let refusal = result !== undefined && 'refused' in result ? result.refused : undefined;
+    if (result !== undefined && !('refused' in result) && checkEach)
+      refusal = itemProblem(folder.key, {
+        data: plain(result.data),
+        versions,
+        ...(perPartition ? { offsets } : {}),
+        gaps: newGaps,
+        gapCount: 0,
+      });
+    if (refusal !== undefined) {
+      refused.push({ consumer: folder.consumer, key: folder.key, eventId: event.eventId, position, reason: refusal });
+      newFlags.push({ aggregate, version: event.version, code: refusal.code });
+    } else if (result !== undefined && !('refused' in result)) {
       data = result.data;
       commands.push(...result.commands);
       applied++;
@@ -176,6 +240,7 @@ export const foldItem = (
   }
 
   const gapCount = (stored?.gapCount ?? 0) + newGaps.length;
+  const refusedCount = (stored?.refusedCount ?? 0) + newFlags.length;
   const next = moved
     ? {
         data: plain(data),
@@ -183,7 +248,8 @@ export const foldItem = (
         ...(perPartition ? { offsets } : {}),
         gaps: [...(stored?.gaps ?? []), ...newGaps].slice(-MAX_FLAGGED_GAPS),
         gapCount,
+        ...(refusedCount > 0 ? { refused: [...(stored?.refused ?? []), ...newFlags].slice(-MAX_FLAGGED_GAPS), refusedCount } : {}),
       }
     : null;
-  return { next, applied, duplicates, commands, flagged, halt, ...(failed === undefined ? {} : { failed }) };
+  return { next, applied, duplicates, commands, flagged, halt, refused, ...(failed === undefined ? {} : { failed }) };
 };

@@ -48,8 +48,25 @@ export interface StoredItem {
   readonly gaps: readonly FlaggedGap[];
   /** Every gap ever flagged on the item. */
   readonly gapCount: number;
+  /** The most recent events whose effect the item refused (fold.ts, `Refusal`), oldest first; absent: none. */
+  readonly refused?: readonly RefusedFlag[];
+  /** Every event the item ever refused; absent: none. */
+  readonly refusedCount?: number;
   /** Writes so far; 0 for an item that does not exist. */
   readonly revision: number;
+}
+
+/**
+ * An event the item did not take, because the store would refuse the item with it (a string
+ * that is not well-formed Unicode, a number or nesting DynamoDB cannot hold, an item too
+ * large) or a reaction derived a command no edge accepts. The event stays on the log.
+ */
+export interface RefusedFlag {
+  /** The event's aggregate (`type#id`) and version. */
+  readonly aggregate: string;
+  readonly version: number;
+  /** What was wrong (`MalformedUnicode`, `ItemTooLarge`, `InvalidCommand`, …). */
+  readonly code: string;
 }
 
 /** Key of a projection's row. */

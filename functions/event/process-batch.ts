@@ -31,6 +31,7 @@ import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
 import type { Halt } from './halts.ts';
+import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents, type Route } from './route.ts';
@@ -83,6 +84,8 @@ export interface EventBatchSummary {
   itemsWritten: number;
   commandsIssued: number;
   conflicts: number;
+  /** Event applications an item refused (fold.ts `Refusal`): each dead-lettered, the item flagged. */
+  refused: number;
   /** Gaps passed over under `skip-and-flag` or an operator's `pass-gap` release, with where they are. */
   gapsFlagged: GapFound[];
   /**
@@ -136,8 +139,9 @@ export const createEventApplier = (deps: EventSideDeps) => {
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
     // Which items to read; a rowId that fails is met again below, where it halts its partition.
     let routes = routeEvents(good, registry, () => undefined);
+    // Items whose key the store refuses are neither read nor written: their events are refused.
     const snapshot = await deps.readModels.readBatch(
-      [...routes.values()].map((r) => r.folder.key),
+      [...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
       partitions,
     );
     await checkReady(deps, snapshot);
@@ -185,13 +189,23 @@ export const createEventApplier = (deps: EventSideDeps) => {
     for (;;) {
       const failures: Halt[] = [];
       routes = routeEvents(good, registry, (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }));
-      plans = new Map([...routes].map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const));
+      plans = new Map(
+        [...routes]
+          .filter(([, route]) => route.keyProblem === undefined)
+          .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
+      );
       const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
       if (found.length === 0) break;
       for (const halt of found) haltAt(halt);
       good = good.filter((e) => before(e.position));
       deadLetters = deadLetters.filter((d) => before(d.record.source));
     }
+
+    // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered (refusals.ts).
+    const letters = refusalLetters(records);
+    const byKey = keyRefusals(routes.values());
+    let refused = byKey.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
+    deadLetters.push(...letters([...byKey, ...[...plans.values()].flatMap((p) => p.refused)]));
 
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
     const published = new Set<string>();
@@ -231,7 +245,12 @@ export const createEventApplier = (deps: EventSideDeps) => {
             throw new ItemConflictRetriesExhaustedError(route.folder.key.pk, route.folder.key.sk, attempt + 1, { cause: error });
           // Another invocation moved the item: fold the same events onto what it left.
           stored = error.current;
+          const refusedBefore = current.refused.length;
           current = foldItem(route.folder, stored, events, fold);
+          if (current.refused.length > refusedBefore) {
+            refused += current.refused.length - refusedBefore;
+            await deps.publisher.publish({ commands: [], deadLetters: letters(current.refused.slice(refusedBefore)) });
+          }
         }
       }
       final.set(id, current);
@@ -249,6 +268,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
       itemsWritten: outcomes.filter((p) => p.next !== null).length,
       commandsIssued: published.size,
       conflicts,
+      refused,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
       halted: [...firstHalt.values()].sort((a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position))),
     };

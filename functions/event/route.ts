@@ -3,9 +3,11 @@
  * applies the event, the row its `rowId` names; for each reaction that follows the event's
  * aggregate type, that aggregate's checkpoint. Each item gets its events in partition order.
  */
+import { DYNAMODB, idProblem, MAX_REACTION_COMMANDS } from '../core/limits.ts';
 import type { AnyProjection, DomainEvent } from '../core/projection.ts';
 import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
-import { itemId, projectionRowKey, reactionCheckpointKey } from './ports.ts';
+import { checkCommand, type Reason } from '../core/wire.ts';
+import { itemId, projectionRowKey, reactionCheckpointKey, type ItemKey } from './ports.ts';
 import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
 import type { IncomingEvent, ItemFolder } from './fold.ts';
 import type { EventRegistry } from './registry.ts';
@@ -14,12 +16,17 @@ import type { EventRegistry } from './registry.ts';
 export interface Route {
   readonly folder: ItemFolder;
   readonly events: IncomingEvent[];
+  /** Why DynamoDB would refuse the item's key: its events are refused (fold.ts, `Refusal`), and it is neither read nor written. */
+  readonly keyProblem?: Reason;
 }
 
-/** DynamoDB's limit on a sort key. */
-const MAX_ROW_ID_BYTES = 1024;
-
-const encoder = new TextEncoder();
+/** Why DynamoDB would refuse `key` (empty, not well-formed, too long), or undefined. */
+const keyProblem = (key: ItemKey): Reason | undefined => {
+  const problem =
+    ((p) => (p === undefined ? undefined : `partition key ${p}`))(idProblem(key.pk, DYNAMODB.partitionKeyBytes)) ??
+    ((p) => (p === undefined ? undefined : `sort key ${p}`))(idProblem(key.sk, DYNAMODB.sortKeyBytes));
+  return problem === undefined ? undefined : { code: 'KeyRefused', message: `the item's ${problem}` };
+};
 
 const guard = <T>(consumer: ConsumerRef, event: DomainEvent, run: () => T): T => {
   try {
@@ -60,7 +67,26 @@ const reactionFolder = (reaction: AnyReaction, event: DomainEvent): ItemFolder =
       listed[e.aggregateType]?.includes(e.type)
         ? guard(consumer, e, () => {
             const reacted: Reacted<unknown> = reaction.react(state, e);
-            return { data: reacted.state, commands: reacted.commands.map((c, n) => reactionCommandEnvelope(reaction.name, e, c, n)) };
+            if (reacted.commands.length > MAX_REACTION_COMMANDS)
+              return {
+                refused: {
+                  code: 'TooManyCommands',
+                  message: `it issued ${reacted.commands.length} commands; the limit is ${MAX_REACTION_COMMANDS}`,
+                },
+              };
+            const commands = reacted.commands.map((c, n) => reactionCommandEnvelope(reaction.name, e, c, n));
+            // Checked as the commands topic's decoder will: a command it would reject is refused here, loudly.
+            for (const command of commands) {
+              const checked = checkCommand(JSON.parse(JSON.stringify(command)));
+              if ('rejected' in checked)
+                return {
+                  refused: {
+                    code: checked.rejected.code,
+                    message: `its ${command.type} command to ${command.aggregateType}: ${checked.rejected.message}`,
+                  },
+                };
+            }
+            return { data: reacted.state, commands };
           })
         : undefined,
   };
@@ -69,12 +95,8 @@ const reactionFolder = (reaction: AnyReaction, event: DomainEvent): ItemFolder =
 const rowIdOf = (projection: AnyProjection, event: DomainEvent): string => {
   const consumer: ConsumerRef = { kind: 'projection', name: projection.name };
   const rowId: unknown = guard(consumer, event, () => projection.rowId(event));
-  if (typeof rowId !== 'string' || rowId === '' || encoder.encode(rowId).length > MAX_ROW_ID_BYTES)
-    throw new ConsumerFailedError(
-      consumer,
-      event.eventId,
-      `rowId must be a non-empty string of at most ${MAX_ROW_ID_BYTES} bytes, got ${JSON.stringify(rowId)}`,
-    );
+  if (typeof rowId !== 'string')
+    throw new ConsumerFailedError(consumer, event.eventId, `rowId must be a string, got ${JSON.stringify(rowId)}`);
   return rowId;
 };
 
@@ -92,8 +114,11 @@ export const routeEvents = (
   const add = (folder: ItemFolder, incoming: IncomingEvent) => {
     const id = itemId(folder.key);
     const route = routes.get(id);
-    if (route === undefined) routes.set(id, { folder, events: [incoming] });
-    else route.events.push(incoming);
+    if (route !== undefined) route.events.push(incoming);
+    else {
+      const problem = keyProblem(folder.key);
+      routes.set(id, { folder, events: [incoming], ...(problem === undefined ? {} : { keyProblem: problem }) });
+    }
   };
   for (const incoming of events) {
     const { event } = incoming;

@@ -1,6 +1,6 @@
 /** `kafka-aggregates send`: writes a command record and, with --wait, waits for its result. */
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
-import { commandEnvelopeSchema, type CommandEnvelope } from '../../functions/core/wire.ts';
+import { checkCommand, type CommandEnvelope } from '../../functions/core/wire.ts';
 import { CommandClient, newCommandId, ResultTimeoutError } from '../client/client.ts';
 import { CliError, explain, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
@@ -69,9 +69,9 @@ export const send: CliCommand = {
       data: parseData(json),
       ...(expectedVersion === undefined ? {} : { expectedVersion }),
     };
-    const checked = commandEnvelopeSchema.safeParse(command);
-    if (!checked.success)
-      throw usageError('send', `not a valid command: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    // The commands topic's own checks (core/wire.ts): what it would reject is not sent.
+    const checked = checkCommand(command);
+    if ('rejected' in checked) throw usageError('send', `not a valid command (${checked.rejected.code}): ${checked.rejected.message}`);
 
     await requireBroker();
     const client = await CommandClient.connect(createKafka('kafka-aggregates-cli')).catch((error: unknown) => {

@@ -191,7 +191,7 @@ describe('fuzzed commands through the real command processor', () => {
           const summary = await commandSide.processor({ publisher })(event(topic, records));
           expect(summary).toMatchObject({ accepted: 2, rejected: bad.length, deadLettered: bad.length });
           const codes = whole(publisher.seen).deadLetters.map((d) => d.record.reason.code);
-          expect(codes).toEqual(bad.map((b) => ('over' in b ? 'PayloadTooLarge' : 'InvalidCommand')));
+          expect(codes).toEqual(bad.map((b) => ('over' in b ? 'PayloadTooLarge' : 'NestingTooDeep')));
           expect((await commandSide.heads.get('account', id))?.version).toBe(2);
         },
       ),

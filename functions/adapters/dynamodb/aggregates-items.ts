@@ -8,6 +8,9 @@ import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts
 import type { StoredCheckpoint } from '../../command/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
+import { itemBytes, toWellFormed } from '../../core/limits.ts';
+
+export { itemBytes } from '../../core/limits.ts';
 
 type Item = Record<string, unknown>;
 
@@ -100,7 +103,10 @@ export const resultItem = (
   // The key joins ids that may hold `#`; the identity, stored whole, tells a collision from the outcome.
   commandId: result.commandId,
   aggregateId: result.aggregateId,
-  ...(result.status === 'accepted' ? { version: result.version } : { code: result.reason.code, message: result.reason.message }),
+  // Free text from user code: stored natively, so made well-formed (the copy on the results topic is exact).
+  ...(result.status === 'accepted'
+    ? { version: result.version }
+    : { code: toWellFormed(result.reason.code), message: toWellFormed(result.reason.message) }),
   at,
   expiresAt: Math.ceil((at + retentionMs) / 1000),
 });
@@ -194,31 +200,6 @@ export const archivedFromItem = (item: Item): ArchivedCommand => ({
 /** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
 export const archivedIs = (item: Item, lookup: { readonly aggregateId: string; readonly commandId: string }): boolean =>
   item.aggregateId === lookup.aggregateId && item.commandId === lookup.commandId;
-
-const encoder = new TextEncoder();
-const utf8 = (text: string): number => encoder.encode(text).length;
-
-/** Bytes of a number as DynamoDB stores it: about one per two significant digits, plus one. */
-const numberBytes = (n: number): number => {
-  const digits = String(Math.abs(n))
-    .replace(/[.eE+-]/g, '')
-    .replace(/^0+/, '')
-    .replace(/0+$/, '').length;
-  return Math.ceil(Math.max(digits, 1) / 2) + 1 + (n < 0 ? 1 : 0);
-};
-
-/** Bytes of an attribute value as DynamoDB counts them (strings as UTF-8, maps and lists with their overhead). */
-const valueBytes = (value: unknown): number => {
-  if (typeof value === 'string') return utf8(value);
-  if (typeof value === 'number') return numberBytes(value);
-  if (typeof value === 'boolean' || value === null || value === undefined) return 1;
-  if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + valueBytes(v), 0);
-  if (value instanceof Uint8Array) return value.length;
-  return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + 1 + utf8(k) + valueBytes(v), 0);
-};
-
-/** Size of an item as DynamoDB counts it against its 400 KB limit: names and values. */
-export const itemBytes = (item: Item): number => Object.entries(item).reduce((n, [name, value]) => n + utf8(name) + valueBytes(value), 0);
 
 /** Attributes a commit adds to the head item beyond `toItem`, at their largest. */
 const COMMIT_ATTRIBUTES = { updatedAt: '2026-11-30T10:00:00.000Z', rebuildEpoch: 2 ** 31 };

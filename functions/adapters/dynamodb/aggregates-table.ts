@@ -9,6 +9,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
+import { isStorableId, isWellFormed, MAX_AGGREGATE_ID_BYTES, MAX_COMMAND_ID_BYTES, MAX_NAME_BYTES } from '../../core/limits.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../command/head.ts';
@@ -198,7 +199,8 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */
   async archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void> {
     await this.putAll(
-      commands.map((c) => archiveItem(aggregateType, aggregateId, c, windowMs)),
+      // A commandId that is not well-formed (accepted by code older than the limits) cannot be a key, nor sent again: not archived.
+      commands.filter((c) => isWellFormed(c.commandId)).map((c) => archiveItem(aggregateType, aggregateId, c, windowMs)),
       `archive writes of ${aggregateType} ${aggregateId}`,
     );
   }
@@ -211,7 +213,10 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
    */
   async keepResults(unkept: readonly UnkeptResult[], retentionMs: number): Promise<void> {
     const items = unkept.flatMap(({ result, at }) =>
-      result.commandId !== null && result.aggregateType !== null && result.aggregateId !== null
+      // Ids the edge refuses could never be asked for, and their keys might be refused: not kept.
+      isStorableId(result.commandId, MAX_COMMAND_ID_BYTES) &&
+      isStorableId(result.aggregateType, MAX_NAME_BYTES) &&
+      isStorableId(result.aggregateId, MAX_AGGREGATE_ID_BYTES)
         ? [
             resultItem(
               { ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId },

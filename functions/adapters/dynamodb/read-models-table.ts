@@ -15,7 +15,8 @@
  * Rows and checkpoints carry `versions` (per aggregate, the version applied; for a row that
  * dedupes per partition, the most recent aggregates only), `offsets` for such a row (per
  * partition, the last offset applied), `revision` (bumped by every write; the
- * optimistic-concurrency token), and `gaps` / `gapCount` once a gap was flagged.
+ * optimistic-concurrency token), `gaps` / `gapCount` once a gap was flagged, and `refused` /
+ * `refusedCount` once an event was refused (event/fold.ts).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -29,6 +30,7 @@ import {
   type ItemKey,
   type ReadModels,
   type ReadModelsControl,
+  type RefusedFlag,
   type StoredItem,
 } from '../../event/ports.ts';
 import { batchGetAll, batchWriteAll } from './requests.ts';
@@ -51,6 +53,7 @@ const fromItem = (item: Item): StoredItem => ({
   ...(item.offsets === undefined ? {} : { offsets: numbers(item.offsets) }),
   gaps: (item.gaps ?? []) as FlaggedGap[],
   gapCount: Number(item.gapCount ?? 0),
+  ...(item.refusedCount === undefined ? {} : { refused: (item.refused ?? []) as RefusedFlag[], refusedCount: Number(item.refusedCount) }),
   revision: Number(item.revision ?? 0),
 });
 
@@ -140,6 +143,7 @@ export class ReadModelsTable implements ReadModels {
             versions: item.versions,
             ...(item.offsets === undefined ? {} : { offsets: item.offsets }),
             ...(item.gapCount > 0 ? { gaps: item.gaps, gapCount: item.gapCount } : {}),
+            ...((item.refusedCount ?? 0) > 0 ? { refused: item.refused ?? [], refusedCount: item.refusedCount } : {}),
             revision: expectedRevision + 1,
             updatedAt: new Date().toISOString(),
           },

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { MskRecord } from '../../../functions/core/trigger-event.ts';
+import { contentProblem, MAX_COMMAND_DEPTH } from '../../../functions/core/limits.ts';
 import { eventId, MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 
 /** Seed of every fuzz property; override with FUZZ_SEED to explore, or to replay a reported failure. */
@@ -24,7 +25,27 @@ export const COMMAND_CODES = [
   'AggregateTooLarge',
   'DecideFailed',
   'VersionMismatch',
+  'MalformedUnicode',
+  'NumberOutOfRange',
+  'NestingTooDeep',
+  'InvalidAttributeName',
+  'IdTooLong',
 ] as const;
+
+/**
+ * The code a readable command value gets when it also holds content a store refuses (checked
+ * first, core/limits.ts), else `otherwise`: for generated values that may or may not hold such
+ * content. The classes themselves have tests of their own (test/unit/core/limits.test.ts).
+ */
+export const codeFor = (text: string, otherwise: string): string => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return otherwise;
+  }
+  return contentProblem(parsed, MAX_COMMAND_DEPTH)?.code ?? otherwise;
+};
 
 /** Fault codes of the event reader (functions/core/event-reader.ts). */
 export const EVENT_CODES = [
@@ -100,8 +121,8 @@ export const unicodeText = (minLength = 0, maxLength = 12): fc.Arbitrary<string>
     })
     .map((parts) => parts.join(''));
 
-/** An identifier the envelope accepts (1..256 UTF-16 units), often with nasty characters. */
-export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && s.length <= 256);
+/** An identifier every id field of the envelope accepts (1..64 UTF-8 bytes: core/limits.ts), often with nasty characters. */
+export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && Buffer.byteLength(s) <= 64);
 
 /** Headers as the trigger sends them, and as it never would: not arrays, bytes out of range, entries that are not objects. */
 export const headers: fc.Arbitrary<unknown> = fc.oneof(
@@ -193,7 +214,7 @@ const notAnIdentifier = fc.constantFrom(
   '["x"]',
   '{}',
   '""',
-  JSON.stringify('x'.repeat(257)),
+  JSON.stringify('x'.repeat(513)),
 );
 /** Values that are not a valid `expectedVersion` (a non-negative safe integer), as JSON text. */
 const notAVersion = fc.constantFrom(
@@ -296,8 +317,14 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
     fc.uint8Array({ maxLength: 200 }).chain((bytes) => rec('random bytes', 'InvalidCommand', undefined, b64(bytes))),
     fc
       .jsonValue({ maxDepth: 4 })
-      .chain((v) => rec('JSON that is no envelope', 'InvalidCommand', undefined, b64(JSON.stringify(v) ?? 'null'))),
-    fc.integer({ min: 1, max: 20_000 }).chain((depth) => rec('deeply nested JSON', 'InvalidCommand', null, b64(nested(depth)))),
+      .chain((v) =>
+        rec('JSON that is no envelope', codeFor(JSON.stringify(v), 'InvalidCommand'), undefined, b64(JSON.stringify(v) ?? 'null')),
+      ),
+    fc
+      .integer({ min: 1, max: 20_000 })
+      .chain((depth) =>
+        rec('deeply nested JSON', depth > MAX_COMMAND_DEPTH ? 'NestingTooDeep' : 'InvalidCommand', null, b64(nested(depth))),
+      ),
     fc.tuple(env, invalidUtf8, fc.nat()).chain(([e, bad, at]) => {
       const bytes = [...Buffer.from(JSON.stringify(e))];
       bytes.splice(at % bytes.length, 0, ...bad);
@@ -319,7 +346,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, name, v]) =>
         rec(
           `extra field ${JSON.stringify(name)}`,
-          'InvalidCommand',
+          codeFor(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`, 'InvalidCommand'),
           e.commandId,
           b64(`${JSON.stringify(e).slice(0, -1)},${JSON.stringify(name)}:${JSON.stringify(v)}}`),
         ),
@@ -329,7 +356,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, name, v]) =>
         rec(
           `extra data field ${JSON.stringify(name)}`,
-          'InvalidCommand',
+          codeFor(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`), 'InvalidCommand'),
           e.commandId,
           b64(withRawField(e, 'data', `{"amount":${e.data.amount},${JSON.stringify(name)}:${JSON.stringify(v)}}`)),
         ),
@@ -339,7 +366,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, field, raw]) =>
         rec(
           `${field} = ${raw.slice(0, 12)}`,
-          'InvalidCommand',
+          codeFor(withRawField(e, field, raw), raw.length > 513 ? 'IdTooLong' : 'InvalidCommand'),
           field === 'commandId' ? readableId(raw) : e.commandId,
           b64(withRawField(e, field, raw)),
         ),
@@ -352,10 +379,24 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, raw]) => rec('data = null', 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', raw)))),
     fc
       .tuple(env, notAVersion)
-      .chain(([e, raw]) => rec(`expectedVersion = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'expectedVersion', raw)))),
+      .chain(([e, raw]) =>
+        rec(
+          `expectedVersion = ${raw}`,
+          codeFor(withRawField(e, 'expectedVersion', raw), 'InvalidCommand'),
+          e.commandId,
+          b64(withRawField(e, 'expectedVersion', raw)),
+        ),
+      ),
     fc
       .tuple(env, notAnAmount)
-      .chain(([e, raw]) => rec(`amount = ${raw}`, 'InvalidCommand', e.commandId, b64(withRawField(e, 'data', `{"amount":${raw}}`)))),
+      .chain(([e, raw]) =>
+        rec(
+          `amount = ${raw}`,
+          codeFor(withRawField(e, 'data', `{"amount":${raw}}`), 'InvalidCommand'),
+          e.commandId,
+          b64(withRawField(e, 'data', `{"amount":${raw}}`)),
+        ),
+      ),
     fc
       .tuple(env, fc.integer({ min: 0, max: 64 }))
       .chain(([e, under]) =>
@@ -492,3 +533,41 @@ export const unknownToThisCode = (
     })),
   );
 };
+
+/** Characters of every UTF-8 length, and lone surrogates of both halves. */
+const char = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('a', 'Z', '0', '-', '#', ':', ' ') },
+  { weight: 3, arbitrary: fc.constantFrom('é', '€', '\u{1F600}', '\u0000', '\uFEFF') },
+  { weight: 1, arbitrary: fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff') },
+);
+/** Strings from empty to long in bytes, now and then with a lone surrogate. */
+export const hostileString = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.string({ unit: fc.constantFrom('a', 'é', '€', '\u{1F600}', '#', ':', '\u0000'), minLength: 1, maxLength: 12 }),
+  },
+  fc.string({ unit: char, maxLength: 12 }),
+  fc.string({ unit: char, minLength: 60, maxLength: 140 }),
+  fc.integer({ min: 250, max: 262 }).map((n) => 'a'.repeat(n)),
+  fc.integer({ min: 80, max: 90 }).map((n) => '€'.repeat(n)),
+);
+/** Numbers at and beyond what DynamoDB and the SDK hold. */
+const extremeNumber = fc.constantFrom(0, -0, 1, 1.5, 1e-130, -1e-130, 1e-131, 5e-324, 2 ** 53 - 1, 2 ** 53, 1e21, 1e300, -1e300);
+/** Arrays nested around a value, at and beyond DynamoDB's 32 levels. */
+const deepValue = fc.tuple(fc.integer({ min: 0, max: 36 }), extremeNumber).map(([depth, n]) => {
+  let v: unknown = n;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+});
+/** Metadata: arbitrary JSON, keys and strings hostile, numbers extreme, nesting deep. */
+const metadata = fc.dictionary(hostileString, fc.oneof(hostileString, extremeNumber, deepValue, fc.jsonValue({ maxDepth: 3 })), {
+  maxKeys: 4,
+});
+
+/** An OpenAccount with hostile ids, owner and metadata (as plain fields; the envelope is built from them). */
+export const hostileOpen = fc.record({
+  commandId: hostileString,
+  aggregateId: hostileString,
+  owner: hostileString,
+  metadata: fc.option(metadata, { nil: undefined }),
+});

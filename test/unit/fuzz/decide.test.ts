@@ -174,7 +174,7 @@ describe('decideAggregate on random command streams', () => {
     );
   });
 
-  it('never throws on a readable command nested deep in its metadata: it is rejected as InvalidCommand, or decided into a head and events that serialise', async () => {
+  it('never throws on a readable command nested deep in its metadata: it is rejected as NestingTooDeep, or decided into a head and events that serialise', async () => {
     const open = (await incoming([{ type: 'OpenAccount', amount: 1, resendOf: null, expectedVersion: null }]))[0] as IncomingCommand;
     const opened = decideAggregate(aggregateBatch(emptyHead('account', ID, account.initialState), [open])).next as Head;
     await fc.assert(
@@ -187,7 +187,7 @@ describe('decideAggregate on random command streams', () => {
         }).flat()[0] as TriggerRecord;
         const decoded = await decodeCommand(record, aggregates);
         if ('bad' in decoded) {
-          expect(decoded.bad.reason.code).toBe('InvalidCommand');
+          expect(decoded.bad.reason.code).toBe('NestingTooDeep');
           return;
         }
         const outcome = decideAggregate(aggregateBatch(opened, [decoded.ok], { checkpoints: confirmed(0) }));

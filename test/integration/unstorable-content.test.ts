@@ -1,0 +1,218 @@
+/**
+ * Content DynamoDB (here the emulator) refuses never blocks a partition, on the real broker and
+ * emulator: on the commands topic it is a rejection with its code and a dead letter of the
+ * original bytes; an event already on the events topic whose effect a read-model item cannot
+ * hold (written by code older than the limits) is dead-lettered naming the consumer, the item
+ * flagged, and the partition goes on.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMAND_CODES, FUZZ_SEED, hostileOpen } from '../unit/fuzz/arbitraries.ts';
+import type { DeadLetterRecord, ResultRecord } from '../../functions/core/wire.ts';
+import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
+import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
+import { projectionRowKey } from '../../functions/event/ports.ts';
+import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
+import { createTopics, readTopic, unique } from '../support/kafka.ts';
+import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { accountEventRecord, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
+
+let commandSide: CommandSide;
+let eventSide: EventSide;
+beforeAll(async () => {
+  [commandSide, eventSide] = await Promise.all([startCommandSide(), startEventSide()]);
+});
+afterAll(async () => {
+  await Promise.all([commandSide.close(), eventSide.close()]);
+});
+
+const nest = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
+
+describe('the commands topic: content a store refuses is a rejection, and the partition keeps moving', () => {
+  it('rejects each class with its code and a dead letter of the original bytes, and accepts the command behind each', async () => {
+    const id = unique('acc');
+    const topic = unique('cmds');
+    const other = unique('acc');
+    const long = '€'.repeat(86);
+    const deposit = (metadata: Record<string, unknown>, data: Record<string, unknown> = { amount: 1 }) => ({
+      key: id,
+      value: { ...command(id, 'Deposit', data), metadata },
+    });
+    const bad: { name: string; code: string; record: Omit<RecordSpec, 'offset'> }[] = [
+      {
+        name: 'lone surrogate in the aggregateId',
+        code: 'MalformedUnicode',
+        record: { key: `${id}\ud800`, value: command(`${id}\ud800`, 'OpenAccount', { owner: 'Ada' }, { commandId: `${id}-surrogate` }) },
+      },
+      {
+        name: 'lone surrogate in the owner',
+        code: 'MalformedUnicode',
+        record: { key: other, value: command(other, 'OpenAccount', { owner: 'A\udc00' }) },
+      },
+      {
+        name: 'aggregateId over 256 bytes',
+        code: 'IdTooLong',
+        record: { key: long, value: command(long, 'OpenAccount', { owner: 'Ada' }) },
+      },
+      { name: 'number below 1E-130', code: 'NumberOutOfRange', record: deposit({ x: 1e-200 }) },
+      { name: 'number beyond 2^53-1', code: 'NumberOutOfRange', record: deposit({ x: 2 ** 60 }) },
+      { name: 'nesting deeper than 32 levels', code: 'NestingTooDeep', record: deposit({ x: nest(31) }) },
+      { name: 'an empty key', code: 'InvalidAttributeName', record: deposit({ '': 1 }) },
+    ];
+    const good = (n: number) => command(id, n === 0 ? 'OpenAccount' : 'Deposit', n === 0 ? { owner: 'Gil' } : { amount: n });
+    const records: RecordSpec[] = [{ offset: 0, key: id, value: good(0) }];
+    bad.forEach((b, i) => records.push({ ...b.record, offset: 2 * i + 1 }, { offset: 2 * i + 2, key: id, value: good(i + 1) }));
+    const event = mskEvent(records, topic);
+    const summary = await commandSide.processor()(event);
+
+    expect(summary).toMatchObject({ accepted: bad.length + 1, deadLettered: bad.length, batchItemFailures: [] });
+    expect((await commandSide.heads.get('account', id))?.version).toBe(bad.length + 1);
+    const letters = (await commandSide.deadLetters()) as DeadLetterRecord[];
+    bad.forEach((b, i) => {
+      const offset = 2 * i + 1;
+      const letter = letters.find((d) => d.source.topic === topic && d.source.offset === offset);
+      expect(letter?.reason.code, b.name).toBe(b.code);
+      const original = event.records[`${topic}-0`]?.find((r) => r.offset === offset);
+      expect([letter?.key, letter?.value], b.name).toEqual([original?.key ?? null, original?.value ?? null]);
+    });
+    const results = (await commandSide.results()).filter(
+      (r): r is Extract<ResultRecord, { status: 'rejected' }> => r.status === 'rejected',
+    );
+    // The rejection of a record whose aggregateId cannot be a key says so without it.
+    const surrogate = results.find((r) => r.commandId === (bad[0]?.record.value as { commandId: string }).commandId);
+    expect(surrogate).toMatchObject({ aggregateId: null, reason: { code: 'MalformedUnicode' } });
+  });
+
+  it('keeps outcomes whose ids can be keys, and leaves out those that cannot, instead of failing the batch', async () => {
+    const id = unique('acc');
+    const rejected = (commandId: string, aggregateId: string): ResultRecord => ({
+      commandId,
+      aggregateType: 'account',
+      aggregateId,
+      status: 'rejected',
+      reason: { code: 'SkippedByOperator', message: 'skipped \ud800 by an operator' },
+    });
+    await commandSide.heads.keepResults(
+      [
+        { result: rejected('c-\ud800', id), at: Date.now() },
+        { result: rejected('c-1', `${id}\udc00`), at: Date.now() },
+        { result: rejected('c-2', id), at: Date.now() },
+      ],
+      60_000,
+    );
+    const outcomes = new CommandOutcomes(createDocumentClient(commandSide.dynamo), commandSide.heads.tableName);
+    expect(await outcomes.outcome({ aggregateType: 'account', aggregateId: id, commandId: 'c-2' })).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'SkippedByOperator', message: 'skipped \ufffd by an operator' },
+    });
+  });
+});
+
+describe('the events topic: an event whose effect an item cannot hold is dead-lettered naming the consumer, and the partition goes on', () => {
+  it('an owner that is not well-formed Unicode, written by older code: the row and checkpoint are flagged, later events applied', async () => {
+    const id = unique('acc');
+    const topic = unique('events');
+    const admin = eventSide.kafka.admin();
+    await admin.connect();
+    await createTopics(admin, { [topic]: 1 });
+    await admin.disconnect();
+    const events = [
+      accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada \ud800' }),
+      accountEventRecord(id, 2, 'MoneyDeposited', { amount: 500, currency: 'EUR' }),
+    ];
+    const producer = createProducer(eventSide.kafka);
+    await producer.connect();
+    await producer.send({ topic, messages: events.map((e) => ({ key: id, value: JSON.stringify(e) })) });
+    await producer.disconnect();
+    const stored = await readTopic(eventSide.kafka, topic);
+    const [batch] = triggerBatches(stored, topic, 10);
+
+    const summary = await eventSide.processor()(batch!);
+
+    // Two items see the opening: the summary row and the low-balance reaction's checkpoint (its state holds the owner).
+    expect(summary).toMatchObject({ events: 2, refused: 2, halted: [] });
+    const row = await eventSide.readModels.get(projectionRowKey(accountSummary.name, id));
+    expect(row).toMatchObject({ versions: { [`account#${id}`]: 2 }, refusedCount: 1, refused: [{ version: 1, code: 'MalformedUnicode' }] });
+    expect(await getAccountSummary(eventSide.readModels, id)).toMatchObject({ balance: 500, version: 2 });
+    const letters = (await eventSide.deadLetters()).filter((d) => d.source.topic === topic);
+    expect(letters.map((d) => [d.source.offset, d.code]).sort()).toEqual([
+      [0, 'MalformedUnicode'],
+      [0, 'MalformedUnicode'],
+    ]);
+    expect(letters.map((d) => d.message).join('\n')).toMatch(/projection account-summary.*refused event account:.*:1/);
+    expect(letters[0]?.value).toBe(Buffer.from(stored[0]!.value!, 'utf8').toString('base64'));
+
+    // Delivered again (the trigger retries after a crash): nothing is applied twice.
+    expect(await eventSide.processor()(batch!)).toMatchObject({ applied: 0, refused: 0, duplicates: 4 });
+  });
+});
+
+describe('a bounded sample of arbitrary commands on the real broker and emulator', () => {
+  it('each is refused at the edge with a precise code and a dead letter, or flows whole: its head, its events, its read-model row', async () => {
+    const topic = unique('cmds');
+    const runs = Number(process.env.FUZZ_RUNS ?? 24);
+    const sample = fc
+      .sample(hostileOpen, { seed: FUZZ_SEED, numRuns: runs })
+      .map((c, n) => ({ ...c, aggregateId: `${n}-${c.aggregateId}` }));
+    const records: RecordSpec[] = sample.map((c, offset) => ({
+      offset,
+      key: c.aggregateId,
+      value: {
+        commandId: c.commandId,
+        aggregateType: 'account',
+        aggregateId: c.aggregateId,
+        type: 'OpenAccount',
+        data: { owner: c.owner },
+        ...(c.metadata === undefined ? {} : { metadata: c.metadata }),
+      },
+    }));
+    const summary = await commandSide.processor()(mskEvent(records, topic));
+    expect(summary.batchItemFailures).toEqual([]);
+    const letters = ((await commandSide.deadLetters()) as DeadLetterRecord[]).filter((d) => d.source.topic === topic);
+    const events = await readTopic(commandSide.kafka, commandSide.topics.events);
+    for (const batch of triggerBatches(events, commandSide.topics.events, 500))
+      expect((await eventSide.processor()(batch)).halted).toEqual([]);
+
+    let flowed = 0;
+    for (const [offset, c] of sample.entries()) {
+      const letter = letters.find((d) => d.source.offset === offset);
+      const head = await commandSide.heads.get('account', c.aggregateId).catch(() => undefined);
+      if (head === undefined) {
+        // Refused at the edge, with a precise code and a dead letter.
+        const codes: readonly string[] = COMMAND_CODES;
+        expect(codes, c.aggregateId).toContain(letter?.reason.code);
+        continue;
+      }
+      flowed++;
+      expect(head.version).toBe(1);
+      expect(await getAccountSummary(eventSide.readModels, c.aggregateId)).toMatchObject({ owner: c.owner.trim(), version: 1 });
+    }
+    expect(flowed).toBeGreaterThan(0);
+    expect(summary.accepted).toBe(flowed);
+
+    // An event of older code whose owner no row can hold is on the same log: the rebuild keeps it, and every head comes back the same.
+    const old = unique('acc');
+    const producer = createProducer(commandSide.kafka);
+    await producer.connect();
+    await producer.send({
+      topic: commandSide.topics.events,
+      messages: [
+        accountEventRecord(old, 1, 'AccountOpened', { owner: 'Ada \ud800' }),
+        accountEventRecord(old, 2, 'MoneyDeposited', { amount: 500, currency: 'EUR' }),
+      ].map((e) => ({ key: old, value: JSON.stringify(e) })),
+    });
+    await producer.disconnect();
+    const before = await Promise.all(sample.map((c) => commandSide.heads.get('account', c.aggregateId).catch(() => undefined)));
+    await rebuildAggregates(rebuildDeps(commandSide));
+    const after = await Promise.all(sample.map((c) => commandSide.heads.get('account', c.aggregateId).catch(() => undefined)));
+    expect(after.map((h) => h && [h.version, h.state])).toEqual(before.map((h) => h && [h.version, h.state]));
+    expect(await commandSide.heads.get('account', old)).toMatchObject({
+      version: 2,
+      state: { status: 'open', owner: 'Ada \ud800', balance: 500 },
+    });
+  });
+});
