@@ -7,8 +7,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { observability } from '../adapters/aws/powertools.ts';
+import { observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
@@ -26,7 +25,7 @@ export const handleCommands = async (event: MskEvent): Promise<{ batchItemFailur
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 
 /** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
 export const shutdown = (): Promise<void> => side.close();

@@ -12,8 +12,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { observability } from '../adapters/aws/powertools.ts';
+import { observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { publishHalt } from './halt-channel.ts';
@@ -53,7 +52,7 @@ export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof b
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleEvents).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(handleEvents).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 
 /** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
 export const shutdown = (): Promise<void> => side.close();
