@@ -46,7 +46,7 @@ or AWS_ENDPOINT_URL is set. Then waits for quiescence, runs the invariant checke
 the outcome decided in order.
 
 Options, and what they cost:
-  --commands <n>        commands to send (default 1000); each 1,000 more add about a minute
+  --commands <n>        commands to send (default 1000); the faults, not the commands, take most of a default run
   --accounts <n>        accounts they race on (default 100)
   --rate <n>            commands per second between faults (default 400)
   --fault-rate <p>      share of invocations that meet a handler fault, 0 to 1 (default 0.3)

@@ -45,19 +45,22 @@ export const run = (command: string, args: readonly string[], log: string, cwd?:
     const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const stream of [child.stdout, child.stderr])
       stream.on('data', (chunk: Buffer) => out.write(chunk.toString().replace(ansiColour, '')));
-    const finish = (error?: Error): void =>
-      void out.end(() => {
-        if (error === undefined) resolve();
-        else reject(error);
-      });
-    child.on('error', finish);
+    // Settles once (a spawn error is followed by 'close'), when the log is on disk: a failure's message quotes it.
+    let settled = false;
+    const settle = (failure?: () => Error): void => {
+      if (settled) return;
+      settled = true;
+      out.end(() => (failure === undefined ? resolve() : reject(failure())));
+    };
+    child.on('error', (error) => settle(() => error));
     child.on('close', (code) =>
-      finish(
+      settle(
         code === 0
           ? undefined
-          : new StackError(
-              `${[command, ...args].join(' ')} failed with exit code ${code}. Its log is ${log}; last lines:\n${logTail(log, 20)}`,
-            ),
+          : () =>
+              new StackError(
+                `${[command, ...args].join(' ')} failed with exit code ${code}. Its log is ${log}; last lines:\n${logTail(log, 20)}`,
+              ),
       ),
     );
   });
