@@ -22,7 +22,7 @@ import { aggregates } from '../functions/domain/index.ts';
 import { topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
 import { runEnvironment } from '../local/scratch.ts';
-import type { Backoff } from '../local/trigger/outcome.ts';
+import type { Backoff, PartialResponseReading } from '../local/trigger/outcome.ts';
 import { cacheDir } from '../local/stack/paths.ts';
 import { type FaultKind, type FaultRates, type Observation } from './faults.ts';
 import { readHistory } from '../local/verify/history.ts';
@@ -79,6 +79,8 @@ export interface ChaosOptions {
   readonly largeEvery?: number;
   /** The trigger's retry backoff. @default 50 ms doubling up to 1 s */
   readonly backoff?: Backoff;
+  /** How the emulated trigger reads a partial batch response (local/trigger/outcome.ts). @default 'checkpoint' */
+  readonly partialResponse?: PartialResponseReading;
   /** How long to wait for every result and zero lag, at a drain and at the end. @default 600 s */
   readonly quiescenceTimeoutMs?: number;
   /** Keep the topics and tables (they are kept anyway when something is wrong). */
@@ -182,6 +184,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         ...(options.rates === undefined ? {} : { rates: options.rates }),
         ...mappingConfig,
         backoff: options.backoff ?? { initialMs: 50, maxMs: 1000 },
+        partialResponse: options.partialResponse ?? 'checkpoint',
         startup,
       };
       return RuntimeProcess.start({

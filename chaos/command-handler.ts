@@ -37,14 +37,12 @@ const processor = (p: BatchPublisher) => side.processor({ publisher: p });
 
 type Response = { batchItemFailures: BatchItemFailure[] };
 
-/** The partial batch response of a result; of several (racing invocations), the earliest failure per partition. */
+/** The partial batch response of a result; of several (racing invocations), every record either names. */
 const respond = (...results: readonly BatchResult[]): Response => {
-  const first = new Map<string, BatchItemFailure>();
-  for (const failure of results.flatMap((r) => r.batchItemFailures)) {
-    const { partition, offset } = failure.itemIdentifier;
-    if (offset < (first.get(partition)?.itemIdentifier.offset ?? Infinity)) first.set(partition, failure);
-  }
-  return { batchItemFailures: [...first.values()] };
+  const named = new Map<string, BatchItemFailure>();
+  for (const failure of results.flatMap((r) => r.batchItemFailures))
+    named.set(`${failure.itemIdentifier.partition}@${failure.itemIdentifier.offset}`, failure);
+  return { batchItemFailures: [...named.values()] };
 };
 
 /** Handles one trigger invocation, with the fault the plan chooses for it; answers with the partial batch response. */

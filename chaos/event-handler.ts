@@ -5,6 +5,7 @@
  * has handled events the table has not). Reactions are left out: they would feed commands
  * back into the run's commands topic, which the run's expected outcomes do not include.
  */
+import type { PartialBatchResponse } from '../functions/core/batch-response.ts';
 import type { MskEvent } from '../functions/core/trigger-event.ts';
 import { composeEventSide } from '../functions/compose/event-side.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
@@ -13,9 +14,9 @@ import { batchItemFailures } from '../functions/event/halts.ts';
 const side = composeEventSide();
 const processBatch = side.processor({ reactions: [] });
 
-/** Handles one trigger invocation; a halting gap is the first failed record of its partition. */
-export const handler = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> =>
-  batchItemFailures((await processBatch(event)).halted);
+/** Handles one trigger invocation; a halt fails its partition's records from there to the end of the batch. */
+export const handler = async (event: MskEvent): Promise<PartialBatchResponse> =>
+  batchItemFailures((await processBatch(event)).halted, event);
 
 /** Disconnects the clients. */
 export const shutdown = async (): Promise<void> => {

@@ -7,6 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createKafka } from '../functions/adapters/kafka/clients.ts';
+import type { PartialResponseReading } from '../local/trigger/outcome.ts';
 import { configuredEndpoint } from '../functions/config.ts';
 import { mappingsFromTopology } from '../local/trigger/mappings.ts';
 import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureFault, type TableLoss } from './chaos.ts';
@@ -20,7 +21,7 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const help = `Usage: npm run chaos -- [--commands 1000] [--accounts 100] [--seed n] [--rate 400] [--fault-rate 0.3]
                             [--outage 5] [--large-every 250] [--skip fault,...] [--restart-broker]
-                            [--no-table-loss] [--emulator-port 8011] [--keep]
+                            [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--keep]
 
 With the defaults a run takes about two minutes and restarts nothing that npm start uses.
 
@@ -59,6 +60,10 @@ Options, and what they cost:
                         npm start's triggers are connected to it; only a broker this project's stack started is stopped
   --no-table-loss       no table-loss
   --emulator-port <n>   port of the run's own DynamoDB emulator (default 8011)
+  --partial-response <r> how the emulated trigger reads a partial batch response: checkpoint (the
+                        lowest failed record and all after it retried; default) or listed (only the
+                        records named retried, the others committed, as SQS does); AWS does not say
+                        which a Kafka trigger follows, so the run must pass under both
   --keep                keep the run's topics and tables
 
 Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error or refused.`;
@@ -76,6 +81,7 @@ const { values } = parseArgs({
     'restart-broker': { type: 'boolean', default: false },
     'no-table-loss': { type: 'boolean', default: false },
     'emulator-port': { type: 'string', default: '8011' },
+    'partial-response': { type: 'string', default: 'checkpoint' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
@@ -153,10 +159,12 @@ const main = async (): Promise<number> => {
     ![seed, commands, accounts, rate, outage].every((v) => Number.isSafeInteger(v) && v > 0) ||
     !(Number.isSafeInteger(largeEvery) && largeEvery >= 0) ||
     !(faultRate >= 0 && faultRate <= 1) ||
-    unknown.length > 0
+    unknown.length > 0 ||
+    !['checkpoint', 'listed'].includes(values['partial-response'])
   ) {
     console.error(
       `chaos: --commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
+        `, --partial-response checkpoint or listed` +
         `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}\n\n${help}`,
     );
     return 2;
@@ -167,6 +175,7 @@ const main = async (): Promise<number> => {
     skip.length > 0 ? `--skip ${skip.join(',')}` : '',
     values['restart-broker'] ? '--restart-broker' : '',
     values['no-table-loss'] ? '--no-table-loss' : '',
+    values['partial-response'] === 'checkpoint' ? '' : `--partial-response ${values['partial-response']}`,
   ]
     .filter((s) => s !== '')
     .join(' ');
@@ -213,6 +222,7 @@ const main = async (): Promise<number> => {
       faults,
       outageMs: outage * 1000,
       largeEvery,
+      partialResponse: values['partial-response'] as PartialResponseReading,
       tableLoss,
       spareBroker: !restartBroker,
       ...(emulator === undefined ? {} : { emulator }),

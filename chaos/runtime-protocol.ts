@@ -4,7 +4,7 @@
  * handlers (chaos/command-handler.ts, event-handler.ts) on the run's topics and groups.
  */
 import { mappingsFromTopology, type TriggerMapping } from '../local/trigger/mappings.ts';
-import type { Backoff } from '../local/trigger/outcome.ts';
+import type { Backoff, PartialResponseReading } from '../local/trigger/outcome.ts';
 import type { BlockedPartition, InvocationReport } from '../local/trigger/trigger.ts';
 import type { FaultKind, FaultRates, Observation } from './faults.ts';
 
@@ -16,6 +16,8 @@ export interface RuntimeConfig {
   readonly groupIdPrefix: string;
   readonly batchSize: number;
   readonly backoff: Backoff;
+  /** How the emulated trigger reads a partial batch response (local/trigger/outcome.ts). */
+  readonly partialResponse: PartialResponseReading;
   /**
    * `triggers`: start the triggers and nothing else (the run provisioned everything).
    * `npm-start`: bring the system up as `npm start` does (the stack, the topology, each side

@@ -36,6 +36,7 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
   const options = {
     mappings: chaosMappings(config),
     backoff: config.backoff,
+    partialResponse: config.partialResponse,
     // A killed runtime's group members hold their partitions this long before the next one gets them.
     sessionTimeoutMs: 10_000,
     onInvocation: (report: InvocationReport) => {
@@ -52,6 +53,7 @@ const start = async (): Promise<{ triggers: Triggers; lines: readonly string[]; 
     const system = await startSystem({
       mappings: options.mappings,
       backoff: options.backoff,
+      partialResponse: options.partialResponse,
       sessionTimeoutMs: options.sessionTimeoutMs,
       onInvocation: options.onInvocation,
       log: (line) => {

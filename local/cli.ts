@@ -11,9 +11,10 @@ import { stack } from './cli/stack.ts';
 import { state } from './cli/state.ts';
 import { status } from './cli/status.ts';
 import { tail } from './cli/tail.ts';
+import { trace } from './cli/trace.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, status, skip, rebuild, verify, stack];
+const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, rebuild, verify, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

@@ -7,7 +7,7 @@
 import { isRejection, type AnyAggregate, type Message } from '../core/aggregate.ts';
 import { describeIssues } from '../core/schema.ts';
 import { currentRevision } from '../core/upcast.ts';
-import { eventId, type EventRecord, type Reason } from '../core/wire.ts';
+import { correlationOf, eventId, type EventRecord, type Reason } from '../core/wire.ts';
 import type { IncomingCommand } from './decode.ts';
 
 /** A command's decision: its events and the state they lead to, or why not (`deadLetter` when the aggregate broke, not a rule). */
@@ -26,6 +26,7 @@ export const eventRecord = (incoming: IncomingCommand, event: Message, version: 
     revision: currentRevision(incoming.aggregate, event.type),
     data: event.data,
     commandId: envelope.commandId,
+    correlationId: correlationOf(envelope),
     occurredAt: new Date(record.timestamp).toISOString(),
     ...(envelope.metadata === undefined ? {} : { metadata: envelope.metadata }),
     source: { topic: record.topic, partition: record.partition, offset: record.offset, ...(incarnation > 1 ? { incarnation } : {}) },

@@ -7,6 +7,7 @@
  * letters; only infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
+import { partialBatchResponse, type BatchItemFailure } from '../core/batch-response.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
@@ -62,12 +63,9 @@ export interface BatchSummary {
   retried: number;
 }
 
-/** A partition's first record to deliver again, as the trigger's partial batch response names it. */
-export interface BatchItemFailure {
-  readonly itemIdentifier: { readonly partition: string; readonly offset: number };
-}
+export type { BatchItemFailure } from '../core/batch-response.ts';
 
-/** What a batch comes to: its counts, and the records to deliver again (none in the common case). */
+/** What a batch comes to: its counts, and the records to deliver again (none in the common case): each partition's from the first left undecided to the end of the batch. */
 export interface BatchResult extends BatchSummary {
   readonly batchItemFailures: readonly BatchItemFailure[];
 }
@@ -196,8 +194,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       deps.publisher.publish({ events: [], results, deadLetters }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
-    const batchItemFailures = [...retryFrom].map(([partition, offset]) => ({ itemIdentifier: { partition, offset } }));
-    return { ...summary, batchItemFailures };
+    return { ...summary, batchItemFailures: partialBatchResponse(partitions, retryFrom).batchItemFailures };
   };
 
   return async (event: MskEvent): Promise<BatchResult> => {

@@ -125,8 +125,8 @@ export const readEvent = (record: StoredRecord, aggregates: ReadonlyMap<string, 
       stored,
     );
 
-  const { eventId, aggregateType, aggregateId, version, commandId, occurredAt, metadata } = stored;
-  const extra = metadata === undefined ? {} : { metadata };
+  const { eventId, aggregateType, aggregateId, version, commandId, occurredAt, metadata, correlationId } = stored;
+  const extra = { ...(metadata === undefined ? {} : { metadata }), ...(correlationId === undefined ? {} : { correlationId }) };
   const context = { aggregateType, aggregateId, version, commandId, occurredAt, ...extra };
   const outcome = upcastEvent(aggregate, { type: stored.type, revision: stored.revision ?? 1, data: envelope.data.data }, context);
   if ('fault' in outcome) return fault(outcome.fault.code, outcome.fault.problem, stored);

@@ -18,6 +18,8 @@ export interface EventMeta {
   readonly version: number;
   /** The command that caused the event. */
   readonly commandId: string;
+  /** The business transaction of that command (core/wire.ts `correlationOf`); absent on events written before it existed. */
+  readonly correlationId?: string;
   readonly occurredAt: string;
   readonly metadata?: Readonly<Record<string, unknown>>;
 }

@@ -5,7 +5,7 @@
  * redelivered event re-issues the same commandIds, which the command side deduplicates.
  */
 import type { AggregateDefinition, Message } from './aggregate.ts';
-import type { CommandEnvelope } from './wire.ts';
+import { correlationOf, type CommandEnvelope } from './wire.ts';
 import type { Consumes, DomainEvent, GapPolicy } from './projection.ts';
 
 /** A command a reaction issues, addressed to an aggregate; the framework adds its id. */
@@ -64,8 +64,9 @@ export const reactionCommandId = (reaction: string, eventId: string, n: number):
 
 /**
  * The command record of the `n`th command a reaction issued for `event`: a deterministic
- * commandId, and metadata linking it to its cause (`causationId` = the event,
- * `correlationId` carried over from the event or else its command).
+ * commandId, caused by the event (`causationId` = its eventId) and in the event's business
+ * transaction (`correlationId` carried over from the event, else from its command); the
+ * reaction's name in `metadata`.
  */
 export const reactionCommandEnvelope = (reaction: string, event: DomainEvent, command: ReactionCommand, n: number): CommandEnvelope => ({
   commandId: reactionCommandId(reaction, event.eventId, n),
@@ -73,10 +74,9 @@ export const reactionCommandEnvelope = (reaction: string, event: DomainEvent, co
   aggregateId: command.aggregateId,
   type: command.type,
   data: { ...command.data },
-  metadata: {
-    correlationId: typeof event.metadata?.correlationId === 'string' ? event.metadata.correlationId : event.commandId,
-    ...command.metadata,
-    causationId: event.eventId,
-    reaction,
-  },
+  correlationId:
+    event.correlationId ??
+    correlationOf({ commandId: event.commandId, ...(event.metadata === undefined ? {} : { metadata: event.metadata }) }),
+  causationId: event.eventId,
+  metadata: { ...command.metadata, reaction },
 });

@@ -118,3 +118,16 @@ export const keyIs = (key: Uint8Array | undefined, id: string): boolean => {
   const expected = encoder.encode(id);
   return key.length === expected.length && key.every((byte, i) => byte === expected[i]);
 };
+
+/**
+ * How far behind the trigger is, in time: per `topic-partition`, the age in ms of the oldest
+ * record of the batch (its timestamp to `now`; never negative, so a producer clock ahead of
+ * this one reads as no lag rather than less than none).
+ */
+export const oldestRecordAges = (event: MskEvent, now: number): Map<string, number> =>
+  new Map(
+    Object.entries(event.records).flatMap(([tp, records]) => {
+      const oldest = Math.min(...records.map((r) => Number(r.timestamp)).filter(Number.isFinite));
+      return Number.isFinite(oldest) ? [[tp, Math.max(0, now - oldest)] as const] : [];
+    }),
+  );

@@ -17,6 +17,10 @@ export const commandEnvelopeSchema = z.strictObject({
   type: identifier,
   data: z.record(z.string(), z.unknown()),
   expectedVersion: z.optional(z.int().check(z.nonnegative())),
+  /** The business transaction the command belongs to: carried to its events and to the commands they cause. @default its own commandId */
+  correlationId: z.optional(identifier),
+  /** What caused the command: the eventId of the event a reaction issued it for; absent for a client's command. */
+  causationId: z.optional(identifier),
   metadata: z.optional(z.record(z.string(), z.unknown())),
 });
 
@@ -45,7 +49,10 @@ export interface EventRecord {
   /** The revision of the type's shape `data` has (core/upcast.ts); absent: 1, as every event before revisions existed. */
   readonly revision?: number;
   readonly data: unknown;
+  /** The command that caused the event (its causation). */
   readonly commandId: string;
+  /** The business transaction of that command (its `correlationId`, or its own id); absent on events written before it existed. */
+  readonly correlationId?: string;
   readonly occurredAt: string;
   readonly metadata?: Record<string, unknown>;
   /** Position of the command that caused the event, so a rebuild can restore dedupe state. */
@@ -68,6 +75,7 @@ export const eventEnvelopeSchema = z.object({
   revision: z.optional(z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER))),
   data: z.record(z.string(), z.unknown()),
   commandId: identifier,
+  correlationId: z.optional(identifier),
   occurredAt: z.string().check(z.minLength(1)),
   metadata: z.optional(z.record(z.string(), z.unknown())),
   source: z.object({
@@ -115,3 +123,12 @@ export interface DeadLetterRecord {
 /** Deterministic event id: the same event gets the same id however often it is published. */
 export const eventId = (aggregateType: string, aggregateId: string, version: number): string =>
   `${aggregateType}:${aggregateId}:${version}`;
+
+/**
+ * The correlation of a command: its own `correlationId`, else the `correlationId` clients put in
+ * `metadata` before it was a field of the command, else its commandId (it starts a transaction).
+ */
+export const correlationOf = (command: Pick<CommandEnvelope, 'commandId' | 'correlationId' | 'metadata'>): string => {
+  const legacy = command.metadata?.correlationId;
+  return command.correlationId ?? (typeof legacy === 'string' && legacy !== '' ? legacy : command.commandId);
+};

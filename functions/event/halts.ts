@@ -2,7 +2,9 @@
  * Where the event side halts a partition, and how a halt is told: to the trigger as its
  * partial batch response (`batchItemFailures`), to people as an error naming the record.
  */
+import { partialBatchResponse, type PartialBatchResponse } from '../core/batch-response.ts';
 import { EventChainError, type EventFault } from '../core/event-reader.ts';
+import type { MskEvent } from '../core/trigger-event.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { EventGapError } from './errors.ts';
 import type { GapFound } from './fold.ts';
@@ -15,12 +17,15 @@ export type Halt =
   | { readonly cause: 'gap'; readonly position: SourcePosition; readonly gap: GapFound }
   | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault };
 
-/** The halts of a summary as the MSK trigger's partial batch response: the one place halts become `batchItemFailures`. */
-export const batchItemFailures = (
-  halted: readonly Halt[],
-): { batchItemFailures: { itemIdentifier: { partition: string; offset: number } }[] } => ({
-  batchItemFailures: halted.map((halt) => ({ itemIdentifier: { partition: topicPartition(halt.position), offset: halt.position.offset } })),
-});
+/**
+ * The halts of a summary as the MSK trigger's partial batch response (core/batch-response.ts):
+ * every record of a halted partition, from the halt to the end of the delivered batch.
+ */
+export const batchItemFailures = (halted: readonly Halt[], delivered: MskEvent): PartialBatchResponse =>
+  partialBatchResponse(
+    Object.values(delivered.records),
+    new Map(halted.map((halt) => [topicPartition(halt.position), halt.position.offset])),
+  );
 
 /** The error that says where a gap halts its partition. */
 export const gapError = (gap: GapFound): EventGapError =>

@@ -7,7 +7,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { observability, publishMetrics } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
@@ -17,6 +17,7 @@ const side = composeCommandSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleCommands = async (event: MskEvent): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
+  addRecordAges(metrics, event);
   const { batchItemFailures, ...summary } = await side.process(event);
   logger.info('batch done', { ...summary });
   for (const name of ['accepted', 'rejected', 'duplicates', 'deadLettered', 'eventsPublished', 'conflicts', 'retried'] as const)

@@ -2,8 +2,9 @@
  * Lambda entry for the MSK trigger on the events topic. Applies each batch to the projections'
  * rows and runs the reactions (publishing their commands), each event once and in order per
  * aggregate. A halt (a gap under the `halt` policy, or an event this code cannot read: a
- * type or revision newer than the code, a failing upcaster) is reported as the first failed
- * record of its partition (`batchItemFailures`): the trigger commits what precedes it and
+ * type or revision newer than the code, a failing upcaster) is reported as failed records of
+ * its partition, from the halt to the end of the batch (`batchItemFailures`, core/batch-response.ts):
+ * the trigger commits what precedes it and
  * retries that partition from there until the gap is filled or code that reads the event is
  * deployed, or an operator releases it; the batch's other partitions go on. Infrastructure
  * failures and a table behind the log throw: the trigger retries the batch (idempotently)
@@ -12,8 +13,9 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { observability, publishMetrics } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
+import type { PartialBatchResponse } from '../core/batch-response.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { publishHalt } from './halt-channel.ts';
 import { batchItemFailures, haltError, type Halt } from '../event/halts.ts';
@@ -22,7 +24,8 @@ const { logger, metrics } = observability('event-handler');
 const side = composeEventSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
-export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof batchItemFailures>> => {
+export const handleEvents = async (event: MskEvent): Promise<PartialBatchResponse> => {
+  addRecordAges(metrics, event);
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const halt of halted) {
@@ -48,7 +51,7 @@ export const handleEvents = async (event: MskEvent): Promise<ReturnType<typeof b
   metrics.addMetric('gapsHalted', MetricUnit.Count, count('gap'));
   // Its own count (and alarm): such a halt no longer fails the invocation, and its remedy is a deployment, not the missing events.
   metrics.addMetric('unreadableHalted', MetricUnit.Count, count('unreadable'));
-  return batchItemFailures(halted);
+  return batchItemFailures(halted, event);
 };
 
 /** The Lambda handler, with structured logs and metrics. */

@@ -20,7 +20,7 @@ import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
-import type { Backoff } from '../trigger/outcome.ts';
+import type { Backoff, PartialResponseReading } from '../trigger/outcome.ts';
 import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../trigger/trigger.ts';
 
 /** Options of {@link startSystem}. */
@@ -37,6 +37,8 @@ export interface SystemOptions {
   readonly onInvocation?: (report: InvocationReport) => void;
   /** Backoff of the triggers' retries. @default the trigger's (200 ms doubling up to 30 s) */
   readonly backoff?: Backoff;
+  /** How the triggers read a partial batch response (local/trigger/outcome.ts). @default 'checkpoint' */
+  readonly partialResponse?: PartialResponseReading;
   /** The triggers' consumer session timeout (see TriggerOptions). @default 30 s */
   readonly sessionTimeoutMs?: number;
 }
@@ -132,6 +134,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       startPaused: [...holdCommands, ...holdEvents],
       ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
       ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.partialResponse === undefined ? {} : { partialResponse: options.partialResponse }),
       ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
       log: triggerLine,
       onInvocation,

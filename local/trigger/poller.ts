@@ -14,7 +14,7 @@ import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
 import { lambdaContext, type FunctionModule } from './lambda.ts';
 import type { TriggerMapping } from './mappings.ts';
 import { mskEvent, toMskRecord, type EventSource } from './msk-payload.ts';
-import { backoffMs, failedFrom, recordCount, splitBatch, type Backoff } from './outcome.ts';
+import { backoffMs, failedItems, firstFailed, recordCount, splitBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
 
 /** Wait between attempts while a snapshot rebuild holds the commands. */
 const HELD_RETRY_MS = 1_000;
@@ -68,6 +68,8 @@ export interface PollerDeps {
   readonly source: EventSource;
   readonly region: string;
   readonly backoff: Backoff;
+  /** How a partial batch response is read (outcome.ts). @default 'checkpoint' */
+  readonly partialResponse?: PartialResponseReading;
   readonly report: (report: InvocationReport) => void;
   /** Called whenever a partition becomes blocked or goes on again. */
   readonly onBlockedChange?: () => void;
@@ -270,7 +272,7 @@ export class Poller {
           durationMs,
           ...(blockedSince === undefined ? {} : { blockedSince }),
         };
-        const failed = called.ok ? failedFrom(called.value, batch) : 'all';
+        const failed = called.ok ? failedItems(called.value, batch) : 'all';
         if (failed !== 'all' && failed.size === 0) {
           await this.commit(batch, lives);
           this.unblock(batch.keys());
@@ -285,7 +287,7 @@ export class Poller {
           await this.sleep(HELD_RETRY_MS);
           continue;
         }
-        const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed);
+        const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed, this.deps.partialResponse);
         await this.commit(done, lives);
         this.unblock(done.keys(), retry);
         batch = this.buffer.topUp(retry, this.mapping.batchSize);
@@ -300,7 +302,7 @@ export class Poller {
         blockedSince ??= started;
         this.block(batch, blockedSince, attempt, (tp) => {
           const reason = failed === 'all' ? undefined : reasons.get(tp);
-          const from = failed === 'all' ? undefined : failed.get(tp);
+          const from = failed === 'all' ? undefined : firstFailed(failed).get(tp);
           return reason === undefined || from === undefined
             ? error
             : `BatchItemFailuresError: reported failed from offset ${from}: ${reason}`;

@@ -11,7 +11,7 @@ import { UnknownFunctionError } from './errors.ts';
 import { loadFunction, type FunctionModule } from './lambda.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { localClusterArn } from './msk-payload.ts';
-import { describeBatch, type Backoff } from './outcome.ts';
+import { describeBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
 import { Poller, type BlockedPartition, type InvocationReport } from './poller.ts';
 import { writeStatus } from './status.ts';
 
@@ -24,6 +24,12 @@ export interface TriggerOptions {
   readonly mappings?: readonly TriggerMapping[];
   /** Backoff between the attempts of a failing batch, which is retried until it succeeds. @default 200 ms doubling up to 30 s */
   readonly backoff?: Backoff;
+  /**
+   * How a partial batch response is read: `checkpoint` (the lowest failed record and all after
+   * it retried) or `listed` (only the named records retried, the rest committed); AWS does not
+   * document which for Kafka, and the handlers are right under both. @default 'checkpoint'
+   */
+  readonly partialResponse?: PartialResponseReading;
   /** File to keep the blocked partitions in, for `kafka-aggregates status` in another process. @default none */
   readonly statusFile?: string;
   /** Functions that start paused (e.g. until a rebuild has caught up). @default none */
@@ -134,6 +140,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
         source,
         region,
         backoff: options.backoff ?? {},
+        ...(options.partialResponse === undefined ? {} : { partialResponse: options.partialResponse }),
         ...(onBlockedChange === undefined ? {} : { onBlockedChange }),
         report,
         log,

@@ -105,7 +105,7 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
       accepted: 1,
       rejected: 0,
       retried: 2,
-      batchItemFailures: [{ itemIdentifier: { partition: `${topic}-0`, offset: 1 } }],
+      batchItemFailures: [1, 2].map((offset) => ({ itemIdentifier: { partition: `${topic}-0`, offset } })),
     });
     // Alone, with the open's events published, it still does not fit: rejected, and the partition goes on.
     const retry = await process(mskEvent(records.slice(1), topic));

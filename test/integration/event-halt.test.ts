@@ -84,21 +84,18 @@ afterAll(async () => {
 const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada' });
 const deposited = (id: string, version: number, amount: number) => accountEventRecord(id, version, 'MoneyDeposited', { amount });
 
-/** Writes events to a partition (0 unless given) of this file's events topic, in the order given. */
-const publish = async (...events: EventRecord[]): Promise<void> => publishTo(0, ...events);
-const publishTo = async (partition: number, ...events: EventRecord[]): Promise<void> => {
-  await producer.send({
-    topic: names.events,
-    messages: events.map((e) => ({ partition, key: e.aggregateId, value: JSON.stringify(e) })),
-  });
+/** Writes events to a partition of this file's events topic (or of another), in the order given. */
+const publishTo = async (partition: number, ...events: EventRecord[]): Promise<void> => publishOn(names.events, partition, ...events);
+const publishOn = async (topic: string, partition: number, ...events: EventRecord[]): Promise<void> => {
+  await producer.send({ topic, messages: events.map((e) => ({ partition, key: e.aggregateId, value: JSON.stringify(e) })) });
 };
 
 /** Trigger records of events on partition 0 of `topic`, at offsets 0, 1, … in the order given. */
 const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] =>
   events.map((value, offset) => ({ topic, partition: 0, offset, key: value.aggregateId, value }));
 
-const committed = async (partition = 0): Promise<number> => {
-  const [entry] = await admin.fetchOffsets({ groupId: names.group, topics: [names.events] });
+const committed = async (partition = 0, topic = names.events): Promise<number> => {
+  const [entry] = await admin.fetchOffsets({ groupId: names.group, topics: [topic] });
   return Number(entry?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
 };
 
@@ -110,53 +107,66 @@ const waitFor = async (what: string, check: () => Promise<boolean> | boolean, ti
   }
 };
 
-describe('a gap under halt, through the emulated trigger and the real event handler', () => {
-  let triggers: Triggers;
-  const reports: InvocationReport[] = [];
-  afterAll(async () => {
-    await triggers.stop();
-  });
-
-  it('holds its partition past the old budget of ten retries, commits what precedes it, dead-letters nothing, and goes on once the missing event is there', async () => {
-    const [a, b] = [unique('acc'), unique('acc')];
-    await publish(opened(a), deposited(a, 2, 5000), deposited(a, 4, 700), opened(b));
-    triggers = await startTriggers({
-      mappings: mappingsFromTopology({ only: ['eventHandler'], groupIds: { eventHandler: names.group } }),
-      backoff: { initialMs: 20, maxMs: 100 },
-      onInvocation: (r) => reports.push(r),
-      log: () => undefined,
-      kafka,
+// AWS does not say how a Kafka trigger reads a partial batch response (local/trigger/outcome.ts): the halt holds under both readings.
+describe.each(['checkpoint', 'listed'] as const)(
+  'a gap under halt, through the emulated trigger (partial responses read by the %s rule) and the real event handler',
+  (reading) => {
+    let triggers: Triggers | undefined;
+    const reports: InvocationReport[] = [];
+    afterAll(async () => {
+      await triggers?.stop();
     });
-    const tp = `${names.events}-0`;
-    const halted = () => reports.filter((r) => r.outcome === 'partial' && r.offsets[tp]?.[0] === 2);
-    await waitFor('twelve attempts halted at the gap', () => halted().length >= 12);
 
-    // Halted: the events before the gap applied and committed, nothing at or after it, nothing dead-lettered.
-    expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
-    expect(halted().at(-1)).toMatchObject({ attempt: expect.any(Number) as unknown, blockedSince: expect.any(Number) as unknown });
-    // Blocked at the gap, with the handler's EventGapError naming the projection, aggregate and versions.
-    expect(triggers.blocked()).toEqual([
-      expect.objectContaining({
-        partition: tp,
-        offset: 2,
-        error: `BatchItemFailuresError: reported failed from offset 2: EventGapError: projection account-summary, item ${a}: account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing), at ${tp} offset 2; that partition halts there`,
-      }),
-    ]);
-    expect(await committed()).toBe(2);
-    expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5000, version: 2 });
-    expect(await getAccountSummary(table, b)).toBeUndefined();
-    expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+    it('holds its partition past the old budget of ten retries, commits what precedes it, dead-letters nothing, and goes on once the missing event is there', async () => {
+      const [a, b] = [unique('acc'), unique('acc')];
+      // A topic of its own per reading, under the same trigger group.
+      const topic = reading === 'checkpoint' ? names.events : unique('events');
+      if (topic !== names.events)
+        await createTopologyTopics(admin, { events: topic, commands: names.commands, deadLetter: names.deadLetter });
+      await publishOn(topic, 0, opened(a), deposited(a, 2, 5000), deposited(a, 4, 700), opened(b));
+      triggers = await startTriggers({
+        mappings: mappingsFromTopology({ only: ['eventHandler'], groupIds: { eventHandler: names.group } }).map((m) => ({ ...m, topic })),
+        backoff: { initialMs: 20, maxMs: 100 },
+        partialResponse: reading,
+        onInvocation: (r) => reports.push(r),
+        log: () => undefined,
+        kafka,
+      });
+      const tp = `${topic}-0`;
+      const halted = () => reports.filter((r) => r.outcome === 'partial' && r.offsets[tp]?.[0] === 2);
+      await waitFor('twelve attempts halted at the gap', () => halted().length >= 12);
 
-    // The missing event reaches the partition (as a re-published outbox would): the retry applies it first.
-    await publish(deposited(a, 3, 1));
-    await waitFor('the partition to go on', async () => (await committed()) === 5);
-    expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5701, version: 4 });
-    expect(await getAccountSummary(table, b)).toMatchObject({ version: 1 });
-    expect(triggers.blocked()).toEqual([]);
-    expect(reports.at(-1)).toMatchObject({ outcome: 'ok', blockedSince: expect.any(Number) as unknown });
-    expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
-  }, 90_000);
-});
+      // Halted: the events before the gap applied and committed, nothing at or after it, nothing dead-lettered.
+      expect(reports.some((r) => r.outcome === 'failed')).toBe(false);
+      expect(halted().at(-1)).toMatchObject({ attempt: expect.any(Number) as unknown, blockedSince: expect.any(Number) as unknown });
+      // Every attempt held the gap's record and the one after it: none was committed past.
+      expect(halted().every((r) => r.offsets[tp]?.join() === '2,3')).toBe(true);
+      // Blocked at the gap, with the handler's EventGapError naming the projection, aggregate and versions.
+      expect(triggers.blocked()).toEqual([
+        expect.objectContaining({
+          partition: tp,
+          offset: 2,
+          error: `BatchItemFailuresError: reported failed from offset 2: EventGapError: projection account-summary, item ${a}: account ${a} has version 2 applied, but the next event has version 4 (versions 3..3 missing), at ${tp} offset 2; that partition halts there`,
+        }),
+      ]);
+      expect(await committed(0, topic)).toBe(2);
+      expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5000, version: 2 });
+      expect(await getAccountSummary(table, b)).toBeUndefined();
+      expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+
+      // The missing event reaches the partition (as a re-published outbox would): the retry applies it first.
+      await publishOn(topic, 0, deposited(a, 3, 1));
+      await waitFor('the partition to go on', async () => (await committed(0, topic)) === 5);
+      expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5701, version: 4 });
+      expect(await getAccountSummary(table, b)).toMatchObject({ version: 1 });
+      expect(triggers.blocked()).toEqual([]);
+      expect(reports.at(-1)).toMatchObject({ outcome: 'ok', blockedSince: expect.any(Number) as unknown });
+      expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+      await triggers.stop();
+      triggers = undefined;
+    }, 90_000);
+  },
+);
 
 // An event type the command side of a newer deployment writes and this code does not know.
 const nicknameSet = (id: string, version: number) => accountEventRecord(id, version, 'NicknameSet', { nickname: 'Ace' });

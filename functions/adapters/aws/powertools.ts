@@ -5,8 +5,9 @@
  * tests the function's own name and the project's namespace do.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
+import { oldestRecordAges, type MskEvent } from '../../core/trigger-event.ts';
 import { powertoolsNames } from '../../config.ts';
 
 /** A function's logger and metrics, created once per sandbox. */
@@ -36,4 +37,21 @@ export const publishMetrics = (metrics: Metrics): MiddlewareObj => {
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   };
   return { after: publish, onError: publish };
+};
+
+/**
+ * Lag in time: `oldestRecordAgeMs`, the age of the batch's oldest record (record timestamp to
+ * now) over its partitions, and the same per partition (dimension `partition`), so that "how
+ * far behind are the read models, in seconds?" has an answer and an alarm. Offset lag counts
+ * records, which says nothing of time.
+ */
+export const addRecordAges = (metrics: Metrics, event: MskEvent, now = Date.now()): void => {
+  const ages = oldestRecordAges(event, now);
+  if (ages.size === 0) return;
+  metrics.addMetric('oldestRecordAgeMs', MetricUnit.Milliseconds, Math.max(...ages.values()));
+  for (const [partition, age] of ages) {
+    const single = metrics.singleMetric();
+    single.addDimension('partition', partition);
+    single.addMetric('partitionRecordAgeMs', MetricUnit.Milliseconds, age);
+  }
 };

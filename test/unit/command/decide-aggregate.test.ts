@@ -379,6 +379,8 @@ describe('decideAggregate: event records follow the wire contract', () => {
         revision: 1,
         data: { owner: 'Ada' },
         commandId: 'c-open',
+        // Before it was a field of the command, clients put it in metadata: still honoured.
+        correlationId: 'x',
         occurredAt: new Date(RECORD_TIME + 10).toISOString(),
         metadata: { correlationId: 'x', user: { id: 7 } },
         source: { topic: 'commands', partition: 0, offset: 10 },
@@ -392,6 +394,7 @@ describe('decideAggregate: event records follow the wire contract', () => {
         revision: 2,
         data: { amount: 50, currency: 'EUR' },
         commandId: 'c-dep',
+        correlationId: 'c-dep',
         occurredAt: new Date(RECORD_TIME + 11).toISOString(),
         source: { topic: 'commands', partition: 0, offset: 11 },
       },

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeMskEvent, decodeUtf8, type MskEvent, type MskRecord, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
+import {
+  decodeMskEvent,
+  decodeUtf8,
+  oldestRecordAges,
+  type MskEvent,
+  type MskRecord,
+  type TriggerRecord,
+} from '../../../functions/core/trigger-event.ts';
 import { mskEvent, mskRecord } from '../../support/msk.ts';
 
 const fixture = (name: string): MskEvent =>
@@ -185,5 +192,33 @@ describe('MSK fixtures', () => {
       { offset: 22, fault: undefined, hasKey: false },
       { offset: 23, fault: undefined, hasKey: true },
     ]);
+  });
+});
+
+describe('oldestRecordAges: lag in time', () => {
+  const at = (topic: string, partition: number, offset: number, timestamp: number): MskRecord => ({
+    topic,
+    partition,
+    offset,
+    timestamp,
+    timestampType: 'CREATE_TIME',
+    key: null,
+    value: null,
+  });
+
+  it("gives each partition the age of its batch's oldest record, and none below zero when the producer's clock runs ahead", () => {
+    const event: MskEvent = {
+      eventSource: 'aws:kafka',
+      records: {
+        'events-0': [at('events', 0, 7, 9_000), at('events', 0, 8, 9_500)],
+        'events-1': [at('events', 1, 3, 12_000)],
+      },
+    };
+    expect(oldestRecordAges(event, 10_000)).toEqual(
+      new Map([
+        ['events-0', 1_000],
+        ['events-1', 0],
+      ]),
+    );
   });
 });

@@ -33,13 +33,21 @@ describe('reaction commandIds', () => {
       commandId: 'r:account:acc-1:3:0',
       aggregateType: 'alert',
       aggregateId: 'acc-1',
-      metadata: { correlationId: 'corr-9', causationId: 'account:acc-1:3', reaction: 'r' },
+      correlationId: 'corr-9',
+      causationId: 'account:acc-1:3',
+      metadata: { reaction: 'r' },
     });
+  });
+
+  it("carries the event's own correlationId, which wins over metadata", () => {
+    const { event } = accountEvent('acc-1', 3, withdrawn(5));
+    const envelope = reactionCommandEnvelope('r', { ...event, correlationId: 'corr-1', metadata: { correlationId: 'old' } }, raise, 0);
+    expect(envelope).toMatchObject({ correlationId: 'corr-1', causationId: 'account:acc-1:3' });
   });
 
   it('correlates with the causing command when the event has no correlationId', () => {
     const { event } = accountEvent('acc-1', 3, withdrawn(5));
-    expect(reactionCommandEnvelope('r', event, raise, 0).metadata).toMatchObject({ correlationId: 'cmd-acc-1-3' });
+    expect(reactionCommandEnvelope('r', event, raise, 0)).toMatchObject({ correlationId: 'cmd-acc-1-3' });
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MskRecord } from '../../../functions/core/trigger-event.ts';
-import { backoffMs, failedFrom, splitBatch } from '../../../local/trigger/outcome.ts';
+import { backoffMs, failedItems, splitBatch, type Failed } from '../../../local/trigger/outcome.ts';
 
 const record = (partition: number, offset: number): MskRecord => ({
   topic: 't',
@@ -18,27 +18,51 @@ const batch = new Map([
 
 describe('reading a handler response', () => {
   it('treats no response and an empty batchItemFailures as success', () => {
-    expect(failedFrom(undefined, batch)).toEqual(new Map());
-    expect(failedFrom({ batchItemFailures: [] }, batch)).toEqual(new Map());
+    expect(failedItems(undefined, batch)).toEqual(new Map());
+    expect(failedItems({ batchItemFailures: [] }, batch)).toEqual(new Map());
   });
 
-  it('retries a partition from its first reported failure and keeps what came before', () => {
-    const failed = failedFrom(
-      { batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 3 } }, { itemIdentifier: { partition: 't-0', offset: 2 } }] },
-      batch,
-    );
-    expect(failed).toEqual(new Map([['t-0', 2]]));
-    const { done, retry } = splitBatch(batch, failed as Map<string, number>);
-    expect([...done].map(([tp, rs]) => [tp, rs.map((r) => r.offset)])).toEqual([
+  const offsets = (b: ReadonlyMap<string, readonly MskRecord[]>) => [...b].map(([tp, rs]) => [tp, rs.map((r) => r.offset)]);
+
+  it('read as a checkpoint, retries a partition from its first reported failure and keeps what came before', () => {
+    const failed = failedItems({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 2 } }] }, batch);
+    expect(failed).toEqual(new Map([['t-0', new Set([2])]]));
+    const { done, retry } = splitBatch(batch, failed as Failed, 'checkpoint');
+    expect(offsets(done)).toEqual([
       ['t-0', [1]],
       ['t-1', [7]],
     ]);
-    expect([...retry].map(([tp, rs]) => [tp, rs.map((r) => r.offset)])).toEqual([['t-0', [2, 3]]]);
+    expect(offsets(retry)).toEqual([['t-0', [2, 3]]]);
+  });
+
+  it('read as a list, retries only the named records and commits the rest: a halt that names only its first record skips those after it', () => {
+    const { done, retry } = splitBatch(
+      batch,
+      failedItems({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 2 } }] }, batch) as Failed,
+      'listed',
+    );
+    expect(offsets(done)).toEqual([
+      ['t-0', [1, 3]],
+      ['t-1', [7]],
+    ]);
+    expect(offsets(retry)).toEqual([['t-0', [2]]]);
+  });
+
+  it('splits a response that names every record from the halt to the end of the batch the same way under both readings', () => {
+    const response = {
+      batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 2 } }, { itemIdentifier: { partition: 't-0', offset: 3 } }],
+    };
+    const failed = failedItems(response, batch) as Failed;
+    const checkpoint = splitBatch(batch, failed, 'checkpoint');
+    const listed = splitBatch(batch, failed, 'listed');
+    expect(offsets(listed.done)).toEqual(offsets(checkpoint.done));
+    expect(offsets(listed.retry)).toEqual(offsets(checkpoint.retry));
+    expect(offsets(listed.retry)).toEqual([['t-0', [2, 3]]]);
   });
 
   it('fails the whole batch when an identifier names a record the batch does not hold', () => {
-    expect(failedFrom({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 99 } }] }, batch)).toBe('all');
-    expect(failedFrom({ batchItemFailures: [{ itemIdentifier: null }] }, batch)).toBe('all');
+    expect(failedItems({ batchItemFailures: [{ itemIdentifier: { partition: 't-0', offset: 99 } }] }, batch)).toBe('all');
+    expect(failedItems({ batchItemFailures: [{ itemIdentifier: null }] }, batch)).toBe('all');
   });
 });
 

@@ -1,0 +1,127 @@
+/**
+ * One command followed end to end, from what the topics and the read models hold: the
+ * command record, its result, its events with their offsets, the read-model items each event
+ * reached, and the commands those events caused (reactions' commands, `causationId` = the
+ * event's id), each followed the same way. Pure: `kafka-aggregates trace` does the reads.
+ */
+import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
+
+/** A record's place in its topic. */
+export interface Place {
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** A command record as the commands topic holds it. */
+export interface TracedCommand {
+  readonly commandId: string;
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly type: string;
+  readonly correlationId?: string;
+  readonly causationId?: string;
+  readonly place: Place;
+}
+
+/** A read-model item an event reaches: a projection's row or a reaction's checkpoint, and whether it has applied the event. */
+export interface TracedItem {
+  readonly kind: 'projection' | 'reaction';
+  readonly name: string;
+  /** The row id, or the aggregate the checkpoint follows. */
+  readonly item: string;
+  readonly applied: boolean;
+}
+
+/** An event of the command, where it is, and the items it reached. */
+export interface TracedEvent {
+  readonly event: EventRecord;
+  readonly place: Place;
+  readonly items: readonly TracedItem[];
+}
+
+/** One command of the chain. */
+export interface TraceNode {
+  readonly commandId: string;
+  /** Absent when the commands topic no longer holds it (retention) or never did. */
+  readonly command?: TracedCommand;
+  /** Every result published for it (a redelivery publishes the same again); the first is what it came to. */
+  readonly results: readonly ResultRecord[];
+  readonly events: readonly TracedEvent[];
+  /** Commands its events caused. */
+  readonly caused: readonly TraceNode[];
+}
+
+/** What the topics hold, read once. */
+export interface TraceLog {
+  readonly commands: readonly TracedCommand[];
+  readonly results: readonly ResultRecord[];
+  readonly events: readonly { readonly event: EventRecord; readonly place: Place }[];
+}
+
+/**
+ * Follows `commandId` through `log`. Events are deduplicated by version (a re-published
+ * outbox repeats them); `itemsOf` says which items an event reached. `maxDepth` bounds the
+ * causal chain (a reaction loop).
+ */
+export const traceCommand = (
+  commandId: string,
+  log: TraceLog,
+  itemsOf: (event: EventRecord, place: Place) => readonly TracedItem[],
+  maxDepth = 16,
+): TraceNode => {
+  const follow = (id: string, depth: number, seen: ReadonlySet<string>): TraceNode => {
+    const command = log.commands.find((c) => c.commandId === id);
+    const results = log.results.filter((r) => r.commandId === id);
+    const byVersion = new Map<string, { event: EventRecord; place: Place }>();
+    for (const e of log.events) {
+      if (e.event.commandId !== id || (command !== undefined && e.event.aggregateId !== command.aggregateId)) continue;
+      const key = `${e.event.aggregateType}#${e.event.aggregateId}#${e.event.version}`;
+      if (!byVersion.has(key)) byVersion.set(key, e);
+    }
+    const events = [...byVersion.values()]
+      .sort((a, b) => a.event.version - b.event.version)
+      .map(({ event, place }) => ({ event, place, items: itemsOf(event, place) }));
+    const eventIds = new Set(events.map((e) => e.event.eventId));
+    const causedIds =
+      depth >= maxDepth
+        ? []
+        : [
+            ...new Set(log.commands.filter((c) => c.causationId !== undefined && eventIds.has(c.causationId)).map((c) => c.commandId)),
+          ].filter((c) => !seen.has(c));
+    const next = new Set([...seen, id]);
+    return {
+      commandId: id,
+      ...(command === undefined ? {} : { command }),
+      results,
+      events,
+      caused: causedIds.map((c) => follow(c, depth + 1, next)),
+    };
+  };
+  return follow(commandId, 0, new Set());
+};
+
+const outcome = (result: ResultRecord | undefined): string =>
+  result === undefined
+    ? 'no result on the results topic (not decided yet, or the topic no longer holds it)'
+    : result.status === 'accepted'
+      ? `accepted, version ${result.version}`
+      : `rejected ${result.reason.code}: ${result.reason.message}`;
+
+/** The chain as indented lines, one per command, result, event and item. */
+export const formatTrace = (node: TraceNode, topics: { readonly commands: string; readonly events: string }, indent = ''): string[] => {
+  const c = node.command;
+  const lines = [
+    c === undefined
+      ? `${indent}command ${node.commandId} (not on ${topics.commands})`
+      : `${indent}command ${c.commandId}  ${c.aggregateType} ${c.aggregateId} ${c.type}  ${topics.commands}-${c.place.partition}@${c.place.offset}` +
+        `${c.correlationId === undefined ? '' : `  correlation ${c.correlationId}`}${c.causationId === undefined ? '' : `  caused by ${c.causationId}`}`,
+    `${indent}  result  ${outcome(node.results[0])}`,
+  ];
+  for (const e of node.events) {
+    lines.push(`${indent}  event   ${e.event.eventId} ${e.event.type}  ${topics.events}-${e.place.partition}@${e.place.offset}`);
+    for (const item of e.items)
+      lines.push(`${indent}    ${item.kind.padEnd(10)} ${item.name} ${item.item}: ${item.applied ? 'applied' : 'not applied yet'}`);
+  }
+  for (const caused of node.caused) lines.push(...formatTrace(caused, topics, `${indent}    `));
+  return lines;
+};

@@ -1,0 +1,124 @@
+/**
+ * One command traced end to end through the emulated triggers and both real handlers: a
+ * withdrawal that leaves a balance low, its event, the read-model row and the reaction
+ * checkpoint that applied it, the alert command the reaction issued (caused by the event, in
+ * the withdrawal's correlation) and that command's own event, as `kafka-aggregates trace`
+ * (the CLI as a child process) shows them.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { topicName } from '../../functions/config.ts';
+import type { ResultRecord } from '../../functions/core/wire.ts';
+import { provision } from '../../local/provision.ts';
+import { runEnvironment } from '../../local/scratch.ts';
+import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
+import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
+import type { TraceNode } from '../../local/trace/chain.ts';
+import { readJson, testKafka, unique } from '../support/kafka.ts';
+import { command } from '../support/msk.ts';
+import { runToEnd } from '../support/process.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const kafka = testKafka();
+const run = unique('trace');
+let triggers: Triggers | undefined;
+let producer: Producer;
+
+beforeAll(async () => {
+  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
+  // The event handler checks its table against its own trigger's group.
+  vi.stubEnv('TRIGGER_CONSUMER_GROUP', `${run}-event-handler`);
+  await provision();
+  producer = kafka.producer();
+  await producer.connect();
+  triggers = await startTriggers({
+    mappings: mappingsFromTopology({
+      only: ['commandHandler', 'eventHandler'],
+      groupIds: { commandHandler: `${run}-command-handler`, eventHandler: `${run}-event-handler` },
+    }),
+    log: () => undefined,
+  });
+});
+
+afterAll(async () => {
+  await triggers?.stop();
+  await producer?.disconnect();
+  vi.unstubAllEnvs();
+});
+
+const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+  const until = Date.now() + 45_000;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+};
+
+describe('kafka-aggregates trace', () => {
+  it("shows a withdrawal's result, its event with the row and the reaction that applied it, and the alert command it caused, with that command's own event", async () => {
+    const id = `acc-${run}`;
+    const withdraw = command(id, 'Withdraw', { amount: 950 });
+    const commands = [command(id, 'OpenAccount', { owner: 'Ada' }), command(id, 'Deposit', { amount: 1000 }), withdraw];
+    await producer.send({
+      topic: topicName('commands'),
+      messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c) })),
+    });
+    // The reaction's command is decided too: two results for the aggregate id (the account's last, and the alert's).
+    await waitFor('the alert command to be decided', async () =>
+      (await readJson<ResultRecord>(kafka, topicName('results'))).some((r) => r.aggregateType === 'alert' && r.aggregateId === id),
+    );
+
+    let chain: TraceNode | undefined;
+    await waitFor('the alert event to reach the read models', async () => {
+      const traced = await runToEnd(process.execPath, ['bin/kafka-aggregates.js', 'trace', withdraw.commandId, '--json'], {
+        cwd: root,
+        env: { ...process.env },
+      });
+      expect(traced.code, traced.stderr).toBe(0);
+      chain = JSON.parse(traced.stdout) as TraceNode;
+      return chain.caused[0]?.events[0]?.items.every((i) => i.applied) === true && chain.events[0]?.items.every((i) => i.applied) === true;
+    });
+
+    const node = chain as TraceNode;
+    expect(node.command).toMatchObject({ commandId: withdraw.commandId, aggregateType: 'account', type: 'Withdraw' });
+    expect(node.results[0]).toMatchObject({ status: 'accepted', version: 3 });
+    expect(node.events.map((e) => [e.event.eventId, e.event.type, e.event.correlationId])).toEqual([
+      [`account:${id}:3`, 'MoneyWithdrawn', withdraw.commandId],
+    ]);
+    expect(node.events[0]?.items.map((i) => [i.kind, i.name, i.applied]).sort()).toEqual([
+      ['projection', 'account-summary', true],
+      ['reaction', 'low-balance-alert', true],
+    ]);
+    expect(node.caused).toHaveLength(1);
+    const alert = node.caused[0] as TraceNode;
+    // Caused by the event, in the withdrawal's correlation.
+    expect(alert.command).toMatchObject({
+      aggregateType: 'alert',
+      aggregateId: id,
+      type: 'RaiseLowBalanceAlert',
+      causationId: `account:${id}:3`,
+      correlationId: withdraw.commandId,
+    });
+    expect(alert.results[0]).toMatchObject({ status: 'accepted', version: 1 });
+    expect(alert.events.map((e) => [e.event.aggregateType, e.event.version, e.event.correlationId])).toEqual([
+      ['alert', 1, withdraw.commandId],
+    ]);
+
+    const lines = await runToEnd(process.execPath, ['bin/kafka-aggregates.js', 'trace', withdraw.commandId], {
+      cwd: root,
+      env: { ...process.env },
+    });
+    expect(lines.stdout).toContain(`command ${withdraw.commandId}  account ${id} Withdraw`);
+    expect(lines.stdout).toContain(`caused by account:${id}:3`);
+  }, 90_000);
+
+  it('exits 1 and says so for a commandId that no topic holds', async () => {
+    const traced = await runToEnd(process.execPath, ['bin/kafka-aggregates.js', 'trace', `nobody-${run}`], {
+      cwd: root,
+      env: { ...process.env },
+    });
+    expect(traced.code).toBe(1);
+    expect(traced.stdout).toContain(`command nobody-${run} (not on`);
+  }, 60_000);
+});
