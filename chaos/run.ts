@@ -6,8 +6,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { createKafka } from '../functions/adapters/kafka/clients.ts';
 import type { PartialResponseReading } from '../local/trigger/outcome.ts';
 import { configuredEndpoint } from '../functions/config.ts';
+import { mappingsFromTopology } from '../local/trigger/mappings.ts';
 import { INFRASTRUCTURE_FAULTS, runChaos, type ChaosReport, type InfrastructureFault, type TableLoss } from './chaos.ts';
 import { FAULT_KINDS } from './faults.ts';
 import { formatReport } from '../local/verify/report.ts';
@@ -17,55 +19,66 @@ import { startStack } from '../local/stack/stack.ts';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const help = `Usage: npm run chaos -- [--commands 10000] [--accounts 300] [--seed n] [--rate 400] [--fault-rate 0.3]
-                            [--outage 180] [--large-every 1000] [--skip fault,...] [--no-broker-restart]
+const help = `Usage: npm run chaos -- [--commands 1000] [--accounts 100] [--seed n] [--rate 400] [--fault-rate 0.3]
+                            [--outage 5] [--large-every 250] [--skip fault,...] [--restart-broker]
                             [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--keep]
+
+With the defaults a run takes about two minutes and restarts nothing that npm start uses.
 
 Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
 re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 180-200 KB
 of metadata) through the emulated MSK trigger and the real command side, in a runtime process
-of its own, on topics, tables and consumer groups of its own. Inside the handlers it injects
-crashes after the DynamoDB commit, mid-publish and before the offset commit, duplicate
-deliveries, two invocations racing on one partition and throttling. On the infrastructure,
-one after another while commands keep coming, it brings on:
-  topic-recreated   the commands topic drained, deleted and created again
-  broker-restart    the local broker stopped and started (when this project's stack runs it)
+of its own, on topics, tables and consumer groups of its own, with a DynamoDB emulator of its
+own. Inside the handlers it injects crashes after the DynamoDB commit, mid-publish and before
+the offset commit, duplicate deliveries, two invocations racing on one partition and
+throttling. On the infrastructure, one after another while commands keep coming:
+  topic-recreated   the run's commands topic drained, deleted and created again
   dynamodb-outage   the runtime's connections to DynamoDB cut (a proxy of the run's own), --outage seconds and on
                     until a batch has failed more than the old budget of ten retries
-  kafka-outage      the local broker stopped as long, then started with its data
   cli-rebuild       kafka-aggregates rebuild run as a child process during load
   table-restored    the aggregates table replaced by an older copy of itself; the run rebuilds once commands are refused
   table-loss        the run's emulator restarted (every table lost), or with an endpoint of someone else's its tables deleted
-  hard-kill         the runtime, the broker and the emulator killed with SIGKILL, then npm start's startup path
+  hard-kill         the runtime and the emulator killed with SIGKILL (the broker too with --restart-broker), then npm start's startup path
+  broker-restart    only with --restart-broker: the local broker stopped and started
+  kafka-outage      only with --restart-broker: the local broker stopped as long as --outage, and on until a batch has
+                    failed more than ten times (an attempt lasts about 25 s here: about 5 minutes), then started with its data
 DynamoDB is a moto server of the run's own on --emulator-port, unless AWS_ENDPOINT_URL_DYNAMODB
 or AWS_ENDPOINT_URL is set. Then waits for quiescence, runs the invariant checker and compares every result with
 the outcome decided in order.
 
-Options:
-  --outage <s>          least length of each dependency outage, in seconds (default 180)
-  --large-every <n>     a burst of ten large commands every n commands (0: none; default 1000)
+Options, and what they cost:
+  --commands <n>        commands to send (default 1000); the faults, not the commands, take most of a default run
+  --accounts <n>        accounts they race on (default 100)
+  --rate <n>            commands per second between faults (default 400)
+  --fault-rate <p>      share of invocations that meet a handler fault, 0 to 1 (default 0.3)
+  --seed <n>            the seed to replay (a run prints its own)
+  --outage <s>          least length of the DynamoDB outage, in seconds (default 5); the run lasts as much longer
+  --large-every <n>     a burst of ten large commands every n commands (0: none; default 250)
   --skip <faults>       infrastructure faults to leave out, comma separated (names above)
-  --no-broker-restart   leave the broker alone: no broker-restart or kafka-outage, and the hard kill spares it
+  --restart-broker      also stop the local broker (broker-restart, kafka-outage, and in the hard kill): about
+                        6 minutes more, and everything else on that broker loses it meanwhile. Refused while
+                        npm start's triggers are connected to it; only a broker this project's stack started is stopped
   --no-table-loss       no table-loss
+  --emulator-port <n>   port of the run's own DynamoDB emulator (default 8011)
   --partial-response <r> how the emulated trigger reads a partial batch response: checkpoint (the
                         lowest failed record and all after it retried; default) or listed (only the
                         records named retried, the others committed, as SQS does); AWS does not say
                         which a Kafka trigger follows, so the run must pass under both
   --keep                keep the run's topics and tables
 
-Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error.`;
+Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error or refused.`;
 
 const { values } = parseArgs({
   options: {
-    commands: { type: 'string', default: '10000' },
-    accounts: { type: 'string', default: '300' },
+    commands: { type: 'string', default: '1000' },
+    accounts: { type: 'string', default: '100' },
     seed: { type: 'string' },
     rate: { type: 'string', default: '400' },
     'fault-rate': { type: 'string', default: '0.3' },
-    outage: { type: 'string', default: '180' },
-    'large-every': { type: 'string', default: '1000' },
+    outage: { type: 'string', default: '5' },
+    'large-every': { type: 'string', default: '250' },
     skip: { type: 'string', default: '' },
-    'no-broker-restart': { type: 'boolean', default: false },
+    'restart-broker': { type: 'boolean', default: false },
     'no-table-loss': { type: 'boolean', default: false },
     'emulator-port': { type: 'string', default: '8011' },
     'partial-response': { type: 'string', default: 'checkpoint' },
@@ -113,6 +126,18 @@ const print = (report: ChaosReport, replay: string): void => {
   for (const line of lines) console.log(line);
 };
 
+/** The topology's trigger groups that have members on the broker: a running `npm start` (or another system) is using it. */
+const systemOnBroker = async (): Promise<string[]> => {
+  const admin = createKafka('kafka-aggregates-chaos-check').admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups(mappingsFromTopology().map((m) => m.consumerGroupId));
+    return groups.filter((g) => g.members.length > 0).map((g) => `${g.groupId} (${g.members.length})`);
+  } finally {
+    await admin.disconnect();
+  }
+};
+
 const main = async (): Promise<number> => {
   if (values.help === true) {
     console.log(help);
@@ -148,7 +173,7 @@ const main = async (): Promise<number> => {
     'npm run chaos --',
     `--seed ${seed} --commands ${commands} --accounts ${accounts} --rate ${rate} --fault-rate ${faultRate} --outage ${outage} --large-every ${largeEvery}`,
     skip.length > 0 ? `--skip ${skip.join(',')}` : '',
-    values['no-broker-restart'] ? '--no-broker-restart' : '',
+    values['restart-broker'] ? '--restart-broker' : '',
     values['no-table-loss'] ? '--no-table-loss' : '',
     values['partial-response'] === 'checkpoint' ? '' : `--partial-response ${values['partial-response']}`,
   ]
@@ -158,6 +183,16 @@ const main = async (): Promise<number> => {
 
   // The broker is the local stack's: started here when it is not running, and stopped at the end if it was.
   const stack = await startStack({ only: ['kafka'], log: (line) => console.log(`chaos: ${line}`) });
+  const restartBroker = values['restart-broker'];
+  const users = restartBroker ? await systemOnBroker() : [];
+  if (users.length > 0) {
+    console.error(
+      `chaos: --restart-broker would stop the broker that npm start is using (its trigger groups have members: ${users.join(', ')}).\n` +
+        'Stop npm start first, or run without --restart-broker: the run then leaves the broker alone.',
+    );
+    await stack.stop();
+    return 2;
+  }
 
   // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.
   let emulator: OwnEmulator | undefined;
@@ -177,7 +212,7 @@ const main = async (): Promise<number> => {
       void (emulator?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
     });
   const brokerFaults: readonly InfrastructureFault[] = ['broker-restart', 'kafka-outage'];
-  const faults = INFRASTRUCTURE_FAULTS.filter((f) => !skip.includes(f) && !(values['no-broker-restart'] && brokerFaults.includes(f)));
+  const faults = INFRASTRUCTURE_FAULTS.filter((f) => !skip.includes(f) && (restartBroker || !brokerFaults.includes(f)));
   try {
     const report = await runChaos({
       commands,
@@ -189,7 +224,7 @@ const main = async (): Promise<number> => {
       largeEvery,
       partialResponse: values['partial-response'] as PartialResponseReading,
       tableLoss,
-      spareBroker: values['no-broker-restart'],
+      spareBroker: !restartBroker,
       ...(emulator === undefined ? {} : { emulator }),
       rates: { invocation: faultRate, throttle: 0.02, storm: 0.002 },
       keep: values.keep,

@@ -1,9 +1,10 @@
 /**
  * `npm run demo`: plays the design's problems (docs/DESIGN.md, "The problems it solves") against
- * the local system and prints a transcript. Uses the running system (`npm start`) when its
- * command handler group has members; otherwise starts the stack and the triggers itself,
- * under the real topology names, and stops what it started at the end. Exits 0 only if every
- * scenario behaved.
+ * the local system and prints a transcript. It runs on topics, tables and consumer groups of
+ * its own (this environment's names with `-demo` appended), with triggers of its own: its
+ * scenario (c) deletes its aggregates table, which must never be the one `npm start` runs on.
+ * Starts the stack when it is not running, and stops what it started at the end. Exits 0 only
+ * if every scenario behaved.
  */
 import { createHash } from 'node:crypto';
 import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
@@ -14,7 +15,8 @@ import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
 import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
 import { createKafka } from '../functions/adapters/kafka/clients.ts';
-import { awsRegion, kafkaBrokers, tableName, topicName } from '../functions/config.ts';
+import { awsRegion, kafkaBrokers, tableEnv, tableName, topicEnv, topicName } from '../functions/config.ts';
+import { functions, type TableKey, type TopicKey } from '../functions/topology.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { provision } from './provision.ts';
 import { CommandClient, newCommandId, type ReceivedResult } from './client/client.ts';
@@ -30,6 +32,17 @@ import { startStack, type StackHandle } from './stack/stack.ts';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
+/** Appended to every name the demo uses. */
+const DEMO = '-demo';
+// The demo's own names, set before anything reads them (the handlers and the rebuild take them at load).
+Object.assign(process.env, {
+  ...Object.fromEntries((Object.keys(topicEnv) as TopicKey[]).map((k) => [topicEnv[k], `${topicName(k)}${DEMO}`])),
+  ...Object.fromEntries((Object.keys(tableEnv) as TableKey[]).map((k) => [tableEnv[k], `${tableName(k)}${DEMO}`])),
+  // The event handler checks its table against its trigger's group, the rebuild reads where the command trigger stands.
+  COMMANDS_CONSUMER_GROUP: `${functions.commandHandler.trigger.consumerGroupId}${DEMO}`,
+  TRIGGER_CONSUMER_GROUP: `${functions.eventHandler.trigger.consumerGroupId}${DEMO}`,
+});
+
 const RESULT_TIMEOUT_MS = 30_000;
 const say = (line = ''): void => console.log(line);
 
@@ -44,8 +57,8 @@ interface Demo {
   readonly events: Map<string, EventRecord[]>;
   /** A fresh aggregate id for this run. */
   id(suffix: string): string;
-  /** Holds the command trigger during a rebuild, when the demo runs the triggers itself. */
-  readonly gate?: CommandGate;
+  /** Holds the demo's command trigger during a rebuild. */
+  readonly gate: CommandGate;
 }
 
 /** How a scenario ended. */
@@ -207,7 +220,7 @@ const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
   const report = await demo.rebuild.run(
     {},
     {
-      ...(demo.gate === undefined ? {} : { gate: demo.gate }),
+      gate: demo.gate,
       onProgress: (p) => {
         if (p.phase === 'reading' && Date.now() - lastSaid < 1_000) return;
         lastSaid = Date.now();
@@ -231,20 +244,6 @@ const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
     : 'failed';
 };
 
-/** Members of the command handler's consumer group: a running `npm start` (or a deployment) has some. */
-const systemRunning = async (kafka: Kafka): Promise<boolean> => {
-  const group = mappingsFromTopology({ only: ['commandHandler'] })[0]?.consumerGroupId;
-  if (group === undefined) return false;
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const { groups } = await admin.describeGroups([group]);
-    return (groups[0]?.members.length ?? 0) > 0;
-  } finally {
-    await admin.disconnect();
-  }
-};
-
 const main = async (): Promise<number> => {
   let stack: StackHandle | undefined;
   let triggers: Triggers | undefined;
@@ -253,20 +252,18 @@ const main = async (): Promise<number> => {
     stack = await startStack({ log: (line) => say(`[stack] ${line}`) });
     await provision();
     const kafka = createKafka('kafka-aggregates-demo');
-    if (await systemRunning(kafka)) say('Using the running system (its command handler group has members).');
-    else {
-      const readiness = await aggregatesReadiness(kafka);
-      if (readiness === 'behind' || readiness === 'rebuilding') {
-        say(
-          `The aggregates table is ${readiness === 'behind' ? 'behind the events topic' : 'mid-rebuild'}: rebuilding it before any command is decided.`,
-        );
-        const rebuild = composeRebuild();
-        const report = await rebuild.run({}).finally(() => rebuild.close());
-        say(`Rebuild ${'status' in report ? report.status : 'done'}.`);
-      }
-      say('No running system found: starting the triggers for this demo (stopped at the end).');
-      triggers = await startTriggers({ kafka, log: () => undefined });
+    const readiness = await aggregatesReadiness(kafka);
+    if (readiness === 'behind' || readiness === 'rebuilding') {
+      say(
+        `The demo's aggregates table is ${readiness === 'behind' ? 'behind its events topic' : 'mid-rebuild'}: rebuilding it before any command is decided.`,
+      );
+      const rebuild = composeRebuild();
+      const report = await rebuild.run({}).finally(() => rebuild.close());
+      say(`Rebuild ${'status' in report ? report.status : 'done'}.`);
     }
+    const mappings = mappingsFromTopology().map((m) => ({ ...m, consumerGroupId: `${m.consumerGroupId}${DEMO}` }));
+    const own = await startTriggers({ kafka, mappings, log: () => undefined });
+    triggers = own;
     const dynamo = createDynamoClient();
     cleanups.push(() => Promise.resolve(dynamo.destroy()));
     const events = new Map<string, EventRecord[]>();
@@ -279,7 +276,6 @@ const main = async (): Promise<number> => {
     cleanups.push(() => watcher.stop());
     const client = await CommandClient.connect(kafka);
     cleanups.push(() => client.close());
-    const own = triggers;
     const demo: Demo = {
       kafka,
       client,
@@ -287,13 +283,14 @@ const main = async (): Promise<number> => {
       rebuild: composeRebuild(),
       events,
       id: (s) => `acc-demo-${run}-${s}`,
-      ...(own === undefined
-        ? {}
-        : { gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) } }),
+      gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) },
     };
     cleanups.push(() => demo.rebuild.close());
 
-    say(`\nTopics ${client.topics.commands} -> ${topicName('events')}, ${client.topics.results}; table ${tableName('aggregates')}\n`);
+    say(
+      `\nThe demo's own topics ${client.topics.commands} -> ${topicName('events')}, ${client.topics.results}; table ${tableName('aggregates')} ` +
+        `(npm start's are left alone)\n`,
+    );
     const verdicts: [string, Verdict][] = [];
     for (const [name, scenario] of [
       ['(a) stale state', staleState],
@@ -309,11 +306,7 @@ const main = async (): Promise<number> => {
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     // Closes the command handler's clients too (the module the redelivery used is the one the triggers load).
-    if (triggers !== undefined) await triggers.stop();
-    else
-      await loadFunction(mappingsFromTopology({ only: ['commandHandler'] })[0]!.entry)
-        .then((m) => m.shutdown?.())
-        .catch(() => undefined);
+    await triggers?.stop();
     if (stack !== undefined && stack.started.length > 0) {
       say(`Stopping ${stack.started.join(', ')} (started by the demo)`);
       await stack.stop();
@@ -326,7 +319,7 @@ main().then(
   (error: unknown) => {
     console.error(`demo failed: ${error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error)}`);
     if (error instanceof Error && error.name === 'ResultTimeoutError')
-      console.error('Is the command handler running and not paused? Check `npm start`, or stop it and let the demo start its own.');
+      console.error(`No result from the demo's command handler (on ${topicName('commands')}): see the lines above.`);
     process.exit(2);
   },
 );

@@ -7,8 +7,7 @@ import type { Context } from 'aws-lambda';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { observability } from '../adapters/aws/powertools.ts';
+import { observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import type { HttpRequest, HttpResponse } from '../command-api/api.ts';
 import { composeCommandApi } from '../compose/command-api.ts';
 
@@ -32,7 +31,7 @@ export const handleRequest = async (request: HttpRequest, context?: Pick<Context
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleRequest).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(handleRequest).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 
 /** Disconnects the Kafka producer: for the local server and tests (Lambda keeps it between invocations). */
 export const shutdown = (): Promise<void> => api.close();

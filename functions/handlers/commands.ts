@@ -9,9 +9,8 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
-import { addRecordAges, observability } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import { tableBehindBackoffMs } from '../config.ts';
@@ -43,7 +42,7 @@ export const handleCommands = async (
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 
 /** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
 export const shutdown = (): Promise<void> => side.close();

@@ -14,8 +14,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { addRecordAges, observability } from '../adapters/aws/powertools.ts';
+import { addRecordAges, observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
 import type { PartialBatchResponse } from '../core/batch-response.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
@@ -63,7 +62,7 @@ export const handleEvents = async (event: MskEvent): Promise<PartialBatchRespons
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleEvents).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(handleEvents).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 
 /** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
 export const shutdown = (): Promise<void> => side.close();

@@ -23,6 +23,8 @@ const installedMarker = join(venvDir, 'requirements.sha256');
 const motoServer = venvBin('moto_server');
 const endpoint = new URL(LOCAL_DYNAMODB_ENDPOINT);
 const log = logFile('moto');
+/** What `python3 -m venv` and pip print: shown only when the install fails. */
+const installLog = logFile('moto-install');
 const markers = ['moto_server', venvDir];
 const hint =
   'Or point AWS_ENDPOINT_URL_DYNAMODB (or AWS_ENDPOINT_URL, for every AWS client) at LocalStack or another DynamoDB endpoint (e.g. AWS_ENDPOINT_URL=http://localhost:4566); the stack then starts no emulator.';
@@ -44,10 +46,11 @@ const checkPython = async (): Promise<void> => {
 /** Creates `.cache/venv` and installs local/requirements.txt into it, when it changed. */
 const install = async (): Promise<void> => {
   if (installed()) return;
-  console.log(`[moto] Installing local/requirements.txt into ${venvDir} (first run, or requirements changed)`);
+  rmSync(installLog, { force: true });
+  console.log(`[moto] Installing local/requirements.txt into ${venvDir} (first run, or requirements changed; log: ${installLog})`);
   if (!existsSync(venvBin('python'))) {
     try {
-      await run('python3', ['-m', 'venv', venvDir], '[moto]');
+      await run('python3', ['-m', 'venv', venvDir], installLog);
     } catch (error) {
       rmSync(venvDir, { recursive: true, force: true });
       throw new MissingToolError('python3', `\`python3 -m venv\` failed; on Debian or Ubuntu install python3-venv. ${hint}`, {
@@ -55,7 +58,7 @@ const install = async (): Promise<void> => {
       });
     }
   }
-  await run(venvBin('pip'), ['install', '--disable-pip-version-check', '-r', requirements], '[moto]');
+  await run(venvBin('pip'), ['install', '--disable-pip-version-check', '--progress-bar', 'off', '-r', requirements], installLog);
   writeFileSync(installedMarker, requirementsHash() + '\n');
 };
 

@@ -33,6 +33,8 @@ const dataDir = join(kafkaDir, 'data');
 const serverProperties = join(kafkaDir, 'server.properties');
 const log4jConfig = join(configDir, 'log4j2.properties');
 const log = logFile('kafka');
+/** Maven's output when it fetches the jars: shown only when that fails. */
+const installLog = logFile('kafka-install');
 const port = Number(LOCAL_KAFKA_BROKERS.split(':')[1]);
 /** What the broker's command line holds, so `stop` never kills another process that reuses the pid. */
 const markers = ['kafka.Kafka', serverProperties];
@@ -85,8 +87,9 @@ const install = async (): Promise<void> => {
   const partial = `${libs}.partial`; // one installer at a time: startStack holds a lock
   rmSync(partial, { recursive: true, force: true });
   rmSync(libs, { recursive: true, force: true });
-  console.log(`[kafka] Fetching Apache Kafka ${version} from Maven Central into ${libs} (first run only)`);
-  await run('mvn', ['-B', '-Dstyle.color=never', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`], '[kafka]');
+  rmSync(installLog, { force: true });
+  console.log(`[kafka] Fetching Apache Kafka ${version} from Maven Central into ${libs} (first run only; log: ${installLog})`);
+  await run('mvn', ['-B', '-Dstyle.color=never', '-f', pom, 'dependency:copy-dependencies', `-DoutputDirectory=${partial}`], installLog);
   renameSync(partial, libs);
   writeFileSync(installedMarker(), sha256(pomText()) + '\n');
 };

@@ -1,9 +1,9 @@
 /**
- * Child processes of the local stack: tools run in the foreground with their output shown,
- * servers started detached with a pid file, and stopped only when the pid is still ours.
+ * Child processes of the local stack: install steps run to their end with their output in a
+ * log file, servers started detached with a pid file, and stopped only when the pid is still ours.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
@@ -33,34 +33,35 @@ export const capture = (command: string, args: readonly string[]): Promise<Captu
 const ansiColour = /\x1b\[[0-9;]*m/g;
 
 /**
- * Runs a command in the foreground, showing its output line by line behind `prefix` (two
- * installs may run at once), and rejects when it fails.
+ * Runs an install step (Maven, pip) in the background: its whole output goes to `log`
+ * (appended, colour codes removed), and the terminal gets none of it. Rejects when the
+ * command fails, with the log's last lines and its path in the message.
  */
-export const run = (command: string, args: readonly string[], prefix: string, cwd?: string): Promise<void> =>
+export const run = (command: string, args: readonly string[], log: string, cwd?: string): Promise<void> =>
   new Promise((resolve, reject) => {
+    ensureParent(log);
+    const out = createWriteStream(log, { flags: 'a' });
+    out.write(`$ ${[command, ...args].join(' ')}\n`);
     const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail: string[] = [];
-    const show = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream): void => {
-      let pending = '';
-      stream.on('data', (chunk: Buffer) => {
-        const lines = (pending + chunk.toString()).split(/\r?\n|\r/);
-        pending = lines.pop() ?? '';
-        for (const raw of lines) {
-          // Maven colours a few lines even in batch mode.
-          const line = raw.replace(ansiColour, '');
-          if (line.trim() === '') continue;
-          out.write(`${prefix} ${line}\n`);
-          tail.push(line);
-          if (tail.length > 20) tail.shift();
-        }
-      });
-      stream.on('end', () => pending.trim() !== '' && out.write(`${prefix} ${pending}\n`));
+    for (const stream of [child.stdout, child.stderr])
+      stream.on('data', (chunk: Buffer) => out.write(chunk.toString().replace(ansiColour, '')));
+    // Settles once (a spawn error is followed by 'close'), when the log is on disk: a failure's message quotes it.
+    let settled = false;
+    const settle = (failure?: () => Error): void => {
+      if (settled) return;
+      settled = true;
+      out.end(() => (failure === undefined ? resolve() : reject(failure())));
     };
-    show(child.stdout, process.stdout);
-    show(child.stderr, process.stderr);
-    child.on('error', reject);
+    child.on('error', (error) => settle(() => error));
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new StackError(`${[command, ...args].join(' ')} failed with exit code ${code}:\n${tail.join('\n')}`)),
+      settle(
+        code === 0
+          ? undefined
+          : () =>
+              new StackError(
+                `${[command, ...args].join(' ')} failed with exit code ${code}. Its log is ${log}; last lines:\n${logTail(log, 20)}`,
+              ),
+      ),
     );
   });
 

@@ -13,11 +13,13 @@ const requirements = join(PROJECT_ROOT, 'local', 'requirements.txt');
 /** The cfn-lint executable. */
 export const cfnLintBin = join(venv, 'bin', 'cfn-lint');
 
-/** Makes sure cfn-lint is installed; slow (pip) only the first time. */
+/** Makes sure cfn-lint is installed; slow (pip) only the first time. Its output shows only in the error of a failed step. */
 export const ensureCfnLint = (): string => {
   if (existsSync(cfnLintBin)) return cfnLintBin;
-  if (!existsSync(join(venv, 'bin', 'python'))) execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-  execFileSync(join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '-r', requirements], { stdio: 'inherit' });
+  if (!existsSync(join(venv, 'bin', 'python'))) execFileSync('python3', ['-m', 'venv', venv], { stdio: 'pipe' });
+  execFileSync(join(venv, 'bin', 'pip'), ['install', '--disable-pip-version-check', '--progress-bar', 'off', '-r', requirements], {
+    stdio: 'pipe',
+  });
   writeFileSync(join(venv, 'requirements.sha256'), createHash('sha256').update(readFileSync(requirements)).digest('hex') + '\n');
   return cfnLintBin;
 };

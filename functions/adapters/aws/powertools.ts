@@ -6,6 +6,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { MiddlewareObj } from '@middy/core';
 import { oldestRecordAges, type MskEvent } from '../../core/trigger-event.ts';
 import { powertoolsNames } from '../../config.ts';
 
@@ -22,6 +23,20 @@ export const observability = (fallbackService: string): Observability => {
     logger: new Logger({ serviceName: serviceName ?? fallbackService }),
     metrics: new Metrics({ namespace: namespace ?? 'KafkaAggregates', serviceName: serviceName ?? fallbackService }),
   };
+};
+
+/**
+ * Publishes the metrics an invocation stored, when it returns or throws, as Powertools'
+ * `logMetrics` does; but an invocation that stored none (a batch that failed before it was
+ * counted, and will be retried) publishes nothing, where `logMetrics` warns "No application
+ * metrics to publish" on every such retry. Powertools has no option against that warning
+ * short of `throwOnEmptyMetrics`, which would fail the invocation instead.
+ */
+export const publishMetrics = (metrics: Metrics): MiddlewareObj => {
+  const publish = (): void => {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return { after: publish, onError: publish };
 };
 
 /**

@@ -4,14 +4,16 @@
  */
 import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
 import { awsRegion, kafkaAuth, kafkaBrokers } from '../../config.ts';
+import { kafkaLogCreator } from './log.ts';
 import { mskIamTokenProvider } from './msk-iam.ts';
 
-/** A Kafka client for the configured brokers and authentication. */
+/** A Kafka client for the configured brokers and authentication; errors kafkajs retries by itself log at DEBUG (./log.ts). */
 export const createKafka = (clientId: string, brokers: string[] = kafkaBrokers()): Kafka =>
   new Kafka({
     clientId,
     brokers,
     logLevel: logLevel.ERROR,
+    logCreator: kafkaLogCreator,
     ...(kafkaAuth() === 'iam'
       ? {
           ssl: true,

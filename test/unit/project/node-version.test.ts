@@ -3,7 +3,8 @@
  * scripts and the CLI (the Node binary npm installs), and for version managers. These tests
  * fail when one of them drifts from the others, or when the tests themselves run on another Node.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUNDLING, NODE_MAJOR, PROJECT_ROOT } from '../../../infra/bundling.ts';
@@ -19,14 +20,16 @@ interface PackageJson {
 const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as PackageJson;
 const major = (version: string): number => Number(/(\d+)/.exec(version)?.[1]);
 
-/** The CLI as a user starts it, with `node` from the system PATH (npm's node_modules/.bin entries removed). */
-const systemNodeCli = (args: string[], env: Record<string, string>): Promise<Finished> => {
-  const path = (process.env.PATH ?? '')
+/** The PATH of a user's shell: npm's node_modules/.bin entries removed, so `node` and `npx` are the system's. */
+const systemPath = (): string =>
+  (process.env.PATH ?? '')
     .split(delimiter)
     .filter((dir) => !dir.includes('node_modules'))
     .join(delimiter);
-  return runToEnd('node', [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], { env: { ...process.env, ...env, PATH: path } });
-};
+
+/** The CLI as a user starts it, with `node` from the system PATH. */
+const systemNodeCli = (args: string[], env: Record<string, string>): Promise<Finished> =>
+  runToEnd('node', [join(PROJECT_ROOT, 'bin', 'kafka-aggregates.js'), ...args], { env: { ...process.env, ...env, PATH: systemPath() } });
 
 describe('Node.js 22', () => {
   it('runs the tests on the Node.js major the functions are built for', () => {
@@ -62,5 +65,21 @@ describe('Node.js 22', () => {
     expect(stderr).toContain('Cannot reach DynamoDB at http://127.0.0.1:1');
     expect(`${stdout}${stderr}`).not.toMatch(/Warning/);
     expect(code).toBe(2);
+  }, 30_000);
+
+  it('runs `npx kafka-aggregates` from node_modules/.bin, with no npm warning, on the system Node', async () => {
+    // A fresh npm cache, as in a fresh clone: npx that installs the project into its cache checks engines there.
+    const cache = mkdtempSync(join(tmpdir(), 'npm-cache-'));
+    try {
+      const { code, stdout, stderr } = await runToEnd('npx', ['kafka-aggregates', '--help'], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, PATH: systemPath(), npm_config_cache: cache },
+      });
+      expect(stdout).toContain('Usage: kafka-aggregates');
+      expect(stderr).not.toMatch(/npm warn/i);
+      expect(code).toBe(0);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
   }, 30_000);
 });
