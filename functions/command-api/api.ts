@@ -9,8 +9,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import { registry } from '../core/registry.ts';
 import { json, problem, type HttpRequest, type HttpResponse } from './http.ts';
 import type { Clock, OutcomeReader, RowReader } from './ports.ts';
-import { commandEnvelopeSchema } from '../core/wire.ts';
-import { describeIssues } from '../core/schema.ts';
+import { idProblem, MAX_AGGREGATE_ID_BYTES, MAX_COMMAND_ID_BYTES } from '../core/limits.ts';
 import { decided, postCommand, type PostDeps, type PostSettings, type RequestContext } from './post-command.ts';
 import { match, routes } from './routes.ts';
 
@@ -21,13 +20,13 @@ export type { RequestContext } from './post-command.ts';
 /** Longest row id, in UTF-8 bytes: DynamoDB's limit on a sort key; no row can have a longer one. */
 export const MAX_ROW_ID_BYTES = 1024;
 
-/** The ids a GET names, checked as the wire contract checks a command's (so a GET never asks the store for a key it refuses). */
-const idSchemas = { commandId: commandEnvelopeSchema.shape.commandId, aggregateId: commandEnvelopeSchema.shape.aggregateId };
+/** The longest id of each kind a GET names, as the edge admits a command's (core/limits.ts): no longer one names anything kept. */
+const maxIdBytes = { commandId: MAX_COMMAND_ID_BYTES, aggregateId: MAX_AGGREGATE_ID_BYTES };
 
-/** Why an id of a GET cannot name anything the command side keeps, or undefined when it can. */
-const badId = (field: keyof typeof idSchemas, value: string): string | undefined => {
-  const checked = idSchemas[field].safeParse(value);
-  return checked.success ? undefined : `${field}: ${describeIssues(checked.error.issues)}`;
+/** Why an id of a GET cannot name anything the command side keeps, or undefined when it can (so a GET never asks the store for a key it refuses). */
+const badId = (field: keyof typeof maxIdBytes, value: string): string | undefined => {
+  const problem = idProblem(value, maxIdBytes[field]);
+  return problem === undefined ? undefined : `${field} ${problem}`;
 };
 
 /** What the API needs; see ports.ts for the interfaces adapters implement. */
