@@ -6,7 +6,7 @@
 
 const START = Date.UTC(2026, 0, 1);
 let now = START;
-let installed = false;
+const RealDate = Date;
 
 /** The simulated time (ms since the epoch). */
 export const simNow = (): number => now;
@@ -21,11 +21,13 @@ export const resetClock = (): void => {
   now = START;
 };
 
-/** Replaces the global `Date` with the simulated one (once per process). */
+/** Puts the real `Date` back (a run is over: nothing of it goes on). */
+export const uninstallClock = (): void => {
+  globalThis.Date = RealDate;
+};
+
+/** Replaces the global `Date` with the simulated one, until uninstallClock. */
 export const installClock = (): void => {
-  if (installed) return;
-  installed = true;
-  const RealDate = Date;
   class SimDate extends RealDate {
     constructor(...args: unknown[]) {
       if (args.length === 0) super(now);

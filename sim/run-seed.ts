@@ -7,7 +7,7 @@
  */
 import { Random } from '../chaos/random.ts';
 import { Workload } from '../chaos/workload.ts';
-import { installClock, resetClock } from './clock.ts';
+import { installClock, resetClock, uninstallClock } from './clock.ts';
 import { checkWorld, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
 import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
@@ -101,6 +101,20 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
 
 /** Runs `steps` of `seed` with `faults` switched on; `plant` changes the world first (a planted bug the run must find). */
 export const runSeed = async (
+  seed: number,
+  faults: ReadonlySet<FaultKind>,
+  steps: readonly Step[],
+  plant?: (world: World) => void,
+): Promise<RunOutcome> => {
+  try {
+    return await runUnderClock(seed, faults, steps, plant);
+  } finally {
+    // The caller (a test runner, the CLI) measures real time again.
+    uninstallClock();
+  }
+};
+
+const runUnderClock = async (
   seed: number,
   faults: ReadonlySet<FaultKind>,
   steps: readonly Step[],
