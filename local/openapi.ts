@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import type { AnyAggregate } from '../functions/core/aggregate.ts';
 import * as z from '../functions/core/schema.ts';
 import { commandEnvelopeSchema, MAX_COMMAND_BYTES } from '../functions/core/wire.ts';
-import { MAX_COMMAND_DEPTH } from '../functions/core/limits.ts';
+import {
+  MAX_AGGREGATE_ID_BYTES,
+  MAX_COMMAND_DEPTH,
+  MAX_COMMAND_ID_BYTES,
+  MAX_EVENT_ID_BYTES,
+  MAX_NATIVE_NUMBER,
+} from '../functions/core/limits.ts';
 import { MAX_ROW_ID_BYTES, routes } from '../functions/command-api/api.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
@@ -48,6 +54,37 @@ const dataSchema = (schema: AnyAggregate['commands'][string]): Json => {
 const envelope = commandEnvelopeSchema.shape;
 const componentName = (aggregateType: string, type: string): string => `${aggregateType}.${type}`.replace(/[^A-Za-z0-9._-]/g, '_');
 
+/**
+ * The edge limits ids in UTF-8 bytes (core/limits.ts), which JSON Schema cannot say: the
+ * document gives the byte limit as `maxLength` (a longer id is refused whatever its text, since
+ * every character takes a byte at least) and states it in bytes (`x-max-utf8-bytes`): an id of
+ * fewer characters but more bytes, such as 100 '€', is refused too.
+ */
+const idLimit = (bytes: number): Json => ({ maxLength: bytes, 'x-max-utf8-bytes': bytes });
+const idLimits: Readonly<Record<string, Json>> = {
+  commandId: idLimit(MAX_COMMAND_ID_BYTES),
+  aggregateId: idLimit(MAX_AGGREGATE_ID_BYTES),
+  correlationId: idLimit(MAX_COMMAND_ID_BYTES),
+  causationId: idLimit(MAX_EVENT_ID_BYTES),
+};
+
+/**
+ * Any JSON a store can hold, as far as JSON Schema can say it: object keys not empty, numbers
+ * whole and within what DynamoDB and the SDK hold exactly (other numbers within DynamoDB's range
+ * are accepted too; strings must be well-formed Unicode, and nesting at most the limit).
+ */
+const storableJson: Json = {
+  description: `JSON whose object keys are not empty, whose strings are well-formed Unicode, whose numbers DynamoDB can hold, nested at most ${MAX_COMMAND_DEPTH} levels.`,
+  anyOf: [
+    { type: 'string' },
+    { type: 'integer', minimum: -MAX_NATIVE_NUMBER, maximum: MAX_NATIVE_NUMBER },
+    { type: 'boolean' },
+    { type: 'null' },
+    { type: 'array', items: { $ref: '#/components/schemas/StorableJson' } },
+    { type: 'object', propertyNames: { minLength: 1 }, additionalProperties: { $ref: '#/components/schemas/StorableJson' } },
+  ],
+};
+
 /** What each envelope field means, where its schema alone does not say. */
 const fieldDescriptions: Readonly<Record<string, string>> = {
   commandId: 'Idempotency key, unique per aggregate; given by the server (`api-<uuid>`) when absent.',
@@ -70,11 +107,16 @@ const commandSchemas = (): Record<string, Json> =>
         const properties: Record<string, Json> = {};
         for (const [field, fieldSchema] of Object.entries(envelope) as [string, z.ZodMiniType][]) {
           const description = fieldDescriptions[field];
-          properties[field] = { ...jsonSchema(fieldSchema), ...(description === undefined ? {} : { description }) };
+          properties[field] = { ...jsonSchema(fieldSchema), ...idLimits[field], ...(description === undefined ? {} : { description }) };
         }
         properties.aggregateType = { const: aggregate.type };
         properties.type = { const: type };
         properties.data = dataSchema(schema);
+        properties.metadata = {
+          type: 'object',
+          propertyNames: { minLength: 1 },
+          additionalProperties: { $ref: '#/components/schemas/StorableJson' },
+        };
         const required = Object.entries(envelope)
           .filter(([field, s]) => field !== 'commandId' && s.def.type !== 'optional')
           .map(([field]) => field);
@@ -117,11 +159,14 @@ const parameters = (): Record<keyof typeof routes, Json[]> => {
       },
     ],
     getOutcome: [
-      pathParam('commandId', jsonSchema(envelope.commandId)),
+      pathParam('commandId', { ...jsonSchema(envelope.commandId), ...idLimits.commandId }),
       { name: 'aggregateType', in: 'query', required: true, schema: { enum: aggregateTypes } },
-      { name: 'aggregateId', in: 'query', required: true, schema: jsonSchema(envelope.aggregateId) },
+      { name: 'aggregateId', in: 'query', required: true, schema: { ...jsonSchema(envelope.aggregateId), ...idLimits.aggregateId } },
     ],
-    getAggregate: [pathParam('aggregateType', { enum: aggregateTypes }), pathParam('aggregateId', jsonSchema(envelope.aggregateId))],
+    getAggregate: [
+      pathParam('aggregateType', { enum: aggregateTypes }),
+      pathParam('aggregateId', { ...jsonSchema(envelope.aggregateId), ...idLimits.aggregateId }),
+    ],
     getRow: [
       pathParam('projection', { enum: projections.map((p) => p.name) }),
       pathParam('rowId', { type: 'string', minLength: 1 }, `At most ${MAX_ROW_ID_BYTES} bytes in UTF-8 (a longer id is a 400).`),
@@ -210,6 +255,7 @@ export const openApiDocument = (target: Target): Json => {
           oneOf: Object.keys(commands).map(ref),
         },
         ...commands,
+        StorableJson: storableJson,
         ...responses.schemas,
       },
     },

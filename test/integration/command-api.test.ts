@@ -122,7 +122,7 @@ describe('the command API over HTTP against the local stack', () => {
       headers: { 'content-type': 'application/json' },
       body: `{"aggregateType":"account","aggregateId":"\\ud800","type":"OpenAccount","data":{"owner":"${marker}"}}`,
     });
-    expect(answer).toMatchObject({ status: 400, body: { code: 'InvalidCommand' } });
+    expect(answer).toMatchObject({ status: 400, body: { code: 'MalformedUnicode' } });
     const sent = (await readTopic(kafka, topicName('commands'))).filter((r) => r.value?.includes(marker) === true);
     expect(sent).toStrictEqual([]);
   });
