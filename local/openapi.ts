@@ -70,14 +70,17 @@ const idLimits: Readonly<Record<string, Json>> = {
 
 /**
  * Any JSON a store can hold, as far as JSON Schema can say it: object keys not empty, numbers
- * whole and within what DynamoDB and the SDK hold exactly (other numbers within DynamoDB's range
- * are accepted too; strings must be well-formed Unicode, and nesting at most the limit).
+ * within what DynamoDB and the SDK hold (strings must also be well-formed Unicode, and nesting
+ * at most the limit, which a schema cannot state).
  */
 const storableJson: Json = {
   description: `JSON whose object keys are not empty, whose strings are well-formed Unicode, whose numbers DynamoDB can hold, nested at most ${MAX_COMMAND_DEPTH} levels.`,
   anyOf: [
     { type: 'string' },
-    { type: 'integer', minimum: -MAX_NATIVE_NUMBER, maximum: MAX_NATIVE_NUMBER },
+    // DynamoDB holds no magnitude below 1E-130 but zero; the SDK no whole number past 2^53 - 1 exactly.
+    { type: 'number', minimum: 1e-130, maximum: MAX_NATIVE_NUMBER },
+    { type: 'number', minimum: -MAX_NATIVE_NUMBER, maximum: -1e-130 },
+    { const: 0 },
     { type: 'boolean' },
     { type: 'null' },
     { type: 'array', items: { $ref: '#/components/schemas/StorableJson' } },

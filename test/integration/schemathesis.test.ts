@@ -5,6 +5,8 @@
  * the real command handler deciding. Every check must pass: no 5xx, every status, header and
  * body as the document declares, invalid input refused, valid input accepted. A bounded
  * number of examples and a time budget keep it under a minute; its output shows only on failure.
+ * Known gap: the edge limits ids in UTF-8 bytes, which a schema cannot state; the document
+ * gives the byte limit as maxLength and in `x-max-utf8-bytes`.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -69,6 +71,10 @@ describe('schemathesis against the local command API', () => {
       String(MAX_SECONDS),
       '--seed',
       '1',
+      // Not the stateful phase: its sequences follow the server's answers (offsets, partitions,
+      // what earlier tests left in the tables), so one seed does not replay one run.
+      '--phases',
+      'examples,coverage,fuzzing',
       '--request-timeout',
       '10',
     ]);

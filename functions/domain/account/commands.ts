@@ -12,8 +12,8 @@ export const MAX_OWNER_LENGTH = 200;
 /** A positive whole number of cents that JSON and JavaScript both represent exactly. */
 export const amountSchema = z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER));
 
-/** A non-empty owner name; surrounding whitespace is trimmed before the length checks. */
-export const ownerSchema = z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_OWNER_LENGTH));
+/** A non-empty owner name; surrounding whitespace is trimmed before the length checks, and a name of whitespace alone is refused (the pattern says so to schema readers too). */
+export const ownerSchema = z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_OWNER_LENGTH), z.regex(/\S/));
 
 /** Opens the account for `owner`. */
 export type OpenAccount = Message<'OpenAccount', { readonly owner: string }>;
