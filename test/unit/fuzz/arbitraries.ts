@@ -15,7 +15,7 @@ export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 /** fc.assert parameters: the fixed seed, and `runs` unless FUZZ_RUNS overrides it. */
 export const fuzz = (runs: number) => ({ seed: FUZZ_SEED, numRuns: Number(process.env.FUZZ_RUNS ?? runs) });
 
-/** Rejection codes of the command side (README, "Wire contract"). */
+/** Rejection codes of the command side (docs/WIRE.md, "Rejection codes"). */
 export const COMMAND_CODES = [
   'InvalidCommand',
   'KeyMismatch',
