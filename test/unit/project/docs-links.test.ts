@@ -21,6 +21,14 @@ describe('the documentation', () => {
     expect(readFileSync(join(root, 'README.md'), 'utf8').split('\n').length).toBeLessThan(220);
   });
 
+  it('runs in CI the test command the README gives', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const ci = readFileSync(join(root, '.ci/run'), 'utf8');
+    const testCommand = /^(npm \S*test\S*)\s+#/m.exec(readme)?.[1];
+    expect(testCommand).toBe('npm test');
+    expect(ci.split('\n').filter((line) => line.trim() === testCommand)).toHaveLength(1);
+  });
+
   it('links every page of docs/ from README.md', () => {
     const linked = new Set(linksOf(readFileSync(join(root, 'README.md'), 'utf8')).map((l) => l.target.split('#')[0]));
     expect(pages.filter((p) => p !== 'README.md' && !linked.has(p))).toEqual([]);
