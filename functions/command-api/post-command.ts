@@ -6,10 +6,10 @@
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { decodeUtf8, type TriggerRecord } from '../core/trigger-event.ts';
-import { MAX_COMMAND_BYTES, type ResultRecord } from '../core/wire.ts';
+import { MAX_COMMAND_BYTES, type CommandEnvelope, type ResultRecord } from '../core/wire.ts';
 import { decodeCommand } from '../command/decode.ts';
 import { bodyBytes, header, isJson, json, preferences, problem, type HttpRequest, type HttpResponse } from './http.ts';
-import type { Clock, CommandRef, CommandSender, OutcomeReader, SentRecord } from './ports.ts';
+import type { Claim, Clock, CommandClaims, CommandRef, CommandSender, OutcomeReader, SentRecord } from './ports.ts';
 import { waitFor, type Waited, type WaitPolicy } from './wait.ts';
 
 /** How POST waits. */
@@ -34,6 +34,8 @@ export interface PostDeps {
   readonly onWait?: (waited: { readonly reads: number; readonly waitedMs: number; readonly decided: boolean }) => void;
   /** Told of each failure of Kafka or DynamoDB (the entry logs it). */
   readonly onError?: (error: unknown) => void;
+  /** What each caller-chosen commandId was first sent with (absent: a reused commandId is not checked). */
+  readonly claims?: CommandClaims;
 }
 
 /** What the platform tells about one request. */
@@ -63,6 +65,24 @@ export const unavailable = (what: string, error: unknown, commandId: string | un
   );
 
 const encoder = new TextEncoder();
+
+/** JSON with every object's keys in order: the same content gives the same text whatever order it was written in. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(',')}]`
+    : typeof value === 'object' && value !== null
+      ? `{${Object.keys(value)
+          .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : JSON.stringify(value);
+
+/** SHA-256 (base64url) of a command's content: everything but its commandId, canonically. */
+export const digestOf = async (envelope: CommandEnvelope): Promise<string> => {
+  const hash = await crypto.subtle.digest('SHA-256', encoder.encode(canonical({ ...envelope, commandId: undefined })));
+  return Buffer.from(hash).toString('base64url');
+};
 
 /**
  * The record value to send: the body as it came, with a `commandId` written in first when
@@ -147,6 +167,17 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest, context:
   if (!filled) {
     let known: ResultRecord | undefined;
     try {
+      // The same commandId with other content is another command: refused, never answered with the first one's outcome.
+      const claim: Claim = { digest: await digestOf(envelope), type: envelope.type, at: timestamp };
+      const first = await deps.claims?.claim(ref, claim);
+      if (first !== undefined && first.digest !== claim.digest)
+        return problem(
+          409,
+          'CommandIdReused',
+          `commandId ${JSON.stringify(ref.commandId)} was sent for ${ref.aggregateType} ${JSON.stringify(ref.aggregateId)} at ` +
+            `${new Date(first.at).toISOString()} as a ${first.type} with other content (digest ${first.digest.slice(0, 16)}…); ` +
+            'an identical repeat is answered with its outcome: send a different command with a new commandId',
+        );
       known = await deps.outcomes.outcome(ref);
     } catch (error) {
       deps.onError?.(error);

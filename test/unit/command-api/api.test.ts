@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCommandApi, type HttpResponse } from '../../../functions/command-api/api.ts';
-import type { SentRecord } from '../../../functions/command-api/ports.ts';
+import type { Claim, CommandClaims, SentRecord } from '../../../functions/command-api/ports.ts';
 import { decodeCommand } from '../../../functions/command/decode.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
@@ -16,6 +16,16 @@ const settings = {
 
 const setup = (options: { sendFails?: boolean } = {}) => {
   const outcomes = memoryOutcomes();
+  // What each commandId was first sent with, as the DynamoDB claims keep it (adapters/dynamodb/command-claims.ts).
+  const claimed = new Map<string, Claim>();
+  const claims: CommandClaims = {
+    claim: (ref, claim) => {
+      const key = `${ref.aggregateType}#${ref.aggregateId}#${ref.commandId}`;
+      const first = claimed.get(key);
+      if (first === undefined) claimed.set(key, claim);
+      return Promise.resolve(first);
+    },
+  };
   const sent: { key: string; value: string; timestamp: number }[] = [];
   const clock = fakeClock();
   const rows = new Map<string, unknown>([['account-summary/acc-1', { accountId: 'acc-1', balance: 5 }]]);
@@ -31,6 +41,7 @@ const setup = (options: { sendFails?: boolean } = {}) => {
       },
     },
     outcomes,
+    claims,
     rows: { row: (projection, rowId) => Promise.resolve(rows.get(`${projection}/${rowId}`)) },
     settings,
     clock,
@@ -53,6 +64,27 @@ const accepted = (commandId: string, version = 1) => ({
 });
 
 describe('POST /commands', () => {
+  it('refuses the same commandId with other content with 409 naming the first, sending nothing, and replays an identical repeat in any key order', async () => {
+    const { api, outcomes, sent } = setup();
+    const withdraw = { commandId: 'c-w', aggregateType: 'account', aggregateId: 'acc-1', type: 'Withdraw', data: { amount: 30 } };
+    outcomes.decide({ aggregateType: 'account', aggregateId: 'acc-1', commandId: 'c-w' }, accepted('c-w', 2));
+    expect((await api(post(withdraw))).statusCode).toBe(200);
+    expect(sent).toHaveLength(0);
+
+    const other = await api(post({ ...withdraw, data: { amount: 3000 } }));
+    expect([other.statusCode, body(other).code]).toStrictEqual([409, 'CommandIdReused']);
+    expect(body(other).message).toContain('as a Withdraw with other content');
+    const anotherType = await api(post({ ...withdraw, type: 'Deposit' }));
+    expect(anotherType.statusCode).toBe(409);
+    expect(sent).toHaveLength(0);
+
+    // The same content, its keys in another order: the same command, answered with its outcome.
+    const again = await api(
+      post({ data: { amount: 30 }, type: 'Withdraw', aggregateId: 'acc-1', aggregateType: 'account', commandId: 'c-w' }),
+    );
+    expect([again.statusCode, again.headers['idempotent-replayed']]).toStrictEqual([200, 'true']);
+  });
+
   it('fills in a commandId, sends the body otherwise byte for byte keyed by aggregateId, and answers 200 with the outcome', async () => {
     const { api, outcomes, sent } = setup();
     outcomes.decide({ aggregateType: 'account', aggregateId: 'acc-1', commandId: 'api-new' }, accepted('api-new'), 1);
