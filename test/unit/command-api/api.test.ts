@@ -14,7 +14,7 @@ const settings = {
   commandsTopic: 'commands',
 };
 
-const setup = (options: { sendFails?: boolean } = {}) => {
+const setup = (options: { sendFails?: boolean; sendHangs?: boolean } = {}) => {
   const outcomes = memoryOutcomes();
   // What each commandId was first sent with, as the DynamoDB claims keep it (adapters/dynamodb/command-claims.ts).
   const claimed = new Map<string, Claim>();
@@ -36,6 +36,8 @@ const setup = (options: { sendFails?: boolean } = {}) => {
     sender: {
       send: (record): Promise<SentRecord> => {
         if (options.sendFails === true) return Promise.reject(new Error('broker unreachable'));
+        // A broker that takes the record but never acknowledges it in time.
+        if (options.sendHangs === true) return new Promise<never>(() => undefined);
         sent.push({ key: record.key, value: new TextDecoder().decode(record.value), timestamp: record.timestamp });
         return Promise.resolve({ partition: 1, offset: sent.length - 1, timestamp: record.timestamp });
       },
@@ -256,6 +258,30 @@ describe('POST /commands', () => {
     const response = await api(post(open, { prefer: 'wait=5' }), { remainingMs: 2_500 });
     expect(response.statusCode).toBe(202);
     expect(Math.max(...clock.woke)).toBe(1_500);
+  });
+
+  it("bounds the produce by the function's remaining time: 503 with the commandId, so that a retry is applied once", async () => {
+    const { api, errors } = setup({ sendHangs: true });
+    // 1,050 ms left, a second kept to answer: the produce has 50 ms (it used to wait for as long as the broker took).
+    const late = await api(post({ ...open, commandId: 'mine' }), { remainingMs: 1_050 });
+    expect([late.statusCode, body(late).code, body(late).commandId, late.headers['retry-after']]).toStrictEqual([
+      503,
+      'Unavailable',
+      'mine',
+      '1',
+    ]);
+    expect(body(late).message).toContain("within the function's remaining time");
+    expect(errors).toHaveLength(1);
+    const generated = await api(post(open), { remainingMs: 1_050 });
+    expect([generated.statusCode, body(generated).commandId]).toStrictEqual([503, 'api-new']);
+  });
+
+  it('sends nothing when no time is left to produce, and answers 503 with the commandId', async () => {
+    const { api, sent } = setup();
+    const response = await api(post(open), { remainingMs: 1_000 });
+    expect([response.statusCode, body(response).commandId]).toStrictEqual([503, 'api-new']);
+    expect(body(response).message).toContain('sent nothing');
+    expect(sent).toHaveLength(0);
   });
 
   it('answers 202, not an error, when the table cannot be read after the command was sent', async () => {
