@@ -332,19 +332,25 @@ describe('GET routes', () => {
 
   it('refuses ids no key can hold with 400 InvalidRequest, without reading the table', async () => {
     const { api, outcomes } = setup();
-    // One byte over each limit of core/limits.ts: an aggregateId of 256 bytes, a commandId of 512.
-    const long = 'x'.repeat(257);
-    const longCommandId = 'x'.repeat(513);
+    // One character over each limit of core/limits.ts (128 for an aggregateId, 300 for a commandId), in four-byte characters.
+    const smile = encodeURIComponent('\u{1F600}');
+    const long = smile.repeat(129);
+    const longCommandId = smile.repeat(301);
     for (const path of [
       `/aggregates/account/${long}`,
+      `/aggregates/account/${'x'.repeat(129)}`,
       `/commands/${longCommandId}?aggregateType=account&aggregateId=acc-1`,
       `/commands/c-1?aggregateType=account&aggregateId=${long}`,
       `/read-models/account-summary/${'%E2%82%AC'.repeat(342)}`,
     ]) {
       const response = await api(request('GET', path));
-      expect([path, response.statusCode, body(response).code]).toStrictEqual([path, 400, 'InvalidRequest']);
+      expect([path.slice(0, 30), response.statusCode, body(response).code]).toStrictEqual([path.slice(0, 30), 400, 'InvalidRequest']);
     }
-    expect(outcomes.readsOf({ aggregateType: 'account', aggregateId: 'acc-1', commandId: longCommandId })).toBe(0);
+    expect(outcomes.readsOf({ aggregateType: 'account', aggregateId: 'acc-1', commandId: decodeURIComponent(longCommandId) })).toBe(0);
+    // Exactly at the limits: looked up, and not found.
+    const atLimit = await api(request('GET', `/commands/${smile.repeat(300)}?aggregateType=account&aggregateId=${smile.repeat(128)}`));
+    expect([atLimit.statusCode, body(atLimit).code]).toStrictEqual([404, 'OutcomeUnknown']);
+    expect((await api(request('GET', `/aggregates/account/${smile.repeat(128)}`))).statusCode).toBe(404);
   });
 
   it('answers 404 for a path it does not serve and 405 with Allow for a method it does not take', async () => {
