@@ -2,7 +2,7 @@
  * The README is short and its pages are reachable: every relative link and `#anchor` in
  * README.md and docs/*.md resolves as GitHub renders it, and the README stays a front page.
  */
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,20 @@ describe('the documentation', () => {
 
   it('has no relative link or anchor that does not resolve', () => {
     expect(brokenLinks(root, pages)).toEqual([]);
+  });
+
+  it('names in code spans only files and folders that exist (code moves; a page must follow)', () => {
+    const named = /`((?:functions|local|infra|test|bench|chaos|sim|bin|docs)\/[\w./-]+)`/g;
+    const stale = pages.flatMap((page) =>
+      readFileSync(join(root, page), 'utf8')
+        .split('\n')
+        // A line may name a file on the record as gone ("removed since").
+        .filter((line) => !/\bremoved\b/.test(line))
+        .flatMap((line) => [...line.matchAll(named)].map((m) => m[1] as string))
+        .filter((path) => !existsSync(join(root, path)))
+        .map((path) => `${page}: ${path}`),
+    );
+    expect(stale).toEqual([]);
   });
 });
 
