@@ -26,7 +26,7 @@ export const handleCommands = async (
   event: MskEvent,
   context?: Pick<Context, 'getRemainingTimeInMillis'>,
 ): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
-  addRecordAges(metrics, event);
+  addRecordAges(metrics, 'commandHandler', event);
   const { batchItemFailures, ...summary } = await side.process(event).catch(async (error: unknown) => {
     if (error instanceof TableBehindLogError) {
       metrics.addMetric('tableBehindLog', MetricUnit.Count, 1);

@@ -26,7 +26,7 @@ const side = composeEventSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleEvents = async (event: MskEvent): Promise<PartialBatchResponse> => {
-  addRecordAges(metrics, event);
+  addRecordAges(metrics, 'eventHandler', event);
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const halt of halted) {

@@ -41,16 +41,20 @@ export const publishMetrics = (metrics: Metrics): MiddlewareObj => {
 
 /**
  * Lag in time: `oldestRecordAgeMs`, the age of the batch's oldest record (record timestamp to
- * now) over its partitions, and the same per partition (dimension `partition`), so that "how
- * far behind are the read models, in seconds?" has an answer and an alarm. Offset lag counts
- * records, which says nothing of time.
+ * now) over its partitions, by `trigger` (the topology key of the function: both sides share
+ * one service), and the same per partition (dimension `partition`), so that "how far behind
+ * are the read models, in seconds?" has an answer and an alarm (infra/monitoring.ts
+ * `RecordAge`). Offset lag counts records, which says nothing of time.
  */
-export const addRecordAges = (metrics: Metrics, event: MskEvent, now = Date.now()): void => {
+export const addRecordAges = (metrics: Metrics, trigger: string, event: MskEvent, now = Date.now()): void => {
   const ages = oldestRecordAges(event, now);
   if (ages.size === 0) return;
-  metrics.addMetric('oldestRecordAgeMs', MetricUnit.Milliseconds, Math.max(...ages.values()));
+  const oldest = metrics.singleMetric();
+  oldest.addDimension('trigger', trigger);
+  oldest.addMetric('oldestRecordAgeMs', MetricUnit.Milliseconds, Math.max(...ages.values()));
   for (const [partition, age] of ages) {
     const single = metrics.singleMetric();
+    single.addDimension('trigger', trigger);
     single.addDimension('partition', partition);
     single.addMetric('partitionRecordAgeMs', MetricUnit.Milliseconds, age);
   }
