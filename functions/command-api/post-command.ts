@@ -5,6 +5,7 @@
  * by commandId: an outcome already known is answered without sending the command again.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
+import { spanOf, TRACEPARENT } from '../core/trace-context.ts';
 import { decodeUtf8, type TriggerRecord } from '../core/trigger-event.ts';
 import { MAX_COMMAND_BYTES, type ResultRecord } from '../core/wire.ts';
 import { decodeCommand } from '../command/decode.ts';
@@ -156,7 +157,8 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest, context:
   }
   let sent: SentRecord;
   try {
-    sent = await deps.sender.send({ key: envelope.aggregateId, value, timestamp });
+    // The command starts the API's span of the caller's trace (W3C `traceparent`), or a new trace.
+    sent = await deps.sender.send({ key: envelope.aggregateId, value, timestamp, traceparent: spanOf(header(request, TRACEPARENT)) });
   } catch (error) {
     // The record may have been written all the same (an acknowledgement lost): a re-send must carry the same commandId.
     deps.onError?.(error);

@@ -7,6 +7,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
+import { traceIdsOf } from '../../core/trace-context.ts';
 import { oldestRecordAges, type MskEvent } from '../../core/trigger-event.ts';
 import { powertoolsNames } from '../../config.ts';
 
@@ -37,6 +38,23 @@ export const publishMetrics = (metrics: Metrics): MiddlewareObj => {
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   };
   return { after: publish, onError: publish };
+};
+
+/** Most trace ids a log line names: a batch's distinct traces can run to thousands, and a log event to 256 KB. */
+export const MAX_LOGGED_TRACE_IDS = 200;
+
+/**
+ * Puts the W3C trace ids of the batch's records (their `traceparent` headers) in every log line
+ * of the invocation (`traceIds`; `traceIdsNotLogged` counts those beyond
+ * {@link MAX_LOGGED_TRACE_IDS}), so that a trace id found on a command, an event or a result
+ * finds the lines of the invocations that handled it.
+ */
+export const logTraceIds = (logger: Logger, event: MskEvent): void => {
+  const ids = traceIdsOf(event);
+  logger.appendKeys({
+    traceIds: ids.slice(0, MAX_LOGGED_TRACE_IDS),
+    ...(ids.length > MAX_LOGGED_TRACE_IDS ? { traceIdsNotLogged: ids.length - MAX_LOGGED_TRACE_IDS } : { traceIdsNotLogged: undefined }),
+  });
 };
 
 /**
