@@ -12,6 +12,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { releaseFor, type Release } from '../core/release.ts';
+import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
@@ -95,6 +96,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const records = partitions.flat();
     const spans = spansOf(partitions);
     const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
+    const traces = tracesOf(
+      [...byAggregate.values()].flat(),
+      (c) => c.envelope.commandId,
+      (c) => c.record.original,
+    );
 
     // Warm heads are not read again; the control item, checkpoints and releases always are:
     // they tell a rebuild in progress, a table behind its log or a recreated topic, which no
@@ -189,7 +195,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       0,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({ events, results: [], deadLetters: [] });
+    await deps.publisher.publish({ events, results: [], deadLetters: [], traces });
 
     // The events this batch committed are published: each partition's checkpoint moves past the
     // batch while its results and dead letters go out. The checkpoint confirms only the
@@ -197,7 +203,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // outcomes, and a redelivery re-emits it whether the checkpoint moved or not. So the two
     // need no order, and the next batch of the partition starts one round trip sooner.
     await Promise.all([
-      deps.publisher.publish({ events: [], results, deadLetters }),
+      deps.publisher.publish({ events: [], results, deadLetters, traces }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
     return { ...summary, batchItemFailures: partialBatchResponse(partitions, retryFrom).batchItemFailures };
