@@ -73,6 +73,16 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       expect([...read.heads.values()].map((h) => h.version)).toEqual([2]);
     });
 
+    it('commits over a head at version 0 (one that only remembers commands accepted without events) as over none', async () => {
+      const heads = await factory.heads();
+      const id = factory.unique('acc');
+      await heads.commit(head(id, 0), 0);
+      await heads.commit({ ...head(id, 0), recent: [] }, 0);
+      await heads.commit(head(id, 1), 0);
+      await expect(heads.commit(head(id, 1, 9), 0)).rejects.toBeInstanceOf(VersionConflictError);
+      expect((await heads.read([`account#${id}`], [])).heads.get(`account#${id}`)).toMatchObject({ version: 1, state: { balance: 1 } });
+    });
+
     it('puts a checkpoint only over the one it was derived from', async () => {
       const heads = await factory.heads();
       const tp = `${factory.unique('commands')}-0`;

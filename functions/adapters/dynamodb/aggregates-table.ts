@@ -145,8 +145,9 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
         new PutCommand({
           TableName: this.tableName,
           Item: { ...toItem(head), updatedAt: new Date().toISOString() },
+          // At 0, absent or a head that only remembers commands accepted without events.
           ...(expectedVersion === 0
-            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            ? { ConditionExpression: 'attribute_not_exists(pk) OR version = :expected', ExpressionAttributeValues: { ':expected': 0 } }
             : { ConditionExpression: 'version = :expected', ExpressionAttributeValues: { ':expected': expectedVersion } }),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

@@ -121,7 +121,7 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     const key = aggregateKey(head.aggregateType, head.aggregateId);
     const lost = await perform(this.io, 'heads.commit', () => {
       const stored = this.headAt(key);
-      if ((stored?.version ?? 0) !== expectedVersion || (expectedVersion === 0 && this.items.has(key))) return { current: stored };
+      if ((stored?.version ?? 0) !== expectedVersion) return { current: stored };
       this.put(key, { kind: 'head', head });
       return undefined;
     });
