@@ -4,8 +4,8 @@
  * codecs; heads-table.ts does the I/O.
  */
 import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
-import type { ArchivedCommand, Head, RecentCommand } from '../../command/head.ts';
-import type { StoredCheckpoint } from '../../command/partition.ts';
+import type { ArchivedCommand, Head, RecentCommand } from '../../heads/head.ts';
+import type { StoredCheckpoint } from '../../heads/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
 import { itemBytes, toWellFormed } from '../../core/limits.ts';

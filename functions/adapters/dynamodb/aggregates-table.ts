@@ -12,9 +12,9 @@ import type { Release } from '../../core/release.ts';
 import { isStorableId, isWellFormed, MAX_AGGREGATE_ID_BYTES, MAX_COMMAND_ID_BYTES, MAX_NAME_BYTES } from '../../core/limits.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
-import type { ArchivedCommand, Head } from '../../command/head.ts';
-import type { StoredCheckpoint } from '../../command/partition.ts';
-import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../command/ports.ts';
+import type { ArchivedCommand, Head } from '../../heads/head.ts';
+import type { StoredCheckpoint } from '../../heads/partition.ts';
+import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../heads/ports.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import {
   archivedFromItem,
