@@ -22,6 +22,9 @@ export const archiveKey = (aggregateType: string, aggregateId: string, commandId
 /** Key of the kept outcome of a command that no head remembers (functions/command/decide-aggregate.ts `unkept`). */
 export const resultKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
   `~result#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
+/** Key of what a commandId sent through the command API carried (command-claims.ts). */
+export const claimKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~claim#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
 export const CONTROL_KEY = '~control';
 /** Key of a commands partition's operator releases (core/release.ts). */
