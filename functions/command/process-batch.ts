@@ -15,7 +15,7 @@ import { releaseFor, type Release } from '../core/release.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
-import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
+import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
@@ -90,6 +90,28 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const { dedupeWindowMs, keptResultsMs } = deps;
 
   const cache = new HeadCache(deps.headCache);
+  // The table's identity, described once per container (again after any failure: a table
+  // deleted and restored under its name fails every batch until it is back).
+  let identity: string | undefined;
+  const ownIdentity = async (): Promise<string> => (identity ??= await deps.heads.identity());
+
+  /**
+   * A control item written in another table: this one holds a restore or a copy of it. Its
+   * heads may be older than its checkpoints (a copy made during traffic takes each item at
+   * another moment) or the next batches may line up with a checkpoint of the past, so
+   * decisions could repeat or contradict the log: it is behind its log until the rebuild.
+   */
+  const checkTable = async (control: ControlRecord): Promise<void> => {
+    const table = await ownIdentity();
+    if (control.table === table) return;
+    if (control.table !== undefined)
+      throw new TableBehindLogError(
+        deps.heads.tableName,
+        `its items were restored or copied from another table (${control.table}): its heads may be older than its checkpoints`,
+      );
+    // Written before control items named their table: this one is taken as its own.
+    await deps.heads.putControl({ ...control, table }, control);
+  };
 
   const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
@@ -122,11 +144,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       warm.clear();
     }
     const fresh = snapshot.control === undefined;
-    if (fresh) {
+    if (snapshot.control === undefined) {
       // A new table, or one that lost its items: it may start empty only if the log is empty too.
       if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
-      await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
-    }
+      await deps.heads.putControl({ status: 'ready', epoch: 0, table: await ownIdentity() }, undefined);
+    } else await checkTable(snapshot.control);
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
       spans,
@@ -213,8 +235,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     try {
       return await processBatch(event);
     } catch (error) {
-      // Whatever failed, what the batch kept may not be what the table holds.
+      // Whatever failed, what the batch kept may not be what the table holds, nor the table the one described.
       cache.clear();
+      identity = undefined;
       throw error;
     }
   };
