@@ -7,14 +7,12 @@
  * if every scenario behaved.
  */
 import { createHash } from 'node:crypto';
-import { DeleteTableCommand, waitUntilTableNotExists } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, waitUntilTableNotExists, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import { canonicalHead } from '../functions/rebuild/fold.ts';
 import type { CommandGate } from '../functions/rebuild/ports.ts';
 import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
-import { createKafka } from '../functions/adapters/kafka/clients.ts';
+import { composeOperator, type AggregatesTable } from '../functions/compose/operator.ts';
 import { awsRegion, kafkaBrokers, tableEnv, tableName, topicEnv, topicName } from '../functions/config.ts';
 import { functions, type TableKey, type TopicKey } from '../functions/topology.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../functions/core/wire.ts';
@@ -49,6 +47,8 @@ const say = (line = ''): void => console.log(line);
 /** What a scenario needs. */
 interface Demo {
   readonly kafka: Kafka;
+  /** The DynamoDB client the demo's tables are read through (scenario (c) drops one with it). */
+  readonly dynamo: DynamoDBClient;
   readonly client: CommandClient;
   readonly heads: AggregatesTable;
   /** The rebuild, wired as the rebuild function wires it. */
@@ -205,13 +205,8 @@ const wipeAndRebuild = async (demo: Demo): Promise<Verdict> => {
     await sendAndWait(demo, c);
   const before = await digest(demo.heads);
   say(`    before: ${before.count} heads, canonical hash ${before.hash}`);
-  const dynamo = createDynamoClient();
-  try {
-    await dynamo.send(new DeleteTableCommand({ TableName: demo.heads.tableName }));
-    await waitUntilTableNotExists({ client: dynamo, maxWaitTime: 60 }, { TableName: demo.heads.tableName });
-  } finally {
-    dynamo.destroy();
-  }
+  await demo.dynamo.send(new DeleteTableCommand({ TableName: demo.heads.tableName }));
+  await waitUntilTableNotExists({ client: demo.dynamo, maxWaitTime: 60 }, { TableName: demo.heads.tableName });
   await provision();
   const wiped = await digest(demo.heads);
   const readiness = await aggregatesReadiness(demo.kafka);
@@ -251,7 +246,9 @@ const main = async (): Promise<number> => {
   try {
     stack = await startStack({ log: (line) => say(`[stack] ${line}`) });
     await provision();
-    const kafka = createKafka('kafka-aggregates-demo');
+    const operator = composeOperator('kafka-aggregates-demo');
+    cleanups.push(() => Promise.resolve(operator.close()));
+    const { kafka } = operator;
     const readiness = await aggregatesReadiness(kafka);
     if (readiness === 'behind' || readiness === 'rebuilding') {
       say(
@@ -264,8 +261,6 @@ const main = async (): Promise<number> => {
     const mappings = mappingsFromTopology().map((m) => ({ ...m, consumerGroupId: `${m.consumerGroupId}${DEMO}` }));
     const own = await startTriggers({ kafka, mappings, log: () => undefined });
     triggers = own;
-    const dynamo = createDynamoClient();
-    cleanups.push(() => Promise.resolve(dynamo.destroy()));
     const events = new Map<string, EventRecord[]>();
     const run = Date.now().toString(36);
     const watcher = await watchTopics(kafka, [topicName('events')], (r) => {
@@ -278,8 +273,9 @@ const main = async (): Promise<number> => {
     cleanups.push(() => client.close());
     const demo: Demo = {
       kafka,
+      dynamo: operator.dynamo,
       client,
-      heads: new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates')),
+      heads: operator.heads,
       rebuild: composeRebuild(),
       events,
       id: (s) => `acc-demo-${run}-${s}`,

@@ -1,8 +1,5 @@
 /** `kafka-aggregates verify`: the invariant checker over the events and results topics and the tables. */
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import { composeOperator } from '../../functions/compose/operator.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { readHistory } from '../verify/history.ts';
@@ -63,15 +60,14 @@ export const verify: CliCommand = {
     const limit = wholeNumber('verify', 'limit', values.limit) ?? 20;
     const settleMs = wholeNumber('verify', 'settle-ms', values['settle-ms']) ?? 30_000;
     await requireBroker();
-    const dynamo = createDynamoClient();
+    const operator = composeOperator('kafka-aggregates-verify');
     try {
-      const doc = createDocumentClient(dynamo);
       const history = await readHistory({
-        kafka: createKafka('kafka-aggregates-verify'),
+        log: operator.log,
         eventsTopic: topicName('events'),
         resultsTopic: topicName('results'),
-        heads: new AggregatesTable(doc, tableName('aggregates')),
-        readModels: new ReadModelsTable(doc, tableName('readModels')),
+        heads: operator.heads,
+        readModels: operator.readModels,
       }).catch((error: unknown) => {
         throw explainDynamo(explain(error));
       });
@@ -89,7 +85,7 @@ export const verify: CliCommand = {
       }
       return report.violations.length === 0 ? 0 : 1;
     } finally {
-      dynamo.destroy();
+      operator.close();
     }
   },
 };

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { createProducer } from '../../functions/compose/operator.ts';
 import { topicName } from '../../functions/config.ts';
 import type { CommandEnvelope, ResultRecord } from '../../functions/core/wire.ts';
 import { RuntimeError } from '../trigger/errors.ts';

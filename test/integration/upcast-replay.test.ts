@@ -15,6 +15,7 @@ import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import { reactionCheckpointPk } from '../../functions/event/ports.ts';
 import { haltError } from '../../functions/event/halts.ts';
 import { defineAggregate, type AnyAggregate } from '../../functions/core/aggregate.ts';
@@ -169,7 +170,7 @@ describe('a log written before revisions, replayed by the current code', () => {
   it('passes the invariant checker (kafka-aggregates verify) on the old log, its heads and read models', async () => {
     const { command, event } = replay('old');
     const history = await readHistory({
-      kafka: command.kafka,
+      log: (topic) => new TopicLog(command.kafka, topic),
       eventsTopic: command.topics.events,
       resultsTopic: command.topics.results,
       heads: command.heads,
