@@ -14,6 +14,7 @@ import { composeOperator, createDynamoClient } from '../functions/compose/operat
 import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT, tableName, topicName } from '../functions/config.ts';
 import { sleep } from '../functions/core/async.ts';
 import { aggregates } from '../functions/domain/index.ts';
+import { accountSummary } from '../functions/projections/account-summary.ts';
 import { topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
 import { runEnvironment } from '../local/scratch.ts';
@@ -352,8 +353,9 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         resultsTopic: topics.results,
         heads: checked.heads,
         readModels: checked.readModels,
+        readModel: accountSummary.name,
       }),
-      { aggregates, quiescent: true },
+      { aggregates, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent: true },
     );
     const outcomes = compareOutcomes(planned, follower.byCommand);
     const failed: Record<string, number> = {};

@@ -2,6 +2,7 @@
 import { composeOperator } from '../../functions/compose/operator.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { readHistory } from '../verify/history.ts';
 import { checkHistory } from '../verify/invariants.ts';
 import { formatReport } from '../verify/report.ts';
@@ -68,11 +69,14 @@ export const verify: CliCommand = {
         resultsTopic: topicName('results'),
         heads: operator.heads,
         readModels: operator.readModels,
+        readModel: accountSummary.name,
       }).catch((error: unknown) => {
         throw explainDynamo(explain(error));
       });
       const report = checkHistory(history, {
         aggregates,
+        readModel: accountSummary,
+        acceptsWithoutEvents: ['alert'],
         quiescent: values.quiescent === true,
         settledBefore: new Date(Date.now() - settleMs).toISOString(),
       });

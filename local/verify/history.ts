@@ -1,11 +1,10 @@
 /**
  * Reads what the invariant checker looks at: the events and results topics up to their end
  * offsets (through the framework's own TopicLog reader), the heads of the aggregates table
- * and the `account-summary` rows of the read-models table. A table that does not exist is
+ * and the rows of one projection in the read-models table. A table that does not exist is
  * left out, and the checker says it did not check it.
  */
 import type { Operator } from '../../functions/compose/operator.ts';
-import { accountSummary } from '../../functions/projections/account-summary.ts';
 import type { History, SummaryRow, TopicRecord } from './invariants.ts';
 
 /** Where the history is. */
@@ -16,6 +15,8 @@ export interface HistorySources {
   readonly resultsTopic: string;
   readonly heads?: Pick<Operator['heads'], 'scanAll'>;
   readonly readModels?: Pick<Operator['readModels'], 'query'>;
+  /** The projection whose rows are read from `readModels`. @default none: no rows read */
+  readonly readModel?: string;
 }
 
 /** Every record of `topic` from its start to the end offsets of the moment; and whether retention has deleted any. */
@@ -56,10 +57,10 @@ export const readHistory = async (sources: HistorySources): Promise<History> => 
   };
   const heads = sources.heads === undefined ? undefined : await sources.heads.scanAll().then((s) => s.heads, absentIfMissing);
   const summaries: SummaryRow[] | undefined =
-    sources.readModels === undefined
+    sources.readModels === undefined || sources.readModel === undefined
       ? undefined
       : await sources.readModels
-          .query(accountSummary.name)
+          .query(sources.readModel)
           .then((rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })), absentIfMissing);
   return {
     events: events.records,
