@@ -1,7 +1,7 @@
 /** The checks of the tables against the log: heads against its fold, a projection's rows against the projection's fold. */
 import { aggregateKey } from '../../functions/core/aggregate.ts';
 import type { AnyProjection } from '../../functions/core/projection.ts';
-import type { Head } from '../../functions/command/head.ts';
+import type { Head } from '../../functions/heads/head.ts';
 import { canonicalHead, type LogFold } from '../../functions/rebuild/fold.ts';
 import { canonicalJson, type EventsRead, type Found } from './check-events.ts';
 import type { SummaryRow, Violation } from './model.ts';

@@ -1,7 +1,7 @@
 /** What the invariant checker reads (a history of topics and tables) and what it reports: the violations it knows. */
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import type { AnyProjection } from '../../functions/core/projection.ts';
-import type { Head } from '../../functions/command/head.ts';
+import type { Head } from '../../functions/heads/head.ts';
 
 /** A guarantee of the framework that a violation breaks. */
 export type GuaranteeKind =

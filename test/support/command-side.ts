@@ -10,7 +10,7 @@ import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts
 import type { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
-import { emptyHead, type Head } from '../../functions/command/head.ts';
+import { emptyHead, type Head } from '../../functions/heads/head.ts';
 import type { BatchOutput } from '../../functions/command/ports.ts';
 import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
 import { composeCommandSide } from '../../functions/compose/command-side.ts';
