@@ -73,6 +73,29 @@ const layers = LAYERS.map(({ layer, pure, may }) => {
   };
 });
 
+/**
+ * The operator's tools (local/, chaos/) reach tables and topics only through the operator's
+ * composition, functions/compose/operator.ts, as the functions reach them through compose/.
+ * bench/ is left out: it measures the adapters themselves (the aggregates table subclassed to
+ * time its writes, the item layout's sizes, baseline handlers on request-counting clients).
+ */
+const operatorTools = {
+  files: ['local/**/*.ts', 'chaos/**/*.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: ['**/functions/adapters/**'],
+            message: 'local/ and chaos/ reach tables and topics through functions/compose/operator.ts (docs/DESIGN.md, "Layers").',
+          },
+        ],
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.cache/', 'coverage/'] },
   js.configs.recommended,
@@ -89,6 +112,7 @@ export default tseslint.config(
     },
   },
   ...layers,
+  operatorTools,
   { files: ['*.js', 'bin/*.js'], ...tseslint.configs.disableTypeChecked },
   { files: ['bin/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
 );

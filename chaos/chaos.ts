@@ -10,15 +10,11 @@
 import { join } from 'node:path';
 import { Partitioners } from 'kafkajs';
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { TopicLog } from '../functions/adapters/kafka/topic-log.ts';
-import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
-import { KafkaPublisher } from '../functions/adapters/kafka/publisher.ts';
-import { ReadModelsTable } from '../functions/adapters/dynamodb/read-models-table.ts';
+import { composeOperator, createDynamoClient } from '../functions/compose/operator.ts';
 import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT, tableName, topicName } from '../functions/config.ts';
 import { sleep } from '../functions/core/async.ts';
 import { aggregates } from '../functions/domain/index.ts';
+import { accountSummary } from '../functions/projections/account-summary.ts';
 import { topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
 import { runEnvironment } from '../local/scratch.ts';
@@ -146,7 +142,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   const faults = new Set(options.faults ?? INFRASTRUCTURE_FAULTS);
   const runtimeLog = join(cacheDir, 'chaos', `${runId}-runtime.log`);
 
-  const kafka = createKafka('chaos-run');
+  const { kafka, log: openLog, publisher: newPublisher } = composeOperator('chaos-run');
   const admin = kafka.admin();
   let dynamo: DynamoDBClient = createDynamoClient();
   const counts = new Map<FaultKind | Observation, number>();
@@ -155,8 +151,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   const skipped: string[] = [];
   const reports: TimedReport[] = [];
   const planned: PlannedCommand[] = [];
-  const eventLog = new TopicLog(kafka, topics.events);
-  const rebuildPublisher = new KafkaPublisher(createProducer(kafka), topics);
+  const eventLog = openLog(topics.events);
+  const rebuildPublisher = newPublisher();
   const follower = new ResultsFollower(kafka, topics.results);
   const sender = new CommandSender(kafka, topics.commands, (options.outageMs ?? 180_000) + 300_000);
   const mappingConfig = { groupIdPrefix: `${runId}-`, batchSize: options.batchSize ?? 50 };
@@ -349,16 +345,17 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     const quiescent = settled && follower.missing(planned) === 0;
 
     say('quiescent: running the invariant checker');
-    const doc = createDocumentClient(dynamo);
+    const checked = composeOperator('chaos-check', { kafka, dynamo });
     const check = checkHistory(
       await readHistory({
-        kafka,
+        log: checked.log,
         eventsTopic: topics.events,
         resultsTopic: topics.results,
-        heads: new AggregatesTable(doc, tables.aggregates),
-        readModels: new ReadModelsTable(doc, tables.readModels),
+        heads: checked.heads,
+        readModels: checked.readModels,
+        readModel: accountSummary.name,
       }),
-      { aggregates, quiescent: true },
+      { aggregates, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent: true },
     );
     const outcomes = compareOutcomes(planned, follower.byCommand);
     const failed: Record<string, number> = {};

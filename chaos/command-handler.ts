@@ -5,13 +5,16 @@
  * any function module.
  */
 import type { MskEvent } from '../functions/core/trigger-event.ts';
-import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
-import { KafkaPublisher, PRODUCE_REQUEST_BYTES } from '../functions/adapters/kafka/publisher.ts';
+import {
+  composeOperator,
+  createDynamoClient,
+  createKafka,
+  PRODUCE_REQUEST_BYTES,
+  type KafkaPublisher,
+} from '../functions/compose/operator.ts';
 import type { BatchPublisher } from '../functions/command/ports.ts';
 import type { BatchItemFailure, BatchResult } from '../functions/command/process-batch.ts';
 import { composeCommandSide } from '../functions/compose/command-side.ts';
-import { names } from '../functions/config.ts';
 import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
 
 const kafka = createKafka('chaos-command-handler');
@@ -31,7 +34,7 @@ const observed = (inner: KafkaPublisher): BatchPublisher & { close(): Promise<vo
 
 const publisher = observed(side.publisher);
 /** The second of two racing invocations runs in its own sandbox, with its own producer. */
-const rival = observed(new KafkaPublisher(createProducer(kafka), names().topics));
+const rival = observed(composeOperator('chaos-rival', { kafka }).publisher());
 
 const processor = (p: BatchPublisher) => side.processor({ publisher: p });
 

@@ -9,14 +9,15 @@ import { execFile } from 'node:child_process';
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Admin, Kafka } from 'kafkajs';
-import { ConsumerOffsets } from '../functions/adapters/kafka/consumer-offsets.ts';
-import { createDocumentClient } from '../functions/adapters/dynamodb/clients.ts';
-import type { TopicLog } from '../functions/adapters/kafka/topic-log.ts';
-import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
-import type { KafkaPublisher } from '../functions/adapters/kafka/publisher.ts';
-import { ReadModelsTable } from '../functions/adapters/dynamodb/read-models-table.ts';
-import { ensureTopics } from '../functions/adapters/kafka/topics.ts';
-import { triggerPositions } from '../functions/adapters/kafka/trigger-positions.ts';
+import {
+  composeOperator,
+  createDocumentClient,
+  ensureTopics,
+  type AggregatesTable,
+  type KafkaPublisher,
+  type Operator as Tables,
+  type TopicLog,
+} from '../functions/compose/operator.ts';
 import { sleep } from '../functions/core/async.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
@@ -136,8 +137,13 @@ export class Operator {
 
   constructor(private readonly run: RunState) {}
 
+  /** The run's tables and topics through the current DynamoDB client (renewed after an emulator restart). */
+  private get tables(): Tables {
+    return composeOperator('chaos-operator', { kafka: this.run.kafka, dynamo: this.run.dynamo() });
+  }
+
   private get heads(): AggregatesTable {
-    return new AggregatesTable(createDocumentClient(this.run.dynamo()), this.run.tables.aggregates);
+    return this.tables.heads;
   }
 
   /** Waits until no partition of the runtime is blocked (after an outage ends). */
@@ -375,14 +381,14 @@ export class Operator {
 
   /** The snapshot rebuild of the aggregates table, holding the command handler through the runtime. */
   private rebuildHeads(): Promise<RebuildReport> {
-    const { kafka, topics, commandsGroup, runtime } = this.run;
+    const { topics, commandsGroup, runtime } = this.run;
     return rebuildAggregates({
       aggregates,
       heads: this.heads,
       eventLog: this.run.eventLog,
       publisher: this.run.rebuildPublisher,
       gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
-      commandsTrigger: { positions: () => triggerPositions(kafka, topics.commands, commandsGroup) },
+      commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
       dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
     });
   }
@@ -405,12 +411,12 @@ export class Operator {
     if (!refused) this.run.skip('table loss: no TableBehindLogError observed (no batch arrived before the rebuild)');
     const rebuilt = await this.rebuildHeads();
     // The read models up to where the event trigger stands, as npm start rebuilds them; it goes on from there.
-    const group = new ConsumerOffsets(this.run.kafka, this.run.topics.events, this.run.eventsGroup);
+    const group = this.tables.group(this.run.topics.events, this.run.eventsGroup);
     const projected = await rebuildReadModels({
       aggregates,
       projections,
       reactions: [],
-      readModels: new ReadModelsTable(createDocumentClient(this.run.dynamo()), tables.readModels),
+      readModels: this.tables.readModels,
       eventLog: this.run.eventLog,
       trigger: group,
     }).finally(() => group.close());

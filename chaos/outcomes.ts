@@ -3,7 +3,7 @@
  * every command's results with the outcome the workload decided for each of its sends.
  */
 import type { Kafka } from 'kafkajs';
-import { TopicLog, type PartitionOffsets } from '../functions/adapters/kafka/topic-log.ts';
+import { composeOperator, type PartitionOffsets, type TopicLog } from '../functions/compose/operator.ts';
 import type { ResultRecord } from '../functions/core/wire.ts';
 import { matches, type Expected, type PlannedCommand } from './workload.ts';
 
@@ -22,7 +22,7 @@ export class ResultsFollower {
   private from: PartitionOffsets = {};
 
   constructor(kafka: Kafka, topic: string) {
-    this.log = new TopicLog(kafka, topic);
+    this.log = composeOperator('chaos', { kafka }).log(topic);
   }
 
   /** Reads what was added since the last poll. */

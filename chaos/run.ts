@@ -6,7 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createKafka } from '../functions/adapters/kafka/clients.ts';
+import { createKafka } from '../functions/compose/operator.ts';
 import type { PartialResponseReading } from '../local/trigger/outcome.ts';
 import { configuredEndpoint } from '../functions/config.ts';
 import { mappingsFromTopology } from '../local/trigger/mappings.ts';

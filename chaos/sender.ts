@@ -6,9 +6,13 @@
  * the first time, and the workload's expected outcomes would no longer hold.
  */
 import type { Kafka, Message, Producer } from 'kafkajs';
-import { TopicLog, type PartitionOffsets } from '../functions/adapters/kafka/topic-log.ts';
-import { createProducer } from '../functions/adapters/kafka/clients.ts';
-import { PRODUCE_REQUEST_BYTES } from '../functions/adapters/kafka/publisher.ts';
+import {
+  composeOperator,
+  createProducer,
+  PRODUCE_REQUEST_BYTES,
+  type PartitionOffsets,
+  type TopicLog,
+} from '../functions/compose/operator.ts';
 import { sleep } from '../functions/core/async.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 
@@ -25,7 +29,7 @@ export class CommandSender {
     /** How long one send may keep failing (an outage) before the run gives up. */
     private readonly patienceMs: number,
   ) {
-    this.log = new TopicLog(kafka, topic);
+    this.log = composeOperator('chaos', { kafka }).log(topic);
   }
 
   private async connected(): Promise<Producer> {

@@ -12,9 +12,7 @@ import {
   type KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
 import { pathToFileURL } from 'node:url';
-import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { createKafka } from '../functions/adapters/kafka/clients.ts';
-import { ensureTopics, type NamedTopic } from '../functions/adapters/kafka/topics.ts';
+import { createDynamoClient, createKafka, ensureTopics, type NamedTopic } from '../functions/compose/operator.ts';
 import { tableName, topicName } from '../functions/config.ts';
 import { tables, topics, type TableKey, type TableSpec, type TopicKey } from '../functions/topology.ts';
 

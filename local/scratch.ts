@@ -4,7 +4,7 @@
  */
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin } from 'kafkajs';
-import { waitForLeaders } from '../functions/adapters/kafka/topics.ts';
+import { waitForLeaders } from '../functions/compose/operator.ts';
 import { tableEnv, topicEnv } from '../functions/config.ts';
 import { tables, type TableKey, type TopicKey } from '../functions/topology.ts';
 

@@ -135,7 +135,7 @@ export const checkWorld = async (
       ...(heads === undefined ? {} : { heads }),
       ...(summaries === undefined ? {} : { summaries }),
     },
-    { aggregates: deployments.newer, quiescent },
+    { aggregates: deployments.newer, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent },
   );
   const violations: SimViolation[] = report.violations.map((v) => ({
     kind: v.kind,

@@ -1,5 +1,5 @@
 /** `kafka-aggregates send`: writes a command record and, with --wait, waits for its result. */
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
 import { parseTraceparent, traceIdOf } from '../../functions/core/trace-context.ts';
 import { checkCommand, type CommandEnvelope } from '../../functions/core/wire.ts';
 import { CommandClient, newCommandId, ResultTimeoutError } from '../client/client.ts';

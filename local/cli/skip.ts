@@ -4,12 +4,8 @@
  */
 import { hostname, userInfo } from 'node:os';
 import type { Admin } from 'kafkajs';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
-import type { ReleaseList } from '../../functions/adapters/dynamodb/release-list.ts';
-import { tableName, topicName } from '../../functions/config.ts';
+import { composeOperator, type Operator, type ReleaseList } from '../../functions/compose/operator.ts';
+import { topicName } from '../../functions/config.ts';
 import type { Release, ReleaseAction } from '../../functions/core/release.ts';
 import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { CliError, explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
@@ -43,7 +39,7 @@ const RANGE = /^(\d+)(?:\.\.(\d+))?$/;
 /** The function the topic triggers and the releases it reads. */
 const releasesFor = (
   topic: string,
-  doc: ReturnType<typeof createDocumentClient>,
+  operator: Operator,
 ): {
   functionName: string;
   groupId: string;
@@ -61,7 +57,7 @@ const releasesFor = (
         .join(', ')}`,
     );
   if (topic === topicName('commands')) {
-    const table = new AggregatesTable(doc, tableName('aggregates'));
+    const table = operator.heads;
     return {
       functionName: mapping.functionName,
       groupId: mapping.consumerGroupId,
@@ -74,7 +70,7 @@ const releasesFor = (
     return {
       functionName: mapping.functionName,
       groupId: mapping.consumerGroupId,
-      list: new ReadModelsTable(doc, tableName('readModels')).releases,
+      list: operator.readModels.releases,
       passGap: true,
     };
   throw usageError('skip', `the function on topic ${topic} keeps no releases`);
@@ -122,10 +118,10 @@ export const skip: CliCommand = {
     const action: ReleaseAction = values['pass-gap'] === true ? 'pass-gap' : 'skip';
 
     await requireBroker();
-    const dynamo = createDynamoClient();
-    const admin = createKafka('kafka-aggregates-skip').admin();
+    const operator = composeOperator('kafka-aggregates-skip');
+    const admin = operator.kafka.admin();
     try {
-      const target = releasesFor(topic, createDocumentClient(dynamo));
+      const target = releasesFor(topic, operator);
       if (action === 'pass-gap' && !target.passGap) throw usageError('skip', '--pass-gap applies to the events topic only');
       if (action === 'pass-gap' && from !== to) throw usageError('skip', '--pass-gap takes one offset: the event that meets the gap');
       await admin.connect();
@@ -160,7 +156,7 @@ export const skip: CliCommand = {
       throw explain(error);
     } finally {
       await admin.disconnect().catch(() => undefined);
-      dynamo.destroy();
+      operator.close();
     }
   },
 };

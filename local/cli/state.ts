@@ -1,8 +1,7 @@
 /** `kafka-aggregates state`: an aggregate's head (version and state) from the aggregates table. */
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
+import { composeOperator } from '../../functions/compose/operator.ts';
 import type { ControlRecord } from '../../functions/control/control.ts';
-import { dynamoEndpoint, tableName } from '../../functions/config.ts';
+import { dynamoEndpoint } from '../../functions/config.ts';
 import { CliError, explainDynamo, parse, PROVISION_HINT, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates state <aggregateType> <aggregateId>
@@ -45,9 +44,9 @@ export const state: CliCommand = {
     const [aggregateType, aggregateId, ...extra] = positionals;
     if (aggregateType === undefined || aggregateId === undefined || extra.length > 0)
       throw usageError('state', 'state needs exactly <aggregateType> <aggregateId>');
-    const dynamo = createDynamoClient();
+    const operator = composeOperator('kafka-aggregates-state');
     try {
-      const heads = new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates'));
+      const heads = operator.heads;
       const [head, control] = await Promise.all([heads.get(aggregateType, aggregateId), heads.getControl()]).catch((error: unknown) => {
         if (error instanceof Error && error.name === 'ResourceNotFoundException')
           throw new CliError(`table ${heads.tableName} does not exist at ${dynamoEndpoint() ?? 'AWS'}: ${PROVISION_HINT}.`, 2, {
@@ -76,7 +75,7 @@ export const state: CliCommand = {
       );
       return 0;
     } finally {
-      dynamo.destroy();
+      operator.close();
     }
   },
 };

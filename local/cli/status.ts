@@ -1,5 +1,5 @@
 /** `kafka-aggregates status`: every trigger's lag per partition, and which partitions are blocked. */
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
 import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { readStatus } from '../trigger/status.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';

@@ -1,5 +1,5 @@
 /** `kafka-aggregates tail`: prints a topic's records as they come, until Ctrl-C. */
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import { readDeadLetter } from '../../functions/core/dead-letter.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';

@@ -1,12 +1,8 @@
 /** `kafka-aggregates trace`: one command followed end to end (local/trace/chain.ts). */
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
-import { TopicLog, type LogRecord } from '../../functions/adapters/kafka/topic-log.ts';
+import { composeOperator, type LogRecord, type TopicLog } from '../../functions/compose/operator.ts';
 import { aggregateKey } from '../../functions/core/aggregate.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
-import { names as configuredNames } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { eventRegistry } from '../../functions/event/registry.ts';
 import { routeEvents } from '../../functions/event/route.ts';
@@ -86,14 +82,13 @@ export const trace: CliCommand = {
     const [commandId, ...extra] = positionals;
     if (commandId === undefined || extra.length > 0) throw usageError('trace', 'give exactly one commandId');
     await requireBroker();
-    const names = configuredNames();
-    const kafka = createKafka('kafka-aggregates-trace');
+    const operator = composeOperator('kafka-aggregates-trace');
+    const { names } = operator;
     const logs = {
-      commands: new TopicLog(kafka, names.topics.commands),
-      events: new TopicLog(kafka, names.topics.events),
-      results: new TopicLog(kafka, names.topics.results),
+      commands: operator.log(names.topics.commands),
+      events: operator.log(names.topics.events),
+      results: operator.log(names.topics.results),
     };
-    const dynamo = createDynamoClient();
     try {
       const [commandRecords, eventRecords, resultRecords] = await Promise.all([
         readAll(logs.commands),
@@ -111,7 +106,7 @@ export const trace: CliCommand = {
         return 'event' in read ? [{ event: read.event.stored, place: { partition: r.partition, offset: r.offset }, read: read.event }] : [];
       });
       const registry = eventRegistry(aggregates, projections, reactions);
-      const table = new ReadModelsTable(createDocumentClient(dynamo), names.tables.readModels);
+      const table = operator.readModels;
       // Which items each event reaches, and whether they have applied it: read once per item.
       const reached = new Map<string, { kind: 'projection' | 'reaction'; name: string; item: string; key: { pk: string; sk: string } }[]>();
       for (const e of events)
@@ -124,7 +119,7 @@ export const trace: CliCommand = {
             key: route.folder.key,
           })),
         );
-      const items = new Map<string, Awaited<ReturnType<ReadModelsTable['get']>>>();
+      const items = new Map<string, Awaited<ReturnType<typeof table.get>>>();
       const itemsOf = (event: EventRecord, place: Place): TracedItem[] =>
         (reached.get(event.eventId) ?? []).map(({ kind, name, item, key }) => {
           const stored = items.get(`${key.pk}\n${key.sk}`);
@@ -153,7 +148,7 @@ export const trace: CliCommand = {
       return chain.command === undefined && chain.results.length === 0 ? 1 : 0;
     } finally {
       await Promise.all(Object.values(logs).map((l) => l.close()));
-      dynamo.destroy();
+      operator.close();
     }
   },
 };

@@ -1,10 +1,8 @@
 /** `kafka-aggregates verify`: the invariant checker over the events and results topics and the tables. */
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
+import { composeOperator } from '../../functions/compose/operator.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { readHistory } from '../verify/history.ts';
 import { checkHistory } from '../verify/invariants.ts';
 import { formatReport } from '../verify/report.ts';
@@ -63,20 +61,22 @@ export const verify: CliCommand = {
     const limit = wholeNumber('verify', 'limit', values.limit) ?? 20;
     const settleMs = wholeNumber('verify', 'settle-ms', values['settle-ms']) ?? 30_000;
     await requireBroker();
-    const dynamo = createDynamoClient();
+    const operator = composeOperator('kafka-aggregates-verify');
     try {
-      const doc = createDocumentClient(dynamo);
       const history = await readHistory({
-        kafka: createKafka('kafka-aggregates-verify'),
+        log: operator.log,
         eventsTopic: topicName('events'),
         resultsTopic: topicName('results'),
-        heads: new AggregatesTable(doc, tableName('aggregates')),
-        readModels: new ReadModelsTable(doc, tableName('readModels')),
+        heads: operator.heads,
+        readModels: operator.readModels,
+        readModel: accountSummary.name,
       }).catch((error: unknown) => {
         throw explainDynamo(explain(error));
       });
       const report = checkHistory(history, {
         aggregates,
+        readModel: accountSummary,
+        acceptsWithoutEvents: ['alert'],
         quiescent: values.quiescent === true,
         settledBefore: new Date(Date.now() - settleMs).toISOString(),
       });
@@ -89,7 +89,7 @@ export const verify: CliCommand = {
       }
       return report.violations.length === 0 ? 0 : 1;
     } finally {
-      dynamo.destroy();
+      operator.close();
     }
   },
 };

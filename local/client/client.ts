@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { createProducer } from '../../functions/compose/operator.ts';
 import { topicName } from '../../functions/config.ts';
 import { spanOf, TRACEPARENT } from '../../functions/core/trace-context.ts';
 import type { CommandEnvelope, ResultRecord } from '../../functions/core/wire.ts';

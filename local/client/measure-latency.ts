@@ -7,8 +7,7 @@
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { parseArgs } from 'node:util';
-import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createDynamoClient, createKafka } from '../../functions/compose/operator.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import type { CommandEnvelope } from '../../functions/core/wire.ts';
 import { provision } from '../provision.ts';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeleteTableCommand, paginateListTables } from '@aws-sdk/client-dynamodb';
-import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createDynamoClient } from '../../functions/compose/operator.ts';
 import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { MissingToolError, StackError, StartTimeoutError } from './errors.ts';

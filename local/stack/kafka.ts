@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logLevel } from 'kafkajs';
-import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka, createProducer } from '../../functions/compose/operator.ts';
 import { kafkaBrokers, LOCAL_KAFKA_BROKERS } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { MissingToolError, StackError, StartTimeoutError } from './errors.ts';

@@ -6,12 +6,7 @@
  * empty heads; events must not be applied to empty rows mid-log (every row would meet a gap).
  */
 import type { Kafka } from 'kafkajs';
-import { ConsumerOffsets } from '../../functions/adapters/kafka/consumer-offsets.ts';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
-import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
-import { tableName, topicName } from '../../functions/config.ts';
+import { composeOperator } from '../../functions/compose/operator.ts';
 
 /**
  * `ready`: in step. `new`: no control item and no events, the first command marks it ready.
@@ -22,15 +17,15 @@ export type Readiness = 'ready' | 'new' | 'behind' | 'rebuilding';
 
 /** Reads the control item of the aggregates table and, when there is none, whether the events topic is empty. */
 export const aggregatesReadiness = async (kafka: Kafka): Promise<Readiness> => {
-  const dynamo = createDynamoClient();
-  const log = new TopicLog(kafka, topicName('events'));
+  const operator = composeOperator('kafka-aggregates-readiness', { kafka });
+  const log = operator.log(operator.names.topics.events);
   try {
-    const control = await new AggregatesTable(createDocumentClient(dynamo), tableName('aggregates')).getControl();
+    const control = await operator.heads.getControl();
     if (control !== undefined) return control.status === 'ready' ? 'ready' : 'rebuilding';
     return (await log.isEmpty()) ? 'new' : 'behind';
   } finally {
     await log.close();
-    dynamo.destroy();
+    operator.close();
   }
 };
 
@@ -42,14 +37,14 @@ export const aggregatesReadiness = async (kafka: Kafka): Promise<Readiness> => {
  * `rebuilding`: a read-models rebuild holds the control item (it stopped midway).
  */
 export const readModelsReadiness = async (kafka: Kafka, groupId: string): Promise<Readiness> => {
-  const dynamo = createDynamoClient();
-  const group = new ConsumerOffsets(kafka, topicName('events'), groupId);
+  const operator = composeOperator('kafka-aggregates-readiness', { kafka });
+  const group = operator.group(operator.names.topics.events, groupId);
   try {
-    const control = await new ReadModelsTable(createDocumentClient(dynamo), tableName('readModels')).getControl();
+    const control = await operator.readModels.getControl();
     if (control !== undefined) return control.status === 'ready' ? 'ready' : 'rebuilding';
     return (await group.hasHandledAny()) ? 'behind' : 'new';
   } finally {
     await group.close();
-    dynamo.destroy();
+    operator.close();
   }
 };

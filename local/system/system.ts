@@ -18,7 +18,7 @@
  * start.
  */
 import type { Kafka } from 'kafkajs';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
 import { topicName } from '../../functions/config.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { composeRebuild } from '../../functions/compose/rebuild.ts';

@@ -6,72 +6,19 @@
  * destination), and say so. A partition is in at most one invocation at a time.
  */
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { subscribe } from 'node:diagnostics_channel';
-import { oldestRecordAges } from '../../functions/core/trigger-event.ts';
-import { HALT_CHANNEL, type HaltNotice } from '../../functions/handlers/halt-channel.ts';
+import { createConsumer, startConsumer } from './consumer.ts';
 import { PartitionBuffer, type Batch } from './batcher.ts';
-import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
-import { lambdaContext, type FunctionModule } from './lambda.ts';
+import { checkCommitted, commitBatch, sameLife, type CommitContext } from './committed.ts';
+import { describeFailure, HELD_RETRY_MS, heldByRebuild, invokeHandler, message, type Called } from './invoke.ts';
+import type { FunctionModule } from './lambda.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { TriggerMapping } from './mappings.ts';
-import { mskEvent, toMskRecord, type EventSource } from './msk-payload.ts';
-import { backoffMs, failedItems, firstFailed, recordCount, splitBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
+import { toMskRecord, type EventSource } from './msk-payload.ts';
+import { backoffMs, failedItems, recordCount, splitBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
+import { oldestRecordAges } from '../../functions/core/trigger-event.ts';
+import { BlockedPartitions, offsetsOf, type BlockedPartition, type InvocationReport, type RecordAge } from './reports.ts';
 
-/** Wait between attempts while a snapshot rebuild holds the commands. */
-const HELD_RETRY_MS = 1_000;
-
-/** The command handler refused because a snapshot rebuild holds the lock: wait, do not count it as a retry. */
-const heldByRebuild = (error: unknown): boolean => error instanceof Error && error.name === 'RebuildInProgressError';
-
-/** What happened to a batch, reported once per invocation and once per dead-lettering. */
-export interface InvocationReport {
-  readonly functionName: string;
-  /** Sequence number of the batch within this mapping; retries keep it. */
-  readonly batch: number;
-  /** 1 for the first invocation of the batch. */
-  readonly attempt: number;
-  /**
-   * `ok`: committed. `partial`: the handler reported failed records (the others committed).
-   * `failed`: it threw or timed out. After `partial` or `failed` the batch's remaining
-   * partitions are blocked until an attempt succeeds.
-   */
-  readonly outcome: 'ok' | 'partial' | 'failed';
-  /** Offsets of the records, by `topic-partition`. */
-  readonly offsets: Readonly<Record<string, readonly number[]>>;
-  readonly records: number;
-  readonly durationMs: number;
-  readonly error?: string;
-  /** Wait before the next attempt, when there is one. */
-  readonly retryInMs?: number;
-  /** When the batch's first failure happened (ms), while it is blocked or the attempt that ended it. */
-  readonly blockedSince?: number;
-}
-
-/** A partition that waits on a failing batch: it goes on only when an attempt succeeds. */
-export interface BlockedPartition {
-  readonly functionName: string;
-  /** `topic-partition`. */
-  readonly partition: string;
-  /** The first offset not yet handled: where the partition stands. */
-  readonly offset: number;
-  /** When the first attempt of the batch failed (ms since the epoch). */
-  readonly since: number;
-  /** Failed attempts so far. */
-  readonly attempts: number;
-  /** The last attempt's error. */
-  readonly error: string;
-}
-
-/** Lag in time, as the handlers publish it on AWS (`oldestRecordAgeMs`): the age of the oldest record of a partition's last batch. */
-export interface RecordAge {
-  readonly functionName: string;
-  /** `topic-partition`. */
-  readonly partition: string;
-  /** The record's timestamp to the invocation's start, in ms. */
-  readonly ageMs: number;
-  /** When that invocation started (ms since the epoch). */
-  readonly at: number;
-}
+export type { BlockedPartition, InvocationReport, RecordAge } from './reports.ts';
 
 /** What a poller needs from the runtime around it. */
 export interface PollerDeps {
@@ -93,23 +40,6 @@ export interface PollerDeps {
   readonly sessionTimeoutMs?: number;
 }
 
-/** Why a partition was reported failed, by `topic-partition`, as the handler published it (functions/handlers/halt-channel.ts). */
-type Reasons = ReadonlyMap<string, string>;
-
-type Called = { readonly ok: true; readonly value: unknown; readonly reasons: Reasons } | { readonly ok: false; readonly error: unknown };
-
-/** The halts of the invocation whose async context publishes them: each invocation runs in its own store. */
-const invocationHalts = new AsyncLocalStorage<Map<string, string>>();
-subscribe(HALT_CHANNEL, (message) => {
-  const { position, reason } = message as HaltNotice;
-  invocationHalts.getStore()?.set(`${position.topic}-${position.partition}`, reason);
-});
-
-const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
-
-const offsetsOf = (batch: Batch): Record<string, number[]> =>
-  Object.fromEntries([...batch].map(([tp, records]) => [tp, records.map((r) => r.offset)]));
-
 /** Runs one mapping. */
 export class Poller {
   private readonly buffer = new PartitionBuffer();
@@ -128,8 +58,8 @@ export class Poller {
   private readonly idleWaiters = new Set<() => void>();
   private readonly resumeWaiters = new Set<() => void>();
   private readonly sleepers = new Set<() => void>();
-  /** Partitions waiting on a failing batch, by `topic-partition`. */
-  private readonly blockedPartitions = new Map<string, BlockedPartition>();
+  /** Partitions waiting on a failing batch. */
+  private readonly blockedPartitions: BlockedPartitions;
   /** Records waiting in one partition above which its fetching pauses, until its batches have taken them. */
   private readonly highWater: number;
   /** Partitions whose fetching is paused because enough of their records wait here. */
@@ -142,30 +72,19 @@ export class Poller {
     private readonly deps: PollerDeps,
   ) {
     this.paused = deps.paused;
+    this.blockedPartitions = new BlockedPartitions(mapping.functionName, deps.onBlockedChange);
     this.highWater = Math.max(2 * mapping.batchSize, 1000);
   }
 
   /** Joins the group (starting at the earliest offset when it has no committed ones) and starts consuming. */
   async start(): Promise<void> {
-    const consumer = this.deps.kafka.consumer({
-      groupId: this.mapping.consumerGroupId,
-      maxWaitTimeInMs: 250,
-      allowAutoTopicCreation: false,
-      ...(this.deps.sessionTimeoutMs === undefined ? {} : { sessionTimeout: this.deps.sessionTimeoutMs }),
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}-${p}`)));
+    this.consumer = createConsumer(this.deps.kafka, this.mapping, this.deps, (assigned) => {
+      this.assigned = assigned;
       // The consumer reads again from the committed offsets: what waited would come twice.
       this.buffer.clear();
       this.fetchAgain();
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) =>
-      this.deps.log(`${this.mapping.functionName}: consumer crashed (${message(payload.error)})${payload.restart ? ', restarting' : ''}`),
-    );
-    await consumer.connect();
-    await consumer.subscribe({ topics: [this.mapping.topic], fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => this.onBatch(payload) });
+    await startConsumer(this.consumer, this.mapping, (payload) => this.onBatch(payload));
   }
 
   get isPaused(): boolean {
@@ -174,7 +93,7 @@ export class Poller {
 
   /** The partitions that wait on a failing batch. */
   get blocked(): readonly BlockedPartition[] {
-    return [...this.blockedPartitions.values()];
+    return this.blockedPartitions.list();
   }
 
   /** Lag in time per partition: the age of the oldest record of its last invoked batch. */
@@ -275,10 +194,10 @@ export class Poller {
       while (batch.size > 0) {
         while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
         if (this.stopping) return;
-        await this.checkCommitted(batch);
+        await checkCommitted(this.commitContext(), batch);
         // Paused meanwhile: wait again (and check again after), so that a resolved pause means no invocation starts.
         if (this.paused || this.stopping) continue;
-        batch = this.sameLife(this.ownedOnly(batch), lives);
+        batch = sameLife(this.commitContext(), this.ownedOnly(batch), lives);
         if (batch.size === 0) return;
         attempt++;
         const started = Date.now();
@@ -296,7 +215,7 @@ export class Poller {
         const failed = called.ok ? failedItems(called.value, batch) : 'all';
         if (failed !== 'all' && failed.size === 0) {
           await this.commit(batch, lives);
-          this.unblock(batch.keys());
+          this.blockedPartitions.unblock(batch.keys());
           this.deps.report({ ...base, outcome: 'ok' });
           return;
         }
@@ -310,24 +229,12 @@ export class Poller {
         }
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed, this.deps.partialResponse);
         await this.commit(done, lives);
-        this.unblock(done.keys(), retry);
+        this.blockedPartitions.unblock(done.keys(), retry);
         batch = this.buffer.topUp(retry, this.mapping.batchSize);
-        const reasons: Reasons = called.ok ? called.reasons : new Map();
-        const error = called.ok
-          ? failed === 'all'
-            ? 'BatchItemFailuresError: batchItemFailures names a record the batch does not hold'
-            : message(new BatchItemFailuresError(`${recordCount(retry)} record(s) reported failed`)) +
-              [...retry.keys()].map((tp) => (reasons.has(tp) ? `; ${reasons.get(tp)}` : '')).join('')
-          : message(called.error);
+        const { error, errorOf } = describeFailure(called, failed, retry);
         // Block, never skip: the batch goes again until it succeeds, however long that takes.
         blockedSince ??= started;
-        this.block(batch, blockedSince, attempt, (tp) => {
-          const reason = failed === 'all' ? undefined : reasons.get(tp);
-          const from = failed === 'all' ? undefined : firstFailed(failed).get(tp);
-          return reason === undefined || from === undefined
-            ? error
-            : `BatchItemFailuresError: reported failed from offset ${from}: ${reason}`;
-        });
+        this.blockedPartitions.block(batch, blockedSince, attempt, errorOf);
         const retryInMs = backoffMs(attempt, this.deps.backoff);
         this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs, blockedSince });
         await this.sleep(retryInMs);
@@ -335,36 +242,12 @@ export class Poller {
     } catch (error) {
       // Not the handler's failure (that is handled above) but the trigger's own: go again.
       this.deps.log(`${this.mapping.functionName}: batch ${id} ${message(error)}; its records go again`);
-      this.buffer.putBack(this.sameLife(batch, lives), Date.now());
+      this.buffer.putBack(sameLife(this.commitContext(), batch, lives), Date.now());
     } finally {
-      this.unblock(initial.keys());
+      this.blockedPartitions.unblock(initial.keys());
       for (const tp of initial.keys()) this.buffer.release(tp);
       this.pump();
     }
-  }
-
-  /** Marks the batch's partitions blocked at their first record, each with its error. */
-  private block(batch: Batch, since: number, attempts: number, errorOf: (tp: string) => string): void {
-    for (const [tp, records] of batch) {
-      const offset = records[0]?.offset;
-      if (offset !== undefined)
-        this.blockedPartitions.set(tp, {
-          functionName: this.mapping.functionName,
-          partition: tp,
-          offset,
-          since,
-          attempts,
-          error: errorOf(tp),
-        });
-    }
-    this.deps.onBlockedChange?.();
-  }
-
-  /** The partitions go on (except those still in `still`). */
-  private unblock(partitions: Iterable<string>, still: Batch = new Map()): void {
-    let changed = false;
-    for (const tp of partitions) if (!still.has(tp)) changed = this.blockedPartitions.delete(tp) || changed;
-    if (changed) this.deps.onBlockedChange?.();
   }
 
   /** The partitions of the batch that this member still owns; a revoked one belongs to its new owner. */
@@ -376,50 +259,15 @@ export class Poller {
     return new Map([...batch].filter(([tp]) => assigned.has(tp)));
   }
 
-  /**
-   * Before an invocation: the group's committed offset of each partition must be where this
-   * poller's commits left it. A topic deleted and recreated loses the group's offsets, and a
-   * consumer that did not notice (kafkajs sends no topic ids: a new topic that already reached
-   * its fetch position looks like the old one going on) would hand over records from the
-   * middle of the new topic. Such a partition starts again where the group stands (its log
-   * start when it has no offset); so does one whose last commit failed, which only delivers
-   * records again.
-   */
-  private async checkCommitted(batch: Batch): Promise<void> {
-    const floors = [...batch.keys()].flatMap((tp) => {
-      const floor = this.buffer.floor(tp);
-      return floor === undefined ? [] : [{ tp, floor }];
-    });
-    if (floors.length === 0 || this.consumer === undefined) return;
-    const { topic } = this.mapping;
-    let group: Awaited<ReturnType<Admin['fetchOffsets']>>[number] | undefined;
-    let ends: Awaited<ReturnType<Admin['fetchTopicOffsets']>>;
-    try {
-      const admin = await this.connectedAdmin();
-      [[group], ends] = await Promise.all([
-        admin.fetchOffsets({ groupId: this.mapping.consumerGroupId, topics: [topic] }),
-        admin.fetchTopicOffsets(topic),
-      ]);
-    } catch (error) {
-      // The broker does not answer: neither will the invocation's own Kafka calls; its failure is retried as usual.
-      this.deps.log(
-        `${this.mapping.functionName}: could not read the group's committed offsets (${message(error)}); invoking without that check`,
-      );
-      return;
-    }
-    for (const { tp, floor } of floors) {
-      const partition = Number(tp.slice(topic.length + 1));
-      const committed = Number(group?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
-      if (committed === floor) continue;
-      const start = Number(ends.find((e) => e.partition === partition)?.low ?? 0);
-      const from = committed >= 0 ? committed : start;
-      this.buffer.restart(tp);
-      this.consumer.seek({ topic, partition, offset: String(from) });
-      this.deps.log(
-        `${this.mapping.functionName}: ${tp} was committed up to ${floor} here, but the group ${committed >= 0 ? `has ${committed}` : 'has no offset'} ` +
-          `(its topic was recreated, or a commit failed): it starts again at offset ${from}`,
-      );
-    }
+  /** What the committed-offset checks and commits reach of this poller. */
+  private commitContext(): CommitContext {
+    return {
+      mapping: this.mapping,
+      buffer: this.buffer,
+      consumer: this.consumer,
+      admin: () => this.connectedAdmin(),
+      log: this.deps.log,
+    };
   }
 
   private async connectedAdmin(): Promise<Admin> {
@@ -431,68 +279,30 @@ export class Poller {
     return this.admin;
   }
 
-  /** The partitions of the batch whose log has not started again since it was taken (the others' records are gone with their topic). */
-  private sameLife(batch: Batch, lives: ReadonlyMap<string, number>): Batch {
-    const stale = [...batch.keys()].filter((tp) => this.buffer.life(tp) !== lives.get(tp));
-    if (stale.length === 0) return batch;
-    this.deps.log(
-      `${this.mapping.functionName}: ${stale.join(', ')} started again; the records taken before are dropped (what is in the log comes again)`,
-    );
-    return new Map([...batch].filter(([tp]) => !stale.includes(tp)));
-  }
-
-  /** Calls the handler with the batch's event; a handler still running at its timeout is waited for, so the partition stays single-flight. */
+  /** Calls the handler (invoke.ts), counting the calls in progress so that a pause can wait for them. */
   private async invoke(batch: Batch): Promise<Called> {
-    const event = mskEvent([...batch.values()].flat(), this.deps.source);
-    const at = Date.now();
-    // The same function as the handlers' metric on AWS, so that both show the same lag.
-    for (const [partition, ageMs] of oldestRecordAges(event, at))
-      this.ages.set(partition, { functionName: this.mapping.functionName, partition, ageMs, at });
-    this.deps.onInvoke?.();
-    const timeoutMs = this.mapping.timeoutSeconds * 1000;
-    const context = lambdaContext(this.mapping, this.deps.region, Date.now() + timeoutMs);
     this.invoking++;
-    let timer: NodeJS.Timeout | undefined;
-    const reasons = new Map<string, string>();
     try {
-      const call: Promise<Called> = Promise.resolve()
-        .then(() => invocationHalts.run(reasons, () => this.deps.fn.handler(event, context)))
-        .then(
-          (value) => ({ ok: true, value, reasons }),
-          (error: unknown) => ({ ok: false, error }),
-        );
-      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-      const first = await Promise.race([call, timedOut]);
-      if (first !== 'timeout') return first;
-      const error = new InvocationTimeoutError(this.mapping.functionName, this.mapping.timeoutSeconds);
-      this.deps.log(`${error.message}; waiting for the call to end before retrying (a process cannot be killed like a Lambda sandbox)`);
-      await call;
-      return { ok: false, error };
+      const { fn, source, region, log } = this.deps;
+      return await invokeHandler(
+        { fn, mapping: this.mapping, source, region, log, started: (event, at) => this.started(event, at) },
+        batch,
+      );
     } finally {
-      clearTimeout(timer);
       if (--this.invoking === 0) this.notify(this.idleWaiters);
     }
   }
 
-  /**
-   * Commits the offset after each partition's last record; a failed commit (lost partition)
-   * means a later redelivery. A partition whose log started again since the batch was taken is
-   * left alone: the old offset, committed on the new topic, would skip its records.
-   */
-  private async commit(batch: Batch, lives: ReadonlyMap<string, number>): Promise<void> {
-    const offsets = [...this.sameLife(batch, lives).values()].flatMap((records) => {
-      const last = records.at(-1);
-      return last === undefined ? [] : [{ topic: last.topic, partition: last.partition, offset: String(last.offset + 1) }];
-    });
-    if (offsets.length === 0) return;
-    try {
-      await this.consumer?.commitOffsets(offsets);
-    } catch (error) {
-      this.deps.log(
-        `${this.mapping.functionName}: commit of ${offsets.map((o) => `${o.topic}-${o.partition}@${o.offset}`).join(' ')} failed (${message(error)}); the records will be delivered again`,
-      );
-    }
-    for (const o of offsets) this.buffer.advance(`${o.topic}-${o.partition}`, Number(o.offset));
+  /** Keeps each partition's record age, with the same function as the handlers' metric on AWS, so that both show the same lag. */
+  private started(event: MskEvent, at: number): void {
+    for (const [partition, ageMs] of oldestRecordAges(event, at))
+      this.ages.set(partition, { functionName: this.mapping.functionName, partition, ageMs, at });
+    this.deps.onInvoke?.();
+  }
+
+  /** Commits the batch (committed.ts), except partitions whose log started again since it was taken: the old offset would skip the new topic's records. */
+  private commit(batch: Batch, lives: ReadonlyMap<string, number>): Promise<void> {
+    return commitBatch(this.commitContext(), sameLife(this.commitContext(), batch, lives));
   }
 
   /** Waits, waking early when the poller stops. */

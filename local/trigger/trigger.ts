@@ -5,7 +5,7 @@
  * feature, so the project emulates them (see docs/DESIGN.md).
  */
 import type { Kafka } from 'kafkajs';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
 import { awsRegion, kafkaBrokers } from '../../functions/config.ts';
 import { UnknownFunctionError } from './errors.ts';
 import { loadFunction, type FunctionModule } from './lambda.ts';

@@ -1,28 +1,27 @@
 /**
  * Reads what the invariant checker looks at: the events and results topics up to their end
  * offsets (through the framework's own TopicLog reader), the heads of the aggregates table
- * and the `account-summary` rows of the read-models table. A table that does not exist is
+ * and the rows of one projection in the read-models table. A table that does not exist is
  * left out, and the checker says it did not check it.
  */
-import type { Kafka } from 'kafkajs';
-import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
-import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import type { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
-import { accountSummary } from '../../functions/projections/account-summary.ts';
+import type { Operator } from '../../functions/compose/operator.ts';
 import type { History, SummaryRow, TopicRecord } from './invariants.ts';
 
 /** Where the history is. */
 export interface HistorySources {
-  readonly kafka: Kafka;
+  /** Opens a topic as a log (composeOperator's `log`). */
+  readonly log: Operator['log'];
   readonly eventsTopic: string;
   readonly resultsTopic: string;
-  readonly heads?: Pick<AggregatesTable, 'scanAll'>;
-  readonly readModels?: Pick<ReadModelsTable, 'query'>;
+  readonly heads?: Pick<Operator['heads'], 'scanAll'>;
+  readonly readModels?: Pick<Operator['readModels'], 'query'>;
+  /** The projection whose rows are read from `readModels`. @default none: no rows read */
+  readonly readModel?: string;
 }
 
 /** Every record of `topic` from its start to the end offsets of the moment; and whether retention has deleted any. */
-export const readTopicRecords = async (kafka: Kafka, topic: string): Promise<{ records: TopicRecord[]; complete: boolean }> => {
-  const log = new TopicLog(kafka, topic);
+export const readTopicRecords = async (open: Operator['log'], topic: string): Promise<{ records: TopicRecord[]; complete: boolean }> => {
+  const log = open(topic);
   try {
     const { start, end } = await log.offsets();
     const records: TopicRecord[] = [];
@@ -49,8 +48,8 @@ const missingTable = (error: unknown): boolean => error instanceof Error && erro
 /** Reads the topics first, then the tables (a head committed meanwhile is ahead of the log, which the checker allows unless quiescent). */
 export const readHistory = async (sources: HistorySources): Promise<History> => {
   const [events, results] = await Promise.all([
-    readTopicRecords(sources.kafka, sources.eventsTopic),
-    readTopicRecords(sources.kafka, sources.resultsTopic),
+    readTopicRecords(sources.log, sources.eventsTopic),
+    readTopicRecords(sources.log, sources.resultsTopic),
   ]);
   const absentIfMissing = (error: unknown): undefined => {
     if (missingTable(error)) return undefined;
@@ -58,10 +57,10 @@ export const readHistory = async (sources: HistorySources): Promise<History> => 
   };
   const heads = sources.heads === undefined ? undefined : await sources.heads.scanAll().then((s) => s.heads, absentIfMissing);
   const summaries: SummaryRow[] | undefined =
-    sources.readModels === undefined
+    sources.readModels === undefined || sources.readModel === undefined
       ? undefined
       : await sources.readModels
-          .query(accountSummary.name)
+          .query(sources.readModel)
           .then((rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })), absentIfMissing);
   return {
     events: events.records,

@@ -23,7 +23,7 @@ export const formatReport = (report: CheckReport, limit = 20): string[] => {
   const lines = [
     `events      ${n(c.eventRecords)} records: ${n(c.distinctEvents)} distinct (aggregate, version), ${n(c.duplicateEvents)} identical duplicate copies; ${n(c.aggregates)} aggregates`,
     `results     ${n(c.resultRecords)} records: ${n(c.commandsWithResult)} commands, ${n(c.duplicateResults)} re-emitted copies`,
-    `tables      ${n(c.heads)} heads, ${n(c.summaryRows)} account-summary rows; ${n(c.lagging)} behind or ahead of the log (in flight)`,
+    `tables      ${n(c.heads)} heads, ${n(c.summaryRows)} read-model rows; ${n(c.lagging)} behind or ahead of the log (in flight)`,
     ...report.notes.map((note) => `note        ${note}`),
     `violations  ${n(report.violations.length)}` +
       (report.violations.length === 0

@@ -6,8 +6,7 @@
  * off by its own write's condition, and the newer head stays.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyHead, type Head } from '../../functions/heads/head.ts';
-import { startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { openAccountHead, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 
 let side: CommandSide;
@@ -18,12 +17,7 @@ afterAll(async () => {
   await side.close();
 });
 
-const head = (id: string, version: number, balance: number): Head => ({
-  ...emptyHead('account', id, null),
-  version,
-  state: { status: 'open', owner: 'Ann', balance },
-  offsets: { 'commands-0': version },
-});
+const head = openAccountHead;
 
 describe('a command committed between the rebuild’s read of the fences and its write', () => {
   it('is not overwritten: the rebuilt head is fenced off and the version never goes back', async () => {

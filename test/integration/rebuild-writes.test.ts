@@ -5,8 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RebuildLockError } from '../../functions/control/control.ts';
-import { emptyHead, type Head } from '../../functions/heads/head.ts';
-import { startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { openAccountHead, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 
 let side: CommandSide;
@@ -17,12 +16,7 @@ afterAll(async () => {
   await side.close();
 });
 
-const head = (id: string, version: number, balance: number): Head => ({
-  ...emptyHead('account', id, null),
-  version,
-  state: { status: 'open', owner: 'Ann', balance },
-  offsets: { 'commands-0': version },
-});
+const head = openAccountHead;
 
 /** Sets the control item to `next`, whatever it was. */
 const control = async (next: Parameters<CommandSide['heads']['putControl']>[0]) => {

@@ -15,6 +15,7 @@ import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import { reactionCheckpointPk } from '../../functions/event/ports.ts';
 import { haltError } from '../../functions/event/halts.ts';
 import { defineAggregate, type AnyAggregate } from '../../functions/core/aggregate.ts';
@@ -169,11 +170,12 @@ describe('a log written before revisions, replayed by the current code', () => {
   it('passes the invariant checker (kafka-aggregates verify) on the old log, its heads and read models', async () => {
     const { command, event } = replay('old');
     const history = await readHistory({
-      kafka: command.kafka,
+      log: (topic) => new TopicLog(command.kafka, topic),
       eventsTopic: command.topics.events,
       resultsTopic: command.topics.results,
       heads: command.heads,
       readModels: event.readModels,
+      readModel: accountSummary.name,
     });
     // The fixture has no results topic: the checker says so and checks the rest.
     const report = checkHistory(
@@ -182,7 +184,7 @@ describe('a log written before revisions, replayed by the current code', () => {
         ...(history.heads === undefined ? {} : { heads: history.heads }),
         ...(history.summaries === undefined ? {} : { summaries: history.summaries }),
       },
-      { aggregates, quiescent: true },
+      { aggregates, readModel: accountSummary, quiescent: true },
     );
     expect(report.violations).toEqual([]);
     expect(report.counts).toMatchObject({ eventRecords: 81, distinctEvents: 80, duplicateEvents: 1, heads: 12, summaryRows: 12 });

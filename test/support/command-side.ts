@@ -10,6 +10,7 @@ import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts
 import type { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
+import { emptyHead, type Head } from '../../functions/heads/head.ts';
 import type { BatchOutput } from '../../functions/command/ports.ts';
 import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
 import { composeCommandSide } from '../../functions/compose/command-side.ts';
@@ -119,3 +120,11 @@ export const dedupeEvents = (events: readonly EventRecord[]): Map<string, EventR
   }
   return byAggregate;
 };
+
+/** An open account's head at `version` with `balance`, as a command at commands-0 offset `version` left it. */
+export const openAccountHead = (id: string, version: number, balance: number): Head => ({
+  ...emptyHead('account', id, null),
+  version,
+  state: { status: 'open', owner: 'Ann', balance },
+  offsets: { 'commands-0': version },
+});

@@ -1,5 +1,5 @@
 /** Trigger events for tests, from records they describe, through the emulated trigger's payload builder. */
-import type { MskEvent, MskRecord } from '../../functions/core/trigger-event.ts';
+import { decodeMskEvent, type MskEvent, type MskRecord, type TriggerRecord } from '../../functions/core/trigger-event.ts';
 import { localClusterArn, mskEvent as payload, mskRecord as payloadRecord } from '../../local/trigger/msk-payload.ts';
 
 /** A record to put in a trigger event; `value` objects are JSON-encoded, strings and bytes sent as they are. */
@@ -59,4 +59,18 @@ export const command = (
   type,
   data,
   ...(extra.expectedVersion === undefined ? {} : { expectedVersion: extra.expectedVersion }),
+});
+
+/** One record as the command side's decoder receives it (offset 1 unless given). */
+export const triggerRecord = (spec: Omit<RecordSpec, 'offset'> & { offset?: number }): TriggerRecord =>
+  (decodeMskEvent(mskEvent([{ offset: 1, ...spec }])) as [[TriggerRecord]])[0][0];
+
+/** A valid Deposit of 500 to acc-1 (commandId c-1), with `overrides`: the start of a decoder test. */
+export const depositEnvelope = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  commandId: 'c-1',
+  aggregateType: 'account',
+  aggregateId: 'acc-1',
+  type: 'Deposit',
+  data: { amount: 500 },
+  ...overrides,
 });

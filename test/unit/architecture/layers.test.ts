@@ -14,7 +14,7 @@ const restricted = async (file: string, source: string): Promise<string[]> => {
   return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
 };
 
-describe('the layers of functions/', () => {
+describe('the layers of functions/ and the operator tools', () => {
   it.each([
     ['functions/event/wrong.ts', "import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';"],
     ['functions/event/wrong.ts', "import { createCommandProcessor } from '../command/process-batch.ts';"],
@@ -33,6 +33,9 @@ describe('the layers of functions/', () => {
     ['functions/heads/wrong.ts', "import { decideAggregate } from '../command/decide-aggregate.ts';"],
     ['functions/heads/wrong.ts', "import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';"],
     ['functions/heads/wrong.ts', "import { createEventApplier } from '../event/process-batch.ts';"],
+    ['local/cli/wrong.ts', "import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';"],
+    ['local/system/wrong.ts', "import { createKafka } from '../../functions/adapters/kafka/clients.ts';"],
+    ['chaos/wrong.ts', "import { TopicLog } from '../functions/adapters/kafka/topic-log.ts';"],
   ])('refuses %s: %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toHaveLength(1);
   });
@@ -49,6 +52,8 @@ describe('the layers of functions/', () => {
     ['functions/adapters/memory/right.ts', "import { HeadsStore } from '../../heads/ports.ts';"],
     ['functions/adapters/kafka/right.ts', "import { BatchPublisher } from '../../command/ports.ts';"],
     ['functions/handlers/right.ts', "import { composeCommandSide } from '../compose/command-side.ts';"],
+    ['local/cli/right.ts', "import { composeOperator } from '../../functions/compose/operator.ts';"],
+    ['bench/right.ts', "import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';"],
   ])('lets %s import %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toEqual([]);
   });

@@ -5,23 +5,12 @@ import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 import { account } from '../../../functions/domain/account/index.ts';
-import { mskEvent, type RecordSpec } from '../../support/msk.ts';
+import { depositEnvelope, mskEvent, triggerRecord } from '../../support/msk.ts';
 
 const aggregates = registry([account]);
 
-const rawRecord = (spec: Omit<RecordSpec, 'offset'> & { offset?: number }): TriggerRecord => {
-  const [[record]] = decodeMskEvent(mskEvent([{ offset: 1, ...spec }])) as [[TriggerRecord]];
-  return record;
-};
-
-const envelope = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-  commandId: 'c-1',
-  aggregateType: 'account',
-  aggregateId: 'acc-1',
-  type: 'Deposit',
-  data: { amount: 500 },
-  ...overrides,
-});
+const rawRecord = triggerRecord;
+const envelope = depositEnvelope;
 
 const ok = async (record: TriggerRecord, maxBytes?: number): Promise<IncomingCommand> => {
   const decoded = await decodeCommand(record, aggregates, maxBytes);

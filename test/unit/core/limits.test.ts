@@ -11,29 +11,20 @@ import { aggregateKey } from '../../../functions/core/aggregate.ts';
 import { readEvent } from '../../../functions/core/event-reader.ts';
 import { reactionCommandEnvelope } from '../../../functions/core/reaction.ts';
 import { registry } from '../../../functions/core/registry.ts';
-import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
+import type { TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { checkCommand, eventId } from '../../../functions/core/wire.ts';
 import { aggregates as deployed } from '../../../functions/domain/index.ts';
 import { reactionCheckpointKey } from '../../../functions/event/ports.ts';
 import { lowBalanceAlert } from '../../../functions/reactions/low-balance-alert.ts';
 import { eventRecord } from '../../../functions/command/decide-one.ts';
-import { mskEvent } from '../../support/msk.ts';
+import { depositEnvelope, triggerRecord } from '../../support/msk.ts';
 import { accountEvent, withdrawn } from '../event/events.ts';
 
 const aggregates = registry(deployed);
 const bytes = (text: string): number => Buffer.byteLength(text);
 
-const record = (value: unknown, key: string): TriggerRecord =>
-  (decodeMskEvent(mskEvent([{ offset: 1, key, value }])) as [[TriggerRecord]])[0][0];
-
-const envelope = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-  commandId: 'c-1',
-  aggregateType: 'account',
-  aggregateId: 'acc-1',
-  type: 'Deposit',
-  data: { amount: 500 },
-  ...overrides,
-});
+const record = (value: unknown, key: string): TriggerRecord => triggerRecord({ key, value });
+const envelope = depositEnvelope;
 
 const decode = async (value: unknown, key = 'acc-1') => decodeCommand(record(value, key), aggregates);
 const rejected = async (value: unknown, key = 'acc-1'): Promise<BadCommand> => {

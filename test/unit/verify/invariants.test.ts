@@ -98,6 +98,8 @@ const history = (events = cleanEvents(), change: Partial<History> = {}): History
 const check = (h: History, options: { quiescent?: boolean; settledBefore?: string } = {}) =>
   checkHistory(h, {
     aggregates,
+    readModel: accountSummary,
+    acceptsWithoutEvents: ['alert'],
     quiescent: options.quiescent ?? true,
     ...(options.settledBefore === undefined ? {} : { settledBefore: options.settledBefore }),
   });

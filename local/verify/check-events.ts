@@ -1,0 +1,154 @@
+/**
+ * The checks of the events topic alone: each record read as the event side reads it, versions
+ * per aggregate, and each aggregate's own rules; and what the other checks share.
+ */
+import { aggregateKey, type AnyAggregate } from '../../functions/core/aggregate.ts';
+import { readEvent } from '../../functions/core/event-reader.ts';
+import type { EventRecord } from '../../functions/core/wire.ts';
+import { registry } from '../../functions/core/registry.ts';
+import { LogFold } from '../../functions/rebuild/fold.ts';
+import type { TopicRecord, Violation } from './model.ts';
+
+/** JSON with object keys sorted at every level: the same data gives the same text. */
+export const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+
+export const parse = <T>(value: string | null): T | undefined => {
+  if (value === null) return undefined;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Missing numbers of 1..max among `present`, as inclusive ranges. */
+export const missingRanges = (present: ReadonlySet<number>, max: number): [number, number][] => {
+  const ranges: [number, number][] = [];
+  for (let v = 1; v <= max; v++) {
+    if (present.has(v)) continue;
+    const last = ranges.at(-1);
+    if (last !== undefined && last[1] === v - 1) last[1] = v;
+    else ranges.push([v, v]);
+  }
+  return ranges;
+};
+
+/** The events topic read once: each aggregate's distinct versions, and the log's fold. */
+export interface EventsRead {
+  readonly byAggregate: Map<string, { type: string; id: string; versions: Map<number, { json: string; event: EventRecord }>; max: number }>;
+  /** Per aggregate key, its distinct events in version order (as the current code reads them). */
+  readonly ordered: Map<string, EventRecord[]>;
+  readonly fold: LogFold;
+  readonly duplicateEvents: number;
+}
+
+/** What one check found. */
+export interface Found {
+  readonly violations: Violation[];
+  readonly lagging?: number;
+  readonly notes?: string[];
+}
+
+/**
+ * The events topic: every record through the event reader (as the rebuild and the event side
+ * read: upcasters applied, faults reported), deduplicated by (aggregate, version); content
+ * must match (`version-conflict`), versions come in order on each partition (`version-order`) and are 1..n
+ * (`version-gap`), and every record is a usable event (`unusable-event`).
+ */
+export const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAggregate[]): EventsRead & Found => {
+  const violations: Violation[] = [];
+  const byAggregate: EventsRead['byAggregate'] = new Map();
+  const known = registry(aggregates);
+  const fold = new LogFold(known);
+  const maxOnPartition = new Map<string, number>();
+  let duplicateEvents = 0;
+  for (const record of records) {
+    const outcome = readEvent({ key: record.key, value: record.value, position: record }, known);
+    fold.applyRead(outcome);
+    // Versions are checked on every sound envelope, its data readable or not (that is reported from the fold's unusable list).
+    const stored = 'event' in outcome ? outcome.event.stored : outcome.fault.stored;
+    if (stored === undefined) continue;
+    // Content is compared as stored; the account rules and the projection see the event as the current code reads it.
+    const event: EventRecord = 'event' in outcome ? { ...stored, type: outcome.event.event.type, data: outcome.event.event.data } : stored;
+    const k = aggregateKey(event.aggregateType, event.aggregateId);
+    let entry = byAggregate.get(k);
+    if (entry === undefined)
+      byAggregate.set(k, (entry = { type: event.aggregateType, id: event.aggregateId, versions: new Map(), max: 0 }));
+    const json = JSON.stringify(stored);
+    const seen = entry.versions.get(event.version);
+    if (seen !== undefined) {
+      if (seen.json === json) duplicateEvents++;
+      else
+        violations.push({
+          kind: 'version-conflict',
+          aggregateType: entry.type,
+          aggregateId: entry.id,
+          versions: [event.version],
+          commandId: event.commandId,
+          message: `version ${event.version} twice with different content (commands ${seen.event.commandId} and ${event.commandId}; the second at partition ${record.partition} offset ${record.offset})`,
+        });
+      continue;
+    }
+    // Kafka orders a partition, not a topic: when one aggregate's events lie on more than one
+    // partition (the topic grew), which comes first across them is not defined.
+    const orderKey = `${k}\n${record.partition}`;
+    const before = maxOnPartition.get(orderKey) ?? 0;
+    if (event.version < before)
+      violations.push({
+        kind: 'version-order',
+        aggregateType: entry.type,
+        aggregateId: entry.id,
+        versions: [event.version, before],
+        message: `version ${event.version} first appeared after version ${before} on partition ${record.partition} (offset ${record.offset})`,
+      });
+    maxOnPartition.set(orderKey, Math.max(before, event.version));
+    entry.versions.set(event.version, { json, event });
+    entry.max = Math.max(entry.max, event.version);
+  }
+  fold.finish();
+  for (const u of fold.unusable)
+    violations.push({ kind: 'unusable-event', aggregateType: null, aggregateId: null, versions: [], message: `${u.code}: ${u.reason}` });
+
+  const ordered = new Map<string, EventRecord[]>();
+  for (const [k, entry] of byAggregate) {
+    for (const [from, to] of missingRanges(new Set(entry.versions.keys()), entry.max))
+      violations.push({
+        kind: 'version-gap',
+        aggregateType: entry.type,
+        aggregateId: entry.id,
+        versions: from === to ? [from] : [from, to],
+        message: `version${from === to ? ` ${from} is` : `s ${from}..${to} are`} missing (the log reaches version ${entry.max})`,
+      });
+    ordered.set(
+      k,
+      [...entry.versions.values()].map((v) => v.event).sort((a, b) => a.version - b.version),
+    );
+  }
+  return { byAggregate, ordered, fold, duplicateEvents, violations };
+};
+
+/** Each aggregate's own rules (its definition's `invariants`), from its events alone. */
+export const checkAggregateRules = (ordered: EventsRead['ordered'], aggregates: readonly AnyAggregate[]): Found => {
+  const violations: Violation[] = [];
+  const definitions = new Map(aggregates.map((a) => [a.type, a]));
+  for (const events of ordered.values()) {
+    const [first] = events;
+    const rules = first === undefined ? undefined : definitions.get(first.aggregateType)?.invariants;
+    if (first === undefined || rules === undefined) continue;
+    for (const breach of rules(events))
+      violations.push({
+        kind: breach.rule,
+        aggregateType: first.aggregateType,
+        aggregateId: first.aggregateId,
+        versions: breach.versions,
+        ...(breach.commandId === undefined ? {} : { commandId: breach.commandId }),
+        message: breach.message,
+      });
+  }
+  return { violations };
+};
