@@ -102,7 +102,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
    * decisions could repeat or contradict the log: it is behind its log until the rebuild.
    */
   const checkTable = async (control: ControlRecord): Promise<void> => {
-    const table = await ownIdentity();
+    let table = await ownIdentity();
+    if (control.table === table) return;
+    // Described before the table was recreated under its name (an emulator restarted empty): ask again.
+    identity = undefined;
+    table = await ownIdentity();
     if (control.table === table) return;
     if (control.table !== undefined)
       throw new TableBehindLogError(
