@@ -85,7 +85,9 @@ export const createCommandApi = (deps: CommandApiDeps): ((request: HttpRequest, 
     const invalid = badId('aggregateId', aggregateId);
     if (invalid !== undefined) return problem(400, 'InvalidRequest', `invalid request: ${invalid}`);
     const head = await deps.outcomes.state(aggregateType, aggregateId);
-    if (head === undefined) return problem(404, 'AggregateNotFound', `${aggregateType} ${JSON.stringify(aggregateId)} has no events`);
+    // A head at version 0 only remembers commands accepted without events: the aggregate has none yet.
+    if (head === undefined || head.version === 0)
+      return problem(404, 'AggregateNotFound', `${aggregateType} ${JSON.stringify(aggregateId)} has no events`);
     return json(200, { aggregateType, aggregateId, version: head.version, state: head.state });
   };
 
