@@ -5,7 +5,7 @@
  */
 import type { Reason, ResultRecord } from '../core/wire.ts';
 import type { IncomingCommand } from './decode.ts';
-import type { ArchivedCommand, RecentCommand } from './head.ts';
+import { answerTo, isCommand, nameOf, type ArchivedCommand, type RecentCommand } from './head.ts';
 
 /** What a command is, given what the aggregate remembers. */
 export type Known =
@@ -27,8 +27,9 @@ export interface Memory {
 /** The accepted result of `commandId` when the aggregate still recognises it, in its recent window or its archive. */
 const accepted = (memory: Memory, incoming: IncomingCommand): ResultRecord | undefined => {
   const { commandId, aggregateType, aggregateId } = incoming.envelope;
-  const recent = memory.recent.find((r) => r.commandId === commandId && r.result.status === 'accepted');
-  if (recent !== undefined) return recent.result;
+  const same = isCommand(commandId);
+  const recent = memory.recent.find((r) => same(r) && r.result.status === 'accepted');
+  if (recent !== undefined) return answerTo(recent.result, commandId);
   const archived = memory.archived.get(commandId);
   if (archived === undefined || archived.rejected !== undefined || incoming.record.timestamp - archived.at > memory.dedupeWindowMs)
     return undefined;
@@ -40,13 +41,13 @@ export const classify = (memory: Memory, incoming: IncomingCommand, tp: string):
   const { record, envelope } = incoming;
   const at = memory.recent.find((r) => r.tp === tp && r.offset === record.offset);
   if (at !== undefined) {
-    if (at.commandId === envelope.commandId) return { kind: 'duplicate', result: at.result, remember: false };
+    if (isCommand(envelope.commandId)(at)) return { kind: 'duplicate', result: answerTo(at.result, envelope.commandId), remember: false };
     return {
       kind: 'answered',
       reason: {
         code: 'PositionReused',
         message:
-          `${tp}@${record.offset} was handled for this aggregate as command ${at.commandId}, but now holds ${envelope.commandId}: ` +
+          `${tp}@${record.offset} was handled for this aggregate as command ${nameOf(at.commandId)}, but now holds ${envelope.commandId}: ` +
           'the commands topic was recreated or its offsets rewritten without this table noticing; send the command again',
       },
     };
