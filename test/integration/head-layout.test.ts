@@ -45,12 +45,12 @@ const previousHead = (aggregateId: string, topic: string) => ({
   updatedAt: '2026-11-30T10:00:00.000Z',
 });
 
-/** The archived OpenAccount as the previous release stored it: keyed by its commandId. */
-const previousArchived = (aggregateId: string) => ({
-  pk: `~command#account#${aggregateId}#open-1`,
+/** An archived command as the previous release stored it: keyed by its commandId. */
+const previousArchived = (aggregateId: string, commandId: string, version: number) => ({
+  pk: `~command#account#${aggregateId}#${commandId}`,
   aggregateId,
-  commandId: 'open-1',
-  version: 1,
+  commandId,
+  version,
   at: T0 - 3_000,
   expiresAt: Math.ceil(T0 / 1000) + 8 * 86_400,
 });
@@ -61,7 +61,9 @@ describe('a table written by the previous release', () => {
     const topic = unique('cmds');
     const doc = createDocumentClient(side.dynamo);
     await doc.send(new PutCommand({ TableName: side.heads.tableName, Item: previousHead(id, topic) }));
-    await doc.send(new PutCommand({ TableName: side.heads.tableName, Item: previousArchived(id) }));
+    // The head's first version came from two commands (two events each would do; here, one acceptance answered twice).
+    await doc.send(new PutCommand({ TableName: side.heads.tableName, Item: previousArchived(id, 'open-1', 1) }));
+    await doc.send(new PutCommand({ TableName: side.heads.tableName, Item: previousArchived(id, 'open-1-again', 1) }));
     await side.heads.putCheckpoint({ tp: `${topic}-0`, incarnation: 1, from: 0, through: 1, fingerprint: null }, undefined);
 
     const outcomes = new CommandOutcomes(doc, side.heads.tableName);
@@ -112,15 +114,24 @@ describe('a table written by the previous release', () => {
       status: 'accepted',
       version: 4,
     });
+    // Read again (no warm heads), the compact head still sends lookups to the previous layout's archive.
     const second = await process(
-      mskEvent([{ offset: 5, key: id, value: command(id, 'Deposit', { amount: 9 }, { commandId: 'deposit-3' }) }], topic),
+      mskEvent(
+        [
+          { offset: 5, key: id, value: command(id, 'Deposit', { amount: 9 }, { commandId: 'deposit-3' }) },
+          { offset: 6, key: id, value: command(id, 'OpenAccount', { owner: 'Ann' }, { commandId: 'open-1-again' }) },
+        ],
+        topic,
+      ),
     );
-    expect(second).toMatchObject({ accepted: 0, duplicates: 1 });
+    expect(second).toMatchObject({ accepted: 0, duplicates: 2 });
+    expect(await ask('open-1-again')).toMatchObject({ commandId: 'open-1-again', status: 'accepted', version: 1 });
     expect((await side.results()).filter((r) => r.aggregateId === id).map((r) => [r.commandId, r.status])).toStrictEqual([
       ['open-1', 'accepted'],
       ['deposit-1', 'accepted'],
       ['deposit-3', 'accepted'],
       ['deposit-3', 'accepted'],
+      ['open-1-again', 'accepted'],
     ]);
   });
 });

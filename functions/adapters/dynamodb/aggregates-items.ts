@@ -9,7 +9,7 @@ import type { StoredCheckpoint } from '../../command/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
 import { itemBytes, toWellFormed } from '../../core/limits.ts';
-import { fromBodyItem, isBodyItem, recentFromBodyItem, toBodyItem } from './head-body.ts';
+import { fromBodyItem, isBodyItem, toBodyItem } from './head-body.ts';
 
 export { itemBytes } from '../../core/limits.ts';
 
@@ -48,11 +48,22 @@ const unpackRecent = (aggregateType: string, aggregateId: string, stored: readon
         : { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: outcome[0], message: outcome[1] } },
   }));
 
-/** The item of a head (without the bookkeeping attributes a write adds), in the compact layout (head-body.ts). */
-export const toItem = (head: Head): Item => toBodyItem(head);
+/** The item of a head (without the bookkeeping attributes a write adds), in the compact layout (head-body.ts `toBodyItem`). */
+export const toItem = (head: Head, legacyArchiveUntil = 0): Item => toBodyItem(head, legacyArchiveUntil);
 
-/** Parses a head item, in either layout (compact, or the plain attributes of the release before); our own writes, so the shape is trusted. */
-export const fromItem = (item: Item): Head => (isBodyItem(item) ? fromBodyItem(item) : fromPlainItem(item));
+/**
+ * Parses a head item, in either layout (compact, or the plain attributes of the release
+ * before), and until when the previous layout archived the aggregate's commands (0: never;
+ * head-body.ts `toBodyItem`). Our own writes, so the shape is trusted.
+ */
+export const decodeHead = (item: Item): { readonly head: Head; readonly legacyArchiveUntil: number } => {
+  if (isBodyItem(item)) return fromBodyItem(item);
+  const head = fromPlainItem(item);
+  return { head, legacyArchiveUntil: head.archivedUntil };
+};
+
+/** Parses a head item, in either layout. */
+export const fromItem = (item: Item): Head => decodeHead(item).head;
 
 const fromPlainItem = (item: Item): Head => ({
   aggregateType: item.aggregateType as string,
@@ -66,8 +77,14 @@ const fromPlainItem = (item: Item): Head => ({
 });
 
 /** What a reader of outcomes needs of a head item, in either layout; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
-export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> =>
-  isBodyItem(item) ? recentFromBodyItem(item) : recentFromPlainItem(item);
+export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> & { readonly legacyArchiveUntil: number } => {
+  if (isBodyItem(item)) {
+    const { head, legacyArchiveUntil } = fromBodyItem(item);
+    return { recent: head.recent, archivedUntil: head.archivedUntil, legacyArchiveUntil };
+  }
+  const plain = recentFromPlainItem(item);
+  return { ...plain, legacyArchiveUntil: plain.archivedUntil };
+};
 
 const recentFromPlainItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => ({
   recent: unpackRecent(

@@ -26,7 +26,7 @@ import {
   checkpointKey,
   CONTROL_KEY,
   controlFromItem,
-  fromItem,
+  decodeHead,
   legacyArchiveKey,
   releasesKey,
   resultItem,
@@ -46,6 +46,8 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   readonly releases: ReleaseList;
   private readonly io: TableIo;
   private readonly encoded = new WeakMap<Head, Item>();
+  /** Aggregates whose archive the previous layout wrote, by head key: until when (aggregates-items.ts `decodeHead`). */
+  private readonly legacyArchive = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -71,7 +73,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
         const checkpoint = checkpointFromItem(item);
         checkpoints.set(checkpoint.tp, checkpoint);
       } else if (tpOfRelease.has(pk)) releases.set(tpOfRelease.get(pk) as string, releasesFromItem(item));
-      else heads.set(pk, fromItem(item));
+      else heads.set(pk, this.decode(item));
     }
     return { heads, checkpoints, releases, control };
   }
@@ -106,7 +108,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   private itemOf(head: Head): Item {
     let item = this.encoded.get(head);
     if (item === undefined) {
-      item = toItem(head);
+      item = toItem(head, this.legacyArchive.get(aggregateKey(head.aggregateType, head.aggregateId)));
       this.encoded.set(head, item);
     }
     return item;
@@ -161,7 +163,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
       );
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const current = error.Item === undefined ? await this.get(head.aggregateType, head.aggregateId) : fromItem(unmarshall(error.Item));
+      const current = error.Item === undefined ? await this.get(head.aggregateType, head.aggregateId) : this.decode(unmarshall(error.Item));
       throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, current, { cause: error });
     }
   }
@@ -171,7 +173,14 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: aggregateKey(aggregateType, aggregateId) }, ConsistentRead: true }),
     );
-    return out.Item === undefined ? undefined : fromItem(out.Item);
+    return out.Item === undefined ? undefined : this.decode(out.Item);
+  }
+
+  /** A head from its item, noting whether the previous layout archived its commands (kept in the heads written from it). */
+  private decode(item: Item): Head {
+    const { head, legacyArchiveUntil } = decodeHead(item);
+    if (legacyArchiveUntil > 0) this.legacyArchive.set(item.pk as string, legacyArchiveUntil);
+    return head;
   }
 
   /**
@@ -208,14 +217,17 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
 
   /**
    * Archived commands, by consistent batched read; those not archived are left out. Each is
-   * looked up under its fingerprint's key and under the key the previous layout archived it by.
+   * looked up under its fingerprint's key, and under the key the previous layout archived it
+   * by when that layout archived the aggregate's commands (known from its head, read first).
    */
   async readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]> {
     if (lookups.length === 0) return [];
     const items = await this.batchGetItems(
       lookups.flatMap((l) => [
         archiveKey(l.aggregateType, l.aggregateId, l.commandId),
-        legacyArchiveKey(l.aggregateType, l.aggregateId, l.commandId),
+        ...(this.legacyArchive.has(aggregateKey(l.aggregateType, l.aggregateId))
+          ? [legacyArchiveKey(l.aggregateType, l.aggregateId, l.commandId)]
+          : []),
       ]),
     );
     const found = new Map<string, ArchivedCommand>();

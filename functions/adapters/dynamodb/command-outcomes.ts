@@ -4,7 +4,7 @@
  * (head-item.ts has the layouts). Consistent reads, so an outcome the command side has
  * written is seen at once.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ResultRecord } from '../../core/wire.ts';
 import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
 import { batchGetAll } from './requests.ts';
@@ -61,13 +61,14 @@ export class CommandOutcomes implements OutcomeReader {
     const accepted = found.find((r) => r.status === 'accepted');
     if (accepted !== undefined) return accepted;
     if (remembered !== undefined && remembered.archivedUntil > 0 && remembered.archivedUntil >= (options.archivedSince ?? 0)) {
-      // Under its fingerprint's key, and under the key the previous layout archived it by.
-      const archived = await batchGetAll(
-        this.doc,
-        this.tableName,
-        [{ pk: archiveKey(aggregateType, aggregateId, commandId) }, { pk: legacyArchiveKey(aggregateType, aggregateId, commandId) }],
-        8,
-      );
+      // Under its fingerprint's key; also under its commandId's when the previous layout archived this aggregate's commands.
+      const key = archiveKey(aggregateType, aggregateId, commandId);
+      const archived =
+        remembered.legacyArchiveUntil > 0
+          ? await batchGetAll(this.doc, this.tableName, [{ pk: key }, { pk: legacyArchiveKey(aggregateType, aggregateId, commandId) }], 8)
+          : await this.doc
+              .send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }))
+              .then((out) => (out.Item === undefined ? [] : [out.Item]));
       const commands = archived.filter((item) => archivedIs(item, ref)).map((item) => archivedFromItem(item, commandId));
       const command = commands.find((c) => c.rejected === undefined) ?? commands[0];
       if (command !== undefined) {

@@ -37,6 +37,8 @@ type Body = [
   outbox: readonly EventRecord[],
   writtenAt: Head['writtenAt'],
   recent: RecentColumns,
+  /** Present on a head upgraded from the previous layout that had archived: its `archivedUntil` then (see `toBodyItem`). */
+  legacyArchiveUntil?: number,
 ];
 
 const deltas = (values: readonly number[]): number[] => values.map((v, i) => (i === 0 ? v : v - (values[i - 1] as number)));
@@ -97,9 +99,15 @@ const fromColumns = (aggregateType: string, aggregateId: string, ids: Uint8Array
   });
 };
 
-/** The item of a head in the compact layout (without the bookkeeping attributes a write adds). */
-export const toBodyItem = (head: Head): Item => {
+/**
+ * The item of a head in the compact layout (without the bookkeeping attributes a write adds).
+ * `legacyArchiveUntil`: the newest time the previous layout archived a command of this
+ * aggregate at, 0 when it did not; while it is kept, the archive is also read under the keys
+ * that layout wrote (by commandId), and only then.
+ */
+export const toBodyItem = (head: Head, legacyArchiveUntil = 0): Item => {
   const body: Body = [head.state, head.offsets, head.archivedUntil, head.outbox, head.writtenAt, toColumns(head.recent)];
+  if (legacyArchiveUntil > 0) body.push(legacyArchiveUntil);
   return {
     pk: aggregateKey(head.aggregateType, head.aggregateId),
     version: head.version,
@@ -114,14 +122,14 @@ export const isBodyItem = (item: Item): boolean => item.body instanceof Uint8Arr
 const bodyOf = (item: Item): Body => JSON.parse(inflateRawSync(item.body as Uint8Array).toString('utf8')) as Body;
 const idsOf = (item: Item): Uint8Array => (item.ids instanceof Uint8Array ? item.ids : new Uint8Array());
 
-/** Parses a head item in the compact layout; our own writes, so the shape is trusted. */
-export const fromBodyItem = (item: Item): Head => {
-  const [state, offsets, archivedUntil, outbox, writtenAt, recent] = bodyOf(item);
+/** Parses a head item in the compact layout, and its `legacyArchiveUntil` (0 when none); our own writes, so the shape is trusted. */
+export const fromBodyItem = (item: Item): { readonly head: Head; readonly legacyArchiveUntil: number } => {
+  const [state, offsets, archivedUntil, outbox, writtenAt, recent, legacyArchiveUntil] = bodyOf(item);
   // The key is `type#id`, and a type name never holds `#` (core/aggregate.ts).
   const pk = item.pk as string;
   const aggregateType = pk.slice(0, pk.indexOf('#'));
   const aggregateId = pk.slice(pk.indexOf('#') + 1);
-  return {
+  const head: Head = {
     aggregateType,
     aggregateId,
     version: Number(item.version),
@@ -132,10 +140,5 @@ export const fromBodyItem = (item: Item): Head => {
     outbox,
     writtenAt,
   };
-};
-
-/** The recent commands and `archivedUntil` of a head item in the compact layout. */
-export const recentFromBodyItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => {
-  const head = fromBodyItem(item);
-  return { recent: head.recent, archivedUntil: head.archivedUntil };
+  return { head, legacyArchiveUntil: legacyArchiveUntil ?? 0 };
 };

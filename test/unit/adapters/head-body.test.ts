@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   archivedIs,
   archiveItem,
+  decodeHead,
   fromItem,
   headItemBytes,
   recentFromItem,
@@ -96,7 +97,7 @@ describe("a head's item", () => {
     expect(Object.keys(item).sort()).toStrictEqual(['body', 'ids', 'pk', 'version']);
     expect((item.ids as Uint8Array).length).toBe(8 * head.recent.length);
     expect(fromItem(item)).toStrictEqual(byFingerprint(head));
-    expect(recentFromItem(item)).toStrictEqual({ recent: byFingerprint(head).recent, archivedUntil: 900 });
+    expect(recentFromItem(item)).toStrictEqual({ recent: byFingerprint(head).recent, archivedUntil: 900, legacyArchiveUntil: 0 });
     // Written again as read, it is the same item.
     expect(toItem(fromItem(item))).toStrictEqual(item);
   });
@@ -141,6 +142,13 @@ describe("a head's item", () => {
     };
     expect(fromItem(toItem(full))).toStrictEqual(byFingerprint(full));
     expect(headItemBytes(full)).toBeLessThanOrEqual(1024);
+  });
+
+  it('keeps the mark of an archive the previous layout wrote, and reads it from a head of that layout', () => {
+    expect(decodeHead(toItem(head, 1_234))).toStrictEqual({ head: byFingerprint(head), legacyArchiveUntil: 1_234 });
+    expect(decodeHead(toItem(head)).legacyArchiveUntil).toBe(0);
+    const plain = { pk: 'account#acc-1', aggregateType: 'account', aggregateId: 'acc-1', version: 1, state: '{}', archivedUntil: 900 };
+    expect(decodeHead(plain)).toMatchObject({ head: { version: 1, archivedUntil: 900, recent: [] }, legacyArchiveUntil: 900 });
   });
 
   it('archives a command under its fingerprint, found by its commandId, never by another', () => {
