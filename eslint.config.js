@@ -12,6 +12,7 @@ const PARTS = [
   'core',
   'domain',
   'control',
+  'heads',
   'command',
   'event',
   'rebuild',
@@ -26,28 +27,28 @@ const PARTS = [
 /**
  * The layers, bottom up. `pure`: no I/O package at all. `may`: what the layer may import
  * besides itself: whole parts of PARTS, or single files of a part it otherwise may not
- * (`command/head.ts`); every other part is refused. Adapters implement the ports the layers
- * above them declare (command/ports.ts, event/ports.ts, rebuild/ports.ts,
+ * (`command/ports.ts`); every other part is refused. Adapters implement the ports the layers
+ * above them declare (heads/ports.ts, command/ports.ts, event/ports.ts, rebuild/ports.ts,
  * command-api/ports.ts, core/log.ts); compose/ wires each side, and the handlers only call it.
  * So a new file of the command side is out of the rebuild's and the adapters' reach until it
  * is named here.
  */
 const PORTS = ['command/ports.ts', 'event/ports.ts', 'rebuild/ports.ts', 'command-api/ports.ts'];
-/** The head's shape and the partition checkpoints: shared by the command side, the rebuild and the adapters. */
-const HEAD = ['command/head.ts', 'command/partition.ts'];
 const LAYERS = [
   { layer: 'core', pure: true, may: [] },
   { layer: 'domain', pure: true, may: ['core'] },
   { layer: 'control', pure: true, may: ['core'] },
-  { layer: 'command', pure: false, may: ['core', 'control'] },
+  // The head store: the head's shape, dedupe memory, checkpoints and incarnations, warm cache, size limit, and its port.
+  { layer: 'heads', pure: false, may: ['core', 'control'] },
+  { layer: 'command', pure: false, may: ['core', 'control', 'heads'] },
   { layer: 'event', pure: false, may: ['core', 'control'] },
-  // The rebuild replays through the event side's applier; of the command side it takes the head, never the processor.
-  { layer: 'rebuild', pure: false, may: ['core', 'control', 'event', ...HEAD, 'command/ports.ts'] },
+  // The rebuild replays through the event side's applier and writes heads; of the command side it takes only the publisher port.
+  { layer: 'rebuild', pure: false, may: ['core', 'control', 'heads', 'event', 'command/ports.ts'] },
   // The command API validates a command with the command side's own decoder.
   { layer: 'command-api', pure: true, may: ['core', 'control', 'command/decode.ts'] },
   { layer: 'projections', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
   { layer: 'reactions', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
-  { layer: 'adapters', pure: false, may: ['core', 'control', 'config.ts', 'topology.ts', ...HEAD, ...PORTS] },
+  { layer: 'adapters', pure: false, may: ['core', 'control', 'heads', 'config.ts', 'topology.ts', ...PORTS] },
 ];
 
 const layers = LAYERS.map(({ layer, pure, may }) => {

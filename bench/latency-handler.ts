@@ -8,7 +8,7 @@ import { benchHandler } from './handler-kit.ts';
 
 let warmHeads = true;
 
-/** Whether the next `configure` keeps warm heads (functions/command/head-cache.ts). */
+/** Whether the next `configure` keeps warm heads (functions/heads/head-cache.ts). */
 export const useWarmHeads = (on: boolean): void => {
   warmHeads = on;
 };

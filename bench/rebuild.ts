@@ -17,7 +17,7 @@ import { TopicLog, type LogRecord, type PartitionOffsets } from '../functions/ad
 import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
 import type { ControlRecord } from '../functions/control/control.ts';
 import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
-import type { Head } from '../functions/command/head.ts';
+import type { Head } from '../functions/heads/head.ts';
 import { registry } from '../functions/core/registry.ts';
 import { eventId, type EventRecord } from '../functions/core/wire.ts';
 import { aggregates } from '../functions/domain/index.ts';

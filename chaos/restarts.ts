@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { kafka } from '../local/stack/kafka.ts';
-import { venvBin } from '../local/stack/dynamodb.ts';
+import { motoCommand, motoMarker } from '../local/stack/dynamodb.ts';
 import { logFile, projectRoot } from '../local/stack/paths.ts';
 import { commandLine, isOurs, readPidFile, removePidFile, startDetached, stopRecorded, waitUntil } from '../local/stack/processes.ts';
 
@@ -97,10 +97,10 @@ export const startOwnEmulator = async (port: number): Promise<OwnEmulator> => {
   const chosen = port === 0 ? await freePort() : port;
   const endpoint = `http://127.0.0.1:${chosen}`;
   const name = `chaos-moto-${chosen}`;
-  const markers = ['moto_server', String(chosen)];
+  const markers = [motoMarker, String(chosen)];
   const start = async () => {
     if (await answers(endpoint)) throw new Error(`something already answers at ${endpoint}; pick another --emulator-port`);
-    startDetached(name, venvBin('moto_server'), ['-H', '127.0.0.1', '-p', String(chosen)], projectRoot);
+    startDetached(name, ...motoCommand('127.0.0.1', chosen), projectRoot);
     if (!(await waitUntil(() => answers(endpoint), 30_000)))
       throw new Error(`the chaos run's moto did not answer at ${endpoint} within 30 s`);
   };

@@ -216,8 +216,9 @@ export const functions = {
     memoryMb: 512,
     writes: ['commands'],
     reads: [],
-    tables: [],
-    readsTables: ['aggregates', 'readModels'],
+    // Its own items in the aggregates table: what each commandId it sent carried (a conditional put).
+    tables: ['aggregates'],
+    readsTables: ['readModels'],
   },
 } as const satisfies Record<string, FunctionSpec>;
 

@@ -176,6 +176,9 @@ export const openApiResponses = (
         content: body('Pending'),
       },
       '400': shared('Invalid'),
+      '409': error(
+        "`CommandIdReused`: the commandId was sent through this API before for the same aggregate with other content (a digest of everything but the commandId is kept for the dedupe window); the message names the first one's type and time. An identical repeat is answered with its outcome instead.",
+      ),
       '413': error(`\`PayloadTooLarge\`: the command is over ${MAX_COMMAND_BYTES} bytes (the command side's limit).`),
       '415': error('`UnsupportedMediaType`: the body is not declared `application/json`.'),
       ...common(target),

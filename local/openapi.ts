@@ -11,10 +11,10 @@ import type { AnyAggregate } from '../functions/core/aggregate.ts';
 import * as z from '../functions/core/schema.ts';
 import { commandEnvelopeSchema, MAX_COMMAND_BYTES } from '../functions/core/wire.ts';
 import {
-  MAX_AGGREGATE_ID_BYTES,
+  MAX_AGGREGATE_ID_CHARS,
   MAX_COMMAND_DEPTH,
-  MAX_COMMAND_ID_BYTES,
-  MAX_EVENT_ID_BYTES,
+  MAX_COMMAND_ID_CHARS,
+  MAX_EVENT_ID_CHARS,
   MAX_NATIVE_NUMBER,
 } from '../functions/core/limits.ts';
 import { MAX_ROW_ID_BYTES, routes } from '../functions/command-api/api.ts';
@@ -54,18 +54,13 @@ const dataSchema = (schema: AnyAggregate['commands'][string]): Json => {
 const envelope = commandEnvelopeSchema.shape;
 const componentName = (aggregateType: string, type: string): string => `${aggregateType}.${type}`.replace(/[^A-Za-z0-9._-]/g, '_');
 
-/**
- * The edge limits ids in UTF-8 bytes (core/limits.ts), which JSON Schema cannot say: the
- * document gives the byte limit as `maxLength` (a longer id is refused whatever its text, since
- * every character takes a byte at least) and states it in bytes (`x-max-utf8-bytes`): an id of
- * fewer characters but more bytes, such as 100 '€', is refused too.
- */
-const idLimit = (bytes: number): Json => ({ maxLength: bytes, 'x-max-utf8-bytes': bytes });
+/** The edge limits ids in characters (code points, core/limits.ts), as JSON Schema's `maxLength` counts them: exact. */
+const idLimit = (chars: number): Json => ({ maxLength: chars });
 const idLimits: Readonly<Record<string, Json>> = {
-  commandId: idLimit(MAX_COMMAND_ID_BYTES),
-  aggregateId: idLimit(MAX_AGGREGATE_ID_BYTES),
-  correlationId: idLimit(MAX_COMMAND_ID_BYTES),
-  causationId: idLimit(MAX_EVENT_ID_BYTES),
+  commandId: idLimit(MAX_COMMAND_ID_CHARS),
+  aggregateId: idLimit(MAX_AGGREGATE_ID_CHARS),
+  correlationId: idLimit(MAX_COMMAND_ID_CHARS),
+  causationId: idLimit(MAX_EVENT_ID_CHARS),
 };
 
 /**

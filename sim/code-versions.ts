@@ -1,7 +1,7 @@
 /**
  * Two deployments of the example domain, for rolling code back and forward across the
  * events' shapes: `current` is the code as it is; `newer` is a later release of `account`
- * whose deposits carry an optional `memo` (same revision: README, "Changing events safely",
+ * whose deposits carry an optional `memo` (same revision: docs/CHANGING-EVENTS.md
  * says such a field needs no upcaster) and whose withdrawals are at revision 2 (a `channel`,
  * with an upcaster from revision 1). Code older than the log must halt where it cannot read
  * it, never skip it; both decide the same outcomes.

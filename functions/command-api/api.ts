@@ -9,7 +9,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import { registry } from '../core/registry.ts';
 import { json, problem, type HttpRequest, type HttpResponse } from './http.ts';
 import type { Clock, OutcomeReader, RowReader } from './ports.ts';
-import { idProblem, MAX_AGGREGATE_ID_BYTES, MAX_COMMAND_ID_BYTES } from '../core/limits.ts';
+import { idProblem, MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS } from '../core/limits.ts';
 import { decided, postCommand, type PostDeps, type PostSettings, type RequestContext } from './post-command.ts';
 import { match, routes } from './routes.ts';
 
@@ -21,11 +21,11 @@ export type { RequestContext } from './post-command.ts';
 export const MAX_ROW_ID_BYTES = 1024;
 
 /** The longest id of each kind a GET names, as the edge admits a command's (core/limits.ts): no longer one names anything kept. */
-const maxIdBytes = { commandId: MAX_COMMAND_ID_BYTES, aggregateId: MAX_AGGREGATE_ID_BYTES };
+const maxIdChars = { commandId: MAX_COMMAND_ID_CHARS, aggregateId: MAX_AGGREGATE_ID_CHARS };
 
 /** Why an id of a GET cannot name anything the command side keeps, or undefined when it can (so a GET never asks the store for a key it refuses). */
-const badId = (field: keyof typeof maxIdBytes, value: string): string | undefined => {
-  const problem = idProblem(value, maxIdBytes[field]);
+const badId = (field: keyof typeof maxIdChars, value: string): string | undefined => {
+  const problem = idProblem(value, maxIdChars[field]);
   return problem === undefined ? undefined : `${field} ${problem}`;
 };
 

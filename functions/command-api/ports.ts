@@ -37,6 +37,24 @@ export interface OutcomeReader {
   state(aggregateType: string, aggregateId: string): Promise<{ readonly version: number; readonly state: unknown } | undefined>;
 }
 
+/** What a commandId was first sent with through the API: its content's digest, its type and when. */
+export interface Claim {
+  readonly digest: string;
+  readonly type: string;
+  /** When it was sent (ms). */
+  readonly at: number;
+}
+
+/**
+ * Remembers, per commandId sent through the API, a digest of what it carried, so that the
+ * same commandId with other content is refused instead of answered with another command's
+ * outcome.
+ */
+export interface CommandClaims {
+  /** Records `claim` for `ref` unless a claim is recorded already; returns the one recorded before, or undefined when this one is now. */
+  claim(ref: CommandRef, claim: Claim): Promise<Claim | undefined>;
+}
+
 /** Reads one projection row from the read-models table, by consistent read. */
 export interface RowReader {
   row(projection: string, rowId: string): Promise<unknown>;

@@ -6,10 +6,10 @@
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { decodeUtf8, type TriggerRecord } from '../core/trigger-event.ts';
-import { MAX_COMMAND_BYTES, type ResultRecord } from '../core/wire.ts';
+import { MAX_COMMAND_BYTES, type CommandEnvelope, type ResultRecord } from '../core/wire.ts';
 import { decodeCommand } from '../command/decode.ts';
 import { bodyBytes, header, isJson, json, preferences, problem, type HttpRequest, type HttpResponse } from './http.ts';
-import type { Clock, CommandRef, CommandSender, OutcomeReader, SentRecord } from './ports.ts';
+import type { Claim, Clock, CommandClaims, CommandRef, CommandSender, OutcomeReader, SentRecord } from './ports.ts';
 import { waitFor, type Waited, type WaitPolicy } from './wait.ts';
 
 /** How POST waits. */
@@ -34,6 +34,8 @@ export interface PostDeps {
   readonly onWait?: (waited: { readonly reads: number; readonly waitedMs: number; readonly decided: boolean }) => void;
   /** Told of each failure of Kafka or DynamoDB (the entry logs it). */
   readonly onError?: (error: unknown) => void;
+  /** What each caller-chosen commandId was first sent with (absent: a reused commandId is not checked). */
+  readonly claims?: CommandClaims;
 }
 
 /** What the platform tells about one request. */
@@ -45,8 +47,30 @@ export interface RequestContext {
 /** Time kept back from the function's remaining time to write the answer, so a wait never runs into the timeout. */
 export const ANSWER_MARGIN_MS = 1_000;
 
-/** A string holds a lone surrogate: JSON can carry it, but no store, key or URL can (it is not Unicode text). */
-const malformed = (text: string): boolean => /\p{Cs}/u.test(text);
+/** A produce that did not finish within the function's remaining time. */
+class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+/**
+ * `work`'s result, or a TimeoutError once `ms` have passed (not before the work settles when
+ * `ms` is infinite). Work that finishes late is left to finish; its failure goes to `onError`.
+ */
+const within = async <T>(work: Promise<T>, ms: number, onError?: (error: unknown) => void): Promise<T> => {
+  if (ms === Infinity) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      work.catch((error: unknown) => onError?.(error));
+      reject(new TimeoutError(`not done within ${Math.round(ms)} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 /** 503: Kafka or DynamoDB failed; the commandId to send again, so that a retry is applied at most once. */
 export const unavailable = (what: string, error: unknown, commandId: string | undefined): HttpResponse =>
@@ -63,6 +87,24 @@ export const unavailable = (what: string, error: unknown, commandId: string | un
   );
 
 const encoder = new TextEncoder();
+
+/** JSON with every object's keys in order: the same content gives the same text whatever order it was written in. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(',')}]`
+    : typeof value === 'object' && value !== null
+      ? `{${Object.keys(value)
+          .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : JSON.stringify(value);
+
+/** SHA-256 (base64url) of a command's content: everything but its commandId, canonically. */
+export const digestOf = async (envelope: CommandEnvelope): Promise<string> => {
+  const hash = await crypto.subtle.digest('SHA-256', encoder.encode(canonical({ ...envelope, commandId: undefined })));
+  return Buffer.from(hash).toString('base64url');
+};
 
 /**
  * The record value to send: the body as it came, with a `commandId` written in first when
@@ -134,19 +176,22 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest, context:
     return problem(decoded.bad.reason.code === 'PayloadTooLarge' ? 413 : 400, decoded.bad.reason.code, decoded.bad.reason.message);
   const { envelope, aggregate } = decoded.ok;
   const ref: CommandRef = { aggregateType: aggregate.type, aggregateId: envelope.aggregateId, commandId: envelope.commandId };
-  // Checked here, before anything is sent: the API reads the outcome by these ids and names them in its location.
-  const unreadable = (['commandId', 'aggregateId'] as const).find((field) => malformed(ref[field]));
-  if (unreadable !== undefined)
-    return problem(
-      400,
-      'InvalidCommand',
-      `invalid command: ${unreadable}: holds a lone surrogate (not Unicode text), which no key can hold`,
-    );
 
   // A commandId the caller chose may have been decided already: answer with that outcome, send nothing.
   if (!filled) {
     let known: ResultRecord | undefined;
     try {
+      // The same commandId with other content is another command: refused, never answered with the first one's outcome.
+      const claim: Claim = { digest: await digestOf(envelope), type: envelope.type, at: timestamp };
+      const first = await deps.claims?.claim(ref, claim);
+      if (first !== undefined && first.digest !== claim.digest)
+        return problem(
+          409,
+          'CommandIdReused',
+          `commandId ${JSON.stringify(ref.commandId)} was sent for ${ref.aggregateType} ${JSON.stringify(ref.aggregateId)} at ` +
+            `${new Date(first.at).toISOString()} as a ${first.type} with other content (digest ${first.digest.slice(0, 16)}…); ` +
+            'an identical repeat is answered with its outcome: send a different command with a new commandId',
+        );
       known = await deps.outcomes.outcome(ref);
     } catch (error) {
       deps.onError?.(error);
@@ -154,13 +199,18 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest, context:
     }
     if (known !== undefined) return decided(known, { 'idempotent-replayed': 'true' });
   }
+  // The produce, like the wait, ends before the function is stopped: the caller gets the commandId to send again.
+  const budgetMs = deadline - deps.clock.now();
+  if (budgetMs <= 0)
+    return unavailable('no time was left to write the command to the commands topic; sent nothing', new TimeoutError(), ref.commandId);
   let sent: SentRecord;
   try {
-    sent = await deps.sender.send({ key: envelope.aggregateId, value, timestamp });
+    sent = await within(deps.sender.send({ key: envelope.aggregateId, value, timestamp }), budgetMs, deps.onError);
   } catch (error) {
-    // The record may have been written all the same (an acknowledgement lost): a re-send must carry the same commandId.
+    // The record may have been written all the same (an acknowledgement lost, or late): a re-send must carry the same commandId.
     deps.onError?.(error);
-    return unavailable('could not write the command to the commands topic', error, ref.commandId);
+    const late = error instanceof TimeoutError ? " within the function's remaining time" : '';
+    return unavailable(`could not write the command to the commands topic${late}`, error, ref.commandId);
   }
   const prefer = preferences(request);
   if (prefer.respondAsync) return pending(ref, sent, 'respond-async');

@@ -1,11 +1,11 @@
 /**
  * After a batch has published its events: each partition's checkpoint moved past what the
- * batch completed (partition.ts `advance`), conditional on the one it was derived from, so two
+ * batch completed (heads/partition.ts `advance`), conditional on the one it was derived from, so two
  * invocations racing on a partition cannot move it backwards or lose a new incarnation.
  */
 import { CheckpointContendedError, fingerprintOf, type PartitionSpan } from './check-partitions.ts';
-import { advance, type StoredCheckpoint } from './partition.ts';
-import type { HeadsStore } from './ports.ts';
+import { advance, type StoredCheckpoint } from '../heads/partition.ts';
+import type { HeadsStore } from '../heads/ports.ts';
 
 /** Where a batch leaves its partitions. */
 export interface BatchCheckpoints {

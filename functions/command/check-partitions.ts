@@ -1,13 +1,14 @@
 /**
  * Before a batch decides anything: each of its partitions checked against the table's
- * checkpoint (partition.ts). A recreated topic gets a new incarnation, recorded before any
+ * checkpoint (heads/partition.ts). A recreated topic gets a new incarnation, recorded before any
  * decision, so racing invocations agree; a table behind its log stops the batch.
  */
 import { topicPartition } from '../core/wire.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { TableBehindLogError } from '../control/control.ts';
 import type { LogRecord } from '../core/log.ts';
-import type { CommandLog, HeadsStore } from './ports.ts';
+import type { CommandLog } from './ports.ts';
+import type { HeadsStore } from '../heads/ports.ts';
 import {
   assess,
   firstCheckpoint,
@@ -17,7 +18,7 @@ import {
   type SampledRecord,
   type StoredCheckpoint,
   type Verdict,
-} from './partition.ts';
+} from '../heads/partition.ts';
 
 /** One partition's records in a batch, in offset order. */
 export interface PartitionSpan {

@@ -9,10 +9,10 @@ import type { Release } from '../core/release.ts';
 import { RebuildInProgressError } from '../control/control.ts';
 import { decideAggregate, type AggregateOutcome } from './decide-aggregate.ts';
 import type { IncomingCommand } from './decode.ts';
-import { acceptedIn, emptyHead, type ArchivedCommand, type Head } from './head.ts';
-import type { HeadCache } from './head-cache.ts';
-import { outboxConfirmed, type StoredCheckpoint } from './partition.ts';
-import { VersionConflictError, type HeadsStore } from './ports.ts';
+import { acceptedIn, emptyHead, type ArchivedCommand, type Head } from '../heads/head.ts';
+import type { HeadCache } from '../heads/head-cache.ts';
+import { outboxConfirmed, type StoredCheckpoint } from '../heads/partition.ts';
+import { VersionConflictError, type HeadsStore } from '../heads/ports.ts';
 
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
 export class ConflictRetriesExhaustedError extends Error {

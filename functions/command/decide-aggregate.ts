@@ -4,15 +4,15 @@
  * and keeps the head within its size limit. The result is what to commit (one head), what to
  * publish, what to answer and what to archive; no I/O.
  */
-import type { UnkeptResult } from './ports.ts';
+import type { UnkeptResult } from '../heads/ports.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
 import { topicPartition, type EventRecord, type Reason, type ResultRecord } from '../core/wire.ts';
-import { classify } from './dedupe.ts';
+import { classify } from '../heads/dedupe.ts';
 import type { IncomingCommand } from './decode.ts';
 import { decideOne, type Decided } from './decide-one.ts';
-import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from './head.ts';
-import { positionKey } from './partition.ts';
+import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import { positionKey } from '../heads/partition.ts';
 
 export { eventRecord } from './decide-one.ts';
 
@@ -21,9 +21,9 @@ export interface AggregateBatch {
   readonly base: Head;
   /** The aggregate's commands, in partition order. */
   readonly commands: readonly IncomingCommand[];
-  /** The incarnation of a record's partition (partition.ts): 1 unless its topic was recreated. */
+  /** The incarnation of a record's partition (heads/partition.ts): 1 unless its topic was recreated. */
   readonly incarnationOf: (record: TriggerRecord) => number;
-  /** Whether the base head's outbox is known to be published (partition.ts `outboxConfirmed`). */
+  /** Whether the base head's outbox is known to be published (heads/partition.ts `outboxConfirmed`). */
   readonly outboxConfirmed: boolean;
   /** Accepted commands of the aggregate found in the archive, by commandId. */
   readonly archived: ReadonlyMap<string, ArchivedCommand>;

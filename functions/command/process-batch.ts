@@ -20,10 +20,11 @@ import { checkPartitions, spansOf } from './check-partitions.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
-import { MAX_HEAD_BYTES, type Head } from './head.ts';
-import { HeadCache, type HeadCacheLimits } from './head-cache.ts';
-import type { StoredCheckpoint } from './partition.ts';
-import type { BatchPublisher, CommandLog, EventsTopicState, HeadsStore, UnkeptResult } from './ports.ts';
+import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
+import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
+import type { StoredCheckpoint } from '../heads/partition.ts';
+import type { BatchPublisher, CommandLog, EventsTopicState } from './ports.ts';
+import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 
 /** What the command side needs from the outside world. */
 export interface CommandSideDeps {
@@ -45,7 +46,7 @@ export interface CommandSideDeps {
   readonly dedupeWindowMs: number;
   /** How long outcomes no head remembers are kept, in ms of record time (the results topic's retention). */
   readonly keptResultsMs: number;
-  /** Warm heads kept between batches (head-cache.ts); `maxEntries: 0` keeps none. */
+  /** Warm heads kept between batches (heads/head-cache.ts); `maxEntries: 0` keeps none. */
   readonly headCache?: HeadCacheLimits;
 }
 

@@ -2,12 +2,13 @@
  * The command API wired from configuration: a producer to the commands topic, consistent reads
  * of the aggregates and read-models tables (functions/handlers/command-api.ts, npm start).
  */
+import { DynamoCommandClaims } from '../adapters/dynamodb/command-claims.ts';
 import { CommandOutcomes } from '../adapters/dynamodb/command-outcomes.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { KafkaCommandSender } from '../adapters/kafka/command-sender.ts';
 import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse, type RequestContext } from '../command-api/api.ts';
-import { commandApiWait } from '../config.ts';
+import { commandApiWait, retentions } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projectionRowKey } from '../event/ports.ts';
 import { projections } from '../projections/index.ts';
@@ -30,6 +31,7 @@ export const composeCommandApi = (wiring: Wiring = {}, hooks: Pick<CommandApiDep
       projections: projections.map((p) => p.name),
       sender,
       outcomes: new CommandOutcomes(doc, names.tables.aggregates),
+      claims: new DynamoCommandClaims(doc, names.tables.aggregates, retentions().dedupeWindowMs),
       rows: { row: async (projection, rowId) => (await readModels.get(projectionRowKey(projection, rowId)))?.data },
       settings: { ...commandApiWait(), commandsTopic: names.topics.commands },
       ...hooks,

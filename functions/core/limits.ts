@@ -25,12 +25,20 @@ export const DYNAMODB = {
  */
 export const MAX_NATIVE_NUMBER = Number.MAX_SAFE_INTEGER;
 
-/** Longest name of an aggregate type, command or event type, projection or reaction, in UTF-8 bytes. */
-export const MAX_NAME_BYTES = 64;
-/** Longest aggregateId, in UTF-8 bytes. */
-export const MAX_AGGREGATE_ID_BYTES = 256;
-/** Longest commandId, in UTF-8 bytes: room for the ids reactions derive (below). */
-export const MAX_COMMAND_ID_BYTES = 512;
+/**
+ * Ids and names are limited in characters (Unicode code points), as JSON Schema's `maxLength`
+ * counts them, so that a document can state exactly what the edge accepts. Every derived key
+ * is checked below at the worst: four UTF-8 bytes and two UTF-16 units per character.
+ */
+const UTF8_BYTES_PER_CHAR = 4;
+const UTF16_UNITS_PER_CHAR = 2;
+
+/** Longest name of an aggregate type, command or event type, projection or reaction, in characters (code points). */
+export const MAX_NAME_CHARS = 64;
+/** Longest aggregateId, in characters (code points). */
+export const MAX_AGGREGATE_ID_CHARS = 128;
+/** Longest commandId (and correlationId), in characters (code points): room for the ids reactions derive (below). */
+export const MAX_COMMAND_ID_CHARS = 300;
 /** Highest aggregate version: versions are exact integers. */
 export const MAX_VERSION = Number.MAX_SAFE_INTEGER;
 /** Most commands a reaction may issue for one event. */
@@ -40,11 +48,11 @@ export const MAX_COMMAND_DEPTH = DYNAMODB.nestingLevels;
 
 const digits = (n: number): number => String(n).length;
 
-/** Longest event id, `type:id:version`, in bytes. */
-export const MAX_EVENT_ID_BYTES = MAX_NAME_BYTES + 1 + MAX_AGGREGATE_ID_BYTES + 1 + digits(MAX_VERSION);
+/** Longest event id, `type:id:version`, in characters (its digits and colons are one byte each). */
+export const MAX_EVENT_ID_CHARS = MAX_NAME_CHARS + 1 + MAX_AGGREGATE_ID_CHARS + 1 + digits(MAX_VERSION);
 
-/** Longest commandId a reaction derives, `reaction:eventId:n`, in bytes. */
-export const MAX_REACTION_COMMAND_ID_BYTES = MAX_NAME_BYTES + 1 + MAX_EVENT_ID_BYTES + 1 + digits(MAX_REACTION_COMMANDS - 1);
+/** Longest commandId a reaction derives, `reaction:eventId:n`, in characters. */
+export const MAX_REACTION_COMMAND_ID_CHARS = MAX_NAME_CHARS + 1 + MAX_EVENT_ID_CHARS + 1 + digits(MAX_REACTION_COMMANDS - 1);
 
 /**
  * Bounds for what readers of the events topic accept in an event's ids, in UTF-16 units: at
@@ -54,26 +62,28 @@ export const MAX_REACTION_COMMAND_ID_BYTES = MAX_NAME_BYTES + 1 + MAX_EVENT_ID_B
  */
 export const READ_MAX_ID_UNITS = 1024;
 
-/** The key layouts that grow with ids, at their largest (adapters/dynamodb/aggregates-items.ts, event/ports.ts). */
+const [name, id, command, event] = [MAX_NAME_CHARS, MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_EVENT_ID_CHARS].map(
+  (chars) => chars * UTF8_BYTES_PER_CHAR,
+) as [number, number, number, number];
+
+/** Every id and key that grows with ids, at its largest (adapters/dynamodb/aggregates-items.ts, event/ports.ts), against its limit. */
 const DERIVED = [
-  ['head key type#id', MAX_NAME_BYTES + 1 + MAX_AGGREGATE_ID_BYTES, DYNAMODB.partitionKeyBytes],
-  [
-    'archive key ~command#type#id#commandId',
-    9 + MAX_NAME_BYTES + 1 + MAX_AGGREGATE_ID_BYTES + 1 + MAX_COMMAND_ID_BYTES,
-    DYNAMODB.partitionKeyBytes,
-  ],
-  [
-    'outcome key ~result#type#id#commandId',
-    8 + MAX_NAME_BYTES + 1 + MAX_AGGREGATE_ID_BYTES + 1 + MAX_COMMAND_ID_BYTES,
-    DYNAMODB.partitionKeyBytes,
-  ],
-  ['reaction checkpoint key ~reaction#name', 10 + MAX_NAME_BYTES, DYNAMODB.partitionKeyBytes],
-  ['reaction checkpoint sort key type#id', MAX_NAME_BYTES + 1 + MAX_AGGREGATE_ID_BYTES, DYNAMODB.sortKeyBytes],
-  ['reaction commandId', MAX_REACTION_COMMAND_ID_BYTES, MAX_COMMAND_ID_BYTES],
+  ['head key type#id, in bytes', name + 1 + id, DYNAMODB.partitionKeyBytes],
+  ['archive key ~command#type#id#commandId, in bytes', 9 + name + 1 + id + 1 + command, DYNAMODB.partitionKeyBytes],
+  ['outcome key ~result#type#id#commandId, in bytes', 8 + name + 1 + id + 1 + command, DYNAMODB.partitionKeyBytes],
+  ['claim key ~claim#type#id#commandId, in bytes', 7 + name + 1 + id + 1 + command, DYNAMODB.partitionKeyBytes],
+  ['reaction checkpoint key ~reaction#name, in bytes', 10 + name, DYNAMODB.partitionKeyBytes],
+  ['reaction checkpoint sort key type#id, in bytes', name + 1 + id, DYNAMODB.sortKeyBytes],
+  ['projection row key (its name), in bytes', name, DYNAMODB.partitionKeyBytes],
+  ['event id (a causationId), in bytes', event, DYNAMODB.sortKeyBytes],
+  ['reaction commandId, in characters', MAX_REACTION_COMMAND_ID_CHARS, MAX_COMMAND_ID_CHARS],
+  ['event id, in UTF-16 units', MAX_EVENT_ID_CHARS * UTF16_UNITS_PER_CHAR, READ_MAX_ID_UNITS],
+  ['commandId, in UTF-16 units', MAX_COMMAND_ID_CHARS * UTF16_UNITS_PER_CHAR, READ_MAX_ID_UNITS],
+  ['aggregateId, in UTF-16 units', MAX_AGGREGATE_ID_CHARS * UTF16_UNITS_PER_CHAR, READ_MAX_ID_UNITS],
 ] as const;
 
-for (const [what, bytes, limit] of DERIVED)
-  if (bytes > limit) throw new Error(`limits: the ${what} can be ${bytes} bytes, over its limit of ${limit}`);
+for (const [what, size, limit] of DERIVED)
+  if (size > limit) throw new Error(`limits: the ${what} can be ${size}, over its limit of ${limit}`);
 
 const encoder = new TextEncoder();
 
@@ -111,17 +121,32 @@ export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text
 /** `text` with every lone surrogate replaced by U+FFFD, as `String.prototype.toWellFormed` does: for free text a store keeps. */
 export const toWellFormed = (text: string): string => (isWellFormed(text) ? text : text.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD'));
 
-/** Why an id cannot be used: not well-formed, empty, or longer than `maxBytes`; undefined when it can. */
-export const idProblem = (id: string, maxBytes: number): string | undefined => {
+/** Length of `text` in Unicode code points (a lone surrogate counts as one). */
+export const codePoints = (text: string): number => {
+  // UTF-16 units, less one for each surrogate pair (two units, one code point).
+  const pairs = text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g);
+  return text.length - (pairs?.length ?? 0);
+};
+
+/** Why an id cannot be used: not well-formed, empty, or longer than `maxChars` code points; undefined when it can. */
+export const idProblem = (id: string, maxChars: number): string | undefined => {
   if (id === '') return 'is empty';
   if (!isWellFormed(id)) return 'is not well-formed Unicode (it holds a lone UTF-16 surrogate)';
-  const bytes = utf8Bytes(id);
+  const chars = codePoints(id);
+  return chars > maxChars ? `is ${chars} characters (code points); the limit is ${maxChars}` : undefined;
+};
+
+/** Why a key cannot be stored: not well-formed, empty, or longer than `maxBytes` in UTF-8; undefined when it can. */
+export const keyProblem = (key: string, maxBytes: number): string | undefined => {
+  if (key === '') return 'is empty';
+  if (!isWellFormed(key)) return 'is not well-formed Unicode (it holds a lone UTF-16 surrogate)';
+  const bytes = utf8Bytes(key);
   return bytes > maxBytes ? `is ${bytes} bytes in UTF-8; the limit is ${maxBytes}` : undefined;
 };
 
-/** True when `id` is non-empty, well-formed and at most `maxBytes`: safe in any key the framework derives from it. */
-export const isStorableId = (id: unknown, maxBytes: number): id is string =>
-  typeof id === 'string' && idProblem(id, maxBytes) === undefined;
+/** True when `id` is non-empty, well-formed and at most `maxChars` code points: safe in any key the framework derives from it. */
+export const isStorableId = (id: unknown, maxChars: number): id is string =>
+  typeof id === 'string' && idProblem(id, maxChars) === undefined;
 
 /** A class of content a store refuses. */
 export type ContentCode = 'MalformedUnicode' | 'NumberOutOfRange' | 'NestingTooDeep' | 'InvalidAttributeName';

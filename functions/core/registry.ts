@@ -4,7 +4,7 @@
  * (the log's readers validate synchronously) and upcaster chains with gaps are refused.
  */
 import type { AnyAggregate } from './aggregate.ts';
-import { idProblem, MAX_NAME_BYTES } from './limits.ts';
+import { idProblem, MAX_NAME_CHARS } from './limits.ts';
 import { chainProblems } from './upcast.ts';
 
 /** The aggregate definitions cannot run together. */
@@ -36,10 +36,10 @@ export const registry = (aggregates: readonly AnyAggregate[]): ReadonlyMap<strin
       throw new InvalidAggregateError(`aggregate type ${JSON.stringify(aggregate.type)} must match ${String(AGGREGATE_TYPE_NAME)}`);
     // Type names are parts of keys and ids (core/limits.ts); command and event types travel in them too.
     const names = [aggregate.type, ...Object.keys(aggregate.commands), ...Object.keys(aggregate.events)];
-    const tooLong = names.filter((name) => idProblem(name, MAX_NAME_BYTES) !== undefined);
+    const tooLong = names.filter((name) => idProblem(name, MAX_NAME_CHARS) !== undefined);
     if (tooLong.length > 0)
       throw new InvalidAggregateError(
-        `${aggregate.type}: names must be well-formed and at most ${MAX_NAME_BYTES} bytes: ${tooLong.join(', ')}`,
+        `${aggregate.type}: names must be well-formed and at most ${MAX_NAME_CHARS} characters: ${tooLong.join(', ')}`,
       );
     if (map.has(aggregate.type)) throw new InvalidAggregateError(`aggregate type ${aggregate.type} is defined twice`);
     const schemas = aggregate.events as Readonly<Record<string, (typeof aggregate.events)[string]>>;

@@ -30,7 +30,7 @@ export interface Release {
   readonly at: string;
   /**
    * On the commands topic, the incarnation of the partition it was recorded in (its life:
-   * command/partition.ts): it releases offsets of that life only, whatever a table restore
+   * heads/partition.ts): it releases offsets of that life only, whatever a table restore
    * or a rebuild did to the checkpoint since. Absent on the events topic (never recreated).
    */
   readonly incarnation?: number;

@@ -8,11 +8,11 @@ import {
   contentProblem,
   idProblem,
   isWellFormed,
-  MAX_AGGREGATE_ID_BYTES,
+  MAX_AGGREGATE_ID_CHARS,
   MAX_COMMAND_DEPTH,
-  MAX_COMMAND_ID_BYTES,
-  MAX_EVENT_ID_BYTES,
-  MAX_NAME_BYTES,
+  MAX_COMMAND_ID_CHARS,
+  MAX_EVENT_ID_CHARS,
+  MAX_NAME_CHARS,
   MAX_VERSION,
   READ_MAX_ID_UNITS,
 } from './limits.ts';
@@ -24,7 +24,7 @@ const identifier = z.string().check(z.minLength(1));
 
 /**
  * Schema of a command record's shape; `data` is checked later against the aggregate's own
- * schema. What the schema cannot say (ids in bytes, content a store refuses) `checkCommand` adds.
+ * schema. What the schema cannot say (ids in code points, content a store refuses) `checkCommand` adds.
  */
 export const commandEnvelopeSchema = z.strictObject({
   commandId: identifier,
@@ -43,21 +43,21 @@ export const commandEnvelopeSchema = z.strictObject({
 /** A command as it arrives on the commands topic, with `data` not yet validated. */
 export type CommandEnvelope = z.infer<typeof commandEnvelopeSchema>;
 
-/** The byte limit of each id of a command (core/limits.ts derives them from every key and id built from them). */
+/** The limit of each id of a command, in characters (code points) (core/limits.ts derives them from every key and id built from them). */
 export const COMMAND_ID_LIMITS = {
-  commandId: MAX_COMMAND_ID_BYTES,
-  aggregateType: MAX_NAME_BYTES,
-  aggregateId: MAX_AGGREGATE_ID_BYTES,
-  type: MAX_NAME_BYTES,
+  commandId: MAX_COMMAND_ID_CHARS,
+  aggregateType: MAX_NAME_CHARS,
+  aggregateId: MAX_AGGREGATE_ID_CHARS,
+  type: MAX_NAME_CHARS,
   // Carried to the events and to the commands reactions derive from them.
-  correlationId: MAX_COMMAND_ID_BYTES,
-  causationId: MAX_EVENT_ID_BYTES,
+  correlationId: MAX_COMMAND_ID_CHARS,
+  causationId: MAX_EVENT_ID_CHARS,
 } as const;
 
 /**
  * Checks a parsed command value: content a store refuses anywhere in it (`MalformedUnicode`,
  * `NumberOutOfRange`, `NestingTooDeep`, `InvalidAttributeName`), then the envelope's shape
- * (`InvalidCommand`), then each id's length in UTF-8 bytes (`IdTooLong`). Every edge (the
+ * (`InvalidCommand`), then each id's length in characters, code points (`IdTooLong`). Every edge (the
  * commands topic's decoder, the HTTP API through it, the CLI, reactions) checks with this.
  */
 export const checkCommand = (parsed: unknown): { readonly ok: CommandEnvelope } | { readonly rejected: Reason } => {

@@ -84,6 +84,8 @@ export interface EventBatchSummary {
   itemsWritten: number;
   commandsIssued: number;
   conflicts: number;
+  /** Records dead-lettered as not usable events (bad input, or an operator's skip): counted in `deadLettered` too. */
+  unusable: number;
   /** Event applications an item refused (fold.ts `Refusal`): each dead-lettered, the item flagged. */
   refused: number;
   /** Gaps passed over under `skip-and-flag` or an operator's `pass-gap` release, with where they are. */
@@ -203,6 +205,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
 
     // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered (refusals.ts).
     const letters = refusalLetters(records);
+    const unusable = deadLetters.length;
     const byKey = keyRefusals(routes.values());
     let refused = byKey.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
     deadLetters.push(...letters([...byKey, ...[...plans.values()].flatMap((p) => p.refused)]));
@@ -268,6 +271,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
       itemsWritten: outcomes.filter((p) => p.next !== null).length,
       commandsIssued: published.size,
       conflicts,
+      unusable,
       refused,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
       halted: [...firstHalt.values()].sort((a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position))),

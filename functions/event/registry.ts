@@ -6,7 +6,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { registry as aggregateRegistry } from '../core/registry.ts';
-import { MAX_NAME_BYTES } from '../core/limits.ts';
+import { MAX_NAME_CHARS } from '../core/limits.ts';
 import { InvalidDefinitionError } from './errors.ts';
 
 /** Projections and reactions by what they consume. */
@@ -40,7 +40,7 @@ const checkNames = (kind: string, names: readonly string[]): void => {
   for (const name of names) {
     if (!NAME.test(name)) throw new InvalidDefinitionError(`${kind} name ${JSON.stringify(name)} must match ${String(NAME)}`);
     // Part of item keys and of every commandId a reaction derives (core/limits.ts).
-    if (name.length > MAX_NAME_BYTES) throw new InvalidDefinitionError(`${kind} name ${name} is longer than ${MAX_NAME_BYTES} characters`);
+    if (name.length > MAX_NAME_CHARS) throw new InvalidDefinitionError(`${kind} name ${name} is longer than ${MAX_NAME_CHARS} characters`);
     if (seen.has(name)) throw new InvalidDefinitionError(`${kind} ${name} is defined twice`);
     seen.add(name);
   }

@@ -3,7 +3,7 @@
  * applies the event, the row its `rowId` names; for each reaction that follows the event's
  * aggregate type, that aggregate's checkpoint. Each item gets its events in partition order.
  */
-import { DYNAMODB, idProblem, MAX_REACTION_COMMANDS } from '../core/limits.ts';
+import { DYNAMODB, keyProblem as storableKeyProblem, MAX_REACTION_COMMANDS } from '../core/limits.ts';
 import type { AnyProjection, DomainEvent } from '../core/projection.ts';
 import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
 import { checkCommand, type Reason } from '../core/wire.ts';
@@ -23,8 +23,8 @@ export interface Route {
 /** Why DynamoDB would refuse `key` (empty, not well-formed, too long), or undefined. */
 const keyProblem = (key: ItemKey): Reason | undefined => {
   const problem =
-    ((p) => (p === undefined ? undefined : `partition key ${p}`))(idProblem(key.pk, DYNAMODB.partitionKeyBytes)) ??
-    ((p) => (p === undefined ? undefined : `sort key ${p}`))(idProblem(key.sk, DYNAMODB.sortKeyBytes));
+    ((p) => (p === undefined ? undefined : `partition key ${p}`))(storableKeyProblem(key.pk, DYNAMODB.partitionKeyBytes)) ??
+    ((p) => (p === undefined ? undefined : `sort key ${p}`))(storableKeyProblem(key.sk, DYNAMODB.sortKeyBytes));
   return problem === undefined ? undefined : { code: 'KeyRefused', message: `the item's ${problem}` };
 };
 

@@ -9,8 +9,8 @@ import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
 import type { LogRecord } from '../core/log.ts';
 import { topicPartition } from '../core/wire.ts';
-import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../command/head.ts';
-import { positionKey } from '../command/partition.ts';
+import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import { positionKey } from '../heads/partition.ts';
 
 /** A version that skips ahead: events are missing from the log. */
 export interface Gap {

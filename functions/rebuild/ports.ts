@@ -3,8 +3,8 @@
  * adapters (adapters/dynamodb/aggregates-table.ts and read-models-table.ts,
  * adapters/kafka/topic-log.ts and publisher.ts, adapters/aws/trigger-gate.ts).
  */
-import type { ArchivedCommand, Head } from '../command/head.ts';
-import type { StoredCheckpoint } from '../command/partition.ts';
+import type { ArchivedCommand, Head } from '../heads/head.ts';
+import type { StoredCheckpoint } from '../heads/partition.ts';
 import type { ControlRecord } from '../control/control.ts';
 
 /** Holds and releases command processing (the commands trigger). */

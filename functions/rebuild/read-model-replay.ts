@@ -43,6 +43,11 @@ export interface ReadModelReplay {
   readonly applied: number;
   /** Records that are not usable events; left out as the event handler leaves them. */
   readonly unusable: number;
+  /**
+   * Event applications an item refused (content or a key the store cannot hold, a reaction's
+   * command no edge accepts): as on the live side, the item moves past them, flagged.
+   */
+  readonly refused: number;
 }
 
 /**
@@ -75,6 +80,7 @@ export const replayReadModels = async (
   const { endOffsets } = progress;
 
   let unusable = 0;
+  let refused = 0;
   let applied = 0;
   const apply = createEventApplier({
     aggregates: deps.aggregates,
@@ -83,12 +89,7 @@ export const replayReadModels = async (
     readModels,
     // Nothing is published by a replay: the commands were issued and the unusable records
     // dead-lettered when the events first arrived.
-    publisher: {
-      publish: (output) => {
-        unusable += output.deadLetters.length;
-        return Promise.resolve();
-      },
-    },
+    publisher: { publish: () => Promise.resolve() },
   });
   const { stoppedEarly, at, eventsTotal } = await replayLog(
     eventLog,
@@ -102,6 +103,8 @@ export const replayReadModels = async (
         const [halt] = summary.halted;
         if (halt !== undefined) throw haltError(halt);
         applied += summary.applied;
+        unusable += summary.unusable;
+        refused += summary.refused;
       },
       save: (position) => save({ endOffsets, ...position }),
     },
@@ -110,5 +113,5 @@ export const replayReadModels = async (
   if (stoppedEarly) await save({ endOffsets, ...at });
   else await readModels.delete(key);
   deps.onProgress?.({ phase: 'done', eventsRead: at.eventsRead, eventsTotal });
-  return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable };
+  return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable, refused };
 };

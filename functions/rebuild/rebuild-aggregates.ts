@@ -14,7 +14,7 @@ import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher } from '../command/ports.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
-import { anchorOf, outboxConfirmed } from '../command/partition.ts';
+import { anchorOf, outboxConfirmed } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
 import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';

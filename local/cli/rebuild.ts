@@ -94,7 +94,8 @@ export const rebuild: CliCommand = {
       console.log(JSON.stringify(report, null, 2));
       if ('differences' in report) return report.differences.length > 0 || report.gaps.length > 0 || report.unusable.length > 0 ? 1 : 0;
       if ('gaps' in report) return report.gaps.length > 0 || ('unusable' in report && report.unusable.length > 0) ? 1 : 0;
-      return 0;
+      // A read-model replay counts what it could not use; what an item refused it flags, as the live side does.
+      return 'unusable' in report && typeof report.unusable === 'number' && report.unusable > 0 ? 1 : 0;
     } finally {
       await rebuild.close();
     }

@@ -1,6 +1,8 @@
 /**
  * The local DynamoDB emulator: moto server from PyPI in a project-local venv
- * (`.cache/venv`), on 127.0.0.1:8000. It holds everything in memory.
+ * (`.cache/venv`), on 127.0.0.1:8000, started through moto-serial.py so that it handles one
+ * request at a time (moto alone lets two racing conditional writes both win). It holds
+ * everything in memory.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,11 +23,20 @@ export const venvBin = (program: string): string => join(venvDir, 'bin', program
 /** Written after a successful install, holding the hash of requirements.txt: a change installs again. */
 const installedMarker = join(venvDir, 'requirements.sha256');
 const motoServer = venvBin('moto_server');
+/** moto_server behind one lock: each request, conditional writes included, atomic as in DynamoDB. */
+const serialLauncher = join(projectRoot, 'local', 'stack', 'moto-serial.py');
+/** Program and arguments that start the emulator on `host:port`; its command line contains `motoMarker`. */
+export const motoCommand = (host: string, port: number | string): [string, string[]] => [
+  venvBin('python'),
+  [serialLauncher, '-H', host, '-p', String(port)],
+];
+/** Part of the emulator's command line, by which a recorded pid is recognised as ours. */
+export const motoMarker = 'moto-serial.py';
 const endpoint = new URL(LOCAL_DYNAMODB_ENDPOINT);
 const log = logFile('moto');
 /** What `python3 -m venv` and pip print: shown only when the install fails. */
 const installLog = logFile('moto-install');
-const markers = ['moto_server', venvDir];
+const markers = [motoMarker, venvDir];
 const hint =
   'Or point AWS_ENDPOINT_URL_DYNAMODB (or AWS_ENDPOINT_URL, for every AWS client) at LocalStack or another DynamoDB endpoint (e.g. AWS_ENDPOINT_URL=http://localhost:4566); the stack then starts no emulator.';
 
@@ -84,7 +95,7 @@ const waitReady = async (): Promise<void> => {
 };
 
 const launch = async (): Promise<void> => {
-  startDetached('moto', motoServer, ['-H', endpoint.hostname, '-p', endpoint.port], projectRoot);
+  startDetached('moto', ...motoCommand(endpoint.hostname, endpoint.port), projectRoot);
   await waitReady();
 };
 

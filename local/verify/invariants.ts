@@ -8,7 +8,7 @@ import { aggregateKey, type AnyAggregate } from '../../functions/core/aggregate.
 import { readEvent } from '../../functions/core/event-reader.ts';
 import type { DomainEvent } from '../../functions/core/projection.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
-import type { Head } from '../../functions/command/head.ts';
+import type { Head } from '../../functions/heads/head.ts';
 import { registry } from '../../functions/core/registry.ts';
 import { canonicalHead, LogFold } from '../../functions/rebuild/fold.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';

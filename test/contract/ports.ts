@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RebuildLockError } from '../../functions/control/control.ts';
-import { emptyHead, type Head } from '../../functions/command/head.ts';
-import type { StoredCheckpoint } from '../../functions/command/partition.ts';
-import { VersionConflictError, type CommandLog, type HeadsStore } from '../../functions/command/ports.ts';
+import { emptyHead, type Head } from '../../functions/heads/head.ts';
+import type { StoredCheckpoint } from '../../functions/heads/partition.ts';
+import { type CommandLog } from '../../functions/command/ports.ts';
+import { VersionConflictError, type HeadsStore } from '../../functions/heads/ports.ts';
 import type { LogReader, LogRecord } from '../../functions/core/log.ts';
 import { RevisionConflictError, type ReadModels } from '../../functions/event/ports.ts';
 import type { RebuildHeadsStore } from '../../functions/rebuild/ports.ts';

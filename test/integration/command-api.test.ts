@@ -197,4 +197,19 @@ describe('the command API over HTTP against the local stack', () => {
     const events = (await readJson<EventRecord>(kafka, topicName('events'))).filter((e) => e.commandId === `${run}-twice`);
     expect(events.map((e) => e.version)).toStrictEqual([2]);
   });
+
+  it('refuses the same commandId with other content with 409, sends nothing, and still replays the identical command', async () => {
+    const dan = `acc-${run}-dan`;
+    expect((await post(account(dan, 'OpenAccount', { owner: 'Dan' }))).status).toBe(200);
+    const deposit = account(dan, 'Deposit', { amount: 3 }, { commandId: `${run}-reused` });
+    const first = await post(deposit);
+    expect(first).toMatchObject({ status: 200, body: { status: 'accepted' } });
+    const reused = await post({ ...deposit, data: { amount: 3_000 } });
+    expect(reused).toMatchObject({ status: 409, body: { code: 'CommandIdReused' } });
+    expect(JSON.stringify(reused.body)).toContain('as a Deposit with other content');
+    const again = await post(deposit);
+    expect(again).toMatchObject({ status: 200, body: first.body, headers: { 'idempotent-replayed': 'true' } });
+    const sent = (await readTopic(kafka, topicName('commands'))).filter((r) => r.value?.includes(`${run}-reused`) === true);
+    expect(sent).toHaveLength(1);
+  });
 });

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import type { HeadsSnapshot } from '../../functions/command/ports.ts';
+import type { HeadsSnapshot } from '../../functions/heads/ports.ts';
 import { TableBehindLogError } from '../../functions/control/control.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { DeadLetterRecord, ResultRecord } from '../../functions/core/wire.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import type { HeadsSnapshot } from '../../functions/command/ports.ts';
+import type { HeadsSnapshot } from '../../functions/heads/ports.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { crashingPublisher, dedupeEvents, startCommandSide, type CommandSide } from '../support/command-side.ts';

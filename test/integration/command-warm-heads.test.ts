@@ -8,7 +8,7 @@ import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import type { HeadsSnapshot } from '../../functions/command/ports.ts';
+import type { HeadsSnapshot } from '../../functions/heads/ports.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../../functions/control/control.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';

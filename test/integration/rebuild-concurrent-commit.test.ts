@@ -6,7 +6,7 @@
  * off by its own write's condition, and the newer head stays.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyHead, type Head } from '../../functions/command/head.ts';
+import { emptyHead, type Head } from '../../functions/heads/head.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RebuildLockError } from '../../functions/control/control.ts';
-import { emptyHead, type Head } from '../../functions/command/head.ts';
+import { emptyHead, type Head } from '../../functions/heads/head.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { RECENT_COMMANDS } from '../../functions/command/head.ts';
+import { RECENT_COMMANDS } from '../../functions/heads/head.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';

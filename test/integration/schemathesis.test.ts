@@ -4,9 +4,9 @@
  * valid and invalid, to the local server of `npm start` on the real broker and emulator, with
  * the real command handler deciding. Every check must pass: no 5xx, every status, header and
  * body as the document declares, invalid input refused, valid input accepted. A bounded
- * number of examples and a time budget keep it under a minute; its output shows only on failure.
- * Known gap: the edge limits ids in UTF-8 bytes, which a schema cannot state; the document
- * gives the byte limit as maxLength and in `x-max-utf8-bytes`.
+ * number of examples and a time budget keep it under a minute; its output shows only on failure
+ * (or with SCHEMATHESIS_OUTPUT set). The edge limits ids in characters (code points), as the
+ * document's `maxLength` counts them, so what it generates at and past a limit is exact.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMAND_CODES, FUZZ_SEED, hostileOpen } from '../unit/fuzz/arbitraries.ts';
-import type { DeadLetterRecord, ResultRecord } from '../../functions/core/wire.ts';
+import { checkCommand, type DeadLetterRecord, type ResultRecord } from '../../functions/core/wire.ts';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
@@ -17,8 +17,12 @@ import { getAccountSummary } from '../../functions/projections/account-summary-q
 import { projectionRowKey } from '../../functions/event/ports.ts';
 import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
 import { createTopics, readTopic, unique } from '../support/kafka.ts';
+import { MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS } from '../../functions/core/limits.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
+import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
+import { aggregates } from '../../functions/domain/index.ts';
 import { accountEventRecord, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
 
 let commandSide: CommandSide;
@@ -37,7 +41,7 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
     const id = unique('acc');
     const topic = unique('cmds');
     const other = unique('acc');
-    const long = '€'.repeat(86);
+    const long = '\u{1F600}'.repeat(129);
     const deposit = (metadata: Record<string, unknown>, data: Record<string, unknown> = { amount: 1 }) => ({
       key: id,
       value: { ...command(id, 'Deposit', data), metadata },
@@ -54,9 +58,14 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
         record: { key: other, value: command(other, 'OpenAccount', { owner: 'A\udc00' }) },
       },
       {
-        name: 'aggregateId over 256 bytes',
+        name: 'aggregateId of 129 four-byte characters (one past the limit)',
         code: 'IdTooLong',
         record: { key: long, value: command(long, 'OpenAccount', { owner: 'Ada' }) },
+      },
+      {
+        name: 'commandId of 301 four-byte characters (one past the limit)',
+        code: 'IdTooLong',
+        record: { key: id, value: command(id, 'Deposit', { amount: 1 }, { commandId: '\u{1F600}'.repeat(301) }) },
       },
       { name: 'number below 1E-130', code: 'NumberOutOfRange', record: deposit({ x: 1e-200 }) },
       { name: 'number beyond 2^53-1', code: 'NumberOutOfRange', record: deposit({ x: 2 ** 60 }) },
@@ -112,6 +121,38 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
   });
 });
 
+describe('ids exactly at their limits, of four-byte characters, flow whole', () => {
+  it('their head, events, read-model row and the reaction command derived from them', async () => {
+    /** `prefix` padded with four-byte characters to exactly `chars` characters. */
+    const atLimit = (prefix: string, chars: number): string => prefix + '\u{1F600}'.repeat(chars - [...prefix].length);
+    const id = atLimit(unique('acc'), MAX_AGGREGATE_ID_CHARS);
+    const commandId = (n: number) => atLimit(`${unique('c')}-${n}-`, MAX_COMMAND_ID_CHARS);
+    const topic = unique('cmds');
+    const commands = [
+      command(id, 'OpenAccount', { owner: 'Ada' }, { commandId: commandId(1) }),
+      command(id, 'Deposit', { amount: 500 }, { commandId: commandId(2) }),
+      command(id, 'Withdraw', { amount: 450 }, { commandId: commandId(3) }),
+    ];
+    const summary = await commandSide.processor()(
+      mskEvent(
+        commands.map((value, offset) => ({ offset, key: id, value })),
+        topic,
+      ),
+    );
+    expect(summary).toMatchObject({ accepted: 3, deadLettered: 0, batchItemFailures: [] });
+    expect((await commandSide.heads.get('account', id))?.version).toBe(3);
+
+    const events = (await readTopic(commandSide.kafka, commandSide.topics.events)).filter((r) => r.key === id);
+    expect(events.map((r) => (JSON.parse(r.value!) as { eventId: string }).eventId)).toEqual([1, 2, 3].map((v) => `account:${id}:${v}`));
+    const side = await eventSide.processor()(triggerBatches(events, commandSide.topics.events, 10)[0]!);
+    expect(side).toMatchObject({ events: 3, refused: 0, deadLettered: 0, halted: [] });
+    expect(await getAccountSummary(eventSide.readModels, id)).toMatchObject({ balance: 50, version: 3 });
+    const alerts = (await eventSide.commands()).filter((c) => c.aggregateId === id);
+    expect(alerts.map((c) => c.type)).toEqual(['RaiseLowBalanceAlert']);
+    expect(checkCommand(alerts[0])).toHaveProperty('ok');
+  });
+});
+
 describe('the events topic: an event whose effect an item cannot hold is dead-lettered naming the consumer, and the partition goes on', () => {
   it('an owner that is not well-formed Unicode, written by older code: the row and checkpoint are flagged, later events applied', async () => {
     const id = unique('acc');
@@ -148,6 +189,19 @@ describe('the events topic: an event whose effect an item cannot hold is dead-le
 
     // Delivered again (the trigger retries after a crash): nothing is applied twice.
     expect(await eventSide.processor()(batch!)).toMatchObject({ applied: 0, refused: 0, duplicates: 4 });
+
+    // A rebuild of the projection treats the event as the live side did: refused and flagged, not unusable.
+    const eventLog = new TopicLog(eventSide.kafka, topic);
+    const live = await eventSide.readModels.get(projectionRowKey(accountSummary.name, id));
+    const report = await rebuildProjection({ aggregates, projection: accountSummary, readModels: eventSide.readModels, eventLog });
+    expect(report).toMatchObject({ status: 'complete', eventsRead: 2, applied: 1, unusable: 0, refused: 1 });
+    expect(await eventSide.readModels.get(projectionRowKey(accountSummary.name, id))).toMatchObject({
+      data: live?.data,
+      versions: live?.versions,
+      refusedCount: 1,
+      refused: [{ version: 1, code: 'MalformedUnicode' }],
+    });
+    await eventLog.close();
   });
 });
 

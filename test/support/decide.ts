@@ -2,8 +2,8 @@
 import { headItemBytes } from '../../functions/adapters/dynamodb/aggregates-items.ts';
 import type { AggregateBatch } from '../../functions/command/decide-aggregate.ts';
 import type { IncomingCommand } from '../../functions/command/decode.ts';
-import { MAX_HEAD_BYTES, type ArchivedCommand, type Head } from '../../functions/command/head.ts';
-import { outboxConfirmed, type PartitionCheckpoint } from '../../functions/command/partition.ts';
+import { MAX_HEAD_BYTES, type ArchivedCommand, type Head } from '../../functions/heads/head.ts';
+import { outboxConfirmed, type PartitionCheckpoint } from '../../functions/heads/partition.ts';
 
 /** A week, the commands topic's retention: the dedupe window. */
 export const WEEK_MS = 7 * 24 * 3_600_000;

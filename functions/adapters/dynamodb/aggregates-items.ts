@@ -4,8 +4,8 @@
  * codecs; heads-table.ts does the I/O.
  */
 import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
-import { fingerprint, type ArchivedCommand, type Head, type RecentCommand } from '../../command/head.ts';
-import type { StoredCheckpoint } from '../../command/partition.ts';
+import { fingerprint, type ArchivedCommand, type Head, type RecentCommand } from '../../heads/head.ts';
+import type { StoredCheckpoint } from '../../heads/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
 import { itemBytes, toWellFormed } from '../../core/limits.ts';
@@ -26,6 +26,9 @@ export const legacyArchiveKey = (aggregateType: string, aggregateId: string, com
 /** Key of the kept outcome of a command that no head remembers (functions/command/decide-aggregate.ts `unkept`). */
 export const resultKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
   `~result#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
+/** Key of what a commandId sent through the command API carried (command-claims.ts). */
+export const claimKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~claim#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
 export const CONTROL_KEY = '~control';
 /** Key of a commands partition's operator releases (core/release.ts). */

@@ -9,12 +9,12 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
-import { isStorableId, isWellFormed, MAX_AGGREGATE_ID_BYTES, MAX_COMMAND_ID_BYTES, MAX_NAME_BYTES } from '../../core/limits.ts';
+import { isStorableId, isWellFormed, MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_NAME_CHARS } from '../../core/limits.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
-import type { ArchivedCommand, Head } from '../../command/head.ts';
-import type { StoredCheckpoint } from '../../command/partition.ts';
-import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../command/ports.ts';
+import type { ArchivedCommand, Head } from '../../heads/head.ts';
+import type { StoredCheckpoint } from '../../heads/partition.ts';
+import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../heads/ports.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import {
   archivedFromItem,
@@ -261,9 +261,9 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   async keepResults(unkept: readonly UnkeptResult[], retentionMs: number): Promise<void> {
     const items = unkept.flatMap(({ result, at }) =>
       // Ids the edge refuses could never be asked for, and their keys might be refused: not kept.
-      isStorableId(result.commandId, MAX_COMMAND_ID_BYTES) &&
-      isStorableId(result.aggregateType, MAX_NAME_BYTES) &&
-      isStorableId(result.aggregateId, MAX_AGGREGATE_ID_BYTES)
+      isStorableId(result.commandId, MAX_COMMAND_ID_CHARS) &&
+      isStorableId(result.aggregateType, MAX_NAME_CHARS) &&
+      isStorableId(result.aggregateId, MAX_AGGREGATE_ID_CHARS)
         ? [
             resultItem(
               { ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId },

@@ -9,7 +9,7 @@ import type { ResultRecord } from '../../core/wire.ts';
 import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
 import { batchGetAll } from './requests.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
-import { answerTo, isCommand } from '../../command/head.ts';
+import { answerTo, isCommand } from '../../heads/head.ts';
 import {
   archivedFromItem,
   archivedIs,

@@ -8,7 +8,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { EventRecord, Reason } from '../../core/wire.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
-import { fingerprint, type Head, type RecentCommand } from '../../command/head.ts';
+import { fingerprint, type Head, type RecentCommand } from '../../heads/head.ts';
 
 type Item = Record<string, unknown>;
 

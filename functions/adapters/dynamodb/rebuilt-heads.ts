@@ -9,8 +9,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mapConcurrent } from '../../core/async.ts';
 import { RebuildLockError } from '../../control/control.ts';
-import type { Head } from '../../command/head.ts';
-import type { StoredCheckpoint } from '../../command/partition.ts';
+import type { Head } from '../../heads/head.ts';
+import type { StoredCheckpoint } from '../../heads/partition.ts';
 import { checkpointFromItem, CONTROL_KEY, fromItem, toItem } from './aggregates-items.ts';
 import { batchGetAll, type TableIo } from './requests.ts';
 

@@ -9,9 +9,9 @@ import {
   recentFromItem,
   toItem,
 } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
-import { classify } from '../../../functions/command/dedupe.ts';
+import { classify } from '../../../functions/heads/dedupe.ts';
 import type { IncomingCommand } from '../../../functions/command/decode.ts';
-import { fingerprint, RECENT_COMMANDS, type Head, type RecentCommand } from '../../../functions/command/head.ts';
+import { fingerprint, RECENT_COMMANDS, type Head, type RecentCommand } from '../../../functions/heads/head.ts';
 import type { EventRecord, ResultRecord } from '../../../functions/core/wire.ts';
 
 const accepted = (commandId: string, version: number): ResultRecord => ({

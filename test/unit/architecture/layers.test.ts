@@ -30,6 +30,9 @@ describe('the layers of functions/', () => {
     ['functions/domain/account/wrong.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
     ['functions/adapters/kafka/wrong.ts', "import { composeCommandSide } from '../../compose/command-side.ts';"],
     ['functions/adapters/memory/wrong.ts', "import { commitAggregate } from '../../command/commit-aggregate.ts';"],
+    ['functions/heads/wrong.ts', "import { decideAggregate } from '../command/decide-aggregate.ts';"],
+    ['functions/heads/wrong.ts', "import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';"],
+    ['functions/heads/wrong.ts', "import { createEventApplier } from '../event/process-batch.ts';"],
   ])('refuses %s: %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toHaveLength(1);
   });
@@ -37,11 +40,14 @@ describe('the layers of functions/', () => {
   it.each([
     ['functions/event/right.ts', "import { itemId } from './ports.ts';"],
     ['functions/command/right.ts', "import { ControlRecord } from '../control/control.ts';"],
-    ['functions/rebuild/right.ts', "import { Head } from '../command/head.ts';"],
+    ['functions/rebuild/right.ts', "import { Head } from '../heads/head.ts';"],
+    ['functions/command/right.ts', "import { HeadCache } from '../heads/head-cache.ts';"],
+    ['functions/heads/right.ts', "import { ControlRecord } from '../control/control.ts';"],
     ['functions/rebuild/right.ts', "import { createEventApplier } from '../event/process-batch.ts';"],
     ['functions/command-api/right.ts', "import { decodeCommand } from '../command/decode.ts';"],
-    ['functions/adapters/dynamodb/right.ts', "import { HeadsStore } from '../../command/ports.ts';"],
-    ['functions/adapters/memory/right.ts', "import { HeadsStore } from '../../command/ports.ts';"],
+    ['functions/adapters/dynamodb/right.ts', "import { HeadsStore } from '../../heads/ports.ts';"],
+    ['functions/adapters/memory/right.ts', "import { HeadsStore } from '../../heads/ports.ts';"],
+    ['functions/adapters/kafka/right.ts', "import { BatchPublisher } from '../../command/ports.ts';"],
     ['functions/handlers/right.ts', "import { composeCommandSide } from '../compose/command-side.ts';"],
   ])('lets %s import %s', async (file, source) => {
     expect(await restricted(file, `${source}\nexport const used = [${source.match(/{ (\w+) }/)?.[1]}];\n`)).toEqual([]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCommandApi, type HttpResponse } from '../../../functions/command-api/api.ts';
-import type { SentRecord } from '../../../functions/command-api/ports.ts';
+import type { Claim, CommandClaims, SentRecord } from '../../../functions/command-api/ports.ts';
 import { decodeCommand } from '../../../functions/command/decode.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
@@ -14,8 +14,18 @@ const settings = {
   commandsTopic: 'commands',
 };
 
-const setup = (options: { sendFails?: boolean } = {}) => {
+const setup = (options: { sendFails?: boolean; sendHangs?: boolean } = {}) => {
   const outcomes = memoryOutcomes();
+  // What each commandId was first sent with, as the DynamoDB claims keep it (adapters/dynamodb/command-claims.ts).
+  const claimed = new Map<string, Claim>();
+  const claims: CommandClaims = {
+    claim: (ref, claim) => {
+      const key = `${ref.aggregateType}#${ref.aggregateId}#${ref.commandId}`;
+      const first = claimed.get(key);
+      if (first === undefined) claimed.set(key, claim);
+      return Promise.resolve(first);
+    },
+  };
   const sent: { key: string; value: string; timestamp: number }[] = [];
   const clock = fakeClock();
   const rows = new Map<string, unknown>([['account-summary/acc-1', { accountId: 'acc-1', balance: 5 }]]);
@@ -26,11 +36,14 @@ const setup = (options: { sendFails?: boolean } = {}) => {
     sender: {
       send: (record): Promise<SentRecord> => {
         if (options.sendFails === true) return Promise.reject(new Error('broker unreachable'));
+        // A broker that takes the record but never acknowledges it in time.
+        if (options.sendHangs === true) return new Promise<never>(() => undefined);
         sent.push({ key: record.key, value: new TextDecoder().decode(record.value), timestamp: record.timestamp });
         return Promise.resolve({ partition: 1, offset: sent.length - 1, timestamp: record.timestamp });
       },
     },
     outcomes,
+    claims,
     rows: { row: (projection, rowId) => Promise.resolve(rows.get(`${projection}/${rowId}`)) },
     settings,
     clock,
@@ -53,6 +66,27 @@ const accepted = (commandId: string, version = 1) => ({
 });
 
 describe('POST /commands', () => {
+  it('refuses the same commandId with other content with 409 naming the first, sending nothing, and replays an identical repeat in any key order', async () => {
+    const { api, outcomes, sent } = setup();
+    const withdraw = { commandId: 'c-w', aggregateType: 'account', aggregateId: 'acc-1', type: 'Withdraw', data: { amount: 30 } };
+    outcomes.decide({ aggregateType: 'account', aggregateId: 'acc-1', commandId: 'c-w' }, accepted('c-w', 2));
+    expect((await api(post(withdraw))).statusCode).toBe(200);
+    expect(sent).toHaveLength(0);
+
+    const other = await api(post({ ...withdraw, data: { amount: 3000 } }));
+    expect([other.statusCode, body(other).code]).toStrictEqual([409, 'CommandIdReused']);
+    expect(body(other).message).toContain('as a Withdraw with other content');
+    const anotherType = await api(post({ ...withdraw, type: 'Deposit' }));
+    expect(anotherType.statusCode).toBe(409);
+    expect(sent).toHaveLength(0);
+
+    // The same content, its keys in another order: the same command, answered with its outcome.
+    const again = await api(
+      post({ data: { amount: 30 }, type: 'Withdraw', aggregateId: 'acc-1', aggregateType: 'account', commandId: 'c-w' }),
+    );
+    expect([again.statusCode, again.headers['idempotent-replayed']]).toStrictEqual([200, 'true']);
+  });
+
   it('fills in a commandId, sends the body otherwise byte for byte keyed by aggregateId, and answers 200 with the outcome', async () => {
     const { api, outcomes, sent } = setup();
     outcomes.decide({ aggregateType: 'account', aggregateId: 'acc-1', commandId: 'api-new' }, accepted('api-new'), 1);
@@ -226,6 +260,30 @@ describe('POST /commands', () => {
     expect(Math.max(...clock.woke)).toBe(1_500);
   });
 
+  it("bounds the produce by the function's remaining time: 503 with the commandId, so that a retry is applied once", async () => {
+    const { api, errors } = setup({ sendHangs: true });
+    // 1,050 ms left, a second kept to answer: the produce has 50 ms (it used to wait for as long as the broker took).
+    const late = await api(post({ ...open, commandId: 'mine' }), { remainingMs: 1_050 });
+    expect([late.statusCode, body(late).code, body(late).commandId, late.headers['retry-after']]).toStrictEqual([
+      503,
+      'Unavailable',
+      'mine',
+      '1',
+    ]);
+    expect(body(late).message).toContain("within the function's remaining time");
+    expect(errors).toHaveLength(1);
+    const generated = await api(post(open), { remainingMs: 1_050 });
+    expect([generated.statusCode, body(generated).commandId]).toStrictEqual([503, 'api-new']);
+  });
+
+  it('sends nothing when no time is left to produce, and answers 503 with the commandId', async () => {
+    const { api, sent } = setup();
+    const response = await api(post(open), { remainingMs: 1_000 });
+    expect([response.statusCode, body(response).commandId]).toStrictEqual([503, 'api-new']);
+    expect(body(response).message).toContain('sent nothing');
+    expect(sent).toHaveLength(0);
+  });
+
   it('answers 202, not an error, when the table cannot be read after the command was sent', async () => {
     const { api, outcomes, sent } = setup();
     outcomes.failing = true;
@@ -274,19 +332,25 @@ describe('GET routes', () => {
 
   it('refuses ids no key can hold with 400 InvalidRequest, without reading the table', async () => {
     const { api, outcomes } = setup();
-    // One byte over each limit of core/limits.ts: an aggregateId of 256 bytes, a commandId of 512.
-    const long = 'x'.repeat(257);
-    const longCommandId = 'x'.repeat(513);
+    // One character over each limit of core/limits.ts (128 for an aggregateId, 300 for a commandId), in four-byte characters.
+    const smile = encodeURIComponent('\u{1F600}');
+    const long = smile.repeat(129);
+    const longCommandId = smile.repeat(301);
     for (const path of [
       `/aggregates/account/${long}`,
+      `/aggregates/account/${'x'.repeat(129)}`,
       `/commands/${longCommandId}?aggregateType=account&aggregateId=acc-1`,
       `/commands/c-1?aggregateType=account&aggregateId=${long}`,
       `/read-models/account-summary/${'%E2%82%AC'.repeat(342)}`,
     ]) {
       const response = await api(request('GET', path));
-      expect([path, response.statusCode, body(response).code]).toStrictEqual([path, 400, 'InvalidRequest']);
+      expect([path.slice(0, 30), response.statusCode, body(response).code]).toStrictEqual([path.slice(0, 30), 400, 'InvalidRequest']);
     }
-    expect(outcomes.readsOf({ aggregateType: 'account', aggregateId: 'acc-1', commandId: longCommandId })).toBe(0);
+    expect(outcomes.readsOf({ aggregateType: 'account', aggregateId: 'acc-1', commandId: decodeURIComponent(longCommandId) })).toBe(0);
+    // Exactly at the limits: looked up, and not found.
+    const atLimit = await api(request('GET', `/commands/${smile.repeat(300)}?aggregateType=account&aggregateId=${smile.repeat(128)}`));
+    expect([atLimit.statusCode, body(atLimit).code]).toStrictEqual([404, 'OutcomeUnknown']);
+    expect((await api(request('GET', `/aggregates/account/${smile.repeat(128)}`))).statusCode).toBe(404);
   });
 
   it('answers 404 for a path it does not serve and 405 with Allow for a method it does not take', async () => {

@@ -58,6 +58,8 @@ const exercise = async (): Promise<{ route: keyof typeof routes; response: HttpR
         ? { ...outcomes, outcome: () => Promise.reject(new Error('down')), state: () => Promise.reject(new Error('down')) }
         : outcomes,
       rows: { row: (_, rowId) => Promise.resolve(rowId === 'acc-1' ? { balance: 0 } : undefined) },
+      // `reused` was sent before with other content.
+      claims: { claim: (ref) => Promise.resolve(ref.commandId === 'reused' ? { digest: 'other', type: 'OpenAccount', at: 0 } : undefined) },
       settings,
       clock: fakeClock(),
     });
@@ -67,6 +69,7 @@ const exercise = async (): Promise<{ route: keyof typeof routes; response: HttpR
   const calls: [keyof typeof routes, ReturnType<typeof api>][] = [
     ['postCommand', api(post({ ...open, commandId: 'known' }))],
     ['postCommand', api(post({ ...open, commandId: 'refused' }))],
+    ['postCommand', api(post({ ...open, commandId: 'reused' }))],
     ['postCommand', api(post(open))],
     ['postCommand', api(post({ ...open, type: 'Teleport' }))],
     ['postCommand', api(post({ ...open, data: { owner: 'x'.repeat(300_000) } }))],

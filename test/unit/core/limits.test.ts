@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, type BadCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { archiveKey, resultKey } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
+import { archiveKey, claimKey, resultKey } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
+import { MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_NAME_CHARS } from '../../../functions/core/limits.ts';
 import { aggregateKey } from '../../../functions/core/aggregate.ts';
 import { readEvent } from '../../../functions/core/event-reader.ts';
 import { reactionCommandEnvelope } from '../../../functions/core/reaction.ts';
@@ -60,8 +61,11 @@ describe('content a store refuses is a rejection at the commands topic', () => {
     ['a number below 1E-130', { metadata: { tiny: 1e-200 } }, 'acc-1', 'NumberOutOfRange'],
     ['a number beyond 2^53-1', { metadata: { big: 2 ** 60 } }, 'acc-1', 'NumberOutOfRange'],
     ['nesting deeper than 32 levels', { metadata: { deep: nest(31) } }, 'acc-1', 'NestingTooDeep'],
-    ['an aggregateId over 256 bytes (86 characters)', { aggregateId: '€'.repeat(86) }, '€'.repeat(86), 'IdTooLong'],
-    ['a commandId over 512 bytes', { commandId: 'c'.repeat(513) }, 'acc-1', 'IdTooLong'],
+    ['an aggregateId of 129 characters', { aggregateId: 'a'.repeat(129) }, 'a'.repeat(129), 'IdTooLong'],
+    ['an aggregateId of 129 four-byte characters', { aggregateId: '\u{1F600}'.repeat(129) }, '\u{1F600}'.repeat(129), 'IdTooLong'],
+    ['a commandId of 301 characters', { commandId: 'c'.repeat(301) }, 'acc-1', 'IdTooLong'],
+    ['a commandId of 301 four-byte characters', { commandId: '\u{1F600}'.repeat(301) }, 'acc-1', 'IdTooLong'],
+    ['a correlationId of 301 characters', { correlationId: 'c'.repeat(301) }, 'acc-1', 'IdTooLong'],
   ])('rejects %s', async (_, overrides, key, code) => {
     const bad = await rejected(envelope(overrides), key);
     expect(bad.reason.code, bad.reason.message).toBe(code);
@@ -95,16 +99,26 @@ describe('content a store refuses is a rejection at the commands topic', () => {
 });
 
 describe('every id derived from an accepted command fits, at every version, for every reader', () => {
-  /** The longest aggregateId the edge accepts, in multi-byte characters. */
-  const longest = 'é'.repeat(128);
-  const longestAscii = 'a'.repeat(256);
+  /** The longest ids the edge accepts, in characters of four UTF-8 bytes (two UTF-16 units) each. */
+  const longest = '\u{1F600}'.repeat(MAX_AGGREGATE_ID_CHARS);
+  const longestCommandId = '\u{1F600}'.repeat(MAX_COMMAND_ID_CHARS);
+  const longestAscii = 'a'.repeat(MAX_AGGREGATE_ID_CHARS);
+
+  it('states the limits in characters: 128 for an aggregateId, 300 for a commandId, 64 for a name', () => {
+    expect([MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_NAME_CHARS]).toStrictEqual([128, 300, 64]);
+  });
+
+  it('accepts ids exactly at the limit made of four-byte characters, whole', async () => {
+    const ok = await accepted(envelope({ aggregateId: longest, commandId: longestCommandId, correlationId: longestCommandId }), longest);
+    expect([ok.envelope.aggregateId, ok.envelope.commandId]).toStrictEqual([longest, longestCommandId]);
+  });
 
   it.each([
-    ['256 ASCII characters at version 1', longestAscii, 1],
-    ['246 ASCII characters at version 10', 'a'.repeat(246), 10],
-    ['256 bytes of two-byte characters at version 2^53-1', longest, Number.MAX_SAFE_INTEGER],
+    ['128 ASCII characters at version 1', longestAscii, 1],
+    ['128 ASCII characters at version 2^53-1', longestAscii, Number.MAX_SAFE_INTEGER],
+    ['128 four-byte characters at version 2^53-1', longest, Number.MAX_SAFE_INTEGER],
   ])('readers accept the event of an aggregateId of %s', async (_, aggregateId, version) => {
-    const incoming = await accepted(envelope({ aggregateId, commandId: 'c'.repeat(512) }), aggregateId);
+    const incoming = await accepted(envelope({ aggregateId, commandId: longestCommandId }), aggregateId);
     const event = eventRecord(incoming, { type: 'MoneyDeposited', data: { amount: 500, currency: 'EUR' } }, version);
     const read = readEvent(
       { key: aggregateId, value: JSON.stringify(event), position: { topic: 'events', partition: 0, offset: 1 } },
@@ -114,29 +128,34 @@ describe('every id derived from an accepted command fits, at every version, for 
   });
 
   it('a reaction derives a commandId the commands topic accepts from the longest id at the highest version', () => {
-    for (const aggregateId of ['a'.repeat(230), longestAscii, longest]) {
+    for (const aggregateId of [longestAscii, longest]) {
       const max = Number.MAX_SAFE_INTEGER;
-      const event = { ...accountEvent(aggregateId, 1, withdrawn(5)).event, version: max, eventId: eventId('account', aggregateId, max) };
+      const event = {
+        ...accountEvent(aggregateId, 1, withdrawn(5)).event,
+        version: max,
+        eventId: eventId('account', aggregateId, max),
+        correlationId: longestCommandId,
+      };
       const reacted = lowBalanceAlert(1000).react({ status: 'open', owner: 'Ada', balance: 10 }, event as never);
-      const [command] = reacted.commands.map((c, n) => reactionCommandEnvelope('x'.repeat(64), event, c, n + 98));
+      const [command] = reacted.commands.map((c, n) => reactionCommandEnvelope('x'.repeat(MAX_NAME_CHARS), event, c, n + 99));
       expect(checkCommand(JSON.parse(JSON.stringify(command)))).toHaveProperty('ok');
+      expect([...(command?.commandId ?? '')].length).toBeLessThanOrEqual(MAX_COMMAND_ID_CHARS);
     }
   });
 
-  it('every key derived from the longest ids fits DynamoDB', () => {
+  it('every key derived from the longest ids fits DynamoDB, even were names of four-byte characters', () => {
     const id = longest;
-    const commandId = 'c'.repeat(512);
-    const type = 'T'.repeat(64);
+    const commandId = longestCommandId;
+    const type = '\u{1F600}'.repeat(MAX_NAME_CHARS);
     expect(bytes(aggregateKey(type, id))).toBeLessThanOrEqual(2048);
-    expect(bytes(archiveKey(type, id, commandId))).toBeLessThanOrEqual(2048);
-    expect(bytes(resultKey(type, id, commandId))).toBeLessThanOrEqual(2048);
-    const checkpoint = reactionCheckpointKey('r'.repeat(64), type, id);
+    for (const key of [archiveKey, resultKey, claimKey]) expect(bytes(key(type, id, commandId))).toBeLessThanOrEqual(2048);
+    const checkpoint = reactionCheckpointKey(type, type, id);
     expect(bytes(checkpoint.pk)).toBeLessThanOrEqual(2048);
     expect(bytes(checkpoint.sk)).toBeLessThanOrEqual(1024);
   });
 
   it('refuses at definition time an aggregate whose type names would not fit the derived ids', () => {
     const [accountDefinition] = deployed;
-    expect(() => registry([{ ...accountDefinition, type: `a${'b'.repeat(64)}` } as never])).toThrow(/at most 64 bytes/);
+    expect(() => registry([{ ...accountDefinition, type: `a${'b'.repeat(64)}` } as never])).toThrow(/at most 64 characters/);
   });
 });

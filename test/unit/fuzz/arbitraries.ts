@@ -15,7 +15,7 @@ export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261130);
 /** fc.assert parameters: the fixed seed, and `runs` unless FUZZ_RUNS overrides it. */
 export const fuzz = (runs: number) => ({ seed: FUZZ_SEED, numRuns: Number(process.env.FUZZ_RUNS ?? runs) });
 
-/** Rejection codes of the command side (README, "Wire contract"). */
+/** Rejection codes of the command side (docs/WIRE.md, "Rejection codes"). */
 export const COMMAND_CODES = [
   'InvalidCommand',
   'KeyMismatch',
@@ -121,8 +121,8 @@ export const unicodeText = (minLength = 0, maxLength = 12): fc.Arbitrary<string>
     })
     .map((parts) => parts.join(''));
 
-/** An identifier every id field of the envelope accepts (1..64 UTF-8 bytes: core/limits.ts), often with nasty characters. */
-export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && Buffer.byteLength(s) <= 64);
+/** An identifier every id field of the envelope accepts (1..64 characters: core/limits.ts), often with nasty characters. */
+export const identifier = unicodeText(1, 12).filter((s) => s.length >= 1 && [...s].length <= 64);
 
 /** Headers as the trigger sends them, and as it never would: not arrays, bytes out of range, entries that are not objects. */
 export const headers: fc.Arbitrary<unknown> = fc.oneof(
@@ -214,7 +214,7 @@ const notAnIdentifier = fc.constantFrom(
   '["x"]',
   '{}',
   '""',
-  JSON.stringify('x'.repeat(513)),
+  JSON.stringify('x'.repeat(301)),
 );
 /** Values that are not a valid `expectedVersion` (a non-negative safe integer), as JSON text. */
 const notAVersion = fc.constantFrom(
@@ -366,7 +366,7 @@ export const hostileCommand = (id: string): fc.Arbitrary<HostileRecord> => {
       .chain(([e, field, raw]) =>
         rec(
           `${field} = ${raw.slice(0, 12)}`,
-          codeFor(withRawField(e, field, raw), raw.length > 513 ? 'IdTooLong' : 'InvalidCommand'),
+          codeFor(withRawField(e, field, raw), raw.length > 300 ? 'IdTooLong' : 'InvalidCommand'),
           field === 'commandId' ? readableId(raw) : e.commandId,
           b64(withRawField(e, field, raw)),
         ),
@@ -540,7 +540,7 @@ const char = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('é', '€', '\u{1F600}', '\u0000', '\uFEFF') },
   { weight: 1, arbitrary: fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff') },
 );
-/** Strings from empty to long in bytes, now and then with a lone surrogate. */
+/** Strings from empty to long in characters and bytes, now and then with a lone surrogate. */
 export const hostileString = fc.oneof(
   {
     weight: 4,
@@ -548,8 +548,9 @@ export const hostileString = fc.oneof(
   },
   fc.string({ unit: char, maxLength: 12 }),
   fc.string({ unit: char, minLength: 60, maxLength: 140 }),
-  fc.integer({ min: 250, max: 262 }).map((n) => 'a'.repeat(n)),
-  fc.integer({ min: 80, max: 90 }).map((n) => '€'.repeat(n)),
+  // At and just past the limits in characters (core/limits.ts: 128 for an aggregateId, 300 for a commandId), in one to four bytes each.
+  fc.tuple(fc.constantFrom('a', 'é', '€', '\u{1F600}'), fc.integer({ min: 126, max: 130 })).map(([c, n]) => c.repeat(n)),
+  fc.tuple(fc.constantFrom('a', '\u{1F600}'), fc.integer({ min: 298, max: 302 })).map(([c, n]) => c.repeat(n)),
 );
 /** Numbers at and beyond what DynamoDB and the SDK hold. */
 const extremeNumber = fc.constantFrom(0, -0, 1, 1.5, 1e-130, -1e-130, 1e-131, 5e-324, 2 ** 53 - 1, 2 ** 53, 1e21, 1e300, -1e300);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideAggregate } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { emptyHead, type Head } from '../../../functions/command/head.ts';
+import { emptyHead, type Head } from '../../../functions/heads/head.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../../functions/core/wire.ts';

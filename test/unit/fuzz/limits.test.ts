@@ -1,5 +1,5 @@
 /**
- * Property: any command, with arbitrary strings (lone surrogates, ids long in bytes), deep
+ * Property: any command, with arbitrary strings (lone surrogates, ids at and past their limits in characters of one to four bytes), deep
  * nesting and extreme numbers, is refused by the commands topic's decoder with a precise
  * code, or flows whole: its events are read back by every reader, at every version, and
  * every read-model item and reaction command they lead to is one DynamoDB and the commands
@@ -10,7 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { decodeCommand } from '../../../functions/command/decode.ts';
 import { decideOne } from '../../../functions/command/decide-one.ts';
 import { readEvent } from '../../../functions/core/event-reader.ts';
-import { contentProblem, MAX_COMMAND_DEPTH } from '../../../functions/core/limits.ts';
+import {
+  codePoints,
+  contentProblem,
+  MAX_AGGREGATE_ID_CHARS,
+  MAX_COMMAND_DEPTH,
+  MAX_COMMAND_ID_CHARS,
+} from '../../../functions/core/limits.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { decodeMskEvent, type TriggerRecord } from '../../../functions/core/trigger-event.ts';
 import { eventId, type EventRecord } from '../../../functions/core/wire.ts';
@@ -48,13 +54,19 @@ describe('the limits, as a property of arbitrary commands', () => {
         const text = JSON.stringify(envelope);
         const decoded = await decodeCommand(record(text, c.aggregateId), aggregates);
         const content = contentProblem(JSON.parse(text), MAX_COMMAND_DEPTH);
+        // The limits are exact, in characters: an id past one is refused as IdTooLong, whatever its bytes.
+        const tooLong = codePoints(c.aggregateId) > MAX_AGGREGATE_ID_CHARS || codePoints(c.commandId) > MAX_COMMAND_ID_CHARS;
+        const empty = c.aggregateId === '' || c.commandId === '';
         if ('bad' in decoded) {
           expect(CODES).toContain(decoded.bad.reason.code);
           expect(decoded.bad.reason.message.length).toBeGreaterThan(0);
           if (content !== undefined) expect(decoded.bad.reason.code).toBe(content.code);
+          else if (tooLong && !empty) expect(decoded.bad.reason.code).toBe('IdTooLong');
+          else if (decoded.bad.reason.code === 'IdTooLong') throw new Error(`IdTooLong within the limits: ${decoded.bad.reason.message}`);
           return;
         }
         expect(content).toBeUndefined();
+        expect(tooLong).toBe(false);
         const opened = decideOne(decoded.ok, { status: 'unopened' }, 0);
         if (!('events' in opened)) throw new Error(`${opened.reason.code}: ${opened.reason.message}`);
         // The opening, a deposit and a low withdrawal (the reaction raises an alert), as the log holds them.

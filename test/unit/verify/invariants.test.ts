@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { eventId, type EventRecord, type ResultRecord } from '../../../functions/core/wire.ts';
-import type { Head } from '../../../functions/command/head.ts';
+import type { Head } from '../../../functions/heads/head.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { LogFold } from '../../../functions/rebuild/fold.ts';

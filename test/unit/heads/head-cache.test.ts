@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emptyHead } from '../../../functions/command/head.ts';
-import { HeadCache } from '../../../functions/command/head-cache.ts';
+import { emptyHead } from '../../../functions/heads/head.ts';
+import { HeadCache } from '../../../functions/heads/head-cache.ts';
 
 const head = (id: string) => emptyHead('account', id, { status: 'new' });
 

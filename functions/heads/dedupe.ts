@@ -3,9 +3,15 @@
  * its commandId (a re-sent command). Pure; the answers come from the head's recent commands
  * and offsets and from the aggregate's archive of accepted commandIds.
  */
-import type { Reason, ResultRecord } from '../core/wire.ts';
-import type { IncomingCommand } from './decode.ts';
+import type { TriggerRecord } from '../core/trigger-event.ts';
+import type { CommandEnvelope, Reason, ResultRecord } from '../core/wire.ts';
 import { answerTo, isCommand, nameOf, type ArchivedCommand, type RecentCommand } from './head.ts';
+
+/** A command as dedupe sees it (command/decode.ts `IncomingCommand` is one): where it arrived, and whose it is. */
+export interface ArrivedCommand {
+  readonly record: Pick<TriggerRecord, 'offset' | 'timestamp'>;
+  readonly envelope: Pick<CommandEnvelope, 'commandId' | 'aggregateType' | 'aggregateId'>;
+}
 
 /** What a command is, given what the aggregate remembers. */
 export type Known =
@@ -25,7 +31,7 @@ export interface Memory {
 }
 
 /** The accepted result of `commandId` when the aggregate still recognises it, in its recent window or its archive. */
-const accepted = (memory: Memory, incoming: IncomingCommand): ResultRecord | undefined => {
+const accepted = (memory: Memory, incoming: ArrivedCommand): ResultRecord | undefined => {
   const { commandId, aggregateType, aggregateId } = incoming.envelope;
   const same = isCommand(commandId);
   const recent = memory.recent.find((r) => same(r) && r.result.status === 'accepted');
@@ -37,7 +43,7 @@ const accepted = (memory: Memory, incoming: IncomingCommand): ResultRecord | und
 };
 
 /** Classifies `incoming`, which arrived at position key `tp`. */
-export const classify = (memory: Memory, incoming: IncomingCommand, tp: string): Known => {
+export const classify = (memory: Memory, incoming: ArrivedCommand, tp: string): Known => {
   const { record, envelope } = incoming;
   const at = memory.recent.find((r) => r.tp === tp && r.offset === record.offset);
   if (at !== undefined) {

@@ -1,6 +1,6 @@
 /**
  * What the aggregates table knows of each commands partition, and how a batch is checked
- * against it before anything is decided. Pure rules; process-batch.ts does the reads.
+ * against it before anything is decided. Pure rules; command/process-batch.ts does the reads.
  *
  * A checkpoint records the last offset of the last batch that completed (everything it
  * committed was published) and a fingerprint of that record. With it a batch tells:

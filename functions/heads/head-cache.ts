@@ -3,7 +3,7 @@
  * need not read them again (as Equinox keeps a stream's state with its etag). The entry is
  * never trusted on its own: the write that commits a decision is conditional on the version
  * the entry holds, so a stale entry costs one failed write (which returns the winner's head),
- * and a decision that writes nothing is checked against the table first (process-batch.ts).
+ * and a decision that writes nothing is checked against the table first (command/process-batch.ts).
  * Bounded by entries and by bytes as stored; the least recently used go first.
  */
 import type { Head } from './head.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyHead, type Head } from '../../../functions/command/head.ts';
+import { emptyHead, type Head } from '../../../functions/heads/head.ts';
 import {
   advance,
   assess,
@@ -11,7 +11,7 @@ import {
   positionKey,
   type BatchSpan,
   type PartitionCheckpoint,
-} from '../../../functions/command/partition.ts';
+} from '../../../functions/heads/partition.ts';
 import type { EventRecord } from '../../../functions/core/wire.ts';
 
 const checkpoint = (through: number, fingerprint: string | null = `fp-${through}`, from = 0, incarnation = 1): PartitionCheckpoint => ({
