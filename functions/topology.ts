@@ -199,8 +199,8 @@ export const functions = {
     timeoutSeconds: 900,
     memoryMb: 1769,
     // No reserved concurrency by default (a reservation fails on accounts whose quota is still 10):
-    // the rebuild lock in the control item keeps a second aggregates rebuild out; a deployment
-    // may still reserve one instance (infra/settings.ts `reservedConcurrency`, docs/OPERATIONS.md).
+    // the rebuild lock in the control item keeps a second aggregates rebuild out, and the
+    // read-model rebuilds' lock (rebuild/read-model-lock.ts) a second read-model rebuild.
     controlsTriggerOf: 'commandHandler',
     readsOffsetsOf: 'eventHandler',
     reads: ['events'],

@@ -16,6 +16,8 @@ export interface DashboardSources {
   readonly tables: Readonly<Record<string, dynamodb.ITable>>;
   /** A Powertools metric of the functions, by name (sum over five minutes). */
   readonly own: (metricName: string) => cloudwatch.Metric;
+  /** The handlers' lag in time (`oldestRecordAgeMs`) of one trigger, by the key of its function. */
+  readonly recordAge: (trigger: string) => cloudwatch.Metric;
   /** Log group of the rebuild, whose `rebuild progress` lines the dashboard charts. */
   readonly rebuildLogGroup?: logs.ILogGroup;
 }
@@ -63,12 +65,15 @@ export const dashboardWidgets = (s: DashboardSources): cloudwatch.IWidget[][] =>
       ),
     );
   }
-  // The handlers' own lag in time (functions/adapters/aws/powertools.ts `addRecordAges`), both sides under one service.
+  // The handlers' own lag in time (functions/adapters/aws/powertools.ts `addRecordAges`), by trigger.
   widgets.push(
-    graph('lag in time: age of the oldest record of a batch (ms)', [
-      s.own('oldestRecordAgeMs').with({ statistic: cloudwatch.Stats.MAXIMUM, label: 'oldest record age (max)' }),
-      s.own('oldestRecordAgeMs').with({ statistic: cloudwatch.Stats.p(50), label: 'oldest record age (p50)' }),
-    ]),
+    graph(
+      'lag in time: age of the oldest record of a batch (ms)',
+      Object.keys(s.triggers).flatMap((key) => [
+        s.recordAge(key).with({ label: `${key} oldest record age (max)` }),
+        s.recordAge(key).with({ statistic: cloudwatch.Stats.p(50), label: `${key} oldest record age (p50)` }),
+      ]),
+    ),
     graph(
       'halts and blocked partitions',
       [s.own('gapsHalted'), s.own('unreadableHalted'), s.own('retried'), s.own('tableBehindLog')],

@@ -3,8 +3,9 @@
  * none is given) so that a stall is seen in minutes: function errors; per trigger, its errors
  * (polling, invoking, committing), its offset lag with missing data treated as breaching, a
  * trigger that publishes no event counts (disabled, deleted, or pollers that cannot reach the
- * cluster: then no trigger metric exists at all, so the silence itself is the signal) and one
- * that polls nothing while records wait; records dead-lettered; event partitions halted; a
+ * cluster: then no trigger metric exists at all, so the silence itself is the signal), one
+ * that polls nothing while records wait, and its lag in time (the age of the oldest record its
+ * handler gets); records dead-lettered; event partitions halted; a
  * command side that waits for a rebuild. Metrics are Lambda's own (`AWS/Lambda`, by function
  * name or by event source mapping) and the functions' Powertools metrics (by service), none of
  * MSK's (whose dimensions differ between MSK Serverless and provisioned clusters).
@@ -36,6 +37,11 @@ export interface MonitoringProps {
    * @default 1000
    */
   readonly offsetLagThreshold?: number;
+  /**
+   * Age in seconds of the oldest record of a batch above which a trigger's record-age alarm fires.
+   * @default 300
+   */
+  readonly recordAgeThresholdSeconds?: number;
   /**
    * Existing SNS topic to notify.
    * @default - a new topic (its ARN is the stack output `AlarmTopicArn`)
@@ -84,6 +90,15 @@ export class Monitoring extends Construct {
       description: 'SNS topic every alarm of the stack notifies: subscribe to it',
     });
     const period = Duration.minutes(5);
+    // The handlers' lag in time, by the key of the trigger's function (functions/adapters/aws/powertools.ts addRecordAges).
+    const recordAge = (trigger: string, metricPeriod: Duration) =>
+      new cloudwatch.Metric({
+        namespace: props.metricsNamespace,
+        metricName: 'oldestRecordAgeMs',
+        dimensionsMap: { service: props.serviceName, trigger },
+        period: metricPeriod,
+        statistic: cloudwatch.Stats.MAXIMUM,
+      });
 
     for (const [key, fn] of Object.entries(props.functions)) {
       this.addAlarm(
@@ -107,6 +122,15 @@ export class Monitoring extends Construct {
         `${key} is more than its threshold of records behind its topic, or its trigger reports no lag at all (disabled, or its pollers are down)`,
         5,
         cloudwatch.TreatMissingData.BREACHING,
+      );
+      // Lag in time, as the handler sees it. No batch means no age: silence is the not-polling alarm's, so missing data is fine here.
+      const thresholdSeconds = props.recordAgeThresholdSeconds ?? 300;
+      this.addAlarm(
+        `${pascal(key)}RecordAge`,
+        recordAge(key, Duration.minutes(1)),
+        thresholdSeconds * 1000,
+        `${key} gets records older than ${thresholdSeconds} s: its side is that far behind its topic in time (a blocked partition, or too little capacity)`,
+        5,
       );
       const errors = new cloudwatch.MathExpression({
         expression: 'FILL(polling, 0) + FILL(invoke, 0) + FILL(commit, 0)',
@@ -194,6 +218,7 @@ export class Monitoring extends Construct {
         triggers: props.triggers,
         tables: props.tables,
         own,
+        recordAge: (trigger) => recordAge(trigger, period),
         ...(rebuild !== undefined ? { rebuildLogGroup: rebuild.logGroup } : {}),
       }),
     });

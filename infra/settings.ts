@@ -83,6 +83,12 @@ export interface StackSettings {
    */
   readonly offsetLagThreshold: number;
   /**
+   * Age in seconds of the oldest record of a batch (lag in time) above which a trigger's
+   * `RecordAge` alarm fires.
+   * @default 300
+   */
+  readonly recordAgeThresholdSeconds: number;
+  /**
    * Browser origins allowed to call the command API (CORS), comma separated in the context.
    * @default - none: CORS off
    */
@@ -125,6 +131,7 @@ const DEFAULTS = {
   topicReplicationFactor: -1,
   tableEncryption: 'aws-managed',
   offsetLagThreshold: 1000,
+  recordAgeThresholdSeconds: 300,
   serviceName: 'kafka-aggregates',
   metricsNamespace: 'KafkaAggregates',
 } as const satisfies Partial<StackSettings>;
@@ -273,6 +280,7 @@ export const settingsFromContext = (node: Node): StackSettings => {
     alarmTopicArn: text(node, 'alarmTopicArn'),
     alarmEmail: text(node, 'alarmEmail'),
     offsetLagThreshold: integer(node, 'offsetLagThreshold', DEFAULTS.offsetLagThreshold),
+    recordAgeThresholdSeconds: integer(node, 'recordAgeThresholdSeconds', DEFAULTS.recordAgeThresholdSeconds),
     commandApiCorsOrigins: origins(node, 'commandApiCorsOrigins'),
     serviceName: text(node, 'serviceName') ?? DEFAULTS.serviceName,
     metricsNamespace: text(node, 'metricsNamespace') ?? DEFAULTS.metricsNamespace,

@@ -140,6 +140,7 @@ export class KafkaAggregatesStack extends Stack {
       serviceName: settings.serviceName,
       deadLetterTopic: this.topics.names.deadLetter,
       offsetLagThreshold: settings.offsetLagThreshold,
+      recordAgeThresholdSeconds: settings.recordAgeThresholdSeconds,
       ...(functions.snapshotRebuild !== undefined ? { rebuildFunction: 'snapshotRebuild' } : {}),
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
       ...(settings.alarmEmail !== undefined ? { alarmEmail: settings.alarmEmail } : {}),

@@ -87,13 +87,14 @@ export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem'] 
 /** How much of a table a function may use (the topology's `tableAccess`). */
 export type TableAccess = 'items' | 'batches' | 'maintenance';
 
-const ITEMS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'] as const;
+const ITEMS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DescribeTable'] as const;
 const BATCHES = [...ITEMS, 'dynamodb:BatchWriteItem'] as const;
 
 /**
  * The DynamoDB actions behind each access level: exactly the requests the adapters send
  * (functions/adapters/*-table.ts, release-list.ts, dynamodb.ts; a unit test keeps the two in
- * step). `items`: consistent batched reads, single reads, conditional puts. `batches`: also
+ * step). `items`: consistent batched reads, single reads, conditional puts, and the table's
+ * description (its identity: a restored table is another). `batches`: also
  * batched writes. `maintenance`: also the scans, queries and deletes of rebuilds.
  */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {

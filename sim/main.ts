@@ -50,6 +50,9 @@ const main = async () => {
   for (let seed = from; seed < from + count; seed++) {
     const steps = planOf(seed, faults);
     const outcome = await runSeed(seed, faults, steps);
+    // A long run says how far it has come, so that one stopped early still reports its seeds.
+    if ((seed - from + 1) % 500 === 0)
+      console.log(`progress: seeds ${from}..${seed} run, ${failures} failed, ${((performance.now() - started) / 1000).toFixed(0)} s`);
     if (!outcome.violations.some((v) => match.test(`${v.kind}: ${v.message}`))) continue;
     failures++;
     const shrunk = args.includes('--no-shrink') ? { steps, outcome } : await shrink(seed, faults, steps, outcome);

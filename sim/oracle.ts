@@ -5,7 +5,8 @@
  * rest again), with the command side's own decoding and `decideOne`, against a model that
  * only these decisions move. A commandId accepted with events answers again with that
  * result; a rejection is decided again. A record an operator skipped (its SkippedByOperator
- * dead letter) is rejected so and changes nothing. Every result on the results topic must be
+ * dead letter) is rejected so and changes nothing (a decision of it that changed nothing, made
+ * before the release was recorded, may stand beside). Every result on the results topic must be
  * one of its command's decided outcomes, and every decided command must have a result.
  */
 import { aggregateKey, type AnyAggregate } from '../functions/core/aggregate.ts';
@@ -65,8 +66,14 @@ export const decideInOrder = async (
     if (model === undefined) models.set(key, (model = { state: aggregate.initialState, version: 0, accepted: new Map() }));
     const earlier = model.accepted.get(envelope.commandId);
     if (earlier !== undefined) add(envelope.commandId, earlier);
-    else if (skipped) add(envelope.commandId, { status: 'rejected', code: 'SkippedByOperator' });
-    else {
+    else if (skipped) {
+      add(envelope.commandId, { status: 'rejected', code: 'SkippedByOperator' });
+      // A batch may have decided it before the release was recorded (the trigger had not
+      // committed it): a decision that changed nothing may stand beside the skip.
+      const decided = decideOne(decoded.ok, model.state, model.version);
+      if ('reason' in decided) add(envelope.commandId, { status: 'rejected', code: decided.reason.code });
+      else if (decided.events.length === 0) add(envelope.commandId, { status: 'accepted', version: model.version }, true);
+    } else {
       const decided = decideOne(decoded.ok, model.state, model.version);
       if ('reason' in decided) add(envelope.commandId, { status: 'rejected', code: decided.reason.code });
       else {

@@ -96,6 +96,19 @@ const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
   return copy;
 };
 
+/**
+ * The aggregates table replaced by `items`: a restore or an import lands in a new table (every
+ * DynamoDB restore and import does) that the functions are then pointed at, so the command
+ * side's containers start cold and what ran against the old table (invocations, a rebuild)
+ * ends with it; the trigger delivers those batches again.
+ */
+const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void => {
+  for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
+  for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
+  world.coldStart();
+  world.heads.restore(items);
+};
+
 /** An operator skip of the next record or two of a commands partition, recorded for the topic's current life. */
 const skip = (world: World, random: Random): void => {
   const partition = random.int(0, world.cluster.current(TOPICS.commands).partitions.length - 1);
@@ -107,16 +120,12 @@ const skip = (world: World, random: Random): void => {
   world.releases.push({ topic: TOPICS.commands, partition, life, from, to, action: 'skip' });
   world.scheduler.spawn(
     'operator skip',
-    () => {
+    async () => {
+      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the table knows it now.
+      const tp = `${TOPICS.commands}-${partition}`;
+      const incarnation = (await world.heads.getCheckpoint(tp))?.incarnation ?? 1;
       advance(1);
-      return world.heads.addRelease(`${TOPICS.commands}-${partition}`, {
-        action: 'skip',
-        from,
-        to,
-        reason: 'sim',
-        by: 'sim',
-        at: new Date().toISOString(),
-      });
+      return world.heads.addRelease(tp, { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation });
     },
     () => undefined,
   );
@@ -159,11 +168,11 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       return recreate(state);
     case 'restore': {
       const backup = pick(random, world.backups);
-      if (backup !== undefined) world.heads.restore(backup);
+      if (backup !== undefined) replaceTable(world, backup);
       return;
     }
     case 'fuzzy-restore':
-      if (world.backups.length > 0) world.heads.restore(fuzzyCopy(world, random));
+      if (world.backups.length > 0) replaceTable(world, fuzzyCopy(world, random));
       return;
     case 'rebuild':
     case 'live-rebuild':

@@ -22,7 +22,13 @@ export interface SentRecord {
 
 /** Writes one command record to the commands topic, waiting for all in-sync replicas. */
 export interface CommandSender {
-  send(record: { readonly key: string; readonly value: Uint8Array; readonly timestamp: number }): Promise<SentRecord>;
+  /** `traceparent`: the W3C trace context the record carries as its header of that name. */
+  send(record: {
+    readonly key: string;
+    readonly value: Uint8Array;
+    readonly timestamp: number;
+    readonly traceparent?: string;
+  }): Promise<SentRecord>;
 }
 
 /** Reads decided outcomes and state from the aggregates table, by consistent reads. */

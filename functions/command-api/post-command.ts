@@ -5,6 +5,7 @@
  * by commandId: an outcome already known is answered without sending the command again.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
+import { spanOf, TRACEPARENT } from '../core/trace-context.ts';
 import { decodeUtf8, type TriggerRecord } from '../core/trigger-event.ts';
 import { MAX_COMMAND_BYTES, type CommandEnvelope, type ResultRecord } from '../core/wire.ts';
 import { decodeCommand } from '../command/decode.ts';
@@ -205,7 +206,9 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest, context:
     return unavailable('no time was left to write the command to the commands topic; sent nothing', new TimeoutError(), ref.commandId);
   let sent: SentRecord;
   try {
-    sent = await within(deps.sender.send({ key: envelope.aggregateId, value, timestamp }), budgetMs, deps.onError);
+    // The command starts the API's span of the caller's trace (W3C `traceparent`), or a new trace.
+    const traceparent = spanOf(header(request, TRACEPARENT));
+    sent = await within(deps.sender.send({ key: envelope.aggregateId, value, timestamp, traceparent }), budgetMs, deps.onError);
   } catch (error) {
     // The record may have been written all the same (an acknowledgement lost, or late): a re-send must carry the same commandId.
     deps.onError?.(error);

@@ -87,6 +87,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   let state = base.state;
   let version = base.version;
   let last: { tp: string; offset: number } | null = null;
+  let acceptedWithoutEvents = false;
   const fresh: { readonly kept: UnkeptResult; readonly remembered: boolean }[] = [];
 
   const rejected = (commandId: string, reason: Reason): ResultRecord => ({
@@ -112,14 +113,16 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
       if (known.remember) remember(incoming, tp, known.result);
       continue;
     }
-    if (known.kind === 'answered') {
+    // Before the answer to a position handled already: a batch that skipped this record and
+    // committed a later one may have failed before its dead letters went out (a skip moves no offset).
+    const release = batch.releaseOf(record);
+    if (known.kind === 'answered' && release?.action !== 'skip') {
       const result = rejected(envelope.commandId, known.reason);
       results.push(result);
       fresh.push({ kept: { result, at: record.timestamp }, remembered: false });
       counts.rejected++;
       continue;
     }
-    const release = batch.releaseOf(record);
     if (release?.action === 'skip') {
       const reason = { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) };
       deadLetters.push({ record, reason });
@@ -152,7 +155,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
       if (decided.events.length > 0) {
         offsets[tp] = record.offset;
         last = { tp, offset: record.offset };
-      }
+      } else acceptedWithoutEvents = true;
       state = decided.state;
       version += decided.events.length;
       result = { commandId: envelope.commandId, aggregateType, aggregateId, status: 'accepted', version };
@@ -164,7 +167,11 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   }
 
   const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
-  if (events.length === 0 || last === null) {
+  // An acceptance without events is remembered too (the head is written for it, at version 0
+  // if the aggregate has no events yet): a re-sent commandId (a reaction's, from a redelivered
+  // event batch) must get the same answer, not a decision at another version.
+  const remembers = acceptedWithoutEvents;
+  if (events.length === 0 && !remembers) {
     const unkept = fresh.map((f) => f.kept);
     return {
       outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept },
@@ -196,7 +203,7 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
     recent: recent.slice(-keep),
     archivedUntil: Math.max(base.archivedUntil, ...archive.map((a) => a.at)),
     outbox: [...carried, ...events],
-    writtenAt: last,
+    writtenAt: last ?? base.writtenAt,
   };
   return {
     outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept },

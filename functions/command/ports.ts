@@ -18,6 +18,8 @@ export interface BatchOutput {
   readonly events: readonly EventRecord[];
   readonly results: readonly KeyedResult[];
   readonly deadLetters: readonly DeadLetter[];
+  /** The W3C `traceparent` of the batch's commands that had one, by commandId: their events and results carry a span of that trace. */
+  readonly traces?: ReadonlyMap<string, string>;
 }
 
 /** Publishes a batch's output: events first (version order per aggregate), then results and dead letters. Throws when not acknowledged. */

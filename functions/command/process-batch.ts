@@ -12,9 +12,10 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { releaseFor, type Release } from '../core/release.ts';
+import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
-import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
+import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
@@ -89,12 +90,39 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const { dedupeWindowMs, keptResultsMs } = deps;
 
   const cache = new HeadCache(deps.headCache);
+  // The table's identity, described once per container (again after any failure: a table
+  // deleted and restored under its name fails every batch until it is back).
+  let identity: string | undefined;
+  const ownIdentity = async (): Promise<string> => (identity ??= await deps.heads.identity());
+
+  /**
+   * A control item written in another table: this one holds a restore or a copy of it. Its
+   * heads may be older than its checkpoints (a copy made during traffic takes each item at
+   * another moment) or the next batches may line up with a checkpoint of the past, so
+   * decisions could repeat or contradict the log: it is behind its log until the rebuild.
+   */
+  const checkTable = async (control: ControlRecord): Promise<void> => {
+    const table = await ownIdentity();
+    if (control.table === table) return;
+    if (control.table !== undefined)
+      throw new TableBehindLogError(
+        deps.heads.tableName,
+        `its items were restored or copied from another table (${control.table}): its heads may be older than its checkpoints`,
+      );
+    // Written before control items named their table: this one is taken as its own.
+    await deps.heads.putControl({ ...control, table }, control);
+  };
 
   const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
     const records = partitions.flat();
     const spans = spansOf(partitions);
     const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
+    const traces = tracesOf(
+      [...byAggregate.values()].flat(),
+      (c) => c.envelope.commandId,
+      (c) => c.record.original,
+    );
 
     // Warm heads are not read again; the control item, checkpoints and releases always are:
     // they tell a rebuild in progress, a table behind its log or a recreated topic, which no
@@ -116,11 +144,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       warm.clear();
     }
     const fresh = snapshot.control === undefined;
-    if (fresh) {
+    if (snapshot.control === undefined) {
       // A new table, or one that lost its items: it may start empty only if the log is empty too.
       if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
-      await deps.heads.putControl({ status: 'ready', epoch: 0 }, undefined);
-    }
+      await deps.heads.putControl({ status: 'ready', epoch: 0, table: await ownIdentity() }, undefined);
+    } else await checkTable(snapshot.control);
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
       spans,
@@ -189,7 +217,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       0,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({ events, results: [], deadLetters: [] });
+    await deps.publisher.publish({ events, results: [], deadLetters: [], traces });
 
     // The events this batch committed are published: each partition's checkpoint moves past the
     // batch while its results and dead letters go out. The checkpoint confirms only the
@@ -197,7 +225,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // outcomes, and a redelivery re-emits it whether the checkpoint moved or not. So the two
     // need no order, and the next batch of the partition starts one round trip sooner.
     await Promise.all([
-      deps.publisher.publish({ events: [], results, deadLetters }),
+      deps.publisher.publish({ events: [], results, deadLetters, traces }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
     return { ...summary, batchItemFailures: partialBatchResponse(partitions, retryFrom).batchItemFailures };
@@ -207,8 +235,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     try {
       return await processBatch(event);
     } catch (error) {
-      // Whatever failed, what the batch kept may not be what the table holds.
+      // Whatever failed, what the batch kept may not be what the table holds, nor the table the one described.
       cache.clear();
+      identity = undefined;
       throw error;
     }
   };

@@ -17,11 +17,12 @@ export interface RebuildProgress {
 /**
  * The control item. Absent: the table has never been checked against the events topic.
  * `ready`: heads are in step with the topic. `rebuilding`: a rebuild holds the lock for
- * `epoch`, and no command may be decided.
+ * `epoch`, and no command may be decided. `table`: the identity of the table it was written
+ * in (HeadsStore `identity`); in another table, its items were restored or copied there.
  */
 export type ControlRecord =
-  | { readonly status: 'ready'; readonly epoch: number }
-  | { readonly status: 'rebuilding'; readonly epoch: number; readonly progress: RebuildProgress | null };
+  | { readonly status: 'ready'; readonly epoch: number; readonly table?: string }
+  | { readonly status: 'rebuilding'; readonly epoch: number; readonly progress: RebuildProgress | null; readonly table?: string };
 
 /** A rebuild holds the lock: nothing may be decided until it has caught up. Retryable. */
 export class RebuildInProgressError extends Error {

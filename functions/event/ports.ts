@@ -140,6 +140,8 @@ export interface ReadModels {
 export interface EventSideOutput {
   readonly commands: readonly CommandEnvelope[];
   readonly deadLetters: readonly DeadLetter[];
+  /** The W3C `traceparent` of the batch's events that had one, by eventId: the commands they cause (`causationId`) carry a span of that trace. */
+  readonly traces?: ReadonlyMap<string, string>;
 }
 
 /** Publishes an event batch's output in one go; throws when not acknowledged, so no checkpoint moves. */

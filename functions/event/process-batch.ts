@@ -27,6 +27,7 @@ import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigg
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
+import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
@@ -213,7 +214,14 @@ export const createEventApplier = (deps: EventSideDeps) => {
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
     const published = new Set<string>();
     const commands = [...plans.values()].flatMap((p) => p.commands);
-    await deps.publisher.publish({ commands, deadLetters });
+    const at = (p: SourcePosition) => `${topicPartition(p)}@${p.offset}`;
+    const originals = new Map(records.map((r) => [at(r), r.original]));
+    const traces = tracesOf(
+      good,
+      (e) => e.event.eventId,
+      (e) => originals.get(at(e.position)),
+    );
+    await deps.publisher.publish({ commands, deadLetters, traces });
     for (const c of commands) published.add(c.commandId);
 
     let conflicts = 0;
@@ -235,7 +243,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
         if (current.next === null) break;
         const unsent = current.commands.filter((c) => !published.has(c.commandId));
         if (unsent.length > 0) {
-          await deps.publisher.publish({ commands: unsent, deadLetters: [] });
+          await deps.publisher.publish({ commands: unsent, deadLetters: [], traces });
           for (const c of unsent) published.add(c.commandId);
         }
         try {

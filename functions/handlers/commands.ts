@@ -10,7 +10,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { addRecordAges, observability, publishMetrics } from '../adapters/aws/powertools.ts';
+import { addRecordAges, logTraceIds, observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import { tableBehindBackoffMs } from '../config.ts';
@@ -26,7 +26,8 @@ export const handleCommands = async (
   event: MskEvent,
   context?: Pick<Context, 'getRemainingTimeInMillis'>,
 ): Promise<{ batchItemFailures: BatchItemFailure[] }> => {
-  addRecordAges(metrics, event);
+  logTraceIds(logger, event);
+  addRecordAges(metrics, 'commandHandler', event);
   const { batchItemFailures, ...summary } = await side.process(event).catch(async (error: unknown) => {
     if (error instanceof TableBehindLogError) {
       metrics.addMetric('tableBehindLog', MetricUnit.Count, 1);
@@ -42,7 +43,9 @@ export const handleCommands = async (
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleCommands).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+export const handler = middy(handleCommands)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(publishMetrics(metrics));
 
 /** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
 export const shutdown = (): Promise<void> => side.close();

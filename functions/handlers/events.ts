@@ -14,7 +14,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { addRecordAges, observability, publishMetrics } from '../adapters/aws/powertools.ts';
+import { addRecordAges, logTraceIds, observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import { composeEventSide } from '../compose/event-side.ts';
 import type { PartialBatchResponse } from '../core/batch-response.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
@@ -26,7 +26,8 @@ const side = composeEventSide();
 
 /** Handles one trigger invocation; exported bare for tests and the local runtime. */
 export const handleEvents = async (event: MskEvent): Promise<PartialBatchResponse> => {
-  addRecordAges(metrics, event);
+  logTraceIds(logger, event);
+  addRecordAges(metrics, 'eventHandler', event);
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const halt of halted) {
@@ -62,7 +63,9 @@ export const handleEvents = async (event: MskEvent): Promise<PartialBatchRespons
 };
 
 /** The Lambda handler, with structured logs and metrics. */
-export const handler = middy(handleEvents).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+export const handler = middy(handleEvents)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(publishMetrics(metrics));
 
 /** Disconnects the clients: for the local runtime and tests (Lambda keeps them between invocations). */
 export const shutdown = (): Promise<void> => side.close();

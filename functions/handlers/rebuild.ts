@@ -1,6 +1,7 @@
 /**
- * Lambda entry of the rebuild, invoked directly (asynchronously for a long one; its reserved
- * concurrency is 1): `{"mode":"rebuild"}` (default) rebuilds the aggregates table from the
+ * Lambda entry of the rebuild, invoked directly (asynchronously for a long one; one run at a time
+ * by the rebuild lock of the aggregates table and the read-model rebuilds' lock, not by reserved
+ * concurrency): `{"mode":"rebuild"}` (default) rebuilds the aggregates table from the
  * events topic, holding commands until it has caught up; `{"mode":"verify"}` compares the
  * table with the topic and writes nothing; `{"projection":"account-summary"}` rebuilds that
  * projection's rows; `{"readModels":true}` rebuilds every projection and reaction checkpoint

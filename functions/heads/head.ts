@@ -38,7 +38,7 @@ export interface ArchivedCommand {
 export interface Head {
   readonly aggregateType: string;
   readonly aggregateId: string;
-  /** Number of events of the aggregate; 0 when it has none (and no item exists). */
+  /** Number of events of the aggregate; 0 when it has none (an item then exists only to remember commands accepted without events). */
   readonly version: number;
   readonly state: unknown;
   /** Highest source offset handled, per position key (`topic-partition[~incarnation]`). */

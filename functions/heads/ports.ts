@@ -54,6 +54,11 @@ export interface HeadsStore {
   /** Stores a checkpoint if the stored one is still `previous` (absent when undefined); false when it lost. */
   putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
+  /**
+   * The table's own identity: another for a table restored from a backup or filled from a
+   * copy (each is a new table), so a control item that names another was not written here.
+   */
+  identity(): Promise<string>;
   /** Marks a new table ready (its control item), if it still has none; false when it had one. */
   putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean>;
   /** Archived accepted commands, by consistent read; those not archived are left out. */

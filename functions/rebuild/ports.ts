@@ -15,6 +15,8 @@ export interface CommandGate {
 
 /** The aggregates table as the rebuild writes it: the control item and its lock, heads fenced by epoch and version, the archive, checkpoints. */
 export interface RebuildHeadsStore {
+  /** The table's own identity (command/ports.ts HeadsStore): recorded in the control item it releases. */
+  identity(): Promise<string>;
   getControl(): Promise<ControlRecord | undefined>;
   /** Replaces the control item if it is still as `expected` (absent when undefined); false when it had changed. */
   putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean>;

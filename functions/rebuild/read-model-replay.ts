@@ -26,6 +26,8 @@ export interface ReadModelReplayDeps {
   readonly readModels: ReadModels;
   readonly eventLog: Pick<LogReader, 'read' | 'topic'>;
   readonly onProgress?: (progress: Progress) => void;
+  /** Runs before each save of the position: the lock's renewal (read-model-lock.ts), which throws when the lock was lost. */
+  readonly beforeSave?: () => Promise<void>;
 }
 
 /** Where a replay stands, kept in the read-models table so that it can resume. */
@@ -67,6 +69,7 @@ export const replayReadModels = async (
   const stored = await readModels.get(key);
   let revision = stored?.revision ?? 0;
   const save = async (progress: ReplayProgress) => {
+    await deps.beforeSave?.();
     await readModels.write(key, { data: progress, versions: {}, gaps: [], gapCount: 0 }, revision++);
   };
   let progress = stored?.data as ReplayProgress | undefined;

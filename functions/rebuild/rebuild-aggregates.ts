@@ -88,11 +88,14 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // read its heads before the lock can no longer commit after the rebuild has read the log.
   await gate.pause();
   if (deps.drainMs !== undefined && deps.drainMs > 0) await sleep(deps.drainMs);
-  const found = await heads.getControl();
-  const resumed = found?.status === 'rebuilding' && found.progress !== null;
-  const epoch = found?.status === 'rebuilding' ? found.epoch : (found?.epoch ?? 0) + 1;
-  let control: ControlRecord = found?.status === 'rebuilding' ? found : { status: 'rebuilding', epoch, progress: null };
-  if (found?.status !== 'rebuilding' && !(await heads.putControl(control, found)))
+  const [found, table] = await Promise.all([heads.getControl(), heads.identity()]);
+  // A lock restored or copied with the items from another table (made mid-rebuild) is not
+  // resumed: its progress and rebuilt heads are that table's at some moment. Start again.
+  const own = found?.status === 'rebuilding' && (found.table === undefined || found.table === table);
+  const resumed = own && found.progress !== null;
+  const epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
+  let control: ControlRecord = own ? found : { status: 'rebuilding', epoch, progress: null, table };
+  if (!own && !(await heads.putControl(control, found)))
     throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
 
   // 2. A complete topic: publish what was committed but not confirmed published, then capture its end.
@@ -105,7 +108,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     outboxRepublished = unconfirmed.length;
     const { start, end } = await eventLog.offsets();
     const progress: RebuildProgress = { endOffsets: end, checkpoint: start, eventsRead: 0, startedAt: new Date().toISOString() };
-    const next: ControlRecord = { status: 'rebuilding', epoch, progress };
+    const next: ControlRecord = { status: 'rebuilding', epoch, progress, table };
     if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock changed hands while starting');
     control = next;
   }
@@ -150,7 +153,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
       );
       headsWritten += written.written;
       fencedOff += written.fencedOff;
-      const next: ControlRecord = { status: 'rebuilding', epoch, progress };
+      const next: ControlRecord = { status: 'rebuilding', epoch, progress, table };
       if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
       control = next;
     })();
@@ -213,7 +216,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
       });
       checkpointsReset++;
     }
-    if (!(await heads.putControl({ status: 'ready', epoch }, control)))
+    if (!(await heads.putControl({ status: 'ready', epoch, table }, control)))
       throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild before release');
     await gate.resume();
   }

@@ -7,6 +7,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import type { LogReader } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { ReadModels } from '../event/ports.ts';
+import { takeReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
@@ -25,19 +26,25 @@ export interface ProjectionRebuildReport extends ReadModelReplay {
   readonly rowsWiped: number;
 }
 
-/** Rebuilds `deps.projection`; resumes a rebuild of it that stopped midway. */
+/** Rebuilds `deps.projection`; resumes a rebuild of it that stopped midway. Refused while another read-model rebuild runs. */
 export const rebuildProjection = async (
   deps: ProjectionRebuildDeps,
   options: { readonly deadline?: number; readonly checkpointEvery?: number } = {},
 ): Promise<ProjectionRebuildReport> => {
   let rowsWiped = 0;
-  const done = await replayReadModels(
-    { ...deps, name: deps.projection.name, projections: [deps.projection], reactions: [] },
-    () => deps.eventLog.offsets(),
-    async () => {
-      rowsWiped = await deps.readModels.wipe(deps.projection.name);
-    },
-    options,
-  );
-  return { ...done, projection: deps.projection.name, rowsWiped };
+  // One read-model rebuild at a time (read-model-lock.ts): a second is refused before it wipes anything.
+  const lock = await takeReadModelLock(deps.readModels, deps.projection.name, options.deadline);
+  try {
+    const done = await replayReadModels(
+      { ...deps, name: deps.projection.name, projections: [deps.projection], reactions: [], beforeSave: lock.renew },
+      () => deps.eventLog.offsets(),
+      async () => {
+        rowsWiped = await deps.readModels.wipe(deps.projection.name);
+      },
+      options,
+    );
+    return { ...done, projection: deps.projection.name, rowsWiped };
+  } finally {
+    await lock.release();
+  }
 };

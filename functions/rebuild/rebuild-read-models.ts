@@ -10,6 +10,7 @@ import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
+import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
@@ -45,11 +46,27 @@ export interface ReadModelsRebuildReport extends ReadModelReplay {
 /**
  * Rebuilds every projection and reaction checkpoint up to where the event trigger stands,
  * holding the live event side (control item `rebuilding`) until it has caught up; resumes a
- * rebuild that stopped midway. Operator releases are kept.
+ * rebuild that stopped midway. Operator releases are kept. Refused with
+ * ReadModelRebuildLockError while another read-model rebuild runs.
  */
 export const rebuildReadModels = async (
   deps: ReadModelsRebuildDeps,
   options: { readonly deadline?: number; readonly checkpointEvery?: number } = {},
+): Promise<ReadModelsRebuildReport> => {
+  const { readModels } = deps;
+  // One read-model rebuild at a time, whatever the function's concurrency: a second is refused here, before it holds or wipes anything.
+  const lock = await takeReadModelLock(readModels, 'read-models', options.deadline);
+  try {
+    return await rebuildHeld(deps, options, lock);
+  } finally {
+    await lock.release();
+  }
+};
+
+const rebuildHeld = async (
+  deps: ReadModelsRebuildDeps,
+  options: { readonly deadline?: number; readonly checkpointEvery?: number },
+  lock: ReadModelLock,
 ): Promise<ReadModelsRebuildReport> => {
   const { readModels } = deps;
   // Hold the live side first: from here on it applies nothing until the control says ready.
@@ -59,7 +76,7 @@ export const rebuildReadModels = async (
   let itemsWiped = 0;
   let upTo: PartitionOffsets = {};
   const done = await replayReadModels(
-    { ...deps, name: 'read-models' },
+    { ...deps, name: 'read-models', beforeSave: lock.renew },
     async () => {
       const [start, end] = await Promise.all([deps.trigger.starts(), deps.trigger.position()]);
       upTo = end;

@@ -81,14 +81,16 @@ export const verifyAggregates = async (
         kind: 'differs',
       });
   }
+  // A head at version 0 only remembers commands accepted without events: the log has nothing of it.
   for (const head of table.values())
-    differences.push({
-      aggregateType: head.aggregateType,
-      aggregateId: head.aggregateId,
-      table: head.version,
-      log: null,
-      kind: 'missing in log',
-    });
+    if (head.version > 0)
+      differences.push({
+        aggregateType: head.aggregateType,
+        aggregateId: head.aggregateId,
+        table: head.version,
+        log: null,
+        kind: 'missing in log',
+      });
   deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
   return { eventsRead, aggregates: fold.size, differences, gaps: fold.gaps, unusable: fold.unusable, duplicates: fold.duplicates };
 };

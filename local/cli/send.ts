@@ -1,5 +1,6 @@
 /** `kafka-aggregates send`: writes a command record and, with --wait, waits for its result. */
 import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { parseTraceparent, traceIdOf } from '../../functions/core/trace-context.ts';
 import { checkCommand, type CommandEnvelope } from '../../functions/core/wire.ts';
 import { CommandClient, newCommandId, ResultTimeoutError } from '../client/client.ts';
 import { CliError, explain, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
@@ -14,9 +15,13 @@ Options:
   --timeout <ms>            how long --wait waits (default 30000)
   --command-id <id>         use this commandId (re-sending one gets its original result)
   --expected-version <n>    reject with VersionMismatch unless the aggregate is at version n
+  --traceparent <value>     continue this W3C trace (00-<trace id>-<span id>-<flags>); by
+                            default the command starts a new one. Its events, result and the
+                            commands reactions issue for them carry the trace id (header
+                            traceparent), and the handlers log it
   -h, --help                show this help
 
-Output: where the record landed (stderr); with --wait the result record as JSON (stdout).
+Output: where the record landed and its trace id (stderr); with --wait the result record as JSON (stdout).
 Exit codes: 0 sent or accepted, 1 rejected, 2 error or timeout.
 
 Examples:
@@ -50,6 +55,7 @@ export const send: CliCommand = {
       timeout: { type: 'string' },
       'command-id': { type: 'string' },
       'expected-version': { type: 'string' },
+      traceparent: { type: 'string' },
     });
     if (values.help === true) {
       console.log(help);
@@ -60,6 +66,8 @@ export const send: CliCommand = {
       throw usageError('send', 'send needs <aggregateType> <aggregateId> <CommandType>');
     if (extra.length > 0) throw usageError('send', `unexpected arguments: ${extra.join(' ')} (quote the JSON data as one argument)`);
     const timeoutMs = wholeNumber('send', 'timeout', values.timeout) ?? 30_000;
+    if (values.traceparent !== undefined && parseTraceparent(values.traceparent) === undefined)
+      throw usageError('send', `--traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), not ${values.traceparent}`);
     const expectedVersion = wholeNumber('send', 'expected-version', values['expected-version']);
     const command: CommandEnvelope = {
       commandId: values['command-id'] ?? newCommandId(),
@@ -78,10 +86,12 @@ export const send: CliCommand = {
       throw explain(error);
     });
     try {
-      const sent = await client.send(command).catch((error: unknown) => {
+      const sent = await client.send(command, values.traceparent).catch((error: unknown) => {
         throw explain(error);
       });
-      console.error(`sent ${command.type} ${command.commandId} to ${client.topics.commands}-${sent.partition}@${sent.offset}`);
+      console.error(
+        `sent ${command.type} ${command.commandId} to ${client.topics.commands}-${sent.partition}@${sent.offset} (trace ${traceIdOf(sent.traceparent) ?? '-'})`,
+      );
       if (values.wait !== true) return 0;
       const received = await client.result(command.commandId, timeoutMs).catch((error: unknown) => {
         if (error instanceof ResultTimeoutError)

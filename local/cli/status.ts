@@ -8,8 +8,10 @@ const help = `Usage: kafka-aggregates status [--json]
 
 For every function of the topology that a topic triggers: its consumer group and, per
 partition, the committed offset, the end offset and the lag (records not yet handled).
-When \`npm start\` runs the triggers on this machine, also which triggers run (and which are
-held while a rebuild catches a table up) and which partitions are blocked: a
+When \`npm start\` runs the triggers on this machine, also the lag in time (the age of the
+oldest record of the partition's last batch when it was invoked, the handlers'
+\`oldestRecordAgeMs\` metric on AWS), which triggers run (and which are held while a
+rebuild catches a table up) and which partitions are blocked: a
 batch that fails for infrastructure reasons is retried until it succeeds and its partition
 waits meanwhile (block, never skip); an events partition halted at a gap or at an event the
 code cannot read is retried from that record. The line says since when, after how many
@@ -32,7 +34,13 @@ interface PartitionStatus {
   readonly end: number;
   readonly lag: number;
   readonly blocked?: { readonly offset: number; readonly since: string; readonly attempts: number; readonly error: string };
+  /** Lag in time: the age of the oldest record of the partition's last batch, and when that batch was invoked. */
+  readonly oldestRecordAge?: { readonly ms: number; readonly at: string };
 }
+
+/** `1.2s`, `3m05s`: a record age for humans. */
+const age = (ms: number): string =>
+  ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.floor(ms / 60_000)}m${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}s`;
 
 /** The `status` command. */
 export const status: CliCommand = {
@@ -63,12 +71,16 @@ export const status: CliCommand = {
               const at = Number(group?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1);
               const committed = at < 0 ? null : at;
               const end = Number(e.high);
-              const blocked = local?.blocked.find((b) => b.functionName === m.functionName && b.partition === `${m.topic}-${e.partition}`);
+              const here = (x: { functionName: string; partition: string }): boolean =>
+                x.functionName === m.functionName && x.partition === `${m.topic}-${e.partition}`;
+              const blocked = local?.blocked.find(here);
+              const recordAge = local?.recordAges?.find(here);
               return {
                 partition: e.partition,
                 committed,
                 end,
                 lag: Math.max(0, end - Math.max(committed ?? 0, Number(e.low))),
+                ...(recordAge === undefined ? {} : { oldestRecordAge: { ms: recordAge.ageMs, at: new Date(recordAge.at).toISOString() } }),
                 ...(blocked === undefined
                   ? {}
                   : {
@@ -96,7 +108,11 @@ export const status: CliCommand = {
       for (const f of report) {
         console.log(`${f.functionName} <- ${f.topic} (group ${f.consumerGroupId})`);
         for (const p of f.partitions) {
-          const line = `  ${`${f.topic}-${p.partition}`.padEnd(24)} committed ${String(p.committed ?? '-').padStart(8)}  end ${String(p.end).padStart(8)}  lag ${String(p.lag).padStart(6)}`;
+          const line =
+            `  ${`${f.topic}-${p.partition}`.padEnd(24)} committed ${String(p.committed ?? '-').padStart(8)}  end ${String(p.end).padStart(8)}  lag ${String(p.lag).padStart(6)}` +
+            (p.oldestRecordAge === undefined
+              ? ''
+              : `  oldest record ${age(p.oldestRecordAge.ms)} old at its batch (${p.oldestRecordAge.at.slice(11, 19)})`);
           console.log(
             p.blocked === undefined
               ? line

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { topicName } from '../../functions/config.ts';
+import { spanOf, TRACEPARENT } from '../../functions/core/trace-context.ts';
 import type { CommandEnvelope, ResultRecord } from '../../functions/core/wire.ts';
 import { RuntimeError } from '../trigger/errors.ts';
 import { watchTopics, type Watcher } from './watch.ts';
@@ -28,6 +29,8 @@ export interface SentCommand {
   readonly offset: number;
   /** Record timestamp (ms), the start of the command-to-result latency. */
   readonly timestamp: number;
+  /** The W3C trace context the record carries (header `traceparent`). */
+  readonly traceparent: string;
 }
 
 /** A result as received, with its record timestamp and arrival time. */
@@ -95,15 +98,21 @@ export class CommandClient {
     this.waiters.delete(id);
   }
 
-  /** Writes a command record, key = aggregateId, and says where it landed. */
-  async send(command: CommandEnvelope): Promise<SentCommand> {
+  /**
+   * Writes a command record, key = aggregateId, with a W3C `traceparent` header (a span of
+   * `traceparent`'s trace, or of a new one), and says where it landed.
+   */
+  async send(command: CommandEnvelope, traceparent?: string): Promise<SentCommand> {
     const timestamp = Date.now();
+    const span = spanOf(traceparent);
     const [meta] = await this.producer.send({
       topic: this.topics.commands,
       acks: -1,
-      messages: [{ key: command.aggregateId, value: JSON.stringify(command), timestamp: String(timestamp) }],
+      messages: [
+        { key: command.aggregateId, value: JSON.stringify(command), timestamp: String(timestamp), headers: { [TRACEPARENT]: span } },
+      ],
     });
-    return { command, partition: meta?.partition ?? -1, offset: Number(meta?.baseOffset ?? -1), timestamp };
+    return { command, partition: meta?.partition ?? -1, offset: Number(meta?.baseOffset ?? -1), timestamp, traceparent: span };
   }
 
   /** Writes many command records in one request (in order, unlike concurrent sends); resolves to their timestamp. */
@@ -112,7 +121,12 @@ export class CommandClient {
     await this.producer.send({
       topic: this.topics.commands,
       acks: -1,
-      messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c), timestamp: String(timestamp) })),
+      messages: commands.map((c) => ({
+        key: c.aggregateId,
+        value: JSON.stringify(c),
+        timestamp: String(timestamp),
+        headers: { [TRACEPARENT]: spanOf() },
+      })),
     });
     return timestamp;
   }

@@ -8,6 +8,7 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
+import { oldestRecordAges } from '../../functions/core/trigger-event.ts';
 import { HALT_CHANNEL, type HaltNotice } from '../../functions/handlers/halt-channel.ts';
 import { PartitionBuffer, type Batch } from './batcher.ts';
 import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
@@ -61,6 +62,17 @@ export interface BlockedPartition {
   readonly error: string;
 }
 
+/** Lag in time, as the handlers publish it on AWS (`oldestRecordAgeMs`): the age of the oldest record of a partition's last batch. */
+export interface RecordAge {
+  readonly functionName: string;
+  /** `topic-partition`. */
+  readonly partition: string;
+  /** The record's timestamp to the invocation's start, in ms. */
+  readonly ageMs: number;
+  /** When that invocation started (ms since the epoch). */
+  readonly at: number;
+}
+
 /** What a poller needs from the runtime around it. */
 export interface PollerDeps {
   readonly kafka: Kafka;
@@ -73,6 +85,8 @@ export interface PollerDeps {
   readonly report: (report: InvocationReport) => void;
   /** Called whenever a partition becomes blocked or goes on again. */
   readonly onBlockedChange?: () => void;
+  /** Called when an invocation starts, once its {@link Poller.recordAges} are set. */
+  readonly onInvoke?: () => void;
   readonly log: (line: string) => void;
   readonly paused: boolean;
   /** The consumer's session timeout: how long a member that died unannounced holds its partitions. @default kafkajs's 30 s */
@@ -120,6 +134,8 @@ export class Poller {
   private readonly highWater: number;
   /** Partitions whose fetching is paused because enough of their records wait here. */
   private readonly full = new Set<string>();
+  /** The age of the oldest record of each partition's last batch, by `topic-partition`. */
+  private readonly ages = new Map<string, RecordAge>();
 
   constructor(
     readonly mapping: TriggerMapping,
@@ -159,6 +175,11 @@ export class Poller {
   /** The partitions that wait on a failing batch. */
   get blocked(): readonly BlockedPartition[] {
     return [...this.blockedPartitions.values()];
+  }
+
+  /** Lag in time per partition: the age of the oldest record of its last invoked batch. */
+  get recordAges(): readonly RecordAge[] {
+    return [...this.ages.values()];
   }
 
   /** Starts no new invocation; resolves once the running ones have ended. */
@@ -423,6 +444,11 @@ export class Poller {
   /** Calls the handler with the batch's event; a handler still running at its timeout is waited for, so the partition stays single-flight. */
   private async invoke(batch: Batch): Promise<Called> {
     const event = mskEvent([...batch.values()].flat(), this.deps.source);
+    const at = Date.now();
+    // The same function as the handlers' metric on AWS, so that both show the same lag.
+    for (const [partition, ageMs] of oldestRecordAges(event, at))
+      this.ages.set(partition, { functionName: this.mapping.functionName, partition, ageMs, at });
+    this.deps.onInvoke?.();
     const timeoutMs = this.mapping.timeoutSeconds * 1000;
     const context = lambdaContext(this.mapping, this.deps.region, Date.now() + timeoutMs);
     this.invoking++;

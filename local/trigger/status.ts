@@ -1,13 +1,15 @@
 /**
  * The emulated triggers and their blocked partitions in a file, so that `kafka-aggregates
  * status` in another process can say which triggers run, which partition waits, since when
- * and why. Written by the process that runs the triggers (`npm start`) once they have started,
- * whenever one is held or let go, and whenever a partition blocks or goes on again.
+ * and why, and how old the oldest record of each partition's last batch was (lag in time).
+ * Written by the process that runs the triggers (`npm start`) once they have started, whenever
+ * one is held or let go, whenever a partition blocks or goes on again, and after invocations
+ * (at most once a second).
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cacheDir } from '../stack/paths.ts';
-import type { BlockedPartition } from './poller.ts';
+import type { BlockedPartition, RecordAge } from './poller.ts';
 
 /** Where `npm start` keeps its triggers' status. */
 export const defaultStatusFile = join(cacheDir, 'runtime', 'status.json');
@@ -27,12 +29,19 @@ export interface TriggerStatus {
   /** The triggers that run (absent in files of older versions). */
   readonly triggers?: readonly RunningTrigger[];
   readonly blocked: readonly BlockedPartition[];
+  /** Per partition, the age of the oldest record of its last batch (absent in files of older versions). */
+  readonly recordAges?: readonly RecordAge[];
 }
 
 /** Replaces the file atomically (a reader never sees half of it). */
-export const writeStatus = (file: string, blocked: readonly BlockedPartition[], triggers: readonly RunningTrigger[] = []): void => {
+export const writeStatus = (
+  file: string,
+  blocked: readonly BlockedPartition[],
+  triggers: readonly RunningTrigger[] = [],
+  recordAges: readonly RecordAge[] = [],
+): void => {
   mkdirSync(dirname(file), { recursive: true });
-  const status: TriggerStatus = { pid: process.pid, updatedAt: new Date().toISOString(), triggers, blocked };
+  const status: TriggerStatus = { pid: process.pid, updatedAt: new Date().toISOString(), triggers, blocked, recordAges };
   writeFileSync(`${file}.tmp`, JSON.stringify(status, null, 2));
   renameSync(`${file}.tmp`, file);
 };

@@ -12,10 +12,10 @@ import { loadFunction, type FunctionModule } from './lambda.ts';
 import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { localClusterArn } from './msk-payload.ts';
 import { describeBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
-import { Poller, type BlockedPartition, type InvocationReport } from './poller.ts';
+import { Poller, type BlockedPartition, type InvocationReport, type RecordAge } from './poller.ts';
 import { writeStatus, type RunningTrigger } from './status.ts';
 
-export type { BlockedPartition, InvocationReport } from './poller.ts';
+export type { BlockedPartition, InvocationReport, RecordAge } from './poller.ts';
 export type { TriggerMapping } from './mappings.ts';
 
 /** Options of `startTriggers`. */
@@ -30,7 +30,7 @@ export interface TriggerOptions {
    * document which for Kafka, and the handlers are right under both. @default 'checkpoint'
    */
   readonly partialResponse?: PartialResponseReading;
-  /** File to keep the blocked partitions in, for `kafka-aggregates status` in another process. @default none */
+  /** File to keep the blocked partitions and the record ages in, for `kafka-aggregates status` in another process. @default none */
   readonly statusFile?: string;
   /** Functions that start paused (e.g. until a rebuild has caught up). @default none */
   readonly startPaused?: readonly string[];
@@ -120,12 +120,15 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   };
 
   const pollers = new Map<string, Poller>();
+  // Record ages change with every invocation: written at most once a second, not per batch.
+  let ageWrite: NodeJS.Timeout | undefined;
   const stop = async (): Promise<void> => {
     await Promise.allSettled([...pollers.values()].map((p) => p.stop()));
     const loaded = await Promise.allSettled([...modules.values()]);
     await Promise.allSettled(
       loaded.flatMap((m) => (m.status === 'fulfilled' && m.value.shutdown !== undefined ? [m.value.shutdown()] : [])),
     );
+    clearTimeout(ageWrite);
     if (options.statusFile !== undefined) writeStatus(options.statusFile, []);
   };
   const blocked = (): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);
@@ -135,7 +138,17 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
       const p = pollers.get(m.functionName);
       return p === undefined ? [] : [{ functionName: m.functionName, topic: m.topic, paused: p.isPaused }];
     });
-  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked(), running());
+  const recordAges = (): RecordAge[] => [...pollers.values()].flatMap((p) => p.recordAges);
+  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked(), running(), recordAges());
+  const onInvoke =
+    onBlockedChange === undefined
+      ? undefined
+      : () => {
+          ageWrite ??= setTimeout(() => {
+            ageWrite = undefined;
+            onBlockedChange();
+          }, 1_000).unref();
+        };
   try {
     for (const mapping of mappings) {
       if (pollers.has(mapping.functionName)) throw new Error(`function ${mapping.functionName} is mapped twice`);
@@ -147,6 +160,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
         backoff: options.backoff ?? {},
         ...(options.partialResponse === undefined ? {} : { partialResponse: options.partialResponse }),
         ...(onBlockedChange === undefined ? {} : { onBlockedChange }),
+        ...(onInvoke === undefined ? {} : { onInvoke }),
         report,
         log,
         paused: options.startPaused?.includes(mapping.functionName) ?? false,

@@ -13,10 +13,12 @@ import { VersionConflictError, type HeadsStore } from '../../functions/heads/por
 import type { LogReader, LogRecord } from '../../functions/core/log.ts';
 import { RevisionConflictError, type ReadModels } from '../../functions/event/ports.ts';
 import type { RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
+import type { Release } from '../../functions/core/release.ts';
 
 /** What the suite is given: fresh stores and topics per call. */
 export interface PortsFactory {
-  heads(): Promise<HeadsStore & RebuildHeadsStore>;
+  /** `afterFenceRead`: runs once, right after the rebuild's read of the fences and before its writes. */
+  heads(hooks?: { afterFenceRead?: () => Promise<void> }): Promise<HeadsStore & RebuildHeadsStore>;
   readModels(): Promise<ReadModels>;
   /** A fresh topic of `partitions`, read as a log; `produce` writes keyed messages, `recreate` deletes and creates it again. */
   topic(partitions: number): Promise<{
@@ -25,6 +27,8 @@ export interface PortsFactory {
     produce(messages: readonly { key: string; value: string }[]): Promise<void>;
     recreate(): Promise<void>;
   }>;
+  /** Records an operator release for a commands partition, as `kafka-aggregates skip` does. */
+  addRelease(heads: HeadsStore, tp: string, release: Release): Promise<void>;
   /** A unique id. */
   unique(prefix: string): string;
 }
@@ -68,6 +72,16 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       await heads.commit(head(id, 2), 1);
       const read = await heads.read([`account#${id}`, `account#${factory.unique('none')}`], []);
       expect([...read.heads.values()].map((h) => h.version)).toEqual([2]);
+    });
+
+    it('commits over a head at version 0 (one that only remembers commands accepted without events) as over none', async () => {
+      const heads = await factory.heads();
+      const id = factory.unique('acc');
+      await heads.commit(head(id, 0), 0);
+      await heads.commit({ ...head(id, 0), recent: [] }, 0);
+      await heads.commit(head(id, 1), 0);
+      await expect(heads.commit(head(id, 1, 9), 0)).rejects.toBeInstanceOf(VersionConflictError);
+      expect((await heads.read([`account#${id}`], [])).heads.get(`account#${id}`)).toMatchObject({ version: 1, state: { balance: 1 } });
     });
 
     it('puts a checkpoint only over the one it was derived from', async () => {
@@ -129,6 +143,38 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
           [low, 1],
         ].sort(),
       );
+    });
+    it('reads releases back with the batch, each with the incarnation it was recorded in', async () => {
+      const heads = await factory.heads();
+      const tp = `${factory.unique('commands')}-0`;
+      const release = (from: number, incarnation: number): Release => ({
+        action: 'skip',
+        from,
+        to: from,
+        reason: 'r',
+        by: 'op',
+        at: '2026-01-01T00:00:00.000Z',
+        incarnation,
+      });
+      await factory.addRelease(heads, tp, release(3, 1));
+      await factory.addRelease(heads, tp, release(3, 2));
+      expect((await heads.read([], [tp])).releases.get(tp)).toEqual([release(3, 1), release(3, 2)]);
+    });
+
+    it('fences off a rebuilt head when a commit lands between the read of the fences and the write', async () => {
+      const id = factory.unique('acc');
+      let committed = false;
+      const heads: HeadsStore & RebuildHeadsStore = await factory.heads({
+        afterFenceRead: async () => {
+          committed = true;
+          await heads.commit(head(id, 4, 40), 3);
+        },
+      });
+      expect(await heads.putControl({ status: 'rebuilding', epoch: 2, progress: null }, undefined)).toBe(true);
+      await heads.commit(head(id, 3, 30), 0);
+      expect(await heads.putRebuiltAll([head(id, 3, 30)], 2, 1)).toEqual({ written: 0, fencedOff: 1 });
+      expect(committed).toBe(true);
+      expect((await heads.read([`account#${id}`], [])).heads.get(`account#${id}`)).toMatchObject({ version: 4, state: { balance: 40 } });
     });
   });
 

@@ -82,6 +82,37 @@ describe('stalls seen', () => {
     }
   });
 
+  it("alarms on each side's lag in time: the age of the oldest record its handler gets, by trigger", () => {
+    for (const key of ['commandHandler', 'eventHandler']) {
+      expect(alarm(synth, `${key.charAt(0).toUpperCase()}${key.slice(1)}RecordAge`)).toMatchObject({
+        Namespace: 'KafkaAggregates',
+        MetricName: 'oldestRecordAgeMs',
+        Dimensions: [
+          { Name: 'service', Value: 'kafka-aggregates' },
+          { Name: 'trigger', Value: key },
+        ],
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 5,
+        Threshold: 300_000,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
+    // The handlers publish it under that dimension and those keys.
+    const powertools = readFileSync(join(PROJECT_ROOT, 'functions/adapters/aws/powertools.ts'), 'utf8');
+    expect(powertools).toContain("addDimension('trigger', trigger)");
+    for (const [file, key] of [
+      ['commands.ts', 'commandHandler'],
+      ['events.ts', 'eventHandler'],
+    ])
+      expect(readFileSync(join(PROJECT_ROOT, 'functions/handlers', file ?? ''), 'utf8')).toContain(
+        `addRecordAges(metrics, '${key}', event)`,
+      );
+    const tighter = synthesize({ skipBundling: true, context: { recordAgeThresholdSeconds: '60' } });
+    expect(alarm(tighter, 'EventHandlerRecordAge')).toMatchObject({ Threshold: 60_000 });
+  });
+
   it('alarms when the command side finds its table behind its log', () => {
     expect(alarm(synth, 'TableBehindLog')).toMatchObject({ MetricName: 'tableBehindLog', Namespace: 'KafkaAggregates', Threshold: 0 });
   });

@@ -1,7 +1,7 @@
 /**
  * The operator's tools tell the truth, run as a user runs them (`bin/kafka-aggregates.js` as a
  * child process) against the real broker and emulator, on topics and tables of this run:
- * `status` shows the triggers that run while they run, `state` says a table is being rebuilt
+ * `status` shows the triggers that run while they run and each partition's lag in time, `state` says a table is being rebuilt
  * and how far, and `rebuild --verify` fails when the events topic holds events it cannot use.
  */
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,41 @@ describe('the operator tools', () => {
       expect(out.stdout).not.toContain('npm start is not running');
       expect(out.code).toBe(0);
     } finally {
+      await triggers.stop();
+    }
+  });
+
+  it("status shows, per partition, the age of the oldest record of its last batch (the handlers' oldestRecordAgeMs)", async () => {
+    const triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-age-` }),
+      statusFile: defaultStatusFile,
+      log: () => undefined,
+    });
+    const producer = kafka.producer();
+    try {
+      await producer.connect();
+      // Produced with a timestamp 90 s ago: the record's age is then at least that, whatever the machine's pace.
+      await producer.send({
+        topic: topicName('commands'),
+        messages: [{ key: `acc-${run}`, value: 'not a command', partition: 1, timestamp: String(Date.now() - 90_000) }],
+      });
+      type Report = { functions: { partitions: { partition: number; oldestRecordAge?: { ms: number; at: string } }[] }[] };
+      let partition: Report['functions'][number]['partitions'][number] | undefined;
+      await vi.waitFor(
+        async () => {
+          const report = JSON.parse((await cli('status', '--json')).stdout) as Report;
+          partition = report.functions[0]?.partitions.find((p) => p.partition === 1);
+          expect(partition?.oldestRecordAge).toBeDefined();
+        },
+        { timeout: 30_000, interval: 500 },
+      );
+      expect(partition?.oldestRecordAge?.ms).toBeGreaterThanOrEqual(90_000);
+      expect(partition?.oldestRecordAge?.ms).toBeLessThan(90_000 + 60_000);
+      const text = await cli('status');
+      expect(text.stdout).toMatch(new RegExp(`${topicName('commands')}-1 .* oldest record 1m\\d\\ds old at its batch`));
+      expect(text.stdout).not.toMatch(new RegExp(`${topicName('commands')}-0 .* oldest record`));
+    } finally {
+      await producer.disconnect();
       await triggers.stop();
     }
   });

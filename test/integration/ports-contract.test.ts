@@ -38,10 +38,28 @@ afterAll(async () => {
 });
 
 portsContract('DynamoDB and Kafka', {
-  heads: async () => {
+  heads: async (hooks) => {
     const name = unique('aggregates');
     await createAggregatesTable(dynamo, name);
-    return new AggregatesTable(createDocumentClient(dynamo), name);
+    const afterFenceRead = hooks?.afterFenceRead;
+    if (afterFenceRead === undefined) return new AggregatesTable(createDocumentClient(dynamo), name);
+    // A client of its own whose first rebuilt-head PutItem waits for the hook: the fences were read by then.
+    const client = createDynamoClient();
+    closing.push(() => Promise.resolve(client.destroy()));
+    let pending: (() => Promise<void>) | undefined = afterFenceRead;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Item?: Record<string, unknown> };
+        if (pending !== undefined && context.commandName === 'PutItemCommand' && input.Item?.rebuildEpoch !== undefined) {
+          const run = pending;
+          pending = undefined;
+          await run();
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'afterFenceRead' },
+    );
+    return new AggregatesTable(createDocumentClient(client), name);
   },
   readModels: async () => {
     const name = unique('read-models');
@@ -68,6 +86,9 @@ portsContract('DynamoDB and Kafka', {
         await createTopics(admin, { [name]: partitions });
       },
     };
+  },
+  addRelease: async (heads, tp, release) => {
+    await (heads as AggregatesTable).releases.add(tp, release);
   },
   unique,
 });

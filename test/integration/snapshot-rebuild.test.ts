@@ -17,6 +17,7 @@ import { rebuildDeps as commandSideRebuildDeps, startCommandSide, type CommandSi
 import { canonicalJson, startEventSide, triggerBatches } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
+import { ReadModelRebuildLockError } from '../../functions/rebuild/read-model-lock.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 
 let side: CommandSide;
@@ -213,6 +214,51 @@ describe('snapshot rebuild from the events topic', () => {
       expect(finished.eventsRead).toBe(finished.eventsTotal);
       expect(await rows()).toBe(before);
       expect(await events.readModels.query('~rebuild')).toEqual([]);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('lets one read-model rebuild run at a time, without reserved concurrency: a second is refused, saying who holds the lock', async () => {
+    const events = await startEventSide();
+    try {
+      const records = await readTopic(side.kafka, side.topics.events);
+      const project = events.processor({ reactions: [] });
+      for (const batch of triggerBatches(records, side.topics.events, 100)) await project(batch);
+      const rows = async () =>
+        canonicalJson(
+          (await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })),
+        );
+      const before = await rows();
+      const deps = { aggregates, projection: accountSummary, readModels: events.readModels, eventLog: side.eventLog };
+
+      // Both at once: one takes the lock (a conditional write), the other is refused before it wipes anything.
+      const both = await Promise.allSettled([rebuildProjection(deps), rebuildProjection(deps)]);
+      expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+      const loser = both.find((r) => r.status === 'rejected');
+      expect(loser?.reason).toBeInstanceOf(ReadModelRebuildLockError);
+      expect(String(loser?.reason)).toMatch(
+        /another read-model rebuild \(account-summary, since .*\) holds the lock until .*account-summary was not started/,
+      );
+      expect(await rows()).toBe(before);
+
+      // One that asks while the first is replaying is refused too, and the first ends right.
+      let second: Promise<unknown> | undefined;
+      const first = await rebuildProjection(
+        {
+          ...deps,
+          onProgress: () => {
+            second ??= rebuildProjection(deps).catch((error: unknown) => error);
+          },
+        },
+        { checkpointEvery: 50 },
+      );
+      expect(first).toMatchObject({ status: 'complete', resumed: false });
+      expect(await second).toBeInstanceOf(ReadModelRebuildLockError);
+      expect(await rows()).toBe(before);
+
+      // Released at the end: the next one runs.
+      expect(await rebuildProjection(deps)).toMatchObject({ status: 'complete' });
     } finally {
       await events.close();
     }

@@ -7,6 +7,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
+import { traceIdsOf } from '../../core/trace-context.ts';
 import { oldestRecordAges, type MskEvent } from '../../core/trigger-event.ts';
 import { powertoolsNames } from '../../config.ts';
 
@@ -39,18 +40,39 @@ export const publishMetrics = (metrics: Metrics): MiddlewareObj => {
   return { after: publish, onError: publish };
 };
 
+/** Most trace ids a log line names: a batch's distinct traces can run to thousands, and a log event to 256 KB. */
+export const MAX_LOGGED_TRACE_IDS = 200;
+
+/**
+ * Puts the W3C trace ids of the batch's records (their `traceparent` headers) in every log line
+ * of the invocation (`traceIds`; `traceIdsNotLogged` counts those beyond
+ * {@link MAX_LOGGED_TRACE_IDS}), so that a trace id found on a command, an event or a result
+ * finds the lines of the invocations that handled it.
+ */
+export const logTraceIds = (logger: Logger, event: MskEvent): void => {
+  const ids = traceIdsOf(event);
+  logger.appendKeys({
+    traceIds: ids.slice(0, MAX_LOGGED_TRACE_IDS),
+    ...(ids.length > MAX_LOGGED_TRACE_IDS ? { traceIdsNotLogged: ids.length - MAX_LOGGED_TRACE_IDS } : { traceIdsNotLogged: undefined }),
+  });
+};
+
 /**
  * Lag in time: `oldestRecordAgeMs`, the age of the batch's oldest record (record timestamp to
- * now) over its partitions, and the same per partition (dimension `partition`), so that "how
- * far behind are the read models, in seconds?" has an answer and an alarm. Offset lag counts
- * records, which says nothing of time.
+ * now) over its partitions, by `trigger` (the topology key of the function: both sides share
+ * one service), and the same per partition (dimension `partition`), so that "how far behind
+ * are the read models, in seconds?" has an answer and an alarm (infra/monitoring.ts
+ * `RecordAge`). Offset lag counts records, which says nothing of time.
  */
-export const addRecordAges = (metrics: Metrics, event: MskEvent, now = Date.now()): void => {
+export const addRecordAges = (metrics: Metrics, trigger: string, event: MskEvent, now = Date.now()): void => {
   const ages = oldestRecordAges(event, now);
   if (ages.size === 0) return;
-  metrics.addMetric('oldestRecordAgeMs', MetricUnit.Milliseconds, Math.max(...ages.values()));
+  const oldest = metrics.singleMetric();
+  oldest.addDimension('trigger', trigger);
+  oldest.addMetric('oldestRecordAgeMs', MetricUnit.Milliseconds, Math.max(...ages.values()));
   for (const [partition, age] of ages) {
     const single = metrics.singleMetric();
+    single.addDimension('trigger', trigger);
     single.addDimension('partition', partition);
     single.addMetric('partitionRecordAgeMs', MetricUnit.Milliseconds, age);
   }

@@ -134,14 +134,17 @@ export const resultFromItem = (aggregateType: string, aggregateId: string, comma
 };
 
 /** The control item's record. */
-export const controlFromItem = (item: Item): ControlRecord =>
-  item.status === 'rebuilding'
+export const controlFromItem = (item: Item): ControlRecord => {
+  const table = typeof item.table === 'string' ? { table: item.table } : {};
+  return item.status === 'rebuilding'
     ? {
         status: 'rebuilding',
         epoch: Number(item.epoch),
         progress: item.progress === undefined ? null : (JSON.parse(item.progress as string) as RebuildProgress),
+        ...table,
       }
-    : { status: 'ready', epoch: Number(item.epoch) };
+    : { status: 'ready', epoch: Number(item.epoch), ...table };
+};
 
 /** The control item of a record. */
 export const controlItem = (control: ControlRecord): Item => ({
@@ -149,6 +152,7 @@ export const controlItem = (control: ControlRecord): Item => ({
   status: control.status,
   epoch: control.epoch,
   ...(control.status === 'rebuilding' && control.progress !== null ? { progress: JSON.stringify(control.progress) } : {}),
+  ...(control.table === undefined ? {} : { table: control.table }),
 });
 
 /** The item of a checkpoint. */

@@ -5,7 +5,7 @@
  * the outcomes no head remembers. The control item is control-item.ts; the rebuild's writes
  * are rebuilt-heads.ts; item layouts are aggregates-items.ts.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Release } from '../../core/release.ts';
@@ -57,6 +57,15 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   ) {
     this.releases = new ReleaseList(doc, tableName, (tp) => ({ pk: releasesKey(tp) }));
     this.io = { doc, tableName, maxAttempts };
+  }
+
+  /**
+   * The table's id (its ARN and creation time where the emulator gives no id): a table
+   * restored or filled from a copy is a new table, even under the same name.
+   */
+  async identity(): Promise<string> {
+    const { Table } = await this.doc.send(new DescribeTableCommand({ TableName: this.tableName }));
+    return Table?.TableId ?? `${Table?.TableArn ?? this.tableName}@${Table?.CreationDateTime?.toISOString() ?? ''}`;
   }
 
   /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
@@ -155,8 +164,9 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
           TableName: this.tableName,
           // No `updatedAt`: every rewrite of a head is billed by its size.
           Item: this.itemOf(head),
+          // At 0, absent or a head that only remembers commands accepted without events.
           ...(expectedVersion === 0
-            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            ? { ConditionExpression: 'attribute_not_exists(pk) OR version = :expected', ExpressionAttributeValues: { ':expected': 0 } }
             : { ConditionExpression: 'version = :expected', ExpressionAttributeValues: { ':expected': expectedVersion } }),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

@@ -1,6 +1,7 @@
 /** Writes command records to the commands topic for the command API: one idempotent producer, connected on first use. */
 import type { Producer } from 'kafkajs';
 import type { CommandSender, SentRecord } from '../../command-api/ports.ts';
+import { TRACEPARENT } from '../../core/trace-context.ts';
 import { ProducerConnection } from './clients.ts';
 
 /** Sends each command record as soon as it is asked to, waiting for all in-sync replicas. */
@@ -14,12 +15,24 @@ export class KafkaCommandSender implements CommandSender {
     this.connection = new ProducerConnection(producer);
   }
 
-  async send(record: { readonly key: string; readonly value: Uint8Array; readonly timestamp: number }): Promise<SentRecord> {
+  async send(record: {
+    readonly key: string;
+    readonly value: Uint8Array;
+    readonly timestamp: number;
+    readonly traceparent?: string;
+  }): Promise<SentRecord> {
     const producer = await this.connection.get();
     const [meta] = await producer.send({
       topic: this.topic,
       acks: -1,
-      messages: [{ key: record.key, value: Buffer.from(record.value), timestamp: String(record.timestamp) }],
+      messages: [
+        {
+          key: record.key,
+          value: Buffer.from(record.value),
+          timestamp: String(record.timestamp),
+          ...(record.traceparent === undefined ? {} : { headers: { [TRACEPARENT]: record.traceparent } }),
+        },
+      ],
     });
     return { partition: meta?.partition ?? -1, offset: Number(meta?.baseOffset ?? -1), timestamp: record.timestamp };
   }

@@ -5,6 +5,7 @@
  */
 import type { Message as KafkaMessage, Producer } from 'kafkajs';
 import type { DeadLetter } from '../../core/dead-letter.ts';
+import { spanOf, TRACEPARENT } from '../../core/trace-context.ts';
 import type { BatchOutput, BatchPublisher } from '../../command/ports.ts';
 import type { EventSideOutput, EventSidePublisherPort } from '../../event/ports.ts';
 import { ProducerConnection } from './clients.ts';
@@ -62,6 +63,12 @@ export const sendChunked = async (
   await flush();
 };
 
+/** The header of a record caused by what `cause` names, in a span of its own of the cause's trace (none when the cause had no trace). */
+const traceHeader = (traces: ReadonlyMap<string, string> | undefined, cause: string | null | undefined): Pick<KafkaMessage, 'headers'> => {
+  const parent = cause === null || cause === undefined ? undefined : traces?.get(cause);
+  return parent === undefined ? {} : { headers: { [TRACEPARENT]: spanOf(parent) } };
+};
+
 const sendDeadLetters = (producer: Producer, topic: string, deadLetters: readonly DeadLetter[]): Promise<void> =>
   sendChunked(producer, topic, deadLetters.map(deadLetterMessage), PRODUCE_REQUEST_BYTES.deadLetters);
 
@@ -79,9 +86,17 @@ export class KafkaPublisher implements BatchPublisher {
   /** Sends the events, then results and dead letters; resolves when all are acknowledged. */
   async publish(output: BatchOutput): Promise<void> {
     const producer = await this.connection.get();
-    const events = output.events.map((e): KafkaMessage => ({ key: e.aggregateId, value: JSON.stringify(e) }));
+    const events = output.events.map((e): KafkaMessage => ({
+      key: e.aggregateId,
+      value: JSON.stringify(e),
+      ...traceHeader(output.traces, e.commandId),
+    }));
     await sendChunked(producer, this.topics.events, events, PRODUCE_REQUEST_BYTES.records);
-    const results = output.results.map((r): KafkaMessage => ({ key: r.key, value: JSON.stringify(r.result) }));
+    const results = output.results.map((r): KafkaMessage => ({
+      key: r.key,
+      value: JSON.stringify(r.result),
+      ...traceHeader(output.traces, r.result.commandId),
+    }));
     await sendChunked(producer, this.topics.results, results, PRODUCE_REQUEST_BYTES.records);
     await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }
@@ -117,7 +132,11 @@ export class EventSidePublisher implements EventSidePublisherPort {
   async publish(output: EventSideOutput): Promise<void> {
     if (output.commands.length === 0 && output.deadLetters.length === 0) return;
     const producer = await this.connection.get();
-    const commands = output.commands.map((c): KafkaMessage => ({ key: c.aggregateId, value: JSON.stringify(c) }));
+    const commands = output.commands.map((c): KafkaMessage => ({
+      key: c.aggregateId,
+      value: JSON.stringify(c),
+      ...traceHeader(output.traces, c.causationId),
+    }));
     await sendChunked(producer, this.topics.commands, commands, PRODUCE_REQUEST_BYTES.records);
     await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }

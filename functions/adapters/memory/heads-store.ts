@@ -40,9 +40,15 @@ const resultKey = (type: string, id: string, commandId: string) => `~result#${ag
 const groups = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
 
+/** The rebuild's fences: never over a newer rebuild's head, never lowering a stored version. */
+const writable = (current: HeadsItem | undefined, head: Head, epoch: number): boolean =>
+  current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);
+
 /** The aggregates table in memory; `io` lets a scheduler interleave its requests. */
 export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
   private items = new Map<string, HeadsItem>();
+  /** Restores and copies land in a new table (as every DynamoDB restore and import does): another identity. */
+  private generation = 1;
 
   constructor(
     readonly tableName = 'aggregates',
@@ -57,6 +63,11 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
   /** Replaces every item (a table restored from a backup, or a copy that is not one point in time). */
   restore(items: HeadsItems): void {
     this.items = copy(new Map(items));
+    this.generation++;
+  }
+
+  identity(): Promise<string> {
+    return perform(this.io, 'heads.identity', () => `${this.tableName}#${this.generation}`);
   }
 
   private get(key: string): HeadsItem | undefined {
@@ -110,7 +121,7 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     const key = aggregateKey(head.aggregateType, head.aggregateId);
     const lost = await perform(this.io, 'heads.commit', () => {
       const stored = this.headAt(key);
-      if ((stored?.version ?? 0) !== expectedVersion || (expectedVersion === 0 && this.items.has(key))) return { current: stored };
+      if ((stored?.version ?? 0) !== expectedVersion) return { current: stored };
       this.put(key, { kind: 'head', head });
       return undefined;
     });
@@ -217,19 +228,23 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
       const control = stored.get(CONTROL);
       if (control?.kind !== 'control' || control.control.status !== 'rebuilding' || control.control.epoch !== epoch)
         throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
-      const allowed = group.filter((head) => {
-        const current = stored.get(keyOf(head));
-        return current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);
-      });
+      const allowed = group.filter((head) => writable(stored.get(keyOf(head)), head, epoch));
+      totals.fencedOff += group.length - allowed.length;
+      // Each write is conditional on the same fences, as the adapter's PutItem: a head committed
+      // since the read (where no drain holds the command side) is fenced off, never overwritten.
       await Promise.all(
         groups(allowed, 25).map((chunk) =>
-          perform(this.io, 'heads.putRebuiltAll.write', () =>
-            chunk.forEach((head) => this.put(keyOf(head), { kind: 'head', head, rebuildEpoch: epoch })),
-          ),
+          perform(this.io, 'heads.putRebuiltAll.write', () => {
+            for (const head of chunk) {
+              if (!writable(this.get(keyOf(head)), head, epoch)) totals.fencedOff++;
+              else {
+                this.put(keyOf(head), { kind: 'head', head, rebuildEpoch: epoch });
+                totals.written++;
+              }
+            }
+          }),
         ),
       );
-      totals.written += allowed.length;
-      totals.fencedOff += group.length - allowed.length;
     }).then(() => totals);
   }
 

@@ -1,6 +1,7 @@
 /** The in-memory adapters hold the ports' contract (test/contract/ports.ts), as the DynamoDB and Kafka ones do. */
 import { MemoryCluster } from '../../../functions/adapters/memory/cluster.ts';
 import { MemoryHeadsStore } from '../../../functions/adapters/memory/heads-store.ts';
+import type { Interleaver } from '../../../functions/adapters/memory/interleave.ts';
 import { MemoryReadModels } from '../../../functions/adapters/memory/read-models.ts';
 import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
 import { portsContract } from '../../contract/ports.ts';
@@ -8,7 +9,21 @@ import { portsContract } from '../../contract/ports.ts';
 let n = 0;
 
 portsContract('in memory', {
-  heads: () => Promise.resolve(new MemoryHeadsStore()),
+  heads: (hooks) => {
+    let hook = hooks?.afterFenceRead;
+    // The rebuild's writes wait at their point: the hook runs there once, after the fences were read.
+    const io: Interleaver = {
+      point: async (op) => {
+        if (op === 'heads.putRebuiltAll.write' && hook !== undefined) {
+          const run = hook;
+          hook = undefined;
+          await run();
+        }
+        return 'ok';
+      },
+    };
+    return Promise.resolve(new MemoryHeadsStore('aggregates', io));
+  },
   readModels: () => Promise.resolve(new MemoryReadModels()),
   topic: (partitions) => {
     const cluster = new MemoryCluster();
@@ -25,6 +40,9 @@ portsContract('in memory', {
         return Promise.resolve();
       },
     });
+  },
+  addRelease: async (heads, tp, release) => {
+    await (heads as MemoryHeadsStore).addRelease(tp, release);
   },
   unique: (prefix) => `${prefix}-${++n}`,
 });

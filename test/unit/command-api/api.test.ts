@@ -3,6 +3,7 @@ import { createCommandApi, type HttpResponse } from '../../../functions/command-
 import type { Claim, CommandClaims, SentRecord } from '../../../functions/command-api/ports.ts';
 import { decodeCommand } from '../../../functions/command/decode.ts';
 import { registry } from '../../../functions/core/registry.ts';
+import { parseTraceparent } from '../../../functions/core/trace-context.ts';
 import { MAX_COMMAND_BYTES } from '../../../functions/core/wire.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { fakeClock, memoryOutcomes, request } from '../../support/command-api.ts';
@@ -26,7 +27,7 @@ const setup = (options: { sendFails?: boolean; sendHangs?: boolean } = {}) => {
       return Promise.resolve(first);
     },
   };
-  const sent: { key: string; value: string; timestamp: number }[] = [];
+  const sent: { key: string; value: string; timestamp: number; traceparent?: string | undefined }[] = [];
   const clock = fakeClock();
   const rows = new Map<string, unknown>([['account-summary/acc-1', { accountId: 'acc-1', balance: 5 }]]);
   const errors: unknown[] = [];
@@ -38,7 +39,12 @@ const setup = (options: { sendFails?: boolean; sendHangs?: boolean } = {}) => {
         if (options.sendFails === true) return Promise.reject(new Error('broker unreachable'));
         // A broker that takes the record but never acknowledges it in time.
         if (options.sendHangs === true) return new Promise<never>(() => undefined);
-        sent.push({ key: record.key, value: new TextDecoder().decode(record.value), timestamp: record.timestamp });
+        sent.push({
+          key: record.key,
+          value: new TextDecoder().decode(record.value),
+          timestamp: record.timestamp,
+          traceparent: record.traceparent,
+        });
         return Promise.resolve({ partition: 1, offset: sent.length - 1, timestamp: record.timestamp });
       },
     },
@@ -99,6 +105,19 @@ describe('POST /commands', () => {
     expect(sent[0]?.value).toBe(
       `{"commandId":"api-new", "aggregateType":"account","aggregateId":"acc-1",  "type":"OpenAccount","data":{"owner":"Ada"}}`,
     );
+  });
+
+  it("sends the command in a span of the caller's W3C trace (traceparent), or of a new trace when it gives none or an invalid one", async () => {
+    const { api, sent } = setup();
+    const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await api(post({ ...open, commandId: 'c-traced' }, { traceparent: caller }));
+    await api(post({ ...open, commandId: 'c-new' }));
+    await api(post({ ...open, commandId: 'c-bad' }, { traceparent: 'not-a-trace' }));
+    const [traced, fresh, bad] = sent.map((s) => parseTraceparent(s.traceparent));
+    expect(traced).toMatchObject({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', flags: '01' });
+    expect(traced?.parentId).not.toBe('00f067aa0ba902b7');
+    for (const started of [fresh, bad]) expect(started?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(fresh?.traceId).not.toBe(bad?.traceId);
   });
 
   it('reads the table only after the typical decision time, and backs off after', async () => {

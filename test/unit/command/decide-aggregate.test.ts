@@ -461,6 +461,17 @@ describe('decideAggregate: commands that break the aggregate', () => {
     expect(committed(outcome)).toMatchObject({ version: 4, state: { count: 4 } });
   });
 
+  it('remembers a command accepted without events, so that a re-send gets the same answer', async () => {
+    const head = committed(await decide(notesHead(), [note(1, 'a')]));
+    // Accepted at version 1 with no events: the head is written to remember it.
+    const noOp = committed(await decide(head, [{ ...note(2, 'b', undefined, 0), commandId: 'reaction-1' }]));
+    expect(noOp).toMatchObject({ version: 1, offsets: head.offsets, writtenAt: head.writtenAt });
+    const later = committed(await decide(noOp, [note(3, 'c')]));
+    // The reaction's command re-sent (a redelivered event batch) after the aggregate moved on.
+    const resent = await decide(later, [{ ...note(4, 'b', undefined, 0), commandId: 'reaction-1' }]);
+    expect(summary(resent.results)).toStrictEqual(['reaction-1 v1']);
+  });
+
   it('rejects a command whose decide throws as DecideFailed, dead-letters it, and decides the rest', async () => {
     const commands = await incoming(note(1, 'a'), note(2, 'b', 'decide'), note(3, 'c'));
     const outcome = decideAggregate(batchOf(notesHead(), commands));
@@ -672,6 +683,17 @@ describe('decideAggregate: operator releases and time', () => {
     const outcome = decideAggregate(batchOf(head, commands, { checkpoints: confirmedThrough(2), releaseOf: () => release }));
     expect(summary(outcome.results)).toStrictEqual(['c-0-2 v2']);
     expect(outcome.deadLetters).toStrictEqual([]);
+  });
+
+  it('dead-letters a released record again when the batch that skipped it committed and then failed to publish', async () => {
+    const release = { action: 'skip' as const, from: 2, to: 2, reason: 'poison', by: 'ops@host', at: '2026-11-30T10:00:00.000Z' };
+    const releaseOf = (r: TriggerRecord) => (r.offset === 2 ? release : undefined);
+    const commands = await incoming(open(1), deposit(2, 5), deposit(3, 7));
+    // The head moved past the skipped record (the deposit at 3), but nothing was published: the trigger delivers it all again.
+    const head = committed(decideAggregate(batchOf(accountHead(), commands, { releaseOf })));
+    const again = decideAggregate(batchOf(head, commands, { releaseOf }));
+    expect(summary(again.results)).toStrictEqual(['c-0-1 v1', 'c-0-2 SkippedByOperator', 'c-0-3 v2']);
+    expect(again.deadLetters.map((d) => [d.record.offset, d.reason.code])).toStrictEqual([[2, 'SkippedByOperator']]);
   });
 
   it("decides at the command record's time, so that two decisions of one record are the same", async () => {
