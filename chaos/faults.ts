@@ -32,7 +32,7 @@ export type FaultKind =
   | 'emulator-restart'
   /** The chaos run's tables deleted and recreated (the emulator restart, for a shared emulator). */
   | 'table-loss'
-  /** Commands with metadata of 150–200 KB, several in one batch: heads that do not fit one write, events published in chunks. */
+  /** Commands with metadata of 215–235 KB that do not compress, several in one batch: heads that do not fit one write, events published in chunks. */
   | 'large-metadata'
   /** The runtime's connections to DynamoDB cut (its proxy refuses them) for longer than the old retry budget; the data stays. */
   | 'dynamodb-outage'

@@ -26,7 +26,7 @@ const help = `Usage: npm run chaos -- [--commands 1000] [--accounts 100] [--seed
 With the defaults a run takes about two minutes and restarts nothing that npm start uses.
 
 Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
-re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 180-200 KB
+re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 215-235 KB
 of metadata) through the emulated MSK trigger and the real command side, in a runtime process
 of its own, on topics, tables and consumer groups of its own, with a DynamoDB emulator of its
 own. Inside the handlers it injects crashes after the DynamoDB commit, mid-publish and before

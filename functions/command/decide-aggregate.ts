@@ -11,7 +11,7 @@ import { topicPartition, type EventRecord, type Reason, type ResultRecord } from
 import { classify } from '../heads/dedupe.ts';
 import type { IncomingCommand } from './decode.ts';
 import { decideOne, type Decided } from './decide-one.ts';
-import { MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
 import { positionKey } from '../heads/partition.ts';
 
 export { eventRecord } from './decide-one.ts';
@@ -184,12 +184,13 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   const evicted = recent.slice(0, Math.max(0, recent.length - keep));
   // Rejections too, so that the command API keeps answering a rejected commandId (an
   // acceptance of the same commandId, decided after it, wins: it comes later in the map).
+  // By fingerprint: a head read back remembers commands by it, and the archive keys them so.
   const archive = [
     ...new Map(
       evicted.map((r) =>
         r.result.status === 'accepted'
-          ? ([r.commandId, { commandId: r.commandId, version: r.result.version, at: r.at }] as const)
-          : ([r.commandId, { commandId: r.commandId, version: 0, at: r.at, rejected: r.result.reason }] as const),
+          ? ([fingerprint(r.commandId), { commandId: r.commandId, version: r.result.version, at: r.at }] as const)
+          : ([fingerprint(r.commandId), { commandId: r.commandId, version: 0, at: r.at, rejected: r.result.reason }] as const),
       ),
     ).values(),
   ];

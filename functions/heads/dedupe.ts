@@ -5,7 +5,7 @@
  */
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import type { CommandEnvelope, Reason, ResultRecord } from '../core/wire.ts';
-import type { ArchivedCommand, RecentCommand } from './head.ts';
+import { answerTo, isCommand, nameOf, type ArchivedCommand, type RecentCommand } from './head.ts';
 
 /** A command as dedupe sees it (command/decode.ts `IncomingCommand` is one): where it arrived, and whose it is. */
 export interface ArrivedCommand {
@@ -33,8 +33,9 @@ export interface Memory {
 /** The accepted result of `commandId` when the aggregate still recognises it, in its recent window or its archive. */
 const accepted = (memory: Memory, incoming: ArrivedCommand): ResultRecord | undefined => {
   const { commandId, aggregateType, aggregateId } = incoming.envelope;
-  const recent = memory.recent.find((r) => r.commandId === commandId && r.result.status === 'accepted');
-  if (recent !== undefined) return recent.result;
+  const same = isCommand(commandId);
+  const recent = memory.recent.find((r) => same(r) && r.result.status === 'accepted');
+  if (recent !== undefined) return answerTo(recent.result, commandId);
   const archived = memory.archived.get(commandId);
   if (archived === undefined || archived.rejected !== undefined || incoming.record.timestamp - archived.at > memory.dedupeWindowMs)
     return undefined;
@@ -46,13 +47,13 @@ export const classify = (memory: Memory, incoming: ArrivedCommand, tp: string): 
   const { record, envelope } = incoming;
   const at = memory.recent.find((r) => r.tp === tp && r.offset === record.offset);
   if (at !== undefined) {
-    if (at.commandId === envelope.commandId) return { kind: 'duplicate', result: at.result, remember: false };
+    if (isCommand(envelope.commandId)(at)) return { kind: 'duplicate', result: answerTo(at.result, envelope.commandId), remember: false };
     return {
       kind: 'answered',
       reason: {
         code: 'PositionReused',
         message:
-          `${tp}@${record.offset} was handled for this aggregate as command ${at.commandId}, but now holds ${envelope.commandId}: ` +
+          `${tp}@${record.offset} was handled for this aggregate as command ${nameOf(at.commandId)}, but now holds ${envelope.commandId}: ` +
           'the commands topic was recreated or its offsets rewritten without this table noticing; send the command again',
       },
     };

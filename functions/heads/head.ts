@@ -2,6 +2,7 @@
  * The aggregate head: everything the command side keeps per aggregate, in one item. Pure
  * types and rules; the DynamoDB layout lives in adapters/dynamodb/aggregates-table.ts.
  */
+import { createHash } from 'node:crypto';
 import type { EventRecord, Reason, ResultRecord } from '../core/wire.ts';
 
 /** Outcome of a command, remembered so that a redelivery or a re-send gets the same answer. */
@@ -65,12 +66,47 @@ export const emptyHead = (aggregateType: string, aggregateId: string, initialSta
   writtenAt: null,
 });
 
-/** The accepted result a head remembers for `commandId`, if it still keeps it in its recent window. */
-export const acceptedIn = (head: Pick<Head, 'recent'>, commandId: string): ResultRecord | undefined =>
-  head.recent.find((r) => r.commandId === commandId && r.result.status === 'accepted')?.result;
+const HEX16 = /^[0-9a-f]{16}$/;
 
-/** How many recent commands a head keeps beyond those of the batch that writes it. */
-export const RECENT_COMMANDS = 100;
+/** True when `commandId` is a fingerprint rather than a commandId. */
+export const isFingerprint = (commandId: string): boolean =>
+  commandId.length === 17 && commandId.startsWith('\u0000') && HEX16.test(commandId.slice(1));
+
+/**
+ * What a stored head remembers a command by instead of its commandId: `\u0000` and the first
+ * 64 bits of the SHA-256 of the commandId, in hex (docs/DESIGN.md states the odds of two
+ * commands of an aggregate sharing one). A head read back from the table gives its recent
+ * commands' commandIds (and their results') in this form; one decided since, the commandId itself.
+ */
+export const fingerprint = (commandId: string): string =>
+  isFingerprint(commandId) ? commandId : `\u0000${createHash('sha256').update(commandId, 'utf8').digest('hex').slice(0, 16)}`;
+
+/** A test of whether a remembered command is `commandId`, by the commandId or by its fingerprint. */
+export const isCommand = (commandId: string): ((r: { readonly commandId: string }) => boolean) => {
+  const print = fingerprint(commandId);
+  return (r) => r.commandId === commandId || r.commandId === print;
+};
+
+/** A remembered result as the answer to `commandId` (it may remember the command by its fingerprint). */
+export const answerTo = (result: ResultRecord, commandId: string): ResultRecord =>
+  result.commandId === commandId ? result : { ...result, commandId };
+
+/** How a message names a remembered command: its commandId, or its fingerprint when that is all the head keeps. */
+export const nameOf = (commandId: string): string => (isFingerprint(commandId) ? `with fingerprint ${commandId.slice(1)}` : commandId);
+
+/** The accepted result a head remembers for `commandId`, if it still keeps it in its recent window. */
+export const acceptedIn = (head: Pick<Head, 'recent'>, commandId: string): ResultRecord | undefined => {
+  const same = isCommand(commandId);
+  const result = head.recent.find((r) => same(r) && r.result.status === 'accepted')?.result;
+  return result === undefined ? undefined : answerTo(result, commandId);
+};
+
+/**
+ * How many recent commands a head keeps beyond those of the batch that writes it: few enough
+ * that a head rewritten at a trickle fits in one write unit (1 KB) as stored. Older ones are
+ * archived (a re-sent commandId is looked up there, as a new one always is once a head archives).
+ */
+export const RECENT_COMMANDS = 50;
 /** DynamoDB's item limit is 400 KB; a head, measured as stored, stays below this to leave room. */
 export const MAX_HEAD_BYTES = 350 * 1024;
 /** Longest rejection message a head keeps (and a result carries): user code may say a lot. */

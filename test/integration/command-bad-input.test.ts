@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAggregate, type Message } from '../../functions/core/aggregate.ts';
@@ -95,7 +96,7 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
     const id = unique('acc');
     const topic = unique('cmds');
     const open = command(id, 'OpenAccount', { owner: 'Hal' });
-    const huge = { ...command(id, 'Deposit', { amount: 1 }), metadata: { note: 'x'.repeat(20_000) } };
+    const huge = { ...command(id, 'Deposit', { amount: 1 }), metadata: { note: randomBytes(15_000).toString('base64') } }; // 20,000 characters that do not compress
     const small = command(id, 'Deposit', { amount: 2 });
     const records = [open, huge, small].map((value, offset) => ({ offset, key: id, value }));
     const process = side.processor({ maxHeadBytes: 8_000 });

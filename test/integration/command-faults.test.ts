@@ -5,6 +5,7 @@
  * that blocks its partition until an operator skips it.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -192,7 +193,10 @@ describe('the command side under the faults operations bring', () => {
     const id = unique('acc');
     const values = [
       command(id, 'OpenAccount', { owner: 'Eve' }),
-      ...Array.from({ length: 39 }, (_, i) => ({ ...command(id, 'Deposit', { amount: i + 1 }), metadata: { pad: 'p'.repeat(15_000) } })),
+      ...Array.from({ length: 39 }, (_, i) => ({
+        ...command(id, 'Deposit', { amount: i + 1 }),
+        metadata: { pad: randomBytes(11_250).toString('base64') },
+      })), // 15,000 characters that do not compress, as heads are stored
     ];
     const event = await topic.append(values);
     const process = side.processor();

@@ -147,7 +147,7 @@ describe('npm start twice in a row, the emulator empty in between', () => {
       const open = command(id, 'OpenAccount', { owner: 'Ola' });
       await send(open, command(id, 'Deposit', { amount: 10 }));
       await waitFor('the account', async () => (await outcome(open.commandId)).length > 0);
-      await waitFor('its deposit', async () => (await scan()).some((i) => i.aggregateId === id && i.version === 2));
+      await waitFor('its deposit', async () => (await scan()).some((i) => i.pk === `account#${id}` && i.version === 2));
       const backup = await scan();
 
       const close = [command(id, 'Withdraw', { amount: 10 }), command(id, 'CloseAccount')];

@@ -4,11 +4,12 @@
  * codecs; heads-table.ts does the I/O.
  */
 import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
-import type { ArchivedCommand, Head, RecentCommand } from '../../heads/head.ts';
+import { fingerprint, type ArchivedCommand, type Head, type RecentCommand } from '../../heads/head.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
 import { itemBytes, toWellFormed } from '../../core/limits.ts';
+import { fromBodyItem, isBodyItem, toBodyItem } from './head-body.ts';
 
 export { itemBytes } from '../../core/limits.ts';
 
@@ -16,8 +17,11 @@ type Item = Record<string, unknown>;
 
 /** Key of a commands partition's checkpoint; `~` cannot start an aggregate type name. */
 export const checkpointKey = (tp: string): string => `~partition#${tp}`;
-/** Key of an archived accepted command of an aggregate. */
+/** Key of an archived command of an aggregate: by its fingerprint, the one identity a stored head keeps. */
 export const archiveKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
+  `~archived#${aggregateKey(aggregateType, aggregateId)}#${fingerprint(commandId).slice(1)}`;
+/** Key of an archived command as the previous layout wrote it: by its commandId. */
+export const legacyArchiveKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
   `~command#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the kept outcome of a command that no head remembers (functions/command/decide-aggregate.ts `unkept`). */
 export const resultKey = (aggregateType: string, aggregateId: string, commandId: string): string =>
@@ -30,20 +34,10 @@ export const CONTROL_KEY = '~control';
 /** Key of a commands partition's operator releases (core/release.ts). */
 export const releasesKey = (tp: string): string => `~release#${tp}`;
 
-/**
- * A recent command as stored: a tuple, since a head keeps a hundred of them and DynamoDB
- * bills writes by size. The result's aggregate fields are the head's own.
- */
+/** A recent command as the previous layout stored it: a tuple; the result's aggregate fields are the head's own. */
 type StoredRecent =
   | [commandId: string, tp: string, offset: number, at: number, version: number]
   | [commandId: string, tp: string, offset: number, at: number, code: string, message: string];
-
-const packRecent = (recent: readonly RecentCommand[]): StoredRecent[] =>
-  recent.map(({ commandId, tp, offset, at, result }) =>
-    result.status === 'accepted'
-      ? [commandId, tp, offset, at, result.version]
-      : [commandId, tp, offset, at, result.reason.code, result.reason.message],
-  );
 
 const unpackRecent = (aggregateType: string, aggregateId: string, stored: readonly StoredRecent[]): RecentCommand[] =>
   stored.map(([commandId, tp, offset, at, ...outcome]) => ({
@@ -57,22 +51,24 @@ const unpackRecent = (aggregateType: string, aggregateId: string, stored: readon
         : { commandId, aggregateType, aggregateId, status: 'rejected', reason: { code: outcome[0], message: outcome[1] } },
   }));
 
-/** The item of a head (without the bookkeeping attributes a write adds). */
-export const toItem = (head: Head): Item => ({
-  pk: aggregateKey(head.aggregateType, head.aggregateId),
-  aggregateType: head.aggregateType,
-  aggregateId: head.aggregateId,
-  version: head.version,
-  state: JSON.stringify(head.state),
-  offsets: head.offsets,
-  recent: JSON.stringify(packRecent(head.recent)),
-  ...(head.archivedUntil > 0 ? { archivedUntil: head.archivedUntil } : {}),
-  outbox: JSON.stringify(head.outbox),
-  ...(head.writtenAt === null ? {} : { writtenTp: head.writtenAt.tp, writtenOffset: head.writtenAt.offset }),
-});
+/** The item of a head (without the bookkeeping attributes a write adds), in the compact layout (head-body.ts `toBodyItem`). */
+export const toItem = (head: Head, legacyArchiveUntil = 0): Item => toBodyItem(head, legacyArchiveUntil);
 
-/** Parses a head item; our own writes, so the shape is trusted and only converted. */
-export const fromItem = (item: Item): Head => ({
+/**
+ * Parses a head item, in either layout (compact, or the plain attributes of the release
+ * before), and until when the previous layout archived the aggregate's commands (0: never;
+ * head-body.ts `toBodyItem`). Our own writes, so the shape is trusted.
+ */
+export const decodeHead = (item: Item): { readonly head: Head; readonly legacyArchiveUntil: number } => {
+  if (isBodyItem(item)) return fromBodyItem(item);
+  const head = fromPlainItem(item);
+  return { head, legacyArchiveUntil: head.archivedUntil };
+};
+
+/** Parses a head item, in either layout. */
+export const fromItem = (item: Item): Head => decodeHead(item).head;
+
+const fromPlainItem = (item: Item): Head => ({
   aggregateType: item.aggregateType as string,
   aggregateId: item.aggregateId as string,
   version: Number(item.version),
@@ -83,8 +79,17 @@ export const fromItem = (item: Item): Head => ({
   writtenAt: typeof item.writtenTp === 'string' ? { tp: item.writtenTp, offset: Number(item.writtenOffset) } : null,
 });
 
-/** What a reader of outcomes needs of a head item; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
-export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => ({
+/** What a reader of outcomes needs of a head item, in either layout; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
+export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> & { readonly legacyArchiveUntil: number } => {
+  if (isBodyItem(item)) {
+    const { head, legacyArchiveUntil } = fromBodyItem(item);
+    return { recent: head.recent, archivedUntil: head.archivedUntil, legacyArchiveUntil };
+  }
+  const plain = recentFromPlainItem(item);
+  return { ...plain, legacyArchiveUntil: plain.archivedUntil };
+};
+
+const recentFromPlainItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> => ({
   recent: unpackRecent(
     item.aggregateType as string,
     item.aggregateId as string,
@@ -94,7 +99,7 @@ export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil
 });
 
 /** The attributes `recentFromItem` reads (a projection: less to transfer; DynamoDB bills the whole item all the same). */
-export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
+export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'body', 'ids', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
 
 /** The item of a kept outcome; it expires (DynamoDB TTL, `expiresAt` in seconds) `retentionMs` after its command record's time. */
 export const resultItem = (
@@ -189,16 +194,16 @@ export const archiveItem = (aggregateType: string, aggregateId: string, command:
   pk: archiveKey(aggregateType, aggregateId, command.commandId),
   // The key joins ids with '#', which ids may hold: the item says whose it is, and readers check.
   aggregateId,
-  commandId: command.commandId,
+  print: fingerprint(command.commandId).slice(1),
   version: command.version,
   at: command.at,
   ...(command.rejected === undefined ? {} : { rejected: { code: command.rejected.code, message: command.rejected.message } }),
   expiresAt: Math.ceil((command.at + windowMs) / 1000) + 86_400,
 });
 
-/** Parses an archived command item. */
-export const archivedFromItem = (item: Item): ArchivedCommand => ({
-  commandId: item.commandId as string,
+/** Parses an archived command item (of either layout) as the archive of `commandId`. */
+export const archivedFromItem = (item: Item, commandId: string): ArchivedCommand => ({
+  commandId,
   version: Number(item.version),
   at: Number(item.at),
   ...(item.rejected === undefined ? {} : { rejected: item.rejected as Reason }),
@@ -206,10 +211,14 @@ export const archivedFromItem = (item: Item): ArchivedCommand => ({
 
 /** True when an archived command item is the one `lookup` names, not another whose key reads the same. */
 export const archivedIs = (item: Item, lookup: { readonly aggregateId: string; readonly commandId: string }): boolean =>
-  item.aggregateId === lookup.aggregateId && item.commandId === lookup.commandId;
+  item.aggregateId === lookup.aggregateId &&
+  (typeof item.print === 'string' ? item.print === fingerprint(lookup.commandId).slice(1) : item.commandId === lookup.commandId);
 
-/** Attributes a commit adds to the head item beyond `toItem`, at their largest. */
-const COMMIT_ATTRIBUTES = { updatedAt: '2026-11-30T10:00:00.000Z', rebuildEpoch: 2 ** 31 };
+/** Attributes a write adds to the head item beyond `toItem` (a rebuilt head's epoch), at their largest. */
+const COMMIT_ATTRIBUTES = { rebuildEpoch: 2 ** 31 };
+
+/** The size of a head's item (as `toItem` makes it) once stored, in bytes. */
+export const storedHeadBytes = (item: Item): number => itemBytes({ ...item, ...COMMIT_ATTRIBUTES });
 
 /** The size of a head's item as stored, in bytes. */
-export const headItemBytes = (head: Head): number => itemBytes({ ...toItem(head), ...COMMIT_ATTRIBUTES });
+export const headItemBytes = (head: Head): number => storedHeadBytes(toItem(head));

@@ -26,10 +26,11 @@ import {
   checkpointKey,
   CONTROL_KEY,
   controlFromItem,
-  fromItem,
-  headItemBytes,
+  decodeHead,
+  legacyArchiveKey,
   releasesKey,
   resultItem,
+  storedHeadBytes,
   toItem,
 } from './aggregates-items.ts';
 import { getControl, putControl } from './control-item.ts';
@@ -44,6 +45,9 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   /** The operator releases of the commands partitions. */
   readonly releases: ReleaseList;
   private readonly io: TableIo;
+  private readonly encoded = new WeakMap<Head, Item>();
+  /** Aggregates whose archive the previous layout wrote, by head key: until when (aggregates-items.ts `decodeHead`). */
+  private readonly legacyArchive = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -78,7 +82,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
         const checkpoint = checkpointFromItem(item);
         checkpoints.set(checkpoint.tp, checkpoint);
       } else if (tpOfRelease.has(pk)) releases.set(tpOfRelease.get(pk) as string, releasesFromItem(item));
-      else heads.set(pk, fromItem(item));
+      else heads.set(pk, this.decode(item));
     }
     return { heads, checkpoints, releases, control };
   }
@@ -105,9 +109,23 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     );
   }
 
-  /** Size of a head's item as stored (aggregates-items.ts `headItemBytes`). */
+  /**
+   * A head's item, encoded once per head object: the decision measures it, the commit writes
+   * it and the warm-head cache weighs it, and compressing it is the costly part. Heads the
+   * command side decides are never changed after they are made.
+   */
+  private itemOf(head: Head): Item {
+    let item = this.encoded.get(head);
+    if (item === undefined) {
+      item = toItem(head, this.legacyArchive.get(aggregateKey(head.aggregateType, head.aggregateId)));
+      this.encoded.set(head, item);
+    }
+    return item;
+  }
+
+  /** Size of a head's item as stored (aggregates-items.ts `storedHeadBytes`). */
   sizeOf(head: Head): number {
-    return headItemBytes(head);
+    return storedHeadBytes(this.itemOf(head));
   }
 
   /** The control item by consistent read (control-item.ts). */
@@ -144,7 +162,8 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...toItem(head), updatedAt: new Date().toISOString() },
+          // No `updatedAt`: every rewrite of a head is billed by its size.
+          Item: this.itemOf(head),
           // At 0, absent or a head that only remembers commands accepted without events.
           ...(expectedVersion === 0
             ? { ConditionExpression: 'attribute_not_exists(pk) OR version = :expected', ExpressionAttributeValues: { ':expected': 0 } }
@@ -154,7 +173,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
       );
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const current = error.Item === undefined ? await this.get(head.aggregateType, head.aggregateId) : fromItem(unmarshall(error.Item));
+      const current = error.Item === undefined ? await this.get(head.aggregateType, head.aggregateId) : this.decode(unmarshall(error.Item));
       throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, current, { cause: error });
     }
   }
@@ -164,7 +183,14 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: aggregateKey(aggregateType, aggregateId) }, ConsistentRead: true }),
     );
-    return out.Item === undefined ? undefined : fromItem(out.Item);
+    return out.Item === undefined ? undefined : this.decode(out.Item);
+  }
+
+  /** A head from its item, noting whether the previous layout archived its commands (kept in the heads written from it). */
+  private decode(item: Item): Head {
+    const { head, legacyArchiveUntil } = decodeHead(item);
+    if (legacyArchiveUntil > 0) this.legacyArchive.set(item.pk as string, legacyArchiveUntil);
+    return head;
   }
 
   /**
@@ -199,20 +225,41 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     return out.Item === undefined ? undefined : checkpointFromItem(out.Item);
   }
 
-  /** Archived accepted commands, by consistent batched read; those not archived are left out. */
+  /**
+   * Archived commands, by consistent batched read; those not archived are left out. Each is
+   * looked up under its fingerprint's key, and under the key the previous layout archived it
+   * by when that layout archived the aggregate's commands (known from its head, read first).
+   */
   async readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]> {
     if (lookups.length === 0) return [];
-    const items = await this.batchGetItems(lookups.map((l) => archiveKey(l.aggregateType, l.aggregateId, l.commandId)));
-    return items.filter((item) => lookups.some((l) => archivedIs(item, l))).map(archivedFromItem);
+    const items = await this.batchGetItems(
+      lookups.flatMap((l) => [
+        archiveKey(l.aggregateType, l.aggregateId, l.commandId),
+        ...(this.legacyArchive.has(aggregateKey(l.aggregateType, l.aggregateId))
+          ? [legacyArchiveKey(l.aggregateType, l.aggregateId, l.commandId)]
+          : []),
+      ]),
+    );
+    const found = new Map<string, ArchivedCommand>();
+    for (const item of items)
+      for (const l of lookups) {
+        const archived = archivedIs(item, l) ? archivedFromItem(item, l.commandId) : undefined;
+        // An acceptance wins over a rejection of the same commandId (it was decided after it).
+        if (archived !== undefined && (archived.rejected === undefined || !found.has(l.commandId))) found.set(l.commandId, archived);
+      }
+    return [...found.values()];
   }
 
   /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */
   async archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void> {
-    await this.putAll(
-      // A commandId that is not well-formed (accepted by code older than the limits) cannot be a key, nor sent again: not archived.
-      commands.filter((c) => isWellFormed(c.commandId)).map((c) => archiveItem(aggregateType, aggregateId, c, windowMs)),
-      `archive writes of ${aggregateType} ${aggregateId}`,
-    );
+    // One item per key (BatchWriteItem refuses a request that names a key twice): the last, an acceptance after a rejection.
+    const byKey = new Map<string, Item>();
+    // A commandId that is not well-formed (accepted by code older than the limits) cannot be sent again: not archived.
+    for (const c of commands.filter((c) => isWellFormed(c.commandId))) {
+      const item = archiveItem(aggregateType, aggregateId, c, windowMs);
+      byKey.set(item.pk as string, item);
+    }
+    await this.putAll([...byKey.values()], `archive writes of ${aggregateType} ${aggregateId}`);
   }
 
   /**

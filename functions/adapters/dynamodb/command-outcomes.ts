@@ -9,7 +9,17 @@ import type { ResultRecord } from '../../core/wire.ts';
 import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
 import { batchGetAll } from './requests.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
-import { archivedFromItem, archiveKey, HEAD_OUTCOME_ATTRIBUTES, recentFromItem, resultFromItem, resultKey } from './aggregates-items.ts';
+import { answerTo, isCommand } from '../../heads/head.ts';
+import {
+  archivedFromItem,
+  archivedIs,
+  archiveKey,
+  HEAD_OUTCOME_ATTRIBUTES,
+  legacyArchiveKey,
+  recentFromItem,
+  resultFromItem,
+  resultKey,
+} from './aggregates-items.ts';
 import { AggregatesTable } from './aggregates-table.ts';
 
 /** What a result item holds beyond the head's outcome attributes. */
@@ -43,7 +53,7 @@ export class CommandOutcomes implements OutcomeReader {
     const resultItem = items.find((item) => item.pk !== head);
     const remembered = headItem === undefined ? undefined : recentFromItem(headItem);
     const found = [
-      ...(remembered?.recent.filter((r) => r.commandId === commandId).map((r) => r.result) ?? []),
+      ...(remembered?.recent.filter(isCommand(commandId)).map((r) => answerTo(r.result, commandId)) ?? []),
       ...(resultItem === undefined
         ? []
         : [resultFromItem(aggregateType, aggregateId, commandId, resultItem)].filter((r) => r !== undefined)),
@@ -51,11 +61,17 @@ export class CommandOutcomes implements OutcomeReader {
     const accepted = found.find((r) => r.status === 'accepted');
     if (accepted !== undefined) return accepted;
     if (remembered !== undefined && remembered.archivedUntil > 0 && remembered.archivedUntil >= (options.archivedSince ?? 0)) {
-      const archived = await this.doc.send(
-        new GetCommand({ TableName: this.tableName, Key: { pk: archiveKey(aggregateType, aggregateId, commandId) }, ConsistentRead: true }),
-      );
-      const command = archived.Item === undefined ? undefined : archivedFromItem(archived.Item);
-      if (command?.commandId === commandId) {
+      // Under its fingerprint's key; also under its commandId's when the previous layout archived this aggregate's commands.
+      const key = archiveKey(aggregateType, aggregateId, commandId);
+      const archived =
+        remembered.legacyArchiveUntil > 0
+          ? await batchGetAll(this.doc, this.tableName, [{ pk: key }, { pk: legacyArchiveKey(aggregateType, aggregateId, commandId) }], 8)
+          : await this.doc
+              .send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }))
+              .then((out) => (out.Item === undefined ? [] : [out.Item]));
+      const commands = archived.filter((item) => archivedIs(item, ref)).map((item) => archivedFromItem(item, commandId));
+      const command = commands.find((c) => c.rejected === undefined) ?? commands[0];
+      if (command !== undefined) {
         if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
         // A rejection that left the head's recent window.
         if (found.length === 0) return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };

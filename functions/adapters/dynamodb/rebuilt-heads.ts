@@ -54,8 +54,7 @@ export const putRebuiltAll = (
   epoch: number,
   concurrency: number,
 ): Promise<{ written: number; fencedOff: number }> => {
-  const now = new Date().toISOString();
-  const items = heads.map((head): Item => ({ ...toItem(head), offsets: { ...head.offsets }, rebuildEpoch: epoch, updatedAt: now }));
+  const items = heads.map((head): Item => ({ ...toItem(head), rebuildEpoch: epoch }));
   const groups: Item[][] = [];
   for (let i = 0; i < items.length; i += REBUILT_PER_CHECK) groups.push(items.slice(i, i + REBUILT_PER_CHECK));
   const totals = { written: 0, fencedOff: 0 };
