@@ -20,7 +20,13 @@ def _serial(app):
     def handle(environ, start_response):
         with _lock:
             # The whole body is produced under the lock: moto builds it before returning anyway.
-            return list(app(environ, start_response))
+            result = app(environ, start_response)
+            try:
+                return list(result)
+            finally:
+                # WSGI: the server would have closed the iterable it got; it now gets a list.
+                if hasattr(result, "close"):
+                    result.close()
 
     return handle
 

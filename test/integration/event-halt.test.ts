@@ -37,6 +37,7 @@ import { accountEventRecord, createReadModelsTable, startEventSide, type EventSi
 import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
 import { knowsNickname } from '../support/nickname.ts';
+import { waitFor } from '../support/wait.ts';
 
 const kafka = testKafka();
 const names = {
@@ -97,14 +98,6 @@ const onPartition = (topic: string, events: EventRecord[]): RecordSpec[] =>
 const committed = async (partition = 0, topic = names.events): Promise<number> => {
   const [entry] = await admin.fetchOffsets({ groupId: names.group, topics: [topic] });
   return Number(entry?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
-};
-
-const waitFor = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 45_000): Promise<void> => {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 };
 
 // AWS does not say how a Kafka trigger reads a partial batch response (local/trigger/outcome.ts): the halt holds under both readings.

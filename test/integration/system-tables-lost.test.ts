@@ -19,6 +19,7 @@ import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
 import type { RunningSystem, SystemOptions } from '../../local/system/system.ts';
 import { readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
+import { waitFor } from '../support/wait.ts';
 
 const run = unique('restart');
 const name = (base: string) => `${base}-${run}`;
@@ -76,14 +77,6 @@ const send = async (...values: ReturnType<typeof command>[]): Promise<void> => {
     topic: name(topics.commands.name),
     messages: values.map((v) => ({ key: v.aggregateId, value: JSON.stringify(v) })),
   });
-};
-
-const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 45_000): Promise<void> => {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 };
 
 const balances = async (ids: readonly string[]) =>

@@ -19,6 +19,7 @@ import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
 import { readTopic, testKafka, unique, type ReadRecord } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 import { runToEnd } from '../support/process.ts';
+import { waitFor } from '../support/wait.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const kafka = testKafka();
@@ -56,14 +57,6 @@ afterAll(async () => {
   vi.restoreAllMocks();
   vi.unstubAllEnvs();
 });
-
-const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {
-  const until = Date.now() + 45_000;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-};
 
 const parsed = <T>(records: readonly ReadRecord[]) =>
   records.map((r) => ({ value: JSON.parse(r.value ?? 'null') as T, header: r.headers.traceparent }));

@@ -18,6 +18,7 @@ import type { TraceNode } from '../../local/trace/chain.ts';
 import { readJson, testKafka, unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 import { runToEnd } from '../support/process.ts';
+import { waitFor } from '../support/wait.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const kafka = testKafka();
@@ -46,14 +47,6 @@ afterAll(async () => {
   await producer?.disconnect();
   vi.unstubAllEnvs();
 });
-
-const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {
-  const until = Date.now() + 45_000;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-};
 
 describe('kafka-aggregates trace', () => {
   it("shows a withdrawal's result, its event with the row and the reaction that applied it, and the alert command it caused, with that command's own event", async () => {
