@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMAND_CODES, FUZZ_SEED, hostileOpen } from '../unit/fuzz/arbitraries.ts';
+import { COMMAND_CODES, FUZZ_SEED, hostileOpen, openEnvelope } from '../unit/fuzz/arbitraries.ts';
 import { checkCommand, type DeadLetterRecord, type ResultRecord } from '../../functions/core/wire.ts';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -215,14 +215,7 @@ describe('a bounded sample of arbitrary commands on the real broker and emulator
     const records: RecordSpec[] = sample.map((c, offset) => ({
       offset,
       key: c.aggregateId,
-      value: {
-        commandId: c.commandId,
-        aggregateType: 'account',
-        aggregateId: c.aggregateId,
-        type: 'OpenAccount',
-        data: { owner: c.owner },
-        ...(c.metadata === undefined ? {} : { metadata: c.metadata }),
-      },
+      value: openEnvelope(c),
     }));
     const summary = await commandSide.processor()(mskEvent(records, topic));
     expect(summary.batchItemFailures).toEqual([]);

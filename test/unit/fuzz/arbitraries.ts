@@ -572,3 +572,13 @@ export const hostileOpen = fc.record({
   owner: hostileString,
   metadata: fc.option(metadata, { nil: undefined }),
 });
+
+/** The OpenAccount command envelope a {@link hostileOpen} value stands for. */
+export const openEnvelope = (c: typeof hostileOpen extends fc.Arbitrary<infer T> ? T : never) => ({
+  commandId: c.commandId,
+  aggregateType: 'account',
+  aggregateId: c.aggregateId,
+  type: 'OpenAccount',
+  data: { owner: c.owner },
+  ...(c.metadata === undefined ? {} : { metadata: c.metadata }),
+});

@@ -26,7 +26,7 @@ import { eventRegistry } from '../../../functions/event/registry.ts';
 import { routeEvents } from '../../../functions/event/route.ts';
 import { projections } from '../../../functions/projections/index.ts';
 import { lowBalanceAlert } from '../../../functions/reactions/low-balance-alert.ts';
-import { b64, COMMAND_CODES, fuzz, hostileOpen, toMskRecord } from './arbitraries.ts';
+import { b64, COMMAND_CODES, fuzz, hostileOpen, openEnvelope, toMskRecord } from './arbitraries.ts';
 
 const aggregates = registry(deployed);
 const events = eventRegistry(deployed, projections, [lowBalanceAlert(1000)]);
@@ -43,14 +43,7 @@ describe('the limits, as a property of arbitrary commands', () => {
   it('refuses each at the decoder with a precise code, or its events are read by every reader and every item and reaction command they lead to is storable', async () => {
     await fc.assert(
       fc.asyncProperty(hostileOpen, async (c) => {
-        const envelope = {
-          commandId: c.commandId,
-          aggregateType: 'account',
-          aggregateId: c.aggregateId,
-          type: 'OpenAccount',
-          data: { owner: c.owner },
-          ...(c.metadata === undefined ? {} : { metadata: c.metadata }),
-        };
+        const envelope = openEnvelope(c);
         const text = JSON.stringify(envelope);
         const decoded = await decodeCommand(record(text, c.aggregateId), aggregates);
         const content = contentProblem(JSON.parse(text), MAX_COMMAND_DEPTH);
