@@ -49,8 +49,18 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   const eventLog = new TopicLog(kafka, names.topics.events, own);
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
   const eventTrigger = new ConsumerOffsets(kafka, names.topics.events, eventsTrigger);
+  // One commands trigger per generation of the commands topic (core/generations.ts): the rebuild holds them all.
+  const gates = (hold.commandsTriggerUuid ?? '')
+    .split(',')
+    .filter((uuid) => uuid !== '')
+    .map((uuid) => new EventSourceMappingGate(createLambdaClient(), uuid));
   const defaultGate: CommandGate =
-    hold.commandsTriggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), hold.commandsTriggerUuid);
+    gates.length === 0
+      ? lockOnlyGate
+      : {
+          pause: async () => void (await Promise.all(gates.map((g) => g.pause()))),
+          resume: async () => void (await Promise.all(gates.map((g) => g.resume()))),
+        };
   return {
     heads,
     readModels,
