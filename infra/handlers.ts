@@ -210,10 +210,7 @@ export class Handlers extends Construct {
 
       for (const table of spec.tables) props.tables.grantAccess(fn, table, spec.tableAccess ?? 'items');
       for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
-      props.cluster.grantWrite(
-        fn,
-        (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).flatMap(namesOf),
-      );
+      props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).flatMap(namesOf));
       const reads = spec.reads ?? (trigger ? [] : allTopics);
       // Its own group, and the throwaway groups of its reads of a range (`<own group>-reader-…`), deleted after use.
       props.cluster.grantRead(fn, reads.flatMap(namesOf), [ownGroup, readerGroups(ownGroup)]);
@@ -297,9 +294,7 @@ export class Handlers extends Construct {
       fn.addEnvironment('READ_MODELS_DRAIN_SECONDS', String(props.functions[spec.readsOffsetsOf]?.timeoutSeconds ?? 0));
     }
     this.functions = functions;
-    this.triggers = Object.fromEntries(
-      Object.entries(triggers).flatMap(([k, ms]) => ms.slice(-1).map((m) => [k, m] as const)),
-    );
+    this.triggers = Object.fromEntries(Object.entries(triggers).flatMap(([k, ms]) => ms.slice(-1).map((m) => [k, m] as const)));
     this.generationTriggers = triggers;
     this.specs = props.functions;
     this.groups = groups;
