@@ -11,7 +11,7 @@ import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
 import { TopicLog } from '../adapters/kafka/topic-log.ts';
 import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
-import { rebuildHold, retentions } from '../config.ts';
+import { partitionGenerations, rebuildHold, retentions } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
@@ -66,6 +66,15 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
     readModels,
     eventLog,
     run: (request, options = {}) => {
+      // The rebuilds read one events topic: over several generations they would miss the newer
+      // ones' events and write heads behind the log. Refused until they read every generation.
+      if (partitionGenerations().length > 1)
+        return Promise.reject(
+          new Error(
+            `the rebuilds read only the first generation of ${names.topics.events}, and it has grown (PARTITION_GENERATIONS=${partitionGenerations().join(',')}): ` +
+              'a rebuild would write heads behind the log, so none runs (docs/OPERATIONS.md, "Growing the partitions")',
+          ),
+        );
       const onProgress = options.onProgress === undefined ? {} : { onProgress: options.onProgress };
       return runRebuildRequest(
         {
