@@ -54,11 +54,12 @@ const LAYERS = [
 ];
 
 /**
- * The public surface (functions/index.ts, pure) and its test kit (functions/testing/) re-export
- * or use core/ only: neither may reach the runtime.
+ * The public surface (functions/index.ts, pure; functions/schema.ts, zod/mini) and its test kit
+ * (functions/testing/) re-export or use core/ only: none may reach the runtime.
  */
 const surface = [
   { file: 'index.ts', files: ['functions/index.ts'], pure: true },
+  { file: 'schema.ts', files: ['functions/schema.ts'], pure: false },
   { file: 'testing', files: ['functions/testing/**/*.ts'], pure: false },
 ].map(({ file, files, pure }) => ({
   files,

@@ -2,7 +2,8 @@
  * The public surface: everything a deployment's own code (its aggregates, projections,
  * reactions and upcasters) imports, and nothing of the runtime (trigger payloads, heads,
  * releases, dead letters, adapters). The example domain imports only from here, and a lint
- * rule keeps it so (eslint.config.js). Its tests use the test kit beside it, functions/testing.ts.
+ * rule keeps it so (eslint.config.js). The schema library is beside it, functions/schema.ts
+ * (imported as `* as z`), and so is the test kit, functions/testing/.
  */
 
 /** Aggregates: the decider (decide, evolve, initial state), its schemas, rejections and upcasters. */
@@ -46,9 +47,6 @@ export {
   type ReactionCommand,
   type ReactionDefinition,
 } from './core/reaction.ts';
-
-/** The schema library the definitions are written in (zod/mini): `z.object(…)`, `z.string()`… */
-export * as z from './core/schema.ts';
 
 /** An event as it is stored on the events topic, as invariant checks read it. */
 export type { EventRecord } from './core/wire.ts';

@@ -67,7 +67,12 @@ export const haltLogLine = (
     level: halt.cause === 'failed' ? 'error' : 'warn',
     message: REMEDY[halt.cause],
     attributes: {
-      halt: { partition: topicPartition(halt.position), offset: halt.position.offset, cause: halt.cause, reason: `${error.name}: ${error.message}` },
+      halt: {
+        partition: topicPartition(halt.position),
+        offset: halt.position.offset,
+        cause: halt.cause,
+        reason: `${error.name}: ${error.message}`,
+      },
       ...details,
     },
   };

@@ -3,7 +3,8 @@
  * does, and holds definitions to what the event side holds them to.
  */
 import { describe, expect, it } from 'vitest';
-import { defineAggregate, defineProjection, defineReaction, z, type Message } from '../../../functions/index.ts';
+import { defineAggregate, defineProjection, defineReaction, type Message } from '../../../functions/index.ts';
+import * as z from '../../../functions/schema.ts';
 import { account, type AccountEvent } from '../../../functions/domain/account/index.ts';
 import { eventOf, given, historyOf, jsonProblem, projectionSpec, raw, reactionSpec } from '../../../functions/testing/index.ts';
 
