@@ -19,13 +19,10 @@ describe('the partial batch response', () => {
 
   it('names each halted partition from its own offset, in partition and offset order', () => {
     const delivered = [records(2, 9, 10), records(0, 3, 4)];
-    const response = partialBatchResponse(
-      delivered,
-      [
-        { topic: 'commands', partition: 2, offset: 10 },
-        { topic: 'commands', partition: 0, offset: 3 },
-      ],
-    );
+    const response = partialBatchResponse(delivered, [
+      { topic: 'commands', partition: 2, offset: 10 },
+      { topic: 'commands', partition: 0, offset: 3 },
+    ]);
     expect(response.batchItemFailures.map((f) => `${f.itemIdentifier.partition}@${f.itemIdentifier.offset}`)).toEqual([
       'commands-0@3',
       'commands-0@4',
