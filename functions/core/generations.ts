@@ -4,6 +4,7 @@
  * with more partitions: the older ones are drained first and stay readable, and every reader
  * of the log reads them oldest first (docs/OPERATIONS.md, "Growing the partitions").
  */
+import { KafkaAggregatesError } from './errors.ts';
 
 /** One generation of a keyed topic. */
 export interface Generation {
@@ -39,7 +40,8 @@ export const olderGenerations = (name: string): string[] => {
 };
 
 /** An older generation of a keyed topic holds records its trigger has not handled: a batch of a newer one waits (retryable, as a rebuild's hold is). */
-export class GenerationNotDrainedError extends Error {
+export class GenerationNotDrainedError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'GenerationNotDrainedError';
   constructor(
     readonly topic: string,
