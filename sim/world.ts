@@ -148,6 +148,7 @@ export class World {
       publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
       gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTrigger),
       commandsTrigger: { positions: () => this.group('commands').positions() },
+      commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
       dedupeWindowMs: WEEK_MS,
       checkpointEvery,
       checkpointIntervalMs: Number.MAX_SAFE_INTEGER,

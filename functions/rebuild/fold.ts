@@ -76,6 +76,8 @@ export class LogFold {
   private readonly evicted = new Map<string, ArchivedCommand[]>();
   /** The latest incarnation of each commands partition that caused events. */
   readonly incarnations = new Map<string, number>();
+  /** Per commands partition, the last command of its latest incarnation that caused events: where its life can be checked. */
+  readonly lastSources = new Map<string, { readonly incarnation: number; readonly offset: number; readonly commandId: string }>();
   readonly gaps: Gap[] = [];
   readonly unusable: UnusableRecord[] = [];
   duplicates = 0;
@@ -192,6 +194,9 @@ export class LogFold {
     const incarnation = event.source.incarnation ?? 1;
     const partition = topicPartition(event.source);
     this.incarnations.set(partition, Math.max(this.incarnations.get(partition) ?? 1, incarnation));
+    const last = this.lastSources.get(partition);
+    if (last === undefined || incarnation > last.incarnation || (incarnation === last.incarnation && event.source.offset > last.offset))
+      this.lastSources.set(partition, { incarnation, offset: event.source.offset, commandId: event.commandId });
     const tp = positionKey(partition, incarnation);
     const at = Date.parse(event.occurredAt);
     const { recent } = head;
