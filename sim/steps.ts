@@ -4,6 +4,7 @@
  * tasks and return; the tasks go on under the scheduler, interleaved with everything else.
  */
 import type { HeadsItem } from '../functions/adapters/memory/heads-store.ts';
+import { sampledOf } from '../functions/heads/partition.ts';
 import { rebuildAggregates } from '../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
@@ -117,15 +118,19 @@ const skip = (world: World, random: Random): void => {
   if (from >= end) return;
   const to = Math.min(end - 1, from + random.int(0, 1));
   const life = world.cluster.current(TOPICS.commands).life;
+  const [first] = world.cluster.records(TOPICS.commands, partition, from, from + 1);
+  const anchor = first === undefined ? {} : { anchor: sampledOf(first) };
   world.releases.push({ topic: TOPICS.commands, partition, life, from, to, action: 'skip' });
   world.scheduler.spawn(
     'operator skip',
     async () => {
-      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the table knows it now.
+      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the
+      // table knows it now, and to the record at `from` as the topic holds it (the life it was meant for).
       const tp = `${TOPICS.commands}-${partition}`;
       const incarnation = (await world.heads.getCheckpoint(tp))?.incarnation ?? 1;
       advance(1);
-      return world.heads.addRelease(tp, { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation });
+      const release = { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation, ...anchor } as const;
+      return world.heads.addRelease(tp, release);
     },
     () => undefined,
   );

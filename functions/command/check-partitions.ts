@@ -51,11 +51,11 @@ export const fingerprintOf = (record: TriggerRecord): string => fingerprint(reco
 
 /**
  * Whether the batch is of the life of the topic that `anchor` (a record of the checkpoint's
- * incarnation) is from: read from the batch when it holds that offset, else from the log.
+ * incarnation, or a release's) is from: read from the batch when it holds that offset, else from the log.
  * `unknown` when the record expired from the log.
  */
-const lifeOf = async (
-  deps: PartitionCheckDeps,
+export const lifeOf = async (
+  deps: Pick<PartitionCheckDeps, 'commandLog'>,
   span: PartitionSpan,
   anchor: SampledRecord,
   fingerprintAt: (offset: number) => string | undefined,

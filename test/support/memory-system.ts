@@ -10,7 +10,9 @@ import { MemoryBatchPublisher } from '../../functions/adapters/memory/publishers
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../../functions/adapters/memory/topic-log.ts';
 import type { BatchOutput, BatchPublisher } from '../../functions/command/ports.ts';
 import { createCommandProcessor, type BatchResult } from '../../functions/command/process-batch.ts';
+import type { Release } from '../../functions/core/release.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
+import { sampledOf } from '../../functions/heads/partition.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { rebuildAggregates, type RebuildReport } from '../../functions/rebuild/rebuild-aggregates.ts';
@@ -69,6 +71,27 @@ export class MemorySystem {
   /** Deletes and creates the commands topic: offsets start again at 0, the group's committed offset is gone. */
   recreate(): void {
     this.cluster.recreate(TOPICS.commands);
+  }
+
+  /**
+   * An operator's skip of offsets of the commands partition, recorded as `kafka-aggregates skip`
+   * records it: bound to the incarnation the table knows and to the record at `from`.
+   */
+  async skip(from: number, to = from): Promise<Release> {
+    const tp = `${TOPICS.commands}-0`;
+    const [first] = await new MemoryTopicLogs(this.cluster).sample(TOPICS.commands, 0, from, from, 1);
+    const release: Release = {
+      action: 'skip',
+      from,
+      to,
+      reason: 'poison record',
+      by: 'ops@test',
+      at: new Date().toISOString(),
+      incarnation: (await this.heads.getCheckpoint(tp))?.incarnation ?? 1,
+      ...(first === undefined ? {} : { anchor: sampledOf(first) }),
+    };
+    await this.heads.addRelease(tp, release);
+    return release;
   }
 
   /** A backup of the aggregates table. */

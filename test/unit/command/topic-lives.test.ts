@@ -41,4 +41,17 @@ describe('lives of the commands topic, in memory', () => {
 
     expect(sys.outcomes([next.commandId])).toEqual(['accepted v3']);
   });
+
+  it('a skip recorded before the table saw the partition, then a recreation: the new life’s record at that offset is decided', async () => {
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    sys.send([command(id, 'OpenAccount', { owner: 'Ann' })]);
+    // Recorded for incarnation 1, the only one the table knows (none yet), and for this record.
+    await sys.skip(0);
+
+    sys.recreate();
+    const open = command(id, 'OpenAccount', { owner: 'Bob' });
+    expect(await sys.deliver(sys.send([open]))).toMatchObject({ accepted: 1, deadLettered: 0 });
+    expect(sys.outcomes([open.commandId])).toEqual(['accepted v1']);
+  });
 });
