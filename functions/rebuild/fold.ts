@@ -5,6 +5,7 @@
  * (aggregateId, version), reports gaps and records it cannot use, and restores what a head
  * needs for dedupe (source offsets, recent commands).
  */
+import type { LastSource } from './command-lives.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
 import type { LogRecord } from '../core/log.ts';
@@ -77,7 +78,7 @@ export class LogFold {
   /** The latest incarnation of each commands partition that caused events. */
   readonly incarnations = new Map<string, number>();
   /** Per commands partition, the last command of its latest incarnation that caused events: where its life can be checked. */
-  readonly lastSources = new Map<string, { readonly incarnation: number; readonly offset: number; readonly commandId: string }>();
+  readonly lastSources = new Map<string, LastSource>();
   readonly gaps: Gap[] = [];
   readonly unusable: UnusableRecord[] = [];
   duplicates = 0;
@@ -91,6 +92,14 @@ export class LogFold {
     private readonly aggregates: ReadonlyMap<string, AnyAggregate>,
     private readonly archiveSince = Infinity,
   ) {}
+
+  /** Starts from the last sources a stopped rebuild had read (resuming). */
+  seedSources(sources: Readonly<Record<string, LastSource>>): void {
+    for (const [tp, source] of Object.entries(sources)) {
+      this.lastSources.set(tp, source);
+      this.incarnations.set(tp, Math.max(this.incarnations.get(tp) ?? 1, source.incarnation));
+    }
+  }
 
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
@@ -196,7 +205,12 @@ export class LogFold {
     this.incarnations.set(partition, Math.max(this.incarnations.get(partition) ?? 1, incarnation));
     const last = this.lastSources.get(partition);
     if (last === undefined || incarnation > last.incarnation || (incarnation === last.incarnation && event.source.offset > last.offset))
-      this.lastSources.set(partition, { incarnation, offset: event.source.offset, commandId: event.commandId });
+      this.lastSources.set(partition, {
+        incarnation,
+        offset: event.source.offset,
+        commandId: event.commandId,
+        at: Date.parse(event.occurredAt),
+      });
     const tp = positionKey(partition, incarnation);
     const at = Date.parse(event.occurredAt);
     const { recent } = head;

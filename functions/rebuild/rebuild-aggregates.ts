@@ -123,6 +123,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
+  fold.seedSources(started.sources ?? {});
   let headsWritten = 0;
   let fencedOff = 0;
   let archived = 0;
@@ -137,7 +138,12 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     // A resumed rebuild reads again from the first event still held (its predecessors not read yet).
     const resumeAt = { ...at.checkpoint };
     for (const [partition, offset] of fold.heldFloor()) resumeAt[partition] = Math.min(resumeAt[partition] ?? offset, offset);
-    const progress: RebuildProgress = { ...started, checkpoint: resumeAt, eventsRead: at.eventsRead };
+    const progress: RebuildProgress = {
+      ...started,
+      checkpoint: resumeAt,
+      eventsRead: at.eventsRead,
+      sources: Object.fromEntries(fold.lastSources),
+    };
     const previous = writing;
     report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
     writing = (async () => {

@@ -118,16 +118,19 @@ export class MemorySystem {
     });
   }
 
-  /** The last outcome of each command, as the results topic says: `accepted` or the rejection's code. */
+  /** The last outcome of each command, as the results topic says: `accepted vN` or the rejection's code. */
   outcomes(commandIds: readonly string[]): string[] {
-    const results = this.cluster
+    return commandIds.map((id) => this.answers(id).at(-1) ?? 'none');
+  }
+
+  /** Every outcome the results topic holds for a command, in order. */
+  answers(commandId: string): string[] {
+    return this.cluster
       .lives(TOPICS.results)
       .flatMap((life) => life.partitions.flat())
-      .map((r) => JSON.parse((r.value as Buffer).toString('utf8')) as ResultRecord);
-    return commandIds.map((id) => {
-      const r = results.filter((x) => x.commandId === id).at(-1);
-      return r === undefined ? 'none' : r.status === 'accepted' ? `accepted v${r.version}` : r.reason.code;
-    });
+      .map((r) => JSON.parse((r.value as Buffer).toString('utf8')) as ResultRecord)
+      .filter((r) => r.commandId === commandId)
+      .map((r) => (r.status === 'accepted' ? `accepted v${r.version}` : r.reason.code));
   }
 }
 
