@@ -15,6 +15,10 @@ import { anchorOf, EARLIER_KEPT, sampledOf, type SampledRecord, type StoredCheck
 /** The last command of a partition's latest incarnation that caused events (rebuild/fold.ts `lastSources`). */
 export type LastSource = CommandSource;
 
+/** The later of two commands of a partition: by incarnation, then offset. */
+export const laterSource = (a: LastSource | undefined, b: LastSource): LastSource =>
+  a === undefined || b.incarnation > a.incarnation || (b.incarnation === a.incarnation && b.offset > a.offset) ? b : a;
+
 /** The commandId a command record holds, if it reads as one. */
 const commandIdOf = (value: Buffer | null): string | undefined => {
   if (value === null) return undefined;
@@ -66,15 +70,14 @@ export const checkpointAfterRebuild = async (
   tp: string,
   next: number,
   old: StoredCheckpoint | undefined,
-  folded: { readonly incarnation: number | undefined; readonly last: LastSource | undefined },
+  last: LastSource | undefined,
   now: () => string,
 ): Promise<StoredCheckpoint> => {
-  const incarnation = Math.max(old?.incarnation ?? 1, folded.incarnation ?? 1);
+  const incarnation = Math.max(old?.incarnation ?? 1, last?.incarnation ?? 1);
   const kept = old?.incarnation === incarnation ? old : undefined;
   const base = { tp, from: next, through: next - 1, fingerprint: null } as const;
   const known = kept === undefined ? undefined : anchorOf(kept);
-  const evidence: Evidence | undefined =
-    known !== undefined ? { anchor: known } : folded.last?.incarnation === incarnation ? { last: folded.last } : undefined;
+  const evidence: Evidence | undefined = known !== undefined ? { anchor: known } : last?.incarnation === incarnation ? { last } : undefined;
   const cut = tp.lastIndexOf('-');
   const [topic, partition] = [tp.slice(0, cut), Number(tp.slice(cut + 1))];
   const life = evidence === undefined ? ({ kind: 'unknown' } as const) : await lifeAt(log, topic, partition, evidence);

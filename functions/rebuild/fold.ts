@@ -5,7 +5,7 @@
  * (aggregateId, version), reports gaps and records it cannot use, and restores what a head
  * needs for dedupe (source offsets, recent commands).
  */
-import type { LastSource } from './command-lives.ts';
+import { laterSource, type LastSource } from './command-lives.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
 import type { LogRecord } from '../core/log.ts';
@@ -75,8 +75,6 @@ export class LogFold {
   private readonly dirty = new Set<string>();
   /** Accepted commands each head let go of that are still within the dedupe window, by head key. */
   private readonly evicted = new Map<string, ArchivedCommand[]>();
-  /** The latest incarnation of each commands partition that caused events. */
-  readonly incarnations = new Map<string, number>();
   /** Per commands partition, the last command of its latest incarnation that caused events: where its life can be checked. */
   readonly lastSources = new Map<string, LastSource>();
   readonly gaps: Gap[] = [];
@@ -92,14 +90,6 @@ export class LogFold {
     private readonly aggregates: ReadonlyMap<string, AnyAggregate>,
     private readonly archiveSince = Infinity,
   ) {}
-
-  /** Starts from the last sources a stopped rebuild had read (resuming). */
-  seedSources(sources: Readonly<Record<string, LastSource>>): void {
-    for (const [tp, source] of Object.entries(sources)) {
-      this.lastSources.set(tp, source);
-      this.incarnations.set(tp, Math.max(this.incarnations.get(tp) ?? 1, source.incarnation));
-    }
-  }
 
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
@@ -129,6 +119,15 @@ export class LogFold {
   /** Applies one event of a known aggregate type: the stored envelope, the event as the current code knows it. */
   apply(aggregate: AnyAggregate, read: Pick<ReadEvent, 'stored' | 'event' | 'position'>): FoldStep {
     const event = read.stored;
+    // Every event read names its command, a duplicate's too (a resumed rebuild reads some again).
+    const partition = topicPartition(event.source);
+    const source = {
+      incarnation: event.source.incarnation ?? 1,
+      offset: event.source.offset,
+      commandId: event.commandId,
+      at: Date.parse(event.occurredAt),
+    };
+    this.lastSources.set(partition, laterSource(this.lastSources.get(partition), source));
     const k = aggregateKey(event.aggregateType, event.aggregateId);
     let head = this.heads.get(k);
     if (head === undefined) {
@@ -202,15 +201,6 @@ export class LogFold {
       });
     const incarnation = event.source.incarnation ?? 1;
     const partition = topicPartition(event.source);
-    this.incarnations.set(partition, Math.max(this.incarnations.get(partition) ?? 1, incarnation));
-    const last = this.lastSources.get(partition);
-    if (last === undefined || incarnation > last.incarnation || (incarnation === last.incarnation && event.source.offset > last.offset))
-      this.lastSources.set(partition, {
-        incarnation,
-        offset: event.source.offset,
-        commandId: event.commandId,
-        at: Date.parse(event.occurredAt),
-      });
     const tp = positionKey(partition, incarnation);
     const at = Date.parse(event.occurredAt);
     const { recent } = head;

@@ -123,7 +123,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
-  fold.seedSources(started.sources ?? {});
+  for (const [tp, source] of Object.entries(started.sources ?? {})) fold.lastSources.set(tp, source);
   let headsWritten = 0;
   let fencedOff = 0;
   let archived = 0;
@@ -209,9 +209,9 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     // By key, not by a scan: the table holds every head by now.
     const checkpoints = new Map(await Promise.all([...positions.keys()].map(async (tp) => [tp, await heads.getCheckpoint(tp)] as const)));
     for (const [tp, next] of positions) {
-      const folded = { incarnation: fold.incarnations.get(tp), last: fold.lastSources.get(tp) };
+      const last = fold.lastSources.get(tp);
       await heads.resetCheckpoint(
-        await checkpointAfterRebuild(deps.commandLog, tp, next, checkpoints.get(tp), folded, () => new Date().toISOString()),
+        await checkpointAfterRebuild(deps.commandLog, tp, next, checkpoints.get(tp), last, () => new Date().toISOString()),
       );
       checkpointsReset++;
     }
