@@ -62,7 +62,11 @@ const main = async () => {
     console.log(`  replay: npm run sim -- --seed ${seed} ${faultArg} --replay ${shrunk.steps.map((s) => s.index).join(',')}`);
     if (args.includes('--first')) break;
   }
-  console.log(`${count} seeds from ${from}: ${failures} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const cpu = process.cpuUsage();
+  const seconds = (performance.now() - started) / 1000;
+  console.log(
+    `${count} seeds from ${from}: ${failures} failed, ${seconds.toFixed(1)} s (${(count / seconds).toFixed(1)} seeds/s), ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU`,
+  );
   process.exitCode = failures === 0 ? 0 : 1;
 };
 
