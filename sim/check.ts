@@ -155,6 +155,7 @@ export const checkWorld = async (
   }
   const violations: SimViolation[] = [...found];
   violations.push(...checkReleases(world));
+  violations.push(...world.haltedWhole.map((message) => ({ kind: 'invocation-failed-for-a-halt', message })));
   if (quiescent) {
     const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);
     for (const m of compareWithDecisions(decided, resultsByCommand(world)))
