@@ -144,7 +144,12 @@ const runUnderClock = async (
       ),
     );
     return {
-      violations: [{ kind: 'never-settled', message: stuck.join('; ') || 'tasks still running' }],
+      violations: [
+        {
+          kind: 'never-settled',
+          message: stuck.join('; ') || `tasks still running: ${world.scheduler.running().map((t) => `${t.name} after ${t.lastOp ?? 'no request'}`).join(', ')}`,
+        },
+      ],
       at: 'settle',
       invocations: invocations(),
     };

@@ -23,6 +23,8 @@ export interface Task {
   done: boolean;
   crashed: boolean;
   error?: unknown;
+  /** The last request it made (for a report of a task that never ends). */
+  lastOp?: string;
 }
 
 /**
@@ -56,6 +58,8 @@ export class Scheduler implements Interleaver {
     const store = context.getStore();
     if (store?.scheduler !== this) return Promise.resolve('ok');
     const { task } = store;
+    const t = this.tasks.get(task);
+    if (t !== undefined) t.lastOp = op;
     if (this.tasks.get(task)?.crashed === true) return new Promise<Fate>(() => undefined);
     return new Promise<Fate>((resolve) => this.pending.push({ task, op, resolve }));
   }
