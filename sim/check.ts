@@ -30,7 +30,7 @@ const text = (r: StoredRecord): TopicRecord => ({
 });
 
 /** Every record of a topic's current life, partition by partition. */
-const recordsOf = (world: World, topic: string): StoredRecord[] => world.cluster.current(topic).partitions.flat();
+export const recordsOf = (world: World, topic: string): StoredRecord[] => world.cluster.current(topic).partitions.flat();
 
 /** Dead letters: which record of which life, and why. */
 const deadLetters = (world: World) =>
@@ -67,7 +67,7 @@ const checkReleases = (world: World): SimViolation[] =>
   });
 
 /** The results topic by commandId. */
-const resultsByCommand = (world: World): Map<string, ResultRecord[]> => {
+export const resultsByCommand = (world: World): Map<string, ResultRecord[]> => {
   const out = new Map<string, ResultRecord[]>();
   for (const r of recordsOf(world, TOPICS.results)) {
     const result = JSON.parse(r.value?.toString('utf8') ?? 'null') as ResultRecord | null;
@@ -156,6 +156,7 @@ export const checkWorld = async (
   const violations: SimViolation[] = [...found];
   violations.push(...checkReleases(world));
   violations.push(...world.haltedWhole.map((message) => ({ kind: 'invocation-failed-for-a-halt', message })));
+  violations.push(...world.apiViolations.map((message) => ({ kind: 'api-answer', message })));
   if (quiescent) {
     const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);
     for (const m of compareWithDecisions(decided, resultsByCommand(world)))

@@ -64,6 +64,16 @@ export class World {
   readonly releases: RecordedRelease[] = [];
   /** Backups of the aggregates table, oldest first (for point-in-time restores and fuzzy copies). */
   readonly backups: HeadsItems[] = [];
+  /**
+   * Set once anything made the aggregates table forget outcomes it was told (a restore or a
+   * copy, a rebuild, which rebuilds heads from events alone, a skip, a recreation): the command
+   * API's outcomes are then not checked.
+   */
+  forgets = false;
+  /** What the command API answered that it must not have. */
+  readonly apiViolations: string[] = [];
+  /** Commands sent in bursts so far (their commandIds). */
+  bursts = 0;
   /** Event invocations of several partitions that failed whole for what should halt one partition (issue 23's break 6). */
   readonly haltedWhole: string[] = [];
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
