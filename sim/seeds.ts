@@ -109,21 +109,23 @@ const runStride = async (
 };
 
 /** Runs the range in this process. */
-const runHere = async (options: RangeOptions): Promise<Tally> => {
-  const tally = new Tally(options);
+const runHere = async (options: RangeOptions, tally: Tally): Promise<void> => {
   let stop = Infinity;
   await runStride(options, 0, 1, () => stop, (result) => {
     tally.add(result);
     if (options.first && result.report !== undefined) stop = result.seed;
     tally.progress();
   });
-  return tally;
 };
 
 /** Runs the range across `workers` child processes (this script again, with `--worker k/N`). */
-const runForked = (options: RangeOptions, workers: number, args: readonly string[]): Promise<Tally> => {
-  const tally = new Tally(options);
-  const children: ChildProcess[] = [];
+const runForked = async (
+  options: RangeOptions,
+  workers: number,
+  args: readonly string[],
+  tally: Tally,
+  children: ChildProcess[],
+): Promise<void> => {
   let lowest = Infinity;
   const ended = Array.from({ length: workers }, (_, k) => {
     const child = fork(process.argv[1] as string, [...args, '--worker', `${k}/${workers}`], { execArgv: process.execArgv });
@@ -142,7 +144,7 @@ const runForked = (options: RangeOptions, workers: number, args: readonly string
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker ${k} exited with ${String(code)}`)))),
     );
   });
-  return Promise.all(ended).then(() => tally);
+  await Promise.all(ended);
 };
 
 /** The worker's side: its stride of seeds, each outcome sent to the parent. */
@@ -167,7 +169,17 @@ export const runSeeds = async (
     await runAsWorker(options, parallel.worker);
     return true;
   }
-  const tally = parallel.workers > 1 ? await runForked(options, parallel.workers, parallel.args) : await runHere(options);
+  const tally = new Tally(options);
+  // A long run stopped (Ctrl-C, a timeout) still says how far it came, and takes its workers with it.
+  const children: ChildProcess[] = [];
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      for (const child of children) child.kill();
+      console.log(`${tally.summary()}, stopped by ${signal}`);
+      process.exit(130);
+    });
+  if (parallel.workers > 1) await runForked(options, parallel.workers, parallel.args, tally, children);
+  else await runHere(options, tally);
   const cpu = process.cpuUsage();
   console.log(`${tally.summary()}, ${((cpu.user + cpu.system + tally.workersCpu) / 1e6).toFixed(1)} s of CPU`);
   return tally.failed.length === 0;
