@@ -7,6 +7,7 @@
  * never send it to be decided again; in runs where nothing made the table forget (no restore,
  * rebuild, skip or recreation: see `World.forgets`), every decided command is kept.
  */
+import { createHash, type webcrypto } from 'node:crypto';
 import { createCommandApi, type HttpRequest, type HttpResponse } from '../functions/command-api/api.ts';
 import type { CommandSender, OutcomeReader } from '../functions/command-api/ports.ts';
 import { aggregateKey } from '../functions/core/aggregate.ts';
@@ -19,6 +20,31 @@ import { recordsOf, resultsByCommand, type SimViolation } from './check.ts';
 import { simNow } from './clock.ts';
 import { deployments } from './code-versions.ts';
 import { TOPICS, type World } from './world.ts';
+
+/**
+ * SHA-256 of `crypto.subtle`, answered at once while a seed runs: POST digests every command
+ * it is sent (command-api/post-command.ts), and the platform's digest resolves on another
+ * thread, at a moment no seed decides, so where the API's request falls among the others
+ * would depend on the machine's load.
+ */
+export const installDigest = (): void => {
+  const subtle = globalThis.crypto.subtle;
+  const digest = subtle.digest.bind(subtle);
+  Object.defineProperty(subtle, 'digest', {
+    configurable: true,
+    value: (algorithm: webcrypto.AlgorithmIdentifier, data: webcrypto.BufferSource): Promise<ArrayBuffer> => {
+      const name = typeof algorithm === 'string' ? algorithm : algorithm.name;
+      if (name.toUpperCase() !== 'SHA-256') return digest(algorithm, data);
+      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      return Promise.resolve(new Uint8Array(createHash('sha256').update(bytes).digest()).buffer);
+    },
+  });
+};
+
+/** The platform's digest again. */
+export const uninstallDigest = (): void => {
+  delete (globalThis.crypto.subtle as { digest?: unknown }).digest;
+};
 
 /** Outcomes as the DynamoDB reader finds them: the head's recent commands and the kept outcome, then the archive. */
 const outcomeReader = (world: World): OutcomeReader => ({

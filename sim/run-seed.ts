@@ -8,7 +8,7 @@
 import { Random } from '../chaos/random.ts';
 import { Workload } from '../chaos/workload.ts';
 import { installClock, resetClock, uninstallClock } from './clock.ts';
-import { checkOutcomes } from './api.ts';
+import { checkOutcomes, installDigest, uninstallDigest } from './api.ts';
 import { checkWorld, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
 import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
@@ -114,11 +114,13 @@ export const runSeed = async (
   steps: readonly Step[],
   plant?: (world: World) => void,
 ): Promise<RunOutcome> => {
+  installDigest();
   try {
     return await runUnderClock(seed, faults, steps, plant);
   } finally {
     // The caller (a test runner, the CLI) measures real time again.
     uninstallClock();
+    uninstallDigest();
   }
 };
 
