@@ -181,11 +181,18 @@ export const checkOutcomes = async (world: World): Promise<SimViolation[]> => {
         const response = await api(get({ aggregateType: first.aggregateType, aggregateId: first.aggregateId, commandId }));
         const answer = response.statusCode === 200 ? (JSON.parse(response.body) as ResultRecord) : undefined;
         if (answer === undefined || !results.some((r) => sameOutcome(answer, r)))
-          violations.push({ kind: 'api-answer', message: `GET /commands/${commandId}: ${response.statusCode} ${response.body.slice(0, 200)}` });
+          violations.push({
+            kind: 'api-answer',
+            message: `GET /commands/${commandId}: ${response.statusCode} ${response.body.slice(0, 200)}`,
+          });
       }
     },
     (error) => {
-      if (error !== undefined) violations.push({ kind: 'api-answer', message: `the GETs failed: ${error instanceof Error ? error.message : JSON.stringify(error)}` });
+      if (error !== undefined)
+        violations.push({
+          kind: 'api-answer',
+          message: `the GETs failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`,
+        });
     },
   );
   await world.scheduler.run(Number.MAX_SAFE_INTEGER);

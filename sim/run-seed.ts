@@ -87,7 +87,9 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
     ]);
   // A long backlog (a burst of commands) takes rounds: only rounds in which nothing moves count.
   const moved = () =>
-    [world.commandTrigger, world.eventTrigger].map((t) => Object.keys(world.cluster.end(t.topic)).map((p) => t.position(Number(p)))).join('|');
+    [world.commandTrigger, world.eventTrigger]
+      .map((t) => Object.keys(world.cluster.end(t.topic)).map((p) => t.position(Number(p))))
+      .join('|');
   for (let round = 0, still = 0, last = moved(); still < SETTLE_ROUNDS; round++) {
     await world.scheduler.run(200_000);
     const now = moved();
@@ -157,7 +159,12 @@ const runUnderClock = async (
       violations: [
         {
           kind: 'never-settled',
-          message: stuck.join('; ') || `tasks still running: ${world.scheduler.running().map((t) => `${t.name} after ${t.lastOp ?? 'no request'}`).join(', ')}`,
+          message:
+            stuck.join('; ') ||
+            `tasks still running: ${world.scheduler
+              .running()
+              .map((t) => `${t.name} after ${t.lastOp ?? 'no request'}`)
+              .join(', ')}`,
         },
       ],
       at: 'settle',

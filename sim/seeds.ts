@@ -111,11 +111,17 @@ const runStride = async (
 /** Runs the range in this process. */
 const runHere = async (options: RangeOptions, tally: Tally): Promise<void> => {
   let stop = Infinity;
-  await runStride(options, 0, 1, () => stop, (result) => {
-    tally.add(result);
-    if (options.first && result.report !== undefined) stop = result.seed;
-    tally.progress();
-  });
+  await runStride(
+    options,
+    0,
+    1,
+    () => stop,
+    (result) => {
+      tally.add(result);
+      if (options.first && result.report !== undefined) stop = result.seed;
+      tally.progress();
+    },
+  );
 };
 
 /** Runs the range across `workers` child processes (this script again, with `--worker k/N`). */
@@ -152,7 +158,13 @@ const runAsWorker = async (options: RangeOptions, spec: string): Promise<void> =
   const [index, workers] = spec.split('/').map(Number) as [number, number];
   let stop = Infinity;
   process.on('message', (message: StopAbove) => (stop = Math.min(stop, message.stopAbove)));
-  await runStride(options, index, workers, () => stop, (result) => process.send?.(result));
+  await runStride(
+    options,
+    index,
+    workers,
+    () => stop,
+    (result) => process.send?.(result),
+  );
   const cpu = process.cpuUsage();
   process.send?.({ cpu: cpu.user + cpu.system } satisfies WorkerCpu, () => process.disconnect());
 };

@@ -139,7 +139,9 @@ export class World {
       } catch (error) {
         const partitions = Object.keys(event.records);
         if (partitions.length > 1 && isHalt(error))
-          this.haltedWhole.push(`${partitions.join(', ')} all failed for one halt: ${error instanceof Error ? error.message : String(error)}`);
+          this.haltedWhole.push(
+            `${partitions.join(', ')} all failed for one halt: ${error instanceof Error ? error.message : String(error)}`,
+          );
         throw error;
       }
     };
