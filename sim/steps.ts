@@ -10,6 +10,7 @@ import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import type { Random } from '../chaos/random.ts';
 import type { Workload } from '../chaos/workload.ts';
+import { burst, resendThroughApi } from './api.ts';
 import { advance } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
 import type { Step } from './plan.ts';
@@ -32,6 +33,7 @@ export const debugEnd = (name: string) => (error: unknown, value?: unknown) => {
 
 /** Starts the snapshot rebuild as a task; a rebuild that fails leaves its lock for the next run to resume. */
 export const startRebuild = (world: World, live: boolean, checkpointEvery: number): void => {
+  world.forgets = true;
   world.scheduler.spawn(
     `rebuild${live ? ' (live)' : ''}`,
     () => rebuildAggregates(world.rebuildDeps(live, checkpointEvery)),
@@ -67,6 +69,7 @@ const send = (state: RunState, random: Random): void => {
 
 /** The commands topic recreated; the client sends again every command its trigger had not committed. */
 const recreate = ({ world, committedAtEnd }: RunState): void => {
+  world.forgets = true;
   const old = world.cluster.current(TOPICS.commands);
   const positions = old.partitions.map((_, p) => world.commandTrigger.position(p));
   committedAtEnd.set(old.life, positions);
@@ -104,6 +107,7 @@ const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
  * ends with it; the trigger delivers those batches again.
  */
 const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void => {
+  world.forgets = true;
   for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
   for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
   world.coldStart();
@@ -124,6 +128,7 @@ const skip = (world: World, random: Random): void => {
   const from = world.commandTrigger.position(partition);
   const end = world.cluster.end(TOPICS.commands)[partition] ?? 0;
   if (from >= end) return;
+  world.forgets = true;
   const to = Math.min(end - 1, from + random.int(0, 1));
   const life = world.cluster.current(TOPICS.commands).life;
   const [first] = world.cluster.records(TOPICS.commands, partition, from, from + 1);
@@ -157,7 +162,8 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.commandTrigger.deliver(random);
       return;
     case 'deliver-events':
-      world.eventTrigger.deliver(random);
+      // AWS may put several partitions in one invocation: a halt of one must not hold the others.
+      world.eventTrigger.deliver(random, { partitions: 3 });
       return;
     case 'run':
       await world.scheduler.run(random.int(10, 80));
@@ -208,6 +214,10 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       if (partitions < 6) world.cluster.grow(TOPICS.events, partitions + 1);
       return;
     }
+    case 'api-resend':
+      return resendThroughApi(world, random);
+    case 'burst':
+      return burst(world, random);
     case 'verify':
       world.scheduler.spawn(
         'verify',

@@ -57,6 +57,7 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
   private items = new Map<string, HeadsItem>();
   /** Restores and copies land in a new table (as every DynamoDB restore and import does): another identity. */
   private generation = 1;
+  private readonly sizes = new WeakMap<Head, number>();
 
   constructor(
     readonly tableName = 'aggregates',
@@ -136,9 +137,11 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     if (lost !== undefined) throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, lost.current);
   }
 
-  /** The item's size as DynamoDB counts it (the adapter's own measure). */
+  /** The item's size as DynamoDB counts it (the adapter's own measure), once per head: a head is not changed once made. */
   sizeOf(head: Head): number {
-    return headItemBytes(head);
+    let bytes = this.sizes.get(head);
+    if (bytes === undefined) this.sizes.set(head, (bytes = headItemBytes(head)));
+    return bytes;
   }
 
   putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
