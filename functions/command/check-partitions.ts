@@ -19,6 +19,7 @@ import {
   type StoredCheckpoint,
   type Verdict,
 } from '../heads/partition.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** One partition's records in a batch, in offset order. */
 export interface PartitionSpan {
@@ -37,7 +38,8 @@ export interface PartitionCheckDeps {
 }
 
 /** Another invocation kept moving a checkpoint: the batch fails and is retried, idempotently. */
-export class CheckpointContendedError extends Error {
+export class CheckpointContendedError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'CheckpointContendedError';
   constructor(readonly tp: string) {
     super(`the checkpoint of ${tp} kept changing under this batch; it is retried`);

@@ -7,7 +7,7 @@
  * letters; only infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
-import { partialBatchResponse, type BatchItemFailure } from '../core/batch-response.ts';
+import { partialBatchResponse, retryFrom as firstToRetry, type BatchItemFailure, type Stop } from '../core/batch-response.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
@@ -194,7 +194,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     });
 
     const events = [];
-    const retryFrom = new Map<string, number>();
+    const stops: Stop[] = [];
     // Outcomes no head of this batch remembers (bad records, an aggregate's rejections without events):
     // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
     // decodeBatch gives a bad record's result and dead letter at the same index.
@@ -208,11 +208,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       summary.accepted += outcome.counts.accepted;
       summary.rejected += outcome.counts.rejected;
       summary.duplicates += outcome.counts.duplicates;
-      if (outcome.retryFrom !== null) {
-        const tp = topicPartition(outcome.retryFrom);
-        retryFrom.set(tp, Math.min(retryFrom.get(tp) ?? Infinity, outcome.retryFrom.offset));
-      }
+      if (outcome.retryFrom !== null) stops.push(outcome.retryFrom);
     }
+    const retryFrom = firstToRetry(stops);
     summary.rejected += records.length - [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
@@ -232,7 +230,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       deps.publisher.publish({ events: [], results, deadLetters, traces }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
-    return { ...summary, batchItemFailures: partialBatchResponse(partitions, retryFrom).batchItemFailures };
+    return { ...summary, batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures };
   };
 
   return async (event: MskEvent): Promise<BatchResult> => {

@@ -13,6 +13,7 @@ import { watchTopics, type Watcher } from './watch.ts';
 
 /** No result arrived for a command in time. */
 export class ResultTimeoutError extends RuntimeError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ResultTimeoutError';
   constructor(
     readonly commandId: string,

@@ -16,6 +16,7 @@
  */
 import type { Admin, ConfigResourceTypes, ConfigSource } from 'kafkajs';
 import { topicConfig, type TopicSpec } from '../../topology.ts';
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see these enums as named exports: their values.
 /** `ConfigResourceTypes.TOPIC`. */
@@ -37,7 +38,8 @@ export const EDITABLE_TOPIC_CONFIGS: ReadonlySet<string> = new Set([
 ]);
 
 /** A topic exists with settings the topology declares otherwise, and they cannot be brought in line. */
-export class TopicMismatchError extends Error {
+export class TopicMismatchError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'TopicMismatchError';
   constructor(
     readonly topic: string,
