@@ -21,6 +21,8 @@ import { checkPartitions, spansOf } from './check-partitions.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
+import { checkGenerationDrained } from './generation-gate.ts';
+import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
 import type { StoredCheckpoint } from '../heads/partition.ts';
@@ -121,6 +123,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const partitions = decodeMskEvent(event);
     const records = partitions.flat();
     const spans = spansOf(partitions);
+    // One trigger reads one generation of the commands topic; its events go to the same generation of the events topic.
+    const topic = records[0]?.topic;
+    const generation = topic === undefined ? 0 : splitGeneration(topic).index;
+    if (topic !== undefined && generation > 0)
+      await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads }, topic);
     const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
     const traces = tracesOf(
       [...byAggregate.values()].flat(),
@@ -219,7 +226,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       0,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({ events, results: [], deadLetters: [], traces });
+    await deps.publisher.publish({ events, results: [], deadLetters: [], traces, generation });
 
     // The events this batch committed are published: each partition's checkpoint moves past the
     // batch while its results and dead letters go out. The checkpoint confirms only the

@@ -21,8 +21,12 @@ export type Called =
 /** Wait between attempts while a snapshot rebuild holds the commands. */
 export const HELD_RETRY_MS = 1_000;
 
-/** The command handler refused because a snapshot rebuild holds the lock: wait, do not count it as a retry. */
-export const heldByRebuild = (error: unknown): boolean => error instanceof Error && error.name === 'RebuildInProgressError';
+/**
+ * A handler refused a batch it must not handle yet: a snapshot rebuild holds the lock, or an
+ * older generation of its topic is not drained. Wait, do not count it as a retry.
+ */
+export const heldByRebuild = (error: unknown): boolean =>
+  error instanceof Error && ['RebuildInProgressError', 'GenerationNotDrainedError'].includes(error.name);
 
 /** An error as one line of a report. */
 export const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));

@@ -66,7 +66,7 @@ export interface TopicChanges {
 
 const KEYED_REASON =
   'its records are keyed by aggregate id, and a new partition count moves keys to other partitions and breaks per-aggregate order; ' +
-  'keep the count, or move the data to a new topic on purpose';
+  'keep the count, or grow it in order by a new generation (deploy with -c partitions=<current>,<new>; locally kafka-aggregates grow)';
 
 /** Why an existing partition count cannot be brought in line, or undefined when it can. */
 const partitionRefusal = (spec: NamedTopic, actual: number): string | undefined => {
