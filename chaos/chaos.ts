@@ -23,7 +23,8 @@ import { cacheDir } from '../local/stack/paths.ts';
 import { type FaultKind, type FaultRates, type Observation } from './faults.ts';
 import { readHistory } from '../local/verify/history.ts';
 import { checkHistory, type CheckReport } from '../local/verify/invariants.ts';
-import { groupLag, mostAttempts, Operator, waitFor, type RunState, type TableLoss, type TimedReport } from './operator.ts';
+import { Operator } from './operator.ts';
+import { groupLag, mostAttempts, waitFor, type RunState, type TableLoss, type TimedReport } from './run-state.ts';
 import { compareOutcomes, ResultsFollower, type OutcomeMismatch } from './outcomes.ts';
 import { Random } from './random.ts';
 import type { OwnEmulator } from './restarts.ts';
@@ -34,7 +35,7 @@ import { TcpProxy } from './tcp-proxy.ts';
 import { Workload, type PlannedCommand } from './workload.ts';
 
 export type { OutcomeMismatch } from './outcomes.ts';
-export type { TableLoss } from './operator.ts';
+export type { TableLoss } from './run-state.ts';
 
 /** The faults the run brings on the infrastructure, in the order it brings them (INFRASTRUCTURE_FAULTS order is the schedule's). */
 export const INFRASTRUCTURE_FAULTS = [

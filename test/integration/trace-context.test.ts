@@ -19,6 +19,7 @@ import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
 import { readTopic, testKafka, unique, type ReadRecord } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 import { runToEnd } from '../support/process.ts';
+import { holdLogs, type HeldLogs } from '../support/logs.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,19 +27,15 @@ const kafka = testKafka();
 const run = unique('tracectx');
 let triggers: Triggers | undefined;
 let producer: Producer;
-/** What the handlers wrote to stdout while the triggers ran: their structured log lines. */
-const written: string[] = [];
+/** What the handlers logged while the triggers ran. */
+let logs: HeldLogs;
 
 beforeAll(async () => {
   for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
   vi.stubEnv('TRIGGER_CONSUMER_GROUP', `${run}-event-handler`);
   // Every line, not only warnings: the handlers' loggers are created when the triggers load them, below.
   vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
-  const write = process.stdout.write.bind(process.stdout);
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    written.push(String(chunk));
-    return write(chunk, ...(rest as []));
-  });
+  logs = holdLogs();
   await provision();
   producer = kafka.producer();
   await producer.connect();
@@ -54,7 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await triggers?.stop();
   await producer?.disconnect();
-  vi.restoreAllMocks();
+  logs.release();
   vi.unstubAllEnvs();
 });
 
@@ -128,17 +125,11 @@ describe('W3C trace context', () => {
     for (const record of untraced) expect(record.header).toBeUndefined();
 
     // The handlers' log lines of the invocations that handled a traced record name its trace id.
-    const lines = written
-      .join('')
-      .split('\n')
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as { message?: string; service?: string; traceIds?: string[] }];
-        } catch {
-          return [];
-        }
-      })
-      .filter((l) => l.service === 'command-handler' || l.service === 'event-handler');
+    const lines = logs.lines.filter((l) => l.service === 'command-handler' || l.service === 'event-handler') as {
+      message: string;
+      service?: string;
+      traceIds?: string[];
+    }[];
     const naming = lines.filter((l) => l.traceIds?.includes(traceId));
     expect(
       naming
