@@ -18,7 +18,7 @@ import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts
 import { verifyAggregates } from '../../functions/rebuild/verify-aggregates.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CommandsTopic } from '../support/commands-topic.ts';
+import { CommandsTopic, deliver } from '../support/commands-topic.ts';
 import { WEEK_MS } from '../support/decide.ts';
 import { dedupeEvents, rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
@@ -32,12 +32,8 @@ afterAll(async () => {
   await side.close();
 });
 
-/** Delivers a batch as the trigger does: committed on success only. */
-const deliver = async (topic: CommandsTopic, event: MskEvent, process = side.processor()) => {
-  const result = await process(event);
-  topic.commit(event);
-  return result;
-};
+/** Delivers a batch as the trigger does, to the command side's processor unless another is given. */
+const deliverTo = (topic: CommandsTopic, event: MskEvent, process = side.processor()) => deliver(topic, event, process);
 
 const resultsOf = async (commandIds: readonly string[]): Promise<ResultRecord[][]> => {
   const all = await side.results();
@@ -55,7 +51,7 @@ describe('the command side under the faults operations bring', () => {
     const id = unique('acc');
     let topic = await CommandsTopic.create(side.kafka, 1, name);
     const first = [command(id, 'OpenAccount', { owner: 'Ann' }), ...[1, 2, 3, 4, 5].map((n) => command(id, 'Deposit', { amount: n }))];
-    await deliver(topic, await topic.append(first));
+    await deliverTo(topic, await topic.append(first));
     await topic.close();
 
     // Operations delete and recreate the topic: offsets start again at 0, below the head's offset 5.
@@ -65,7 +61,7 @@ describe('the command side under the faults operations bring', () => {
     await admin.disconnect();
     topic = await CommandsTopic.create(side.kafka, 1, name);
     const second = [command(id, 'Deposit', { amount: 10 }), command(id, 'Deposit', { amount: 20 })];
-    const summary = await deliver(topic, await topic.append(second));
+    const summary = await deliverTo(topic, await topic.append(second));
 
     expect(summary).toMatchObject({ accepted: 2, duplicates: 0 });
     expect((await resultsOf(second.map((c) => c.commandId))).map((rs) => rs.map(outcome))).toEqual([['v7'], ['v8']]);
@@ -85,11 +81,11 @@ describe('the command side under the faults operations bring', () => {
   it('holds commands on a table restored from an older copy of itself until the rebuild, then decides them on the heads the log says', async () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const id = unique('acc');
-    await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Bea' }), command(id, 'Deposit', { amount: 100 })]));
+    await deliverTo(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Bea' }), command(id, 'Deposit', { amount: 100 })]));
     const doc = createDocumentClient(side.dynamo);
     const backup = (await doc.send(new ScanCommand({ TableName: side.heads.tableName, ConsistentRead: true }))).Items ?? [];
 
-    await deliver(topic, await topic.append([command(id, 'Withdraw', { amount: 100 }), command(id, 'CloseAccount')]));
+    await deliverTo(topic, await topic.append([command(id, 'Withdraw', { amount: 100 }), command(id, 'CloseAccount')]));
     // The table is restored from the backup: it knows nothing of the close.
     const now = (await doc.send(new ScanCommand({ TableName: side.heads.tableName, ConsistentRead: true }))).Items ?? [];
     for (const item of now) await doc.send(new DeleteCommand({ TableName: side.heads.tableName, Key: { pk: item.pk as string } }));
@@ -97,13 +93,13 @@ describe('the command side under the faults operations bring', () => {
 
     const late = [command(id, 'Deposit', { amount: 5 })];
     const held = await topic.append(late);
-    await expect(deliver(topic, held)).rejects.toBeInstanceOf(TableBehindLogError);
-    await expect(deliver(topic, held)).rejects.toThrow(/handled up to offset 3, but this table only up to 1/);
+    await expect(deliverTo(topic, held)).rejects.toBeInstanceOf(TableBehindLogError);
+    await expect(deliverTo(topic, held)).rejects.toThrow(/handled up to offset 3, but this table only up to 1/);
 
     const report = await rebuild(topic);
     expect(report).toMatchObject({ status: 'complete', checkpointsReset: 1 });
     // The deposit is decided against the closed account the log holds, not the open one of the backup.
-    expect(await deliver(topic, held)).toMatchObject({ rejected: 1 });
+    expect(await deliverTo(topic, held)).toMatchObject({ rejected: 1 });
     expect((await resultsOf(late.map((c) => c.commandId)))[0]?.map(outcome)).toEqual(['AccountClosed']);
     const events = dedupeEvents((await side.events()).filter((e) => e.aggregateId === id)).get(id) ?? [];
     expect(events.map((e) => e.type)).toEqual(['AccountOpened', 'MoneyDeposited', 'MoneyWithdrawn', 'AccountClosed']);
@@ -113,7 +109,7 @@ describe('the command side under the faults operations bring', () => {
   it('never lowers a head that a batch in flight committed while the rebuild read the log, and holds commands before it locks', async () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const id = unique('acc');
-    await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Cy' })]));
+    await deliverTo(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Cy' })]));
 
     // A batch reads its head, then waits: it is in flight when the rebuild starts.
     let release!: () => void;
@@ -128,7 +124,7 @@ describe('the command side under the faults operations bring', () => {
         return snapshot;
       },
     });
-    const inFlight = deliver(topic, await topic.append([command(id, 'Deposit', { amount: 7 })]), side.processor({ heads: slowHeads }));
+    const inFlight = deliverTo(topic, await topic.append([command(id, 'Deposit', { amount: 7 })]), side.processor({ heads: slowHeads }));
     await hasRead;
 
     let statusAtPause: string | undefined;
@@ -181,7 +177,7 @@ describe('the command side under the faults operations bring', () => {
       { ...command(id, 'OpenAccount', { owner: 'Dee' }), metadata: big },
       command(id, 'Deposit', { amount: 3 }),
     ]);
-    expect(await deliver(topic, await topic.append(values))).toMatchObject({ accepted: 12, eventsPublished: 12 });
+    expect(await deliverTo(topic, await topic.append(values))).toMatchObject({ accepted: 12, eventsPublished: 12 });
     const events = (await side.events()).filter((e) => ids.includes(e.aggregateId));
     expect(events).toHaveLength(12);
     for (const id of ids) expect(events.filter((e) => e.aggregateId === id).map((e) => e.version)).toEqual([1, 2]);
@@ -222,14 +218,14 @@ describe('the command side under the faults operations bring', () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const id = unique('acc');
     const firstDeposit = command(id, 'Deposit', { amount: 1 });
-    await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Flo' }), firstDeposit]));
+    await deliverTo(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Flo' }), firstDeposit]));
     for (let round = 0; round < 3; round++)
-      await deliver(topic, await topic.append(Array.from({ length: 50 }, () => command(id, 'Deposit', { amount: 2 }))));
+      await deliverTo(topic, await topic.append(Array.from({ length: 50 }, () => command(id, 'Deposit', { amount: 2 }))));
     const head = await side.heads.get('account', id);
     expect(head?.recent.some((r) => r.commandId === firstDeposit.commandId)).toBe(false);
     expect(head?.archivedUntil).toBeGreaterThan(0);
 
-    const again = await deliver(topic, await topic.append([{ ...firstDeposit }]));
+    const again = await deliverTo(topic, await topic.append([{ ...firstDeposit }]));
     expect(again).toMatchObject({ accepted: 0, duplicates: 1, eventsPublished: 0 });
     expect((await resultsOf([firstDeposit.commandId]))[0]?.map(outcome)).toEqual(['v2', 'v2']);
     await topic.close();
@@ -274,7 +270,7 @@ describe('the command side under the faults operations bring', () => {
     expect(JSON.parse(cli.stdout)).toMatchObject({ recorded: { action: 'skip', from: 1, to: 1, reason: 'refused by DynamoDB, OPS-7' } });
 
     // The good aggregate was committed by the first attempt already: its commands are answered again.
-    expect(await deliver(topic, event, blocked)).toMatchObject({ duplicates: 2, rejected: 1, deadLettered: 1 });
+    expect(await deliverTo(topic, event, blocked)).toMatchObject({ duplicates: 2, rejected: 1, deadLettered: 1 });
     expect((await resultsOf(values.map((v) => v.commandId))).map((rs) => rs.at(-1)).map(outcome)).toEqual([
       'v1',
       'SkippedByOperator',

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { CommandsTopic } from '../support/commands-topic.ts';
+import { CommandsTopic, deliver } from '../support/commands-topic.ts';
 import { crashingPublisher, rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
@@ -23,11 +23,8 @@ afterAll(async () => {
   await side.close();
 });
 
-const deliver = async (topic: CommandsTopic, event: MskEvent, process = side.processor()) => {
-  const result = await process(event);
-  topic.commit(event);
-  return result;
-};
+/** Delivers a batch as the trigger does, to the command side's processor unless another is given. */
+const deliverTo = (topic: CommandsTopic, event: MskEvent, process = side.processor()) => deliver(topic, event, process);
 
 const outcomes = async (commandIds: readonly string[]): Promise<string[]> => {
   const all = await side.results();
@@ -51,12 +48,12 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
   it('after a rebuild: the new life is decided in a new incarnation', async () => {
     const id = unique('acc');
     let topic = await CommandsTopic.create(side.kafka, 1);
-    await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Deposit', { amount: 10 })]));
+    await deliverTo(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Deposit', { amount: 10 })]));
     expect((await rebuildAggregates(rebuildDeps(side, { commands: topic }))).status).toBe('complete');
 
     topic = await recreate(topic);
     const second = [1, 2, 3].map((n) => command(id, 'Deposit', { amount: n }));
-    await deliver(topic, await topic.append(second));
+    await deliverTo(topic, await topic.append(second));
 
     expect(await outcomes(second.map((c) => c.commandId))).toEqual(['accepted', 'accepted', 'accepted']);
     expect(await side.heads.get('account', id)).toMatchObject({ version: 5, state: { balance: 16 } });
@@ -66,7 +63,7 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
   it('recreated twice, the second life committed but not published: the third life is decided in a new incarnation', async () => {
     const id = unique('acc');
     let topic = await CommandsTopic.create(side.kafka, 1);
-    await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' })]));
+    await deliverTo(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' })]));
 
     topic = await recreate(topic);
     const second = [command(id, 'Deposit', { amount: 1 }), command(id, 'Deposit', { amount: 2 })];
@@ -75,7 +72,7 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
 
     topic = await recreate(topic);
     const third = [command(id, 'Deposit', { amount: 10 }), command(id, 'Deposit', { amount: 20 })];
-    await deliver(topic, await topic.append(third));
+    await deliverTo(topic, await topic.append(third));
 
     expect(await outcomes(third.map((c) => c.commandId))).toEqual(['accepted', 'accepted']);
     expect((await side.heads.get('account', id))?.state).toMatchObject({ balance: 33 });
