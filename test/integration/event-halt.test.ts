@@ -36,7 +36,7 @@ import { startTriggers, type InvocationReport, type Triggers } from '../../local
 import { accountEventRecord, createReadModelsTable, startEventSide, type EventSide } from '../support/event-side.ts';
 import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
-import { holdLogs, type HeldLogs } from '../support/logs.ts';
+import { holdLogsAround } from '../support/logs.ts';
 import { knowsNickname } from '../support/nickname.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -107,13 +107,9 @@ describe.each(['checkpoint', 'listed'] as const)(
   (reading) => {
     let triggers: Triggers | undefined;
     const reports: InvocationReport[] = [];
-    let logs: HeldLogs;
-    beforeAll(() => {
-      logs = holdLogs();
-    });
+    const logs = holdLogsAround();
     afterAll(async () => {
       await triggers?.stop();
-      logs.release();
     });
 
     it('holds its partition past the old budget of ten retries, commits what precedes it, dead-letters nothing, and goes on once the missing event is there', async () => {
@@ -153,8 +149,12 @@ describe.each(['checkpoint', 'listed'] as const)(
       expect(await getAccountSummary(table, b)).toBeUndefined();
       expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
       // Each halted attempt said so, at WARN, naming the gap.
-      expect(logs.at('WARN').filter((l) => /gap/.test(l.message)).length).toBeGreaterThanOrEqual(12);
-      expect(logs.at('ERROR')).toEqual([]);
+      expect(
+        logs()
+          .at('WARN')
+          .filter((l) => /gap/.test(l.message)).length,
+      ).toBeGreaterThanOrEqual(12);
+      expect(logs().at('ERROR')).toEqual([]);
 
       // The missing event reaches the partition (as a re-published outbox would): the retry applies it first.
       await publishOn(topic, 0, deposited(a, 3, 1));
@@ -195,13 +195,9 @@ describe('an event of a type this code does not know, through the emulated trigg
     });
   };
   const heldAt = (offset: number) => () => reports.filter((r) => r.outcome === 'partial' && r.offsets[tp]?.[0] === offset);
-  let logs: HeldLogs;
-  beforeAll(() => {
-    logs = holdLogs();
-  });
+  const logs = holdLogsAround();
   afterAll(async () => {
     await triggers?.stop();
-    logs.release();
   });
 
   it("halts only its partition: the other partition in the same invocation is applied and committed, nothing at or after the record, no dead letter, blocked with the reason; goes on after an operator's skip", async () => {
@@ -219,7 +215,11 @@ describe('an event of a type this code does not know, through the emulated trigg
     const reason = `EventChainError: UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"; known: AccountOpened, MoneyDeposited, MoneyWithdrawn, AccountClosed`;
     expect(held().at(-1)?.error).toContain(reason);
     // Each halted attempt said so, at WARN, with the reason.
-    expect(logs.at('WARN').filter((l) => JSON.stringify(l).includes('NicknameSet')).length).toBeGreaterThanOrEqual(5);
+    expect(
+      logs()
+        .at('WARN')
+        .filter((l) => JSON.stringify(l).includes('NicknameSet')).length,
+    ).toBeGreaterThanOrEqual(5);
     // Blocked at the record, with why, in the trigger and in the status file that kafka-aggregates status prints.
     expect(triggers?.blocked()).toEqual([
       expect.objectContaining({ partition: tp, offset: 1, error: expect.stringContaining(reason) as unknown }),
