@@ -22,6 +22,7 @@ const PARTS = [
   'adapters',
   'config.ts',
   'topology.ts',
+  'testing',
 ];
 
 /**
@@ -36,7 +37,8 @@ const PARTS = [
 const PORTS = ['command/ports.ts', 'event/ports.ts', 'rebuild/ports.ts', 'command-api/ports.ts'];
 const LAYERS = [
   { layer: 'core', pure: true, may: [] },
-  { layer: 'domain', pure: true, may: ['core'] },
+  // The example domain imports the framework only through its public surface, functions/index.ts.
+  { layer: 'domain', pure: true, may: [] },
   { layer: 'control', pure: true, may: ['core'] },
   // The head store: the head's shape, dedupe memory, checkpoints and incarnations, warm cache, size limit, and its port.
   { layer: 'heads', pure: false, may: ['core', 'control'] },
@@ -50,6 +52,32 @@ const LAYERS = [
   { layer: 'reactions', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
   { layer: 'adapters', pure: false, may: ['core', 'control', 'heads', 'config.ts', 'topology.ts', ...PORTS] },
 ];
+
+/**
+ * The public surface (functions/index.ts, pure; functions/schema.ts, zod/mini) and its test kit
+ * (functions/testing/) re-export or use core/ only: none may reach the runtime.
+ */
+const surface = [
+  { file: 'index.ts', files: ['functions/index.ts'], pure: true },
+  { file: 'schema.ts', files: ['functions/schema.ts'], pure: false },
+  { file: 'testing', files: ['functions/testing/**/*.ts'], pure: false },
+].map(({ file, files, pure }) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          ...(pure ? [{ group: io, message: `functions/${file} is pure: no I/O, no AWS SDK, no Kafka.` }] : []),
+          {
+            group: [...notBelow(PARTS.filter((part) => part !== 'core' && part !== file)), ...wiring],
+            message: `functions/${file} may import only core/ (docs/DESIGN.md, "Layers").`,
+          },
+        ],
+      },
+    ],
+  },
+}));
 
 const layers = LAYERS.map(({ layer, pure, may }) => {
   const mayNot = PARTS.filter((part) => part !== layer && !may.includes(part));
@@ -112,6 +140,7 @@ export default tseslint.config(
     },
   },
   ...layers,
+  ...surface,
   operatorTools,
   { files: ['*.js', 'bin/*.js'], ...tseslint.configs.disableTypeChecked },
   { files: ['bin/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },

@@ -239,6 +239,7 @@ const rebuildOnce = async (
       gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
       // No commands topic in this benchmark: no checkpoints to start.
       commandsTrigger: { positions: () => Promise.resolve(new Map()) },
+      commandLog: { bounds: () => Promise.resolve({ start: 0, end: 0 }), sample: () => Promise.resolve([]) },
       dedupeWindowMs: retentionMs(topics.commands.retention),
       checkpointEvery,
     });

@@ -163,17 +163,23 @@ export class Operator extends Outages {
   }
 
   /** The snapshot rebuild of the aggregates table, holding the command handler through the runtime. */
-  private rebuildHeads(): Promise<RebuildReport> {
+  private async rebuildHeads(): Promise<RebuildReport> {
     const { topics, commandsGroup, runtime } = this.run;
-    return rebuildAggregates({
-      aggregates,
-      heads: this.heads,
-      eventLog: this.run.eventLog,
-      publisher: this.run.rebuildPublisher,
-      gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
-      commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
-      dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
-    });
+    const commands = this.tables.log(topics.commands);
+    try {
+      return await rebuildAggregates({
+        aggregates,
+        heads: this.heads,
+        eventLog: this.run.eventLog,
+        publisher: this.run.rebuildPublisher,
+        gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
+        commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
+        commandLog: { bounds: (_topic, partition) => commands.bounds(partition), sample: (_topic, ...rest) => commands.sample(...rest) },
+        dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
+      });
+    } finally {
+      await commands.close();
+    }
   }
 
   /** Loses every table (the run's emulator restarted, or its tables dropped), then rebuilds both once commands are refused. */

@@ -2,7 +2,8 @@
  * Runtime configuration from the environment, with the local stack's defaults. The same
  * code runs on AWS, on the local stack, and against LocalStack or any other endpoint.
  */
-import { functions, retentionMs, tables, topics, type TableKey, type TopicKey } from './topology.ts';
+import type { Generation } from './core/generations.ts';
+import { functions, generations, retentionMs, tables, topics, type TableKey, type TopicKey } from './topology.ts';
 
 const env = (name: string): string | undefined => {
   const value = process.env[name]?.trim();
@@ -28,6 +29,29 @@ export const topicName = (key: TopicKey): string => env(topicEnv[key]) ?? topics
 
 /** The table's name in this environment. */
 export const tableName = (key: TableKey): string => env(tableEnv[key]) ?? tables[key].name;
+
+/**
+ * The partition count of each generation of the keyed topics, oldest first
+ * (`PARTITION_GENERATIONS`, e.g. `3,6`: set by the stack, and by the local runtime when it sees
+ * a new generation); one generation of the topology's count by default.
+ */
+export const partitionGenerations = (): number[] => {
+  const value = env('PARTITION_GENERATIONS');
+  if (value === undefined) return [topics.commands.partitions];
+  const counts = value.split(',').map((c) => Number(c.trim()));
+  if (counts.some((c, i) => !Number.isSafeInteger(c) || c < 1 || (i > 0 && c <= (counts[i - 1] ?? 0))))
+    throw new Error(`PARTITION_GENERATIONS must list growing partition counts (e.g. 3,6), got ${JSON.stringify(value)}`);
+  return counts;
+};
+
+/** Every generation of a keyed topic in this environment, oldest first; a topic that is not keyed has one. */
+export const topicGenerations = (key: TopicKey): Generation[] =>
+  topics[key].keyed
+    ? generations(topicName(key), partitionGenerations())
+    : [{ name: topicName(key), index: 0, partitions: topics[key].partitions }];
+
+/** The topic producers write to: the newest generation of a keyed topic. */
+export const currentTopicName = (key: TopicKey): string => topicGenerations(key).at(-1)?.name ?? topicName(key);
 
 /** The names of every topic and table in this environment. */
 export interface Names {
@@ -104,7 +128,7 @@ export const readerGroupPrefix = (): string => env('KAFKA_CONSUMER_GROUP') ?? 'k
 
 /** The rebuild's hold on the triggers: the commands trigger it may disable, and how long it waits for a batch in flight. */
 export const rebuildHold = () => ({
-  /** UUID of the commands trigger's event source mapping (`CONTROLLED_TRIGGER_UUID`), set by the stack. */
+  /** UUIDs of the commands triggers' event source mappings, one per generation, comma separated (`CONTROLLED_TRIGGER_UUID`), set by the stack. */
   commandsTriggerUuid: env('CONTROLLED_TRIGGER_UUID'),
   commandDrainMs: wholeNumber('COMMAND_DRAIN_SECONDS', 0) * 1000,
   readModelsDrainMs: wholeNumber('READ_MODELS_DRAIN_SECONDS', 0) * 1000,

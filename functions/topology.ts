@@ -4,6 +4,8 @@
  * the deployed and the local system cannot drift apart. Names here are defaults; the
  * environment may override them (see config.ts).
  */
+import type { Generation } from './core/generations.ts';
+import { generationName } from './core/generations.ts';
 
 /**
  * How long Kafka keeps a topic's records. `forever` never deletes: retention.ms = -1 and
@@ -20,7 +22,8 @@ export interface TopicSpec {
   readonly partitions: number;
   /**
    * Records are keyed by aggregate id and their order per key matters: the partition count
-   * may never change (a new count moves keys to other partitions). Other topics may grow.
+   * of a topic never changes (a new count moves keys to other partitions); it grows by a new
+   * generation (`generations`). Other topics may grow in place.
    */
   readonly keyed: boolean;
   readonly retention: Retention;
@@ -241,3 +244,7 @@ export const topicConfig = (spec: Pick<TopicSpec, 'retention' | 'maxMessageBytes
  * prefix (the local system), the topology's name as it is.
  */
 export const scopedName = (prefix: string | undefined, name: string): string => (prefix === undefined ? name : `${prefix}.${name}`);
+
+/** The generations of keyed topic `base` for its partition counts, oldest first: how a keyed topic grows (core/generations.ts). */
+export const generations = (base: string, counts: readonly number[]): Generation[] =>
+  counts.map((partitions, index) => ({ name: generationName(base, index), index, partitions }));

@@ -9,7 +9,8 @@ import { Duration, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { tableEnv, topicEnv } from '../functions/config.ts';
-import { scopedName, type FunctionSpec, type TopicKey } from '../functions/topology.ts';
+import { generationName } from '../functions/core/generations.ts';
+import { generations, scopedName, topics as topologyTopics, type FunctionSpec, type TopicKey } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 import { pascal, type Tables } from './tables.ts';
@@ -62,6 +63,12 @@ export interface HandlersProps {
   readonly functions: Readonly<Record<string, DeployableFunctionSpec>>;
   /** Partition count of each topic, for the poller default. */
   readonly partitions: Readonly<Record<TopicKey, number>>;
+  /**
+   * Partition count of each generation of the keyed topics, oldest first (core/generations.ts):
+   * a trigger per generation, each with as many pollers at most as its partitions.
+   * @default - one generation, `partitions`
+   */
+  readonly generations?: readonly number[];
   readonly cluster: KafkaCluster;
   /** Name of each topic on the cluster. */
   readonly topicNames: Readonly<Record<TopicKey, string>>;
@@ -132,8 +139,10 @@ export const readerGroups = (ownGroup: string): string => `${ownGroup}-reader-*`
 export class Handlers extends Construct {
   /** Each function by its topology key. */
   readonly functions: Readonly<Record<string, NodejsFunction>>;
-  /** Each trigger by the key of the function it invokes. */
+  /** Each trigger by the key of the function it invokes: of the newest generation of its topic. */
   readonly triggers: Readonly<Record<string, lambda.EventSourceMapping>>;
+  /** Every generation's trigger by the key of the function it invokes, oldest first. */
+  readonly generationTriggers: Readonly<Record<string, readonly lambda.EventSourceMapping[]>>;
   /** The specs the functions were deployed from, by key. */
   readonly specs: Readonly<Record<string, DeployableFunctionSpec>>;
   /** The consumer groups of each function, by key. */
@@ -144,7 +153,7 @@ export class Handlers extends Construct {
     const allTopics = Object.keys(props.topicNames) as TopicKey[];
     const errors = props.errorHandling ?? {};
     const functions: Record<string, NodejsFunction> = {};
-    const triggers: Record<string, lambda.EventSourceMapping> = {};
+    const triggers: Record<string, lambda.EventSourceMapping[]> = {};
     const groups: Record<string, FunctionGroups> = Object.fromEntries(
       Object.entries(props.functions).map(([key, spec]) => [
         key,
@@ -160,8 +169,13 @@ export class Handlers extends Construct {
       return group;
     };
 
+    const counts = props.generations ?? [props.partitions.commands];
+    // Every generation's name of a topic: a keyed topic's grow (`<name>.g2`, …), the others' one.
+    const namesOf = (t: TopicKey): string[] =>
+      topologyTopics[t].keyed ? generations(props.topicNames[t], counts).map((g) => g.name) : [props.topicNames[t]];
     const sharedEnvironment: Record<string, string> = {
       ...Object.fromEntries(allTopics.map((t) => [topicEnv[t], props.topicNames[t]])),
+      PARTITION_GENERATIONS: counts.join(','),
       KAFKA_BROKERS: props.cluster.bootstrapBrokers,
       KAFKA_AUTH: props.cluster.auth,
       POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'kafka-aggregates',
@@ -196,22 +210,13 @@ export class Handlers extends Construct {
 
       for (const table of spec.tables) props.tables.grantAccess(fn, table, spec.tableAccess ?? 'items');
       for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
-      props.cluster.grantWrite(
-        fn,
-        (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).map((t) => props.topicNames[t]),
-      );
+      props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).flatMap(namesOf));
       const reads = spec.reads ?? (trigger ? [] : allTopics);
       // Its own group, and the throwaway groups of its reads of a range (`<own group>-reader-…`), deleted after use.
-      props.cluster.grantRead(
-        fn,
-        reads.map((t) => props.topicNames[t]),
-        [ownGroup, readerGroups(ownGroup)],
-      );
+      props.cluster.grantRead(fn, reads.flatMap(namesOf), [ownGroup, readerGroups(ownGroup)]);
       if (reads.length > 0) props.cluster.grantDeleteGroups(fn, [readerGroups(ownGroup)]);
 
       if (trigger) {
-        const topic = props.topicNames[trigger.topic];
-        props.cluster.grantRead(fn, [topic], [groupOf(key)]);
         props.cluster.grantTrigger(fn);
         // The MSK trigger describes the cluster's VPC, subnets and security groups to place its
         // pollers' network interfaces (created with the VPC access policy's ENI actions); these
@@ -219,41 +224,52 @@ export class Handlers extends Construct {
         fn.addToRolePolicy(
           new iam.PolicyStatement({ actions: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'], resources: ['*'] }),
         );
-        const mapping = new lambda.EventSourceMapping(this, `${pascal(key)}Trigger`, {
-          target: fn,
-          eventSourceArn: props.cluster.clusterArn,
-          kafkaTopic: topic,
-          kafkaConsumerGroupId: groupOf(key),
-          startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-          batchSize: trigger.batchSize,
-          maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
-          // No onFailure: block, never skip (see TriggerErrorHandling).
-          retryAttempts: errors.retryAttempts ?? -1,
-          bisectBatchOnError: errors.bisectBatchOnError ?? false,
-          reportBatchItemFailures: errors.reportBatchItemFailures ?? true,
-          provisionedPollerConfig: {
-            minimumPollers: errors.minimumPollers ?? 1,
-            maximumPollers: errors.maximumPollers ?? Math.max(errors.minimumPollers ?? 1, props.partitions[trigger.topic]),
-            ...(props.pollerGroupName !== undefined ? { pollerGroupName: props.pollerGroupName } : {}),
-          },
-          metricsConfig: { metrics: TRIGGER_METRICS },
-        });
-        // Create the mapping once the role's policy (a dependency of the function) and the topics exist.
-        mapping.node.addDependency(fn);
-        if (props.triggersDependOn) mapping.node.addDependency(props.triggersDependOn);
-        triggers[key] = mapping;
+        // One trigger per generation of a keyed topic, each in a group of its own; the first keeps its id.
+        const sources = topologyTopics[trigger.topic].keyed
+          ? generations(props.topicNames[trigger.topic], counts)
+          : [{ name: props.topicNames[trigger.topic], index: 0, partitions: props.partitions[trigger.topic] }];
+        triggers[key] = [];
+        for (const source of sources) {
+          const group = generationName(groupOf(key), source.index);
+          // Its own group, and the older generations' (the event side checks they are drained).
+          props.cluster.grantRead(fn, [source.name], [group]);
+          const mapping = new lambda.EventSourceMapping(this, `${pascal(key)}Trigger${source.index === 0 ? '' : `G${source.index + 1}`}`, {
+            target: fn,
+            eventSourceArn: props.cluster.clusterArn,
+            kafkaTopic: source.name,
+            kafkaConsumerGroupId: group,
+            startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+            batchSize: trigger.batchSize,
+            maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
+            // No onFailure: block, never skip (see TriggerErrorHandling).
+            retryAttempts: errors.retryAttempts ?? -1,
+            bisectBatchOnError: errors.bisectBatchOnError ?? false,
+            reportBatchItemFailures: errors.reportBatchItemFailures ?? true,
+            provisionedPollerConfig: {
+              minimumPollers: errors.minimumPollers ?? 1,
+              maximumPollers: errors.maximumPollers ?? Math.max(errors.minimumPollers ?? 1, source.partitions),
+              ...(props.pollerGroupName !== undefined ? { pollerGroupName: props.pollerGroupName } : {}),
+            },
+            metricsConfig: { metrics: TRIGGER_METRICS },
+          });
+          // Create the mapping once the role's policy (a dependency of the function) and the topics exist.
+          mapping.node.addDependency(fn);
+          if (props.triggersDependOn) mapping.node.addDependency(props.triggersDependOn);
+          triggers[key].push(mapping);
+        }
       }
     }
 
     for (const [key, spec] of Object.entries(props.functions)) {
       if (spec.controlsTriggerOf === undefined) continue;
-      const mapping = triggers[spec.controlsTriggerOf];
+      const mappings = triggers[spec.controlsTriggerOf];
       const fn = functions[key];
-      if (mapping === undefined || fn === undefined) {
+      if (mappings === undefined || fn === undefined) {
         throw new Error(`Function ${key} controls the trigger of ${spec.controlsTriggerOf}, which has no trigger`);
       }
-      grantTriggerControl(fn, mapping);
-      fn.addEnvironment('CONTROLLED_TRIGGER_UUID', mapping.eventSourceMappingId);
+      // Every generation's trigger: the rebuild holds them all.
+      for (const mapping of mappings) grantTriggerControl(fn, mapping);
+      fn.addEnvironment('CONTROLLED_TRIGGER_UUID', mappings.map((m) => m.eventSourceMappingId).join(','));
       // The rebuild also reads where the trigger it holds has committed.
       const controlled = props.functions[spec.controlsTriggerOf]?.trigger;
       if (controlled !== undefined) {
@@ -278,7 +294,8 @@ export class Handlers extends Construct {
       fn.addEnvironment('READ_MODELS_DRAIN_SECONDS', String(props.functions[spec.readsOffsetsOf]?.timeoutSeconds ?? 0));
     }
     this.functions = functions;
-    this.triggers = triggers;
+    this.triggers = Object.fromEntries(Object.entries(triggers).flatMap(([k, ms]) => ms.slice(-1).map((m) => [k, m] as const)));
+    this.generationTriggers = triggers;
     this.specs = props.functions;
     this.groups = groups;
   }

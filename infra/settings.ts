@@ -111,11 +111,13 @@ export interface StackSettings {
    */
   readonly topicPrefix?: string;
   /**
-   * Partition count of each keyed topic (commands, events) when the stack creates it; the
-   * triggers' maximum pollers follow it. A different count on a deployed stack is refused.
+   * Partition count of each generation of the keyed topics (commands, events), oldest first:
+   * `6` creates them with 6; `3,6` grows a stack created with 3 by a generation of 6
+   * (`commands.g2`, `events.g2`, a trigger each; the older ones stay and are drained first).
+   * The triggers' maximum pollers follow each generation's count.
    * @default - the topology's (3)
    */
-  readonly partitions?: number;
+  readonly partitions?: readonly number[];
   /**
    * Reserved concurrency per function key (`snapshotRebuild:1,commandApi:50` in the context).
    * None by default: a reservation fails on accounts whose concurrency quota is still 10.
@@ -264,9 +266,14 @@ export const settingsFromContext = (node: Node): StackSettings => {
     // No '.' or '_': Kafka's metric names confuse the two, and '.' separates the prefix.
     throw new SettingsError('topicPrefix', `expected 1 to 100 letters, digits and hyphens, got ${JSON.stringify(topicPrefix)}`);
   }
-  const partitions = text(node, 'partitions') === undefined ? undefined : integer(node, 'partitions', 0);
-  if (partitions !== undefined && (partitions < 1 || partitions > 1000)) {
-    throw new SettingsError('partitions', `expected a partition count from 1 to 1000, got ${partitions}`);
+  const partitions = text(node, 'partitions')
+    ?.split(',')
+    .map((c) => Number(c.trim()));
+  if (partitions?.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) {
+    throw new SettingsError('partitions', `expected a partition count from 1 to 1000 per generation, got ${partitions.join(',')}`);
+  }
+  if (partitions?.some((n, i) => i > 0 && n <= (partitions[i - 1] ?? 0))) {
+    throw new SettingsError('partitions', `each generation needs more partitions than the one before it, got ${partitions.join(',')}`);
   }
   return {
     target,

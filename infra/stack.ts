@@ -56,18 +56,21 @@ export class KafkaAggregatesStack extends Stack {
   readonly commandApi?: CommandApi;
   /** Prefix of every topic name and consumer group id of this deployment (settings `topicPrefix`). */
   readonly namePrefix: string;
-  /** The topics as this deployment creates them: the topology's, with `partitions` for the keyed ones. */
+  /** The topics as this deployment creates them: the topology's, with the first generation's `partitions` for the keyed ones. */
   readonly topicSpecs: Readonly<Record<TopicKey, TopicSpec>>;
+  /** Partition count of each generation of the keyed topics, oldest first (settings `partitions`). */
+  readonly partitionGenerations: readonly number[];
 
   constructor(scope: Construct, id: string, props: KafkaAggregatesStackProps) {
     super(scope, id, props);
     const { settings } = props;
     // A stack name is letters, digits and hyphens: a valid prefix as it is.
     this.namePrefix = settings.topicPrefix ?? this.stackName;
+    this.partitionGenerations = settings.partitions ?? [topologyTopics.commands.partitions];
     this.topicSpecs = Object.fromEntries(
       Object.entries(topologyTopics).map(([key, spec]) => [
         key,
-        spec.keyed && settings.partitions !== undefined ? { ...spec, partitions: settings.partitions } : spec,
+        spec.keyed && settings.partitions !== undefined ? { ...spec, partitions: settings.partitions[0] ?? spec.partitions } : spec,
       ]),
     ) as Record<TopicKey, TopicSpec>;
     const functions = props.functions ?? topologyFunctions;
@@ -93,6 +96,7 @@ export class KafkaAggregatesStack extends Stack {
     this.topics = new KafkaTopics(this, 'Topics', {
       cluster: this.cluster,
       topics: this.topicSpecs,
+      generations: this.partitionGenerations,
       namePrefix: this.namePrefix,
       vpc: this.network.vpc,
       subnets: this.network.subnets,
@@ -104,6 +108,7 @@ export class KafkaAggregatesStack extends Stack {
     this.handlers = new Handlers(this, 'Functions', {
       functions,
       partitions: Object.fromEntries(Object.entries(this.topicSpecs).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
+      generations: this.partitionGenerations,
       cluster: this.cluster,
       topicNames: this.topics.names,
       tables: this.tables,

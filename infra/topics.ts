@@ -8,7 +8,7 @@ import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { CustomResource, Duration, RemovalPolicy, custom_resources as cr, aws_logs as logs } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { scopedName, type TopicKey, type TopicSpec } from '../functions/topology.ts';
+import { generations, scopedName, type TopicKey, type TopicSpec } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 
@@ -17,6 +17,12 @@ export interface KafkaTopicsProps {
   readonly cluster: KafkaCluster;
   /** The topology's topics. */
   readonly topics: Readonly<Record<TopicKey, TopicSpec>>;
+  /**
+   * Partition count of each generation of the keyed topics, oldest first: one topic each
+   * (`<name>`, `<name>.g2`, …); core/generations.ts.
+   * @default - one generation, the keyed topics' own count
+   */
+  readonly generations?: readonly number[];
   /**
    * Prefix of every topic name (functions/topology.ts `scopedName`).
    * @default - the topology's names as they are
@@ -45,7 +51,12 @@ export class KafkaTopics extends Construct {
 
   constructor(scope: Construct, id: string, props: KafkaTopicsProps) {
     super(scope, id);
-    const specs = Object.values(props.topics).map((spec) => ({ ...spec, name: scopedName(props.namePrefix, spec.name) }));
+    const specs = Object.values(props.topics).flatMap((spec) => {
+      const name = scopedName(props.namePrefix, spec.name);
+      return spec.keyed && props.generations !== undefined
+        ? generations(name, props.generations).map((g) => ({ ...spec, name: g.name, partitions: g.partitions }))
+        : [{ ...spec, name }];
+    });
     this.names = Object.fromEntries(
       Object.entries(props.topics).map(([key, spec]) => [key, scopedName(props.namePrefix, spec.name)]),
     ) as Record<TopicKey, string>;

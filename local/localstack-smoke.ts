@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../infra/bundling.ts';
+import { KafkaAggregatesError } from '../functions/core/errors.ts';
 
 const help = `Usage: npm run smoke:localstack -- [--endpoint URL] [--no-deploy] [--timeout ms]
 
@@ -28,7 +29,8 @@ const OUTPUTS_FILE = join(PROJECT_ROOT, '.cache', 'localstack', 'outputs.json');
 const NEEDS = 'LocalStack with a LOCALSTACK_AUTH_TOKEN whose plan includes MSK and its Lambda triggers (paid features)';
 
 /** The smoke test cannot go on; `exitCode` 2 when LocalStack or a tool is missing, 1 when a step answered wrongly. */
-class SmokeError extends Error {
+class SmokeError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'SmokeError';
   constructor(
     message: string,

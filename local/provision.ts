@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { pathToFileURL } from 'node:url';
 import { createDynamoClient, createKafka, ensureTopics, type NamedTopic } from '../functions/compose/operator.ts';
-import { tableName, topicName } from '../functions/config.ts';
+import { tableName, topicGenerations } from '../functions/config.ts';
 import { tables, topics, type TableKey, type TableSpec, type TopicKey } from '../functions/topology.ts';
 
 /** What a provisioning run created or changed; empty lists when everything was in line already. */
@@ -24,8 +24,11 @@ export interface ProvisionResult {
   readonly alteredTopics: string[];
 }
 
-/** The topology's topics under their names in this environment. */
-export const namedTopics = (): NamedTopic[] => (Object.keys(topics) as TopicKey[]).map((key) => ({ ...topics[key], name: topicName(key) }));
+/** The topology's topics under their names in this environment, every generation of the keyed ones. */
+export const namedTopics = (): NamedTopic[] =>
+  (Object.keys(topics) as TopicKey[]).flatMap((key) =>
+    topicGenerations(key).map((g) => ({ ...topics[key], name: g.name, partitions: g.partitions })),
+  );
 
 /** The topology's tables under their names in this environment. */
 export const namedTables = (): (TableSpec & { readonly name: string })[] =>

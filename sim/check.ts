@@ -105,9 +105,25 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
   return world.cluster.lives(TOPICS.commands).flatMap((life) =>
     life.partitions.flatMap((records, p) => {
       const upTo = upToOf(records, p, committedAtEnd.get(life.life)?.[p]);
-      return records
-        .filter((r) => r.offset < upTo)
-        .map((record) => ({ topic: TOPICS.commands, record, skipped: skippedAt.has(`${life.life}/${p}/${record.offset}`) }));
+      // A record under a release of its life that caused no event may have been skipped, its
+      // dead letter lost when the batch failed after its results (and the life ended before the
+      // redelivery): that answer may stand, and changes nothing. Past a dead life's trigger
+      // position, the client sends the record again.
+      const released = (record: StoredRecord) =>
+        !decided.has(`${p}/${record.offset}/${new Date(record.timestamp).toISOString()}`) &&
+        world.releases.some(
+          (r) =>
+            r.topic === TOPICS.commands &&
+            r.action === 'skip' &&
+            r.life === life.life &&
+            r.partition === p &&
+            r.from <= record.offset &&
+            record.offset <= r.to,
+        );
+      return records.flatMap((record) => {
+        const skipped = skippedAt.has(`${life.life}/${p}/${record.offset}`) || released(record);
+        return record.offset < upTo || skipped ? [{ topic: TOPICS.commands, record, skipped }] : [];
+      });
     }),
   );
 };

@@ -3,7 +3,8 @@
  * deliver, the scheduler runs, and the faults and operator actions happen. Steps start
  * tasks and return; the tasks go on under the scheduler, interleaved with everything else.
  */
-import type { HeadsItem } from '../functions/adapters/memory/heads-store.ts';
+import { withRelease, type HeadsItem, type HeadsItems } from '../functions/adapters/memory/heads-store.ts';
+import { sampledOf } from '../functions/heads/partition.ts';
 import { rebuildAggregates } from '../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
@@ -106,7 +107,15 @@ const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void
   for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
   for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
   world.coldStart();
-  world.heads.restore(items);
+  // The runbook (docs/OPERATIONS.md, "Restoring the aggregates table"): before the functions use
+  // the restored table, record again the skips of the commands topic's current life that it
+  // lacks, except those the trigger has handled (kafka-aggregates skip refuses them).
+  const life = world.cluster.current(TOPICS.commands).life;
+  let restored: HeadsItems = items;
+  for (const { topic, partition, life: of, to, release } of world.releases)
+    if (topic === TOPICS.commands && of === life && release !== undefined && to >= world.commandTrigger.position(partition))
+      restored = withRelease(restored, `${TOPICS.commands}-${partition}`, release);
+  world.heads.restore(restored);
 };
 
 /** An operator skip of the next record or two of a commands partition, recorded for the topic's current life. */
@@ -117,15 +126,22 @@ const skip = (world: World, random: Random): void => {
   if (from >= end) return;
   const to = Math.min(end - 1, from + random.int(0, 1));
   const life = world.cluster.current(TOPICS.commands).life;
-  world.releases.push({ topic: TOPICS.commands, partition, life, from, to, action: 'skip' });
+  const [first] = world.cluster.records(TOPICS.commands, partition, from, from + 1);
+  const anchor = first === undefined ? {} : { anchor: sampledOf(first) };
+  const recorded = { topic: TOPICS.commands, partition, life, from, to, action: 'skip' } as const;
+  world.releases.push(recorded);
   world.scheduler.spawn(
     'operator skip',
     async () => {
-      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the table knows it now.
+      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the
+      // table knows it now, and to the record at `from` as the topic holds it (the life it was meant for).
       const tp = `${TOPICS.commands}-${partition}`;
       const incarnation = (await world.heads.getCheckpoint(tp))?.incarnation ?? 1;
       advance(1);
-      return world.heads.addRelease(tp, { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation });
+      const release = { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation, ...anchor } as const;
+      // What the operator keeps of it, to record it again after a restore (the runbook).
+      world.releases[world.releases.indexOf(recorded)] = { ...recorded, release };
+      return world.heads.addRelease(tp, release);
     },
     () => undefined,
   );

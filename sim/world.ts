@@ -11,6 +11,7 @@ import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/ada
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
+import type { Release } from '../functions/core/release.ts';
 import type { MskEvent } from '../functions/core/trigger-event.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
 import { createEventProcessor } from '../functions/event/process-batch.ts';
@@ -38,6 +39,8 @@ export interface RecordedRelease {
   readonly from: number;
   readonly to: number;
   readonly action: 'skip' | 'pass-gap';
+  /** As recorded in the aggregates table (commands topic). */
+  readonly release?: Release;
 }
 
 /** Everything one seed runs against. */
@@ -148,6 +151,7 @@ export class World {
       publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
       gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTrigger),
       commandsTrigger: { positions: () => this.group('commands').positions() },
+      commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
       dedupeWindowMs: WEEK_MS,
       checkpointEvery,
       checkpointIntervalMs: Number.MAX_SAFE_INTEGER,

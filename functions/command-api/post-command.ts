@@ -12,6 +12,7 @@ import { decodeCommand } from '../command/decode.ts';
 import { bodyBytes, header, isJson, json, preferences, problem, type HttpRequest, type HttpResponse } from './http.ts';
 import type { Claim, Clock, CommandClaims, CommandRef, CommandSender, OutcomeReader, SentRecord } from './ports.ts';
 import { waitFor, type Waited, type WaitPolicy } from './wait.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** How POST waits. */
 export interface PostSettings {
@@ -49,7 +50,8 @@ export interface RequestContext {
 export const ANSWER_MARGIN_MS = 1_000;
 
 /** A produce that did not finish within the function's remaining time. */
-class TimeoutError extends Error {
+class TimeoutError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'TimeoutError';
 }
 

@@ -13,9 +13,11 @@ import { acceptedIn, emptyHead, type ArchivedCommand, type Head } from '../heads
 import type { HeadCache } from '../heads/head-cache.ts';
 import { outboxConfirmed, type StoredCheckpoint } from '../heads/partition.ts';
 import { VersionConflictError, type HeadsStore } from '../heads/ports.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
-export class ConflictRetriesExhaustedError extends Error {
+export class ConflictRetriesExhaustedError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ConflictRetriesExhaustedError';
   constructor(
     readonly aggregateType: string,

@@ -18,6 +18,8 @@ export interface BatchOutput {
   readonly events: readonly EventRecord[];
   readonly results: readonly KeyedResult[];
   readonly deadLetters: readonly DeadLetter[];
+  /** The generation of the commands topic the batch came from: its events go to the same generation of the events topic. @default 0 */
+  readonly generation?: number;
   /** The W3C `traceparent` of the batch's commands that had one, by commandId: their events and results carry a span of that trace. */
   readonly traces?: ReadonlyMap<string, string>;
 }
@@ -31,6 +33,8 @@ export interface BatchPublisher {
 export interface CommandLog {
   bounds(topic: string, partition: number): Promise<{ start: number; end: number }>;
   sample(topic: string, partition: number, from: number, to: number, limit: number): Promise<readonly LogRecord[]>;
+  /** First and next offset of every partition of a topic (an older generation, for the cutover's drain check). */
+  ends(topic: string): Promise<Readonly<Record<string, { start: number; end: number }>>>;
 }
 
 /** The events topic, asked once per table lifetime whether it has ever held an event. */

@@ -7,7 +7,7 @@
  * letters; only infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
-import { partialBatchResponse, type BatchItemFailure } from '../core/batch-response.ts';
+import { partialBatchResponse, retryFrom as firstToRetry, type BatchItemFailure, type Stop } from '../core/batch-response.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
@@ -18,12 +18,14 @@ import { registry } from '../core/registry.ts';
 import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
+import { releasesOfLife } from './releases.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
+import { checkGenerationDrained } from './generation-gate.ts';
+import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
-import type { StoredCheckpoint } from '../heads/partition.ts';
 import type { BatchPublisher, CommandLog, EventsTopicState } from './ports.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 
@@ -72,15 +74,6 @@ export interface BatchResult extends BatchSummary {
   readonly batchItemFailures: readonly BatchItemFailure[];
 }
 
-/** Releases that apply to the partition as it is now: those recorded after its current incarnation began. */
-const currentReleases = (releases: readonly Release[] | undefined, checkpoint: StoredCheckpoint | undefined): readonly Release[] =>
-  (releases ?? []).filter((r) =>
-    r.incarnation !== undefined
-      ? r.incarnation === (checkpoint?.incarnation ?? 1)
-      : // Recorded before releases named their incarnation: by time, as far as the checkpoint knows it.
-        checkpoint?.since === undefined || r.at > checkpoint.since,
-  );
-
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {
   const aggregates = registry(deps.aggregates);
@@ -121,6 +114,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const partitions = decodeMskEvent(event);
     const records = partitions.flat();
     const spans = spansOf(partitions);
+    // One trigger reads one generation of the commands topic; its events go to the same generation of the events topic.
+    const topic = records[0]?.topic;
+    const generation = topic === undefined ? 0 : splitGeneration(topic).index;
+    if (topic !== undefined && generation > 0)
+      await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads }, topic);
     const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
     const traces = tracesOf(
       [...byAggregate.values()].flat(),
@@ -160,10 +158,12 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       fresh,
     );
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
-    const releaseOf = (record: TriggerRecord): Release | undefined => {
-      const tp = topicPartition(record);
-      return releaseFor(currentReleases(snapshot.releases.get(tp), effective.get(tp)), record.offset);
-    };
+    const releases = new Map(
+      await Promise.all(
+        [...spans].map(async ([tp, span]) => [tp, await releasesOfLife(deps, span, snapshot.releases.get(tp), effective.get(tp))] as const),
+      ),
+    );
+    const releaseOf = (record: TriggerRecord): Release | undefined => releaseFor(releases.get(topicPartition(record)) ?? [], record.offset);
     const summary: BatchSummary = {
       records: records.length,
       aggregates: byAggregate.size,
@@ -194,7 +194,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     });
 
     const events = [];
-    const retryFrom = new Map<string, number>();
+    const stops: Stop[] = [];
     // Outcomes no head of this batch remembers (bad records, an aggregate's rejections without events):
     // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
     // decodeBatch gives a bad record's result and dead letter at the same index.
@@ -208,11 +208,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       summary.accepted += outcome.counts.accepted;
       summary.rejected += outcome.counts.rejected;
       summary.duplicates += outcome.counts.duplicates;
-      if (outcome.retryFrom !== null) {
-        const tp = topicPartition(outcome.retryFrom);
-        retryFrom.set(tp, Math.min(retryFrom.get(tp) ?? Infinity, outcome.retryFrom.offset));
-      }
+      if (outcome.retryFrom !== null) stops.push(outcome.retryFrom);
     }
+    const retryFrom = firstToRetry(stops);
     summary.rejected += records.length - [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
@@ -221,7 +219,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       0,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({ events, results: [], deadLetters: [], traces });
+    await deps.publisher.publish({ events, results: [], deadLetters: [], traces, generation });
 
     // The events this batch committed are published: each partition's checkpoint moves past the
     // batch while its results and dead letters go out. The checkpoint confirms only the
@@ -232,7 +230,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       deps.publisher.publish({ events: [], results, deadLetters, traces }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
-    return { ...summary, batchItemFailures: partialBatchResponse(partitions, retryFrom).batchItemFailures };
+    return { ...summary, batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures };
   };
 
   return async (event: MskEvent): Promise<BatchResult> => {

@@ -8,7 +8,8 @@ import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { KafkaCommandSender } from '../adapters/kafka/command-sender.ts';
 import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse, type RequestContext } from '../command-api/api.ts';
-import { commandApiWait, retentions } from '../config.ts';
+import { commandApiWait, partitionGenerations, retentions } from '../config.ts';
+import { generationName } from '../core/generations.ts';
 import { aggregates } from '../domain/index.ts';
 import { projectionRowKey } from '../event/ports.ts';
 import { projections } from '../projections/index.ts';
@@ -23,7 +24,10 @@ export interface CommandApi {
 /** The command API: a producer to the commands topic, consistent reads of the aggregates and read-models tables. */
 export const composeCommandApi = (wiring: Wiring = {}, hooks: Pick<CommandApiDeps, 'onWait' | 'onError'> = {}): CommandApi => {
   const { names, kafka, doc, release } = clients(wiring, 'command-api');
-  const sender = new KafkaCommandSender(createProducer(kafka), names.topics.commands);
+  // Commands go to the newest generation of the commands topic, as it is at each send.
+  const sender = new KafkaCommandSender(createProducer(kafka), () =>
+    generationName(names.topics.commands, partitionGenerations().length - 1),
+  );
   const readModels = new ReadModelsTable(doc, names.tables.readModels);
   return {
     handle: createCommandApi({

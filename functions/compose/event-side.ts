@@ -6,7 +6,10 @@
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
+import { GenerationDrain } from '../adapters/kafka/generation-drain.ts';
 import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
+import { partitionGenerations } from '../config.ts';
+import { generationName } from '../core/generations.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { aggregates } from '../domain/index.ts';
 import { createEventProcessor, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
@@ -29,8 +32,11 @@ export interface EventSide {
 export const composeEventSide = (wiring: Wiring = {}): EventSide => {
   const { names, groups, kafka, doc, release } = clients(wiring, 'event-handler');
   const readModels = new ReadModelsTable(doc, names.tables.readModels);
-  const publisher = new EventSidePublisher(createProducer(kafka), { commands: names.topics.commands, deadLetter: names.topics.deadLetter });
+  // Reactions send to the newest generation of the commands topic, as it is at each send.
+  const commands = () => generationName(names.topics.commands, partitionGenerations().length - 1);
+  const publisher = new EventSidePublisher(createProducer(kafka), { commands, deadLetter: names.topics.deadLetter });
   const trigger = new ConsumerOffsets(kafka, names.topics.events, groups.eventsTrigger);
+  const drain = new GenerationDrain(kafka, groups.eventsTrigger);
   const deps: EventSideDeps = {
     aggregates,
     projections,
@@ -38,6 +44,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     readModels,
     publisher,
     readiness: { groupId: trigger.groupId, hasHandledAny: () => trigger.hasHandledAny() },
+    drain,
   };
   return {
     deps,
@@ -45,7 +52,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     process: createEventProcessor(deps),
     processor: (overrides = {}) => createEventProcessor({ ...deps, ...overrides }),
     close: async () => {
-      await Promise.all([publisher.close(), trigger.close()]);
+      await Promise.all([publisher.close(), trigger.close(), drain.close()]);
       release();
     },
   };

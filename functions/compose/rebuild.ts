@@ -9,9 +9,9 @@ import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
-import { TopicLog } from '../adapters/kafka/topic-log.ts';
+import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
-import { rebuildHold, retentions } from '../config.ts';
+import { partitionGenerations, readerGroupPrefix, rebuildHold, retentions } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
@@ -47,15 +47,35 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   const heads = new AggregatesTable(doc, names.tables.aggregates);
   const readModels = new ReadModelsTable(doc, names.tables.readModels);
   const eventLog = new TopicLog(kafka, names.topics.events, own);
+  const commandLog = new TopicLogs(kafka, readerGroupPrefix());
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
   const eventTrigger = new ConsumerOffsets(kafka, names.topics.events, eventsTrigger);
+  // One commands trigger per generation of the commands topic (core/generations.ts): the rebuild holds them all.
+  const gates = (hold.commandsTriggerUuid ?? '')
+    .split(',')
+    .filter((uuid) => uuid !== '')
+    .map((uuid) => new EventSourceMappingGate(createLambdaClient(), uuid));
   const defaultGate: CommandGate =
-    hold.commandsTriggerUuid === undefined ? lockOnlyGate : new EventSourceMappingGate(createLambdaClient(), hold.commandsTriggerUuid);
+    gates.length === 0
+      ? lockOnlyGate
+      : {
+          pause: async () => void (await Promise.all(gates.map((g) => g.pause()))),
+          resume: async () => void (await Promise.all(gates.map((g) => g.resume()))),
+        };
   return {
     heads,
     readModels,
     eventLog,
     run: (request, options = {}) => {
+      // The rebuilds read one events topic: over several generations they would miss the newer
+      // ones' events and write heads behind the log. Refused until they read every generation.
+      if (partitionGenerations().length > 1)
+        return Promise.reject(
+          new Error(
+            `the rebuilds read only the first generation of ${names.topics.events}, and it has grown (PARTITION_GENERATIONS=${partitionGenerations().join(',')}): ` +
+              'a rebuild would write heads behind the log, so none runs (docs/OPERATIONS.md, "Growing the partitions")',
+          ),
+        );
       const onProgress = options.onProgress === undefined ? {} : { onProgress: options.onProgress };
       return runRebuildRequest(
         {
@@ -69,6 +89,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
             gate: options.gate ?? defaultGate,
             drainMs: hold.commandDrainMs,
             commandsTrigger: { positions: () => triggerPositions(kafka, names.topics.commands, commandsTrigger) },
+            commandLog,
             dedupeWindowMs: retentions().dedupeWindowMs,
             ...onProgress,
           },
@@ -88,7 +109,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
       );
     },
     close: async () => {
-      await Promise.all([publisher.close(), eventLog.close(), eventTrigger.close()]);
+      await Promise.all([publisher.close(), eventLog.close(), commandLog.close(), eventTrigger.close()]);
       release();
     },
   };

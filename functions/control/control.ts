@@ -3,6 +3,7 @@
  * topic, and the rebuild lock. Read by every command batch (with its heads), taken and
  * released by the rebuild. Pure: the record and the errors that hold commands; the DynamoDB layout lives in adapters/dynamodb/aggregates-items.ts.
  */
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** Where a rebuild stands, kept in the control item so that it can resume. */
 export interface RebuildProgress {
@@ -12,6 +13,19 @@ export interface RebuildProgress {
   readonly checkpoint: Readonly<Record<string, number>>;
   readonly eventsRead: number;
   readonly startedAt: string;
+  /**
+   * Per commands `topic-partition`, the last command of its latest incarnation that caused the
+   * events read so far (rebuild/command-lives.ts): a resumed rebuild does not read them again.
+   */
+  readonly sources?: Readonly<Record<string, CommandSource>>;
+}
+
+/** A command that caused events: its partition's incarnation, its offset, id and record time (ms). */
+export interface CommandSource {
+  readonly incarnation: number;
+  readonly offset: number;
+  readonly commandId: string;
+  readonly at: number;
 }
 
 /**
@@ -25,7 +39,8 @@ export type ControlRecord =
   | { readonly status: 'rebuilding'; readonly epoch: number; readonly progress: RebuildProgress | null; readonly table?: string };
 
 /** A rebuild holds the lock: nothing may be decided until it has caught up. Retryable. */
-export class RebuildInProgressError extends Error {
+export class RebuildInProgressError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'RebuildInProgressError';
   constructor(readonly epoch: number) {
     super(`a snapshot rebuild (epoch ${epoch}) is in progress; commands wait until it has caught up`);
@@ -37,7 +52,8 @@ export class RebuildInProgressError extends Error {
  * heads older than the events topic. Commands wait (the batch fails and is retried) until the
  * snapshot rebuild has caught the table up.
  */
-export class TableBehindLogError extends Error {
+export class TableBehindLogError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'TableBehindLogError';
   constructor(
     readonly tableName: string,
@@ -48,7 +64,8 @@ export class TableBehindLogError extends Error {
 }
 
 /** Another rebuild holds or took the lock. */
-export class RebuildLockError extends Error {
+export class RebuildLockError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'RebuildLockError';
   constructor(
     readonly epoch: number,

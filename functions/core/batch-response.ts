@@ -1,6 +1,8 @@
 /**
  * The partial batch response of both triggered handlers: the one place where "this partition
- * goes on from offset N" becomes `batchItemFailures`. Pure.
+ * stops at offset N" becomes `batchItemFailures`. Pure. An error whose disposition is
+ * `retry-batch` (core/errors.ts) never gets here: the handler throws it and the trigger
+ * retries the whole batch.
  *
  * AWS documents partial batch responses for Kafka triggers only as letting Lambda "retry only
  * the failed records"; the rule that the lowest failed item becomes the checkpoint, and every
@@ -32,20 +34,35 @@ interface Delivered {
 }
 
 /**
- * The partial batch response for a batch whose partitions go on from the given offsets (by
- * `topic-partition`; a partition not named completed): every delivered record at or after its
- * partition's offset, in partition and offset order.
+ * Where a partition stops within a batch: the first record the trigger must deliver again. On
+ * the event side, where a `halt-partition` error (core/errors.ts) names it; on the command
+ * side, the first command left for the next batch.
  */
-export const partialBatchResponse = (
-  delivered: Iterable<readonly Delivered[]>,
-  retryFrom: ReadonlyMap<string, number>,
-): PartialBatchResponse => {
+export type Stop = Delivered;
+
+/** Each stopped partition's first record to deliver again, by `topic-partition`: the lowest of its stops. */
+export const retryFrom = (stops: Iterable<Stop>): Map<string, number> => {
+  const from = new Map<string, number>();
+  for (const stop of stops) {
+    const tp = topicPartition(stop);
+    from.set(tp, Math.min(from.get(tp) ?? Infinity, Number(stop.offset)));
+  }
+  return from;
+};
+
+/**
+ * The partial batch response of a batch whose partitions stop at `stops` (a partition with no
+ * stop completed): every delivered record at or after its partition's first stop, in
+ * partition and offset order. Both triggered handlers answer with it.
+ */
+export const partialBatchResponse = (delivered: Iterable<readonly Delivered[]>, stops: Iterable<Stop>): PartialBatchResponse => {
+  const from = retryFrom(stops);
   const batchItemFailures: BatchItemFailure[] = [];
   for (const records of delivered)
     for (const record of records) {
       const partition = topicPartition(record);
-      const from = retryFrom.get(partition);
-      if (from !== undefined && Number(record.offset) >= from)
+      const first = from.get(partition);
+      if (first !== undefined && Number(record.offset) >= first)
         batchItemFailures.push({ itemIdentifier: { partition, offset: Number(record.offset) } });
     }
   batchItemFailures.sort(

@@ -12,6 +12,7 @@ import type { DomainEvent } from './projection.ts';
 import { describeIssues } from './schema.ts';
 import { upcastEvent, type UpcastFault } from './upcast.ts';
 import { eventEnvelopeSchema, topicPartition, type EventRecord, type SourcePosition } from './wire.ts';
+import { KafkaAggregatesError } from './errors.ts';
 
 /** A record of the events topic as its readers have it: key and value as bytes (or text already decoded), and where it is. */
 export interface StoredRecord {
@@ -74,7 +75,8 @@ const CODE_FAULTS: ReadonlySet<EventFault['code']> = new Set([
 export const isChainFault = (fault: EventFault): boolean => CODE_FAULTS.has(fault.code);
 
 /** A record the current code cannot read: its aggregate type, event type or revision unknown, its upcaster failing, or its data refused by the schema (see isChainFault). */
-export class EventChainError extends Error {
+export class EventChainError extends KafkaAggregatesError {
+  static override readonly disposition = 'halt-partition';
   override readonly name = 'EventChainError';
   constructor(readonly fault: EventFault) {
     super(`${fault.code}: ${fault.message}`);

@@ -6,9 +6,11 @@
 import type { AnyAggregate } from './aggregate.ts';
 import { idProblem, MAX_NAME_CHARS } from './limits.ts';
 import { chainProblems } from './upcast.ts';
+import { KafkaAggregatesError } from './errors.ts';
 
 /** The aggregate definitions cannot run together. */
-export class InvalidAggregateError extends Error {
+export class InvalidAggregateError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'InvalidAggregateError';
 }
 

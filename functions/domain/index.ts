@@ -3,7 +3,7 @@
  * `functions/domain/<name>/` with `defineAggregate` and append it to this list; the
  * handlers route commands and events by each definition's `type`, which must be unique.
  */
-import type { AnyAggregate } from '../core/aggregate.ts';
+import type { AnyAggregate } from '../index.ts';
 import { account } from './account/index.ts';
 import { alert } from './alert/index.ts';
 

@@ -1,14 +1,11 @@
 /**
- * The errors of the event side. Each fails the batch, so the trigger retries it; the retry
- * is idempotent. Expected outcomes (a duplicate skipped, a gap flagged, a malformed record
- * dead-lettered) are values, not errors.
+ * The errors of the event side, each with its disposition (core/errors.ts): a gap or a
+ * failing projection or reaction halts its partition; the others fail the batch, so the
+ * trigger retries it, idempotently. Expected outcomes (a duplicate skipped, a gap flagged, a
+ * malformed record dead-lettered) are values, not errors.
  */
+import { KafkaAggregatesError } from '../core/errors.ts';
 import type { SourcePosition } from '../core/wire.ts';
-
-/** Base class of the event side's errors. */
-export class EventSideError extends Error {
-  override readonly name: string = 'EventSideError';
-}
 
 /** Which projection or reaction an error is about. */
 export interface ConsumerRef {
@@ -17,7 +14,8 @@ export interface ConsumerRef {
 }
 
 /** An event's version is more than one past the version applied for its aggregate, under the `halt` policy. */
-export class EventGapError extends EventSideError {
+export class EventGapError extends KafkaAggregatesError {
+  static override readonly disposition = 'halt-partition';
   override readonly name = 'EventGapError';
   constructor(
     readonly consumer: ConsumerRef,
@@ -43,7 +41,8 @@ export class EventGapError extends EventSideError {
 }
 
 /** A projection's `rowId` or `evolve`, or a reaction's `react`, threw or returned something unusable. */
-export class ConsumerFailedError extends EventSideError {
+export class ConsumerFailedError extends KafkaAggregatesError {
+  static override readonly disposition = 'halt-partition';
   override readonly name = 'ConsumerFailedError';
   constructor(
     readonly consumer: ConsumerRef,
@@ -56,7 +55,8 @@ export class ConsumerFailedError extends EventSideError {
 }
 
 /** Too many lost races on one read-model item. */
-export class ItemConflictRetriesExhaustedError extends EventSideError {
+export class ItemConflictRetriesExhaustedError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ItemConflictRetriesExhaustedError';
   constructor(
     readonly pk: string,
@@ -69,7 +69,8 @@ export class ItemConflictRetriesExhaustedError extends EventSideError {
 }
 
 /** The registered projections or reactions cannot run together (bad or duplicate names, unknown types). */
-export class InvalidDefinitionError extends EventSideError {
+export class InvalidDefinitionError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'InvalidDefinitionError';
 }
 
@@ -79,7 +80,8 @@ export class InvalidDefinitionError extends EventSideError {
  * offsets. Applying the next events would meet a gap on every row. Retryable: the event side
  * holds until the read models are rebuilt up to where the trigger stands.
  */
-export class ReadModelsBehindLogError extends EventSideError {
+export class ReadModelsBehindLogError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ReadModelsBehindLogError';
   constructor(
     readonly tableName: string,
@@ -93,7 +95,8 @@ export class ReadModelsBehindLogError extends EventSideError {
 }
 
 /** A read-models rebuild holds the event side. Retryable: events wait until it has caught up. */
-export class ReadModelsRebuildingError extends EventSideError {
+export class ReadModelsRebuildingError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ReadModelsRebuildingError';
   constructor(readonly tableName: string) {
     super(`the read models in ${tableName} are being rebuilt; events wait until the rebuild has caught up`);

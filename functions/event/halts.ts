@@ -26,7 +26,7 @@ export type Halt =
 export const batchItemFailures = (halted: readonly Halt[], delivered: MskEvent): PartialBatchResponse =>
   partialBatchResponse(
     Object.values(delivered.records),
-    new Map(halted.map((halt) => [topicPartition(halt.position), halt.position.offset])),
+    halted.map((halt) => halt.position),
   );
 
 /** The error that says where a gap halts its partition. */
@@ -36,3 +36,44 @@ export const gapError = (gap: GapFound): EventGapError =>
 /** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read, ConsumerFailedError for failing user code. */
 export const haltError = (halt: Halt): EventGapError | EventChainError | ConsumerFailedError =>
   halt.cause === 'gap' ? gapError(halt.gap) : halt.cause === 'unreadable' ? new EventChainError(halt.fault) : halt.error;
+
+/** What to do about each cause of halt, as the log line says it. */
+const REMEDY: Record<Halt['cause'], string> = {
+  gap: 'gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)',
+  unreadable:
+    'unreadable event: the partition halts here until code that reads it is deployed, or an operator skips it (kafka-aggregates skip)',
+  failed:
+    'a projection or reaction fails on this event: the partition halts here until fixed code is deployed, or an operator skips it (kafka-aggregates skip)',
+};
+
+/**
+ * The log line of a halt. Its `halt` key (`partition`, `offset`, `cause`, `reason`: the
+ * error's `name: message`) is how a halt is found in the function's log, by an operator on
+ * AWS and by the local emulator (local/trigger/halt-log.ts) alike; the rest names the gap,
+ * the fault or the failing consumer. Failing code is an error; a gap or an unreadable event
+ * (waiting for events or a deployment) a warning.
+ */
+export const haltLogLine = (
+  halt: Halt,
+): { readonly level: 'warn' | 'error'; readonly message: string; readonly attributes: Record<string, unknown> } => {
+  const error = haltError(halt);
+  const details =
+    halt.cause === 'gap'
+      ? { gap: halt.gap }
+      : halt.cause === 'unreadable'
+        ? { fault: halt.fault }
+        : { consumer: halt.error.consumer, eventId: halt.error.eventId };
+  return {
+    level: halt.cause === 'failed' ? 'error' : 'warn',
+    message: REMEDY[halt.cause],
+    attributes: {
+      halt: {
+        partition: topicPartition(halt.position),
+        offset: halt.position.offset,
+        cause: halt.cause,
+        reason: `${error.name}: ${error.message}`,
+      },
+      ...details,
+    },
+  };
+};

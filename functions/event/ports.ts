@@ -6,18 +6,15 @@
  * adapters implement them; nothing here touches a service.
  */
 import { aggregateKey } from '../core/aggregate.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 import type { DeadLetter } from '../core/dead-letter.ts';
 import type { FlaggedGap } from '../core/projection.ts';
 import type { Release } from '../core/release.ts';
 import type { CommandEnvelope } from '../core/wire.ts';
 
-/** Base class of the read-model store's errors. */
-export class ReadModelsTableError extends Error {
-  override readonly name: string = 'ReadModelsTableError';
-}
-
 /** An item's conditional write lost: another writer changed it first. Carries what that writer left. */
-export class RevisionConflictError extends ReadModelsTableError {
+export class RevisionConflictError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'RevisionConflictError';
   constructor(
     readonly key: ItemKey,
@@ -103,7 +100,8 @@ export interface BatchSnapshot {
 }
 
 /** The control item's conditional write lost: someone else changed it first. */
-export class ControlConflictError extends ReadModelsTableError {
+export class ControlConflictError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ControlConflictError';
   constructor(
     readonly tableName: string,

@@ -27,6 +27,7 @@ import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigg
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
+import { GenerationNotDrainedError } from '../core/generations.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
@@ -62,6 +63,12 @@ export interface EventSideDeps {
    * @default - no check
    */
   readonly readiness?: ReadinessCheck;
+  /**
+   * The live handler's check that its trigger has handled every older generation of the events
+   * topic before it applies a batch of a newer one (core/generations.ts): so an aggregate's
+   * events are applied in version order across the cutover. @default - no check (replays read oldest first)
+   */
+  readonly drain?: { undrained(topic: string): Promise<string[]> };
   /** Re-applications allowed per item after lost races, before the batch fails. */
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
@@ -119,7 +126,13 @@ const checkReady = async (deps: EventSideDeps, snapshot: BatchSnapshot): Promise
 /** Builds the batch processor that the event handler Lambda calls once per invocation. */
 export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) => Promise<EventBatchSummary>) => {
   const apply = createEventApplier(deps);
-  return (event) => apply(decodeMskEvent(event).flat());
+  return async (event) => {
+    const records = decodeMskEvent(event).flat();
+    const topic = records[0]?.topic;
+    const undrained = topic === undefined || deps.drain === undefined ? [] : await deps.drain.undrained(topic);
+    if (topic !== undefined && undrained.length > 0) throw new GenerationNotDrainedError(topic, undrained);
+    return apply(records);
+  };
 };
 
 /** Applies records read from the log, partition by partition in offset order: the processor without the trigger's payload (replays). */

@@ -1,15 +1,15 @@
 /**
  * Lambda entry for the MSK trigger on the events topic. Applies each batch to the projections'
  * rows and runs the reactions (publishing their commands), each event once and in order per
- * aggregate. A halt (a gap under the `halt` policy, an event this code cannot read: a
- * type or revision newer than the code, a failing upcaster; or a projection or reaction
- * failing on an event) is reported as failed records of its partition, from the halt to the
- * end of the batch (`batchItemFailures`, core/batch-response.ts): the trigger commits what
- * precedes it and
- * retries that partition from there until the gap is filled or code that reads the event is
- * deployed, or an operator releases it; the batch's other partitions go on. Infrastructure
- * failures and a table behind the log throw: the trigger retries the batch (idempotently)
- * until it succeeds.
+ * aggregate. A halt (a gap under the `halt` policy, an event this code cannot read: a type
+ * or revision newer than the code, a failing upcaster; or a projection or reaction failing on
+ * an event) is reported as failed records of its partition, from the halt to the end of the
+ * batch (`batchItemFailures`, core/batch-response.ts): the trigger commits what precedes it
+ * and retries that partition from there until the gap is filled or code that reads the event
+ * is deployed, or an operator releases it; the batch's other partitions go on. Each halt is
+ * one log line with a `halt` key (event/halts.ts `haltLogLine`). Infrastructure failures and
+ * a table behind the log throw (`retry-batch`, core/errors.ts): the trigger retries the
+ * batch (idempotently) until it succeeds.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -18,8 +18,7 @@ import { addRecordAges, logTraceIds, observability, publishMetrics } from '../ad
 import { composeEventSide } from '../compose/event-side.ts';
 import type { PartialBatchResponse } from '../core/batch-response.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
-import { publishHalt } from './halt-channel.ts';
-import { batchItemFailures, haltError, type Halt } from '../event/halts.ts';
+import { batchItemFailures, haltLogLine, type Halt } from '../event/halts.ts';
 
 const { logger, metrics } = observability('event-handler');
 const side = composeEventSide();
@@ -31,24 +30,8 @@ export const handleEvents = async (event: MskEvent): Promise<PartialBatchRespons
   const { gapsFlagged, halted, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const halt of halted) {
-    const error = haltError(halt);
-    const reason = `${error.name}: ${error.message}`;
-    if (halt.cause === 'gap')
-      logger.warn(
-        'gap: the partition halts here until the missing events are applied, or an operator releases it (kafka-aggregates skip --pass-gap)',
-        { gap: halt.gap, reason },
-      );
-    else if (halt.cause === 'unreadable')
-      logger.warn(
-        'unreadable event: the partition halts here until code that reads it is deployed, or an operator skips it (kafka-aggregates skip)',
-        { fault: halt.fault, reason },
-      );
-    else
-      logger.error(
-        'a projection or reaction fails on this event: the partition halts here until fixed code is deployed, or an operator skips it (kafka-aggregates skip)',
-        { consumer: halt.error.consumer, eventId: halt.error.eventId, reason },
-      );
-    publishHalt({ position: halt.position, reason });
+    const { level, message, attributes } = haltLogLine(halt);
+    logger[level](message, attributes);
   }
   logger.info('batch done', { ...summary, gapsFlagged: gapsFlagged.length, halted: halted.length });
   for (const name of ['applied', 'duplicates', 'deadLettered', 'skippedByOperator', 'itemsWritten', 'commandsIssued', 'conflicts'] as const)

@@ -8,6 +8,7 @@ import type { Release } from '../core/release.ts';
 import type { ResultRecord } from '../core/wire.ts';
 import type { ArchivedCommand, Head } from './head.ts';
 import type { StoredCheckpoint } from './partition.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** What a batch reads before it decides, in one consistent batched read. */
 export interface HeadsSnapshot {
@@ -28,7 +29,8 @@ export interface ArchiveLookup {
 }
 
 /** A head's conditional write lost: another writer committed first. Carries that writer's head. */
-export class VersionConflictError extends Error {
+export class VersionConflictError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'VersionConflictError';
   constructor(
     readonly aggregateType: string,

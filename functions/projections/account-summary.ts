@@ -2,7 +2,7 @@
  * `account-summary`: one row per account (row id = the account id) with its owner, balance,
  * status and version, for reads by id and listings of all accounts.
  */
-import { defineProjection } from '../core/projection.ts';
+import { defineProjection } from '../index.ts';
 import type { AccountEvent } from '../domain/account/index.ts';
 
 /** A row of `account-summary`. Built by one object literal, so its JSON has a fixed key order. */

@@ -5,7 +5,7 @@
  * the account's own `evolve`; whether an alert is already out is the alert aggregate's
  * business (one alert per crossing), so every low withdrawal sends `RaiseLowBalanceAlert`.
  */
-import { commandTo, defineReaction, type ReactionCommand } from '../core/reaction.ts';
+import { commandTo, defineReaction, type ReactionCommand } from '../index.ts';
 import { account, type AccountEvent, type AccountState } from '../domain/account/index.ts';
 import { alert } from '../domain/alert/index.ts';
 

@@ -12,6 +12,7 @@
  * until when.
  */
 import { RevisionConflictError, type ItemKey, type ReadModels } from '../event/ports.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** Where the lock lives: outside every projection's and reaction's partition key, and outside `~rebuild` (the replays' positions). */
 export const READ_MODEL_LOCK_KEY: ItemKey = { pk: '~lock', sk: 'read-model-rebuild' };
@@ -31,7 +32,8 @@ interface LockHolder {
 }
 
 /** Another read-model rebuild holds the lock: let it finish (or its lease end), then ask again. */
-export class ReadModelRebuildLockError extends Error {
+export class ReadModelRebuildLockError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ReadModelRebuildLockError';
   constructor(
     readonly holder: string | undefined,

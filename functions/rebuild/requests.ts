@@ -10,6 +10,7 @@ import { rebuildAggregates, type RebuildDeps, type RebuildReport } from './rebui
 import { rebuildProjection, type ProjectionRebuildReport } from './rebuild-projection.ts';
 import { rebuildReadModels, type ReadModelsRebuildDeps, type ReadModelsRebuildReport } from './rebuild-read-models.ts';
 import { verifyAggregates, type VerifyReport } from './verify-aggregates.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** What to do. */
 export interface RebuildRequest {
@@ -24,7 +25,8 @@ export interface RebuildRequest {
 export type AnyRebuildReport = RebuildReport | VerifyReport | ProjectionRebuildReport | ReadModelsRebuildReport;
 
 /** The request names a projection the deployment does not have. */
-export class UnknownProjectionError extends Error {
+export class UnknownProjectionError extends KafkaAggregatesError {
+  static override readonly disposition = 'reject-record';
   override readonly name = 'UnknownProjectionError';
   constructor(
     readonly projection: string,

@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { dynamoEndpoint, kafkaBrokers } from '../../functions/config.ts';
 import { portOpen } from '../stack/processes.ts';
+import { KafkaAggregatesError } from '../../functions/core/errors.ts';
 
 /** A subcommand of `kafka-aggregates`. */
 export interface CliCommand {
@@ -18,7 +19,8 @@ export interface CliCommand {
 }
 
 /** A failure the user can act on: the message says what happened and what to do next. */
-export class CliError extends Error {
+export class CliError extends KafkaAggregatesError {
+  static override readonly disposition = 'reject-record';
   override readonly name = 'CliError';
   constructor(
     message: string,

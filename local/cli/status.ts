@@ -1,13 +1,16 @@
 /** `kafka-aggregates status`: every trigger's lag per partition, and which partitions are blocked. */
 import { createKafka } from '../../functions/compose/operator.ts';
-import { mappingsFromTopology } from '../trigger/mappings.ts';
+import { splitGeneration } from '../../functions/core/generations.ts';
+import { adoptGenerations } from '../generations.ts';
+import { allGenerations, mappingsFromTopology } from '../trigger/mappings.ts';
 import { readStatus } from '../trigger/status.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates status [--json]
 
-For every function of the topology that a topic triggers: its consumer group and, per
-partition, the committed offset, the end offset and the lag (records not yet handled).
+For every function of the topology that a topic triggers, one line per generation of its
+topic (after \`kafka-aggregates grow\`: which, and whether an older one is drained): its
+consumer group and, per partition, the committed offset, the end offset and the lag (records not yet handled).
 When \`npm start\` runs the triggers on this machine, also the lag in time (the age of the
 oldest record of the partition's last batch when it was invoked, the handlers'
 \`oldestRecordAgeMs\` metric on AWS), which triggers run (and which are held while a
@@ -59,8 +62,9 @@ export const status: CliCommand = {
     const admin = createKafka('kafka-aggregates-status').admin();
     try {
       await admin.connect();
+      await adoptGenerations(admin);
       const report = await Promise.all(
-        mappingsFromTopology().map(async (m) => {
+        allGenerations(mappingsFromTopology()).map(async (m) => {
           const [ends, [group]] = await Promise.all([
             admin.fetchTopicOffsets(m.topic),
             admin.fetchOffsets({ groupId: m.consumerGroupId, topics: [m.topic] }),
@@ -105,8 +109,17 @@ export const status: CliCommand = {
         );
         return anyBlocked ? 1 : 0;
       }
+      const newest = new Map<string, number>();
+      for (const f of report) newest.set(f.functionName, Math.max(newest.get(f.functionName) ?? 0, splitGeneration(f.topic).index));
       for (const f of report) {
-        console.log(`${f.functionName} <- ${f.topic} (group ${f.consumerGroupId})`);
+        const { index } = splitGeneration(f.topic);
+        // An older generation is drained when its trigger has handled it to the end: the newer one decides only then.
+        const generation =
+          (newest.get(f.functionName) ?? 0) === 0
+            ? ''
+            : `, generation ${index + 1} of ${(newest.get(f.functionName) ?? 0) + 1}, ${f.partitions.length} partitions` +
+              (index === newest.get(f.functionName) ? '' : f.partitions.every((p) => p.lag === 0) ? ', drained' : ', NOT drained yet');
+        console.log(`${f.functionName} <- ${f.topic} (group ${f.consumerGroupId}${generation})`);
         for (const p of f.partitions) {
           const line =
             `  ${`${f.topic}-${p.partition}`.padEnd(24)} committed ${String(p.committed ?? '-').padStart(8)}  end ${String(p.end).padStart(8)}  lag ${String(p.lag).padStart(6)}` +

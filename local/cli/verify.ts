@@ -1,6 +1,7 @@
 /** `kafka-aggregates verify`: the invariant checker over the events and results topics and the tables. */
 import { composeOperator } from '../../functions/compose/operator.ts';
-import { tableName, topicName } from '../../functions/config.ts';
+import { tableName, topicGenerations, topicName } from '../../functions/config.ts';
+import { adoptGenerations } from '../generations.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { readHistory } from '../verify/history.ts';
@@ -63,9 +64,12 @@ export const verify: CliCommand = {
     await requireBroker();
     const operator = composeOperator('kafka-aggregates-verify');
     try {
+      const admin = operator.kafka.admin();
+      await admin.connect();
+      await adoptGenerations(admin).finally(() => admin.disconnect());
       const history = await readHistory({
         log: operator.log,
-        eventsTopic: topicName('events'),
+        eventsTopic: topicGenerations('events').map((g) => g.name),
         resultsTopic: topicName('results'),
         heads: operator.heads,
         readModels: operator.readModels,

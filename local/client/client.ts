@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import { createProducer } from '../../functions/compose/operator.ts';
-import { topicName } from '../../functions/config.ts';
+import { currentTopicName, topicName } from '../../functions/config.ts';
+import { adoptGenerations } from '../generations.ts';
 import { spanOf, TRACEPARENT } from '../../functions/core/trace-context.ts';
 import type { CommandEnvelope, ResultRecord } from '../../functions/core/wire.ts';
 import { RuntimeError } from '../trigger/errors.ts';
@@ -13,6 +14,7 @@ import { watchTopics, type Watcher } from './watch.ts';
 
 /** No result arrived for a command in time. */
 export class ResultTimeoutError extends RuntimeError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ResultTimeoutError';
   constructor(
     readonly commandId: string,
@@ -56,8 +58,15 @@ export class CommandClient {
     readonly topics: { readonly commands: string; readonly results: string },
   ) {}
 
-  /** Connects a producer and a results watcher. */
-  static async connect(kafka: Kafka, topics = { commands: topicName('commands'), results: topicName('results') }): Promise<CommandClient> {
+  /** Connects a producer and a results watcher (to the given topics, or this environment's). */
+  static async connect(kafka: Kafka, given?: { readonly commands: string; readonly results: string }): Promise<CommandClient> {
+    // Without names given: the newest generation of the commands topic that the broker has.
+    if (given === undefined) {
+      const admin = kafka.admin();
+      await admin.connect();
+      await adoptGenerations(admin).finally(() => admin.disconnect());
+    }
+    const topics = given ?? { commands: currentTopicName('commands'), results: topicName('results') };
     const producer = createProducer(kafka);
     await producer.connect();
     let client: CommandClient | undefined;

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { awsRegion, commandApiOrigins, commandApiPort } from '../../functions/config.ts';
 import { functions, type FunctionSpec } from '../../functions/topology.ts';
 import { lambdaContext, loadFunction } from '../trigger/lambda.ts';
+import { KafkaAggregatesError } from '../../functions/core/errors.ts';
 
 /** A Lambda handler for HTTP events, async style (middy-wrapped or bare). */
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
@@ -41,7 +42,8 @@ export interface HttpFunctionServer {
 }
 
 /** The port is taken: say which variable moves it. */
-export class PortInUseError extends Error {
+export class PortInUseError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'PortInUseError';
   constructor(
     readonly port: number,

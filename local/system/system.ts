@@ -158,6 +158,8 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       kafka,
       mappings,
       startPaused: [...holdCommands, ...holdEvents],
+      // `kafka-aggregates grow` in another process adds a generation: this system follows it.
+      followGenerations: true,
       ...(options.statusFile === undefined ? {} : { statusFile: options.statusFile }),
       ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
       ...(options.partialResponse === undefined ? {} : { partialResponse: options.partialResponse }),

@@ -1,11 +1,8 @@
 /**
  * One invocation of a handler as the MSK trigger makes it: the batch's event and a Lambda
  * context, a timeout that is waited out (a process cannot be killed like a sandbox), the
- * halts the handler published on its way; and what a failed invocation says of each partition.
+ * halts the handler logged on its way (halt-log.ts); and what a failed invocation says of each partition.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { subscribe } from 'node:diagnostics_channel';
-import { HALT_CHANNEL, type HaltNotice } from '../../functions/handlers/halt-channel.ts';
 import type { Batch } from './batcher.ts';
 import { BatchItemFailuresError, InvocationTimeoutError } from './errors.ts';
 import { lambdaContext, type FunctionModule } from './lambda.ts';
@@ -13,26 +10,23 @@ import type { TriggerMapping } from './mappings.ts';
 import { mskEvent, type EventSource } from './msk-payload.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { firstFailed, recordCount, type Failed } from './outcome.ts';
+import { readingHalts, type Reasons } from './halt-log.ts';
 
-/** Why a partition was reported failed, by `topic-partition`, as the handler published it (functions/handlers/halt-channel.ts). */
-export type Reasons = ReadonlyMap<string, string>;
+export type { Reasons } from './halt-log.ts';
 
-/** What a call of the handler gave: its value and the halts it published, or its error. */
+/** What a call of the handler gave: its value and the halts it logged, or its error. */
 export type Called =
   { readonly ok: true; readonly value: unknown; readonly reasons: Reasons } | { readonly ok: false; readonly error: unknown };
-
-/** The halts of the invocation whose async context publishes them: each invocation runs in its own store. */
-const invocationHalts = new AsyncLocalStorage<Map<string, string>>();
-subscribe(HALT_CHANNEL, (message) => {
-  const { position, reason } = message as HaltNotice;
-  invocationHalts.getStore()?.set(`${position.topic}-${position.partition}`, reason);
-});
 
 /** Wait between attempts while a snapshot rebuild holds the commands. */
 export const HELD_RETRY_MS = 1_000;
 
-/** The command handler refused because a snapshot rebuild holds the lock: wait, do not count it as a retry. */
-export const heldByRebuild = (error: unknown): boolean => error instanceof Error && error.name === 'RebuildInProgressError';
+/**
+ * A handler refused a batch it must not handle yet: a snapshot rebuild holds the lock, or an
+ * older generation of its topic is not drained. Wait, do not count it as a retry.
+ */
+export const heldByRebuild = (error: unknown): boolean =>
+  error instanceof Error && ['RebuildInProgressError', 'GenerationNotDrainedError'].includes(error.name);
 
 /** An error as one line of a report. */
 export const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
@@ -58,7 +52,7 @@ export const invokeHandler = async ({ fn, mapping, source, region, log, started 
   const reasons = new Map<string, string>();
   try {
     const call: Promise<Called> = Promise.resolve()
-      .then(() => invocationHalts.run(reasons, () => fn.handler(event, context)))
+      .then(() => readingHalts(reasons, () => fn.handler(event, context)))
       .then(
         (value) => ({ ok: true, value, reasons }),
         (error: unknown) => ({ ok: false, error }),
@@ -77,7 +71,7 @@ export const invokeHandler = async ({ fn, mapping, source, region, log, started 
 
 /**
  * What a failed attempt says: one line for its report, and for each partition that goes again
- * its own error (the halt the handler published for it, from the first offset reported failed).
+ * its own error (the halt the handler logged for it, from the first offset reported failed).
  */
 export const describeFailure = (
   called: Called,

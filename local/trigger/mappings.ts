@@ -3,7 +3,8 @@
  * specs (functions/topology.ts) resolved to the topic names and group ids of this environment.
  * Every function with a `trigger` is picked up, so new functions need no change here.
  */
-import { topicName } from '../../functions/config.ts';
+import { partitionGenerations, topicName } from '../../functions/config.ts';
+import { generationName } from '../../functions/core/generations.ts';
 import { functions as topologyFunctions, type FunctionSpec } from '../../functions/topology.ts';
 
 /** One event source mapping as the emulated trigger runs it. */
@@ -59,3 +60,23 @@ export const mappingsFromTopology = (options: MappingOptions = {}): TriggerMappi
     ];
   });
 };
+
+/**
+ * The mappings of generation `index` of the keyed topics (core/generations.ts): one per
+ * mapping of a keyed topic's first generation, on that generation's topic, in a consumer
+ * group of its own; as the stack adds an event source mapping per generation.
+ */
+export const generationMappings = (mappings: readonly TriggerMapping[], index: number): TriggerMapping[] => {
+  const keyed = new Set([topicName('commands'), topicName('events')]);
+  return mappings
+    .filter((m) => keyed.has(m.topic))
+    .map((m) => ({ ...m, topic: generationName(m.topic, index), consumerGroupId: generationName(m.consumerGroupId, index) }));
+};
+
+/** Every generation's mappings of this environment's generations (`PARTITION_GENERATIONS`). */
+export const allGenerations = (mappings: readonly TriggerMapping[]): TriggerMapping[] => [
+  ...mappings,
+  ...partitionGenerations()
+    .slice(1)
+    .flatMap((_, i) => generationMappings(mappings, i + 1)),
+];

@@ -4,12 +4,13 @@
  * and calling the function's own `handler` module. LocalStack's Kafka triggers are a paid
  * feature, so the project emulates them (see docs/DESIGN.md).
  */
-import type { Kafka } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/compose/operator.ts';
 import { awsRegion, kafkaBrokers } from '../../functions/config.ts';
 import { UnknownFunctionError } from './errors.ts';
 import { loadFunction, type FunctionModule } from './lambda.ts';
-import { mappingsFromTopology, type TriggerMapping } from './mappings.ts';
+import { adoptGenerations } from '../generations.ts';
+import { allGenerations, mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { localClusterArn } from './msk-payload.ts';
 import { describeBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
 import { Poller, type BlockedPartition, type InvocationReport, type RecordAge } from './poller.ts';
@@ -41,6 +42,11 @@ export interface TriggerOptions {
   /** Kafka client. @default createKafka('kafka-aggregates-local-trigger') */
   readonly kafka?: Kafka;
   /**
+   * Follow the generations of the keyed topics on the broker (local/generations.ts): run every
+   * generation's mappings, and start those of a new one when it appears. @default false
+   */
+  readonly followGenerations?: boolean;
+  /**
    * The consumers' session timeout: after a process running the triggers dies without leaving
    * its groups, a new one waits this long for the dead members' partitions. @default 30 s (kafkajs)
    */
@@ -49,7 +55,7 @@ export interface TriggerOptions {
 
 /** Running triggers. */
 export interface Triggers {
-  /** The mappings being run. */
+  /** The mappings being run (one more per keyed topic when a generation is added). */
   readonly mappings: readonly TriggerMapping[];
   /** Starts no new invocation of the function; resolves once its running invocations have ended. */
   pause(functionName: string): Promise<void>;
@@ -62,6 +68,9 @@ export interface Triggers {
   /** Lets running invocations end, leaves the consumer groups, and closes the functions' clients (their `shutdown`). */
   stop(): Promise<void>;
 }
+
+/** How often the triggers look for a new generation of the keyed topics, when they follow them. */
+const FOLLOW_MS = 1_000;
 
 /** `3m12s`: a duration for humans. */
 const elapsed = (ms: number): string => {
@@ -120,10 +129,16 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   };
 
   const pollers = new Map<string, Poller>();
+  const keyOf = (m: TriggerMapping): string => `${m.functionName} ${m.topic}`;
+  const running: TriggerMapping[] = [];
   // Record ages change with every invocation: written at most once a second, not per batch.
   let ageWrite: NodeJS.Timeout | undefined;
+  let follow: NodeJS.Timeout | undefined;
+  let admin: Admin | undefined;
   const stop = async (): Promise<void> => {
+    clearInterval(follow);
     await Promise.allSettled([...pollers.values()].map((p) => p.stop()));
+    await admin?.disconnect().catch(() => undefined);
     const loaded = await Promise.allSettled([...modules.values()]);
     await Promise.allSettled(
       loaded.flatMap((m) => (m.status === 'fulfilled' && m.value.shutdown !== undefined ? [m.value.shutdown()] : [])),
@@ -133,13 +148,13 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   };
   const blocked = (): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);
   const statusFile = options.statusFile;
-  const running = (): RunningTrigger[] =>
-    mappings.flatMap((m) => {
-      const p = pollers.get(m.functionName);
+  const runningTriggers = (): RunningTrigger[] =>
+    running.flatMap((m) => {
+      const p = pollers.get(keyOf(m));
       return p === undefined ? [] : [{ functionName: m.functionName, topic: m.topic, paused: p.isPaused }];
     });
   const recordAges = (): RecordAge[] => [...pollers.values()].flatMap((p) => p.recordAges);
-  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked(), running(), recordAges());
+  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked(), runningTriggers(), recordAges());
   const onInvoke =
     onBlockedChange === undefined
       ? undefined
@@ -149,48 +164,84 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
             onBlockedChange();
           }, 1_000).unref();
         };
+  const addPoller = async (mapping: TriggerMapping): Promise<Poller> => {
+    if (pollers.has(keyOf(mapping))) throw new Error(`function ${mapping.functionName} is mapped twice to ${mapping.topic}`);
+    const poller = new Poller(mapping, {
+      kafka,
+      fn: await load(mapping.entry),
+      source,
+      region,
+      backoff: options.backoff ?? {},
+      ...(options.partialResponse === undefined ? {} : { partialResponse: options.partialResponse }),
+      ...(onBlockedChange === undefined ? {} : { onBlockedChange }),
+      ...(onInvoke === undefined ? {} : { onInvoke }),
+      report,
+      log,
+      // A new generation's poller is paused when its function's others are (a rebuild holds it).
+      paused:
+        [...pollers.values()].some((p) => p.mapping.functionName === mapping.functionName && p.isPaused) ||
+        (options.startPaused?.includes(mapping.functionName) ?? false),
+      ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+    });
+    pollers.set(keyOf(mapping), poller);
+    running.push(mapping);
+    return poller;
+  };
+  /** Starts the pollers of generations that appeared on the broker since (local/generations.ts). */
+  const followGenerations = async (connected: Admin): Promise<void> => {
+    await adoptGenerations(connected);
+    const added = allGenerations(mappings).filter((m) => !pollers.has(keyOf(m)));
+    if (added.length === 0) return;
+    const started = await Promise.all(added.map(addPoller));
+    await Promise.all(started.map((p) => p.start()));
+    log(`new generation: ${added.map((m) => `${m.functionName} on ${m.topic}`).join(', ')} started`);
+    onBlockedChange?.();
+  };
   try {
-    for (const mapping of mappings) {
-      if (pollers.has(mapping.functionName)) throw new Error(`function ${mapping.functionName} is mapped twice`);
-      const poller = new Poller(mapping, {
-        kafka,
-        fn: await load(mapping.entry),
-        source,
-        region,
-        backoff: options.backoff ?? {},
-        ...(options.partialResponse === undefined ? {} : { partialResponse: options.partialResponse }),
-        ...(onBlockedChange === undefined ? {} : { onBlockedChange }),
-        ...(onInvoke === undefined ? {} : { onInvoke }),
-        report,
-        log,
-        paused: options.startPaused?.includes(mapping.functionName) ?? false,
-        ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
-      });
-      pollers.set(mapping.functionName, poller);
+    if (options.followGenerations === true) {
+      admin = kafka.admin();
+      await admin.connect();
+      await adoptGenerations(admin);
     }
+    const initial = options.followGenerations === true ? allGenerations(mappings) : mappings;
+    for (const mapping of initial) await addPoller(mapping);
     await Promise.all([...pollers.values()].map((p) => p.start()));
     onBlockedChange?.();
+    const connected = admin;
+    if (connected !== undefined) {
+      let busy = false;
+      follow = setInterval(() => {
+        if (busy) return;
+        busy = true;
+        followGenerations(connected)
+          .catch((error: unknown) => log(`following generations: ${error instanceof Error ? error.message : String(error)}`))
+          .finally(() => (busy = false));
+      }, FOLLOW_MS);
+      follow.unref();
+    }
   } catch (error) {
     await stop();
     throw error;
   }
 
-  const poller = (name: string): Poller => {
-    const found = pollers.get(name);
-    if (found === undefined) throw new UnknownFunctionError(name, [...pollers.keys()]);
+  const of = (name: string): Poller[] => {
+    const found = [...pollers.values()].filter((p) => p.mapping.functionName === name);
+    if (found.length === 0) throw new UnknownFunctionError(name, [...new Set(running.map((m) => m.functionName))]);
     return found;
   };
   return {
-    mappings,
+    get mappings() {
+      return [...running];
+    },
     pause: async (name) => {
-      await poller(name).pause();
+      await Promise.all(of(name).map((p) => p.pause()));
       onBlockedChange?.();
     },
     resume: (name) => {
-      poller(name).resume();
+      for (const p of of(name)) p.resume();
       onBlockedChange?.();
     },
-    isPaused: (name) => poller(name).isPaused,
+    isPaused: (name) => of(name).every((p) => p.isPaused),
     blocked,
     stop,
   };

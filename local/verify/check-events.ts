@@ -2,6 +2,7 @@
  * The checks of the events topic alone: each record read as the event side reads it, versions
  * per aggregate, and each aggregate's own rules; and what the other checks share.
  */
+import { splitGeneration } from '../../functions/core/generations.ts';
 import { aggregateKey, type AnyAggregate } from '../../functions/core/aggregate.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
@@ -95,18 +96,27 @@ export const checkEvents = (records: readonly TopicRecord[], aggregates: readonl
       continue;
     }
     // Kafka orders a partition, not a topic: when one aggregate's events lie on more than one
-    // partition (the topic grew), which comes first across them is not defined.
-    const orderKey = `${k}\n${record.partition}`;
+    // partition (the topic grew in place), which comes first across them is not defined. Across
+    // generations (core/generations.ts) they are: every version first seen on a newer
+    // generation must come after those of the older ones.
+    const orderKey = `${k}\n${record.topic}\n${record.partition}`;
     const before = maxOnPartition.get(orderKey) ?? 0;
-    if (event.version < before)
+    const generation = splitGeneration(record.topic).index;
+    const older = Math.max(0, ...[...Array(generation).keys()].map((g) => maxOnPartition.get(`${k}\ngeneration ${g}`) ?? 0));
+    if (event.version < before || event.version < older)
       violations.push({
         kind: 'version-order',
         aggregateType: entry.type,
         aggregateId: entry.id,
-        versions: [event.version, before],
-        message: `version ${event.version} first appeared after version ${before} on partition ${record.partition} (offset ${record.offset})`,
+        versions: [event.version, Math.max(before, older)],
+        message:
+          event.version < before
+            ? `version ${event.version} first appeared after version ${before} on ${record.topic} partition ${record.partition} (offset ${record.offset})`
+            : `version ${event.version} first appeared on ${record.topic} (partition ${record.partition}, offset ${record.offset}), after version ${older} on an older generation`,
       });
     maxOnPartition.set(orderKey, Math.max(before, event.version));
+    const generationKey = `${k}\ngeneration ${generation}`;
+    maxOnPartition.set(generationKey, Math.max(maxOnPartition.get(generationKey) ?? 0, event.version));
     entry.versions.set(event.version, { json, event });
     entry.max = Math.max(entry.max, event.version);
   }

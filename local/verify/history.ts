@@ -11,7 +11,8 @@ import type { History, SummaryRow, TopicRecord } from './invariants.ts';
 export interface HistorySources {
   /** Opens a topic as a log (composeOperator's `log`). */
   readonly log: Operator['log'];
-  readonly eventsTopic: string;
+  /** The events topic, or its generations oldest first (read in that order). */
+  readonly eventsTopic: string | readonly string[];
   readonly resultsTopic: string;
   readonly heads?: Pick<Operator['heads'], 'scanAll'>;
   readonly readModels?: Pick<Operator['readModels'], 'query'>;
@@ -47,10 +48,12 @@ const missingTable = (error: unknown): boolean => error instanceof Error && erro
 
 /** Reads the topics first, then the tables (a head committed meanwhile is ahead of the log, which the checker allows unless quiescent). */
 export const readHistory = async (sources: HistorySources): Promise<History> => {
-  const [events, results] = await Promise.all([
-    readTopicRecords(sources.log, sources.eventsTopic),
+  const eventsTopics = typeof sources.eventsTopic === 'string' ? [sources.eventsTopic] : sources.eventsTopic;
+  const [generations, results] = await Promise.all([
+    Promise.all(eventsTopics.map((topic) => readTopicRecords(sources.log, topic))),
     readTopicRecords(sources.log, sources.resultsTopic),
   ]);
+  const events = { records: generations.flatMap((g) => g.records), complete: generations.every((g) => g.complete) };
   const absentIfMissing = (error: unknown): undefined => {
     if (missingTable(error)) return undefined;
     throw error;

@@ -288,6 +288,51 @@ describe('partitions chosen at creation', () => {
       expect(m.Properties?.ProvisionedPollerConfig).toMatchObject({ MaximumPollers: 6 });
   });
 
+  it('grows by a generation: -c partitions=3,6 keeps the first topics and adds <name>.g2 with 6 partitions, a trigger each', () => {
+    const grown = synthesize({ skipBundling: true, context: { partitions: '3,6' } });
+    const [resource] = Object.values(resourcesOf(grown.template, 'Custom::KafkaTopics'));
+    const declared = JSON.parse(String(resource?.Properties?.Topics)) as { name: string; partitions: number }[];
+    const count = (name: string) => declared.find((t) => t.name === `KafkaAggregates.${name}`)?.partitions;
+    expect([count('commands'), count('commands.g2'), count('events'), count('events.g2')]).toEqual([3, 6, 3, 6]);
+    expect(declared.some((t) => t.name.endsWith('results.g2'))).toBe(false);
+    const mappings = Object.values(resourcesOf(grown.template, 'AWS::Lambda::EventSourceMapping')).map((m) => m.Properties ?? {});
+    const of = (topic: string) => mappings.filter((m) => JSON.stringify(m.Topics) === JSON.stringify([`KafkaAggregates.${topic}`]));
+    for (const [topic, pollers] of [
+      ['commands', 3],
+      ['commands.g2', 6],
+      ['events', 3],
+      ['events.g2', 6],
+    ] as const) {
+      expect(of(topic), topic).toHaveLength(1);
+      expect(of(topic)[0]?.ProvisionedPollerConfig, topic).toMatchObject({ MaximumPollers: pollers });
+    }
+    // Each generation's trigger in a consumer group of its own; the first keeps the group it had.
+    const groups = mappings.map((m) => (m.AmazonManagedKafkaEventSourceConfig as { ConsumerGroupId: string }).ConsumerGroupId).sort();
+    expect(groups).toEqual(
+      [
+        'KafkaAggregates.kafka-aggregates-command-handler',
+        'KafkaAggregates.kafka-aggregates-command-handler.g2',
+        'KafkaAggregates.kafka-aggregates-event-handler',
+        'KafkaAggregates.kafka-aggregates-event-handler.g2',
+      ].sort(),
+    );
+    // Every function learns the generations; the rebuild holds both commands triggers.
+    const lambdas = Object.values(resourcesOf(grown.template, 'AWS::Lambda::Function')).map(
+      (f) => (f.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+    );
+    const ours = lambdas.filter((v) => v.KAFKA_CONSUMER_GROUP !== undefined);
+    expect(ours.length).toBeGreaterThan(0);
+    for (const v of ours) expect(v.PARTITION_GENERATIONS).toBe('3,6');
+    const controlled = ours.find((v) => v.CONTROLLED_TRIGGER_UUID !== undefined)?.CONTROLLED_TRIGGER_UUID as {
+      'Fn::Join': [string, unknown[]];
+    };
+    expect(controlled['Fn::Join'][1].filter((part) => typeof part !== 'string')).toHaveLength(2);
+  });
+
+  it('refuses generations that do not grow', () => {
+    expect(() => synthesize({ skipBundling: true, context: { partitions: '6,3' } })).toThrow(/each generation needs more partitions/);
+  });
+
   it('refuses a partition count that is not from 1 to 1000', () => {
     expect(() => synthesize({ skipBundling: true, context: { partitions: 0 } })).toThrow(/context partitions: expected a partition count/);
   });

@@ -263,7 +263,9 @@ describe('the command side under the faults operations bring', () => {
         env: { ...process.env, COMMANDS_TOPIC: topic.name, AGGREGATES_TABLE: side().heads.tableName },
       },
     );
-    expect(JSON.parse(cli.stdout)).toMatchObject({ recorded: { action: 'skip', from: 1, to: 1, reason: 'refused by DynamoDB, OPS-7' } });
+    expect(JSON.parse(cli.stdout)).toMatchObject({
+      recorded: { action: 'skip', from: 1, to: 1, reason: 'refused by DynamoDB, OPS-7', anchor: { offset: 1 } },
+    });
 
     // The good aggregate was committed by the first attempt already: its commands are answered again.
     expect(await deliverTo(topic, event, blocked)).toMatchObject({ duplicates: 2, rejected: 1, deadLettered: 1 });

@@ -12,7 +12,7 @@ import type { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
 import { emptyHead, type Head } from '../../functions/heads/head.ts';
-import type { BatchOutput } from '../../functions/command/ports.ts';
+import type { BatchOutput, CommandLog } from '../../functions/command/ports.ts';
 import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
 import { composeCommandSide } from '../../functions/compose/command-side.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
@@ -30,6 +30,8 @@ export interface CommandSide {
   readonly requests: ReturnType<typeof countRequests>;
   readonly heads: AggregatesTable;
   readonly eventLog: TopicLog;
+  /** The commands topics as the command side reads them back. */
+  readonly commandLog: CommandLog;
   readonly publisher: KafkaPublisher;
   readonly topics: { readonly events: string; readonly results: string; readonly deadLetter: string };
   processor(overrides?: Partial<CommandSideDeps>): ReturnType<typeof createCommandProcessor>;
@@ -59,6 +61,7 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
     requests,
     heads: side.heads,
     eventLog: side.eventLog,
+    commandLog: side.deps.commandLog,
     publisher: side.publisher,
     topics,
     processor: (overrides = {}) => side.processor({ ...deps, ...overrides }),
@@ -87,6 +90,7 @@ export const rebuildDeps = (
   publisher: side.publisher,
   gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
   commandsTrigger: { positions: () => commands?.positions() ?? Promise.resolve(new Map()) },
+  commandLog: side.commandLog,
   dedupeWindowMs: WEEK_MS,
   ...overrides,
 });

@@ -6,9 +6,11 @@
 import { sleep } from '../../core/async.ts';
 import { GetEventSourceMappingCommand, UpdateEventSourceMappingCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { CommandGate } from '../../rebuild/ports.ts';
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 /** The mapping did not reach the wanted state in time. */
-export class TriggerGateTimeoutError extends Error {
+export class TriggerGateTimeoutError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'TriggerGateTimeoutError';
   constructor(
     readonly uuid: string,

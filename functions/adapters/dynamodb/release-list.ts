@@ -6,6 +6,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { addRelease, type Release } from '../../core/release.ts';
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 type Item = Record<string, unknown>;
 
@@ -14,7 +15,8 @@ export const releasesFromItem = (item: Item | undefined): Release[] =>
   item === undefined ? [] : (JSON.parse((item.releases as string | undefined) ?? '[]') as Release[]);
 
 /** Another writer kept changing the releases item. */
-export class ReleaseConflictError extends Error {
+export class ReleaseConflictError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'ReleaseConflictError';
   constructor(
     readonly tableName: string,

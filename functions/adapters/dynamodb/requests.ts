@@ -6,6 +6,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { sleep } from '../../core/async.ts';
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 type Item = Record<string, unknown>;
 
@@ -13,7 +14,8 @@ type Item = Record<string, unknown>;
 const backoff = (attempt: number): Promise<void> => sleep(Math.min(1000, 25 * 2 ** attempt) * Math.random());
 
 /** DynamoDB kept returning unprocessed keys (throttling) past the retry budget. */
-export class BatchReadThrottledError extends Error {
+export class BatchReadThrottledError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'BatchReadThrottledError';
   constructor(
     readonly tableName: string,
@@ -61,7 +63,8 @@ export const batchGetAll = async (
 };
 
 /** DynamoDB kept returning unprocessed writes (throttling) past the retry budget. */
-export class BatchWriteThrottledError extends Error {
+export class BatchWriteThrottledError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'BatchWriteThrottledError';
   constructor(
     readonly tableName: string,

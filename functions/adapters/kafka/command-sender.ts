@@ -10,7 +10,8 @@ export class KafkaCommandSender implements CommandSender {
 
   constructor(
     producer: Producer,
-    readonly topic: string,
+    /** The commands topic, or how to find its newest generation at each send. */
+    readonly topic: string | (() => string),
   ) {
     this.connection = new ProducerConnection(producer);
   }
@@ -23,7 +24,7 @@ export class KafkaCommandSender implements CommandSender {
   }): Promise<SentRecord> {
     const producer = await this.connection.get();
     const [meta] = await producer.send({
-      topic: this.topic,
+      topic: typeof this.topic === 'string' ? this.topic : this.topic(),
       acks: -1,
       messages: [
         {

@@ -10,6 +10,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 /** Lifetime of a token when the credentials outlive it (the library's). */
 const EXPIRY_SECONDS = 900;
@@ -23,7 +24,8 @@ export interface MskAuthToken {
 }
 
 /** The credentials have no access key or secret, so nothing can be signed. */
-export class MissingCredentialsError extends Error {
+export class MissingCredentialsError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'MissingCredentialsError';
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Message as KafkaMessage, Producer } from 'kafkajs';
 import type { DeadLetter } from '../../core/dead-letter.ts';
+import { generationName } from '../../core/generations.ts';
 import { spanOf, TRACEPARENT } from '../../core/trace-context.ts';
 import type { BatchOutput, BatchPublisher } from '../../command/ports.ts';
 import type { EventSideOutput, EventSidePublisherPort } from '../../event/ports.ts';
@@ -83,7 +84,7 @@ export class KafkaPublisher implements BatchPublisher {
     this.connection = new ProducerConnection(producer);
   }
 
-  /** Sends the events, then results and dead letters; resolves when all are acknowledged. */
+  /** Sends the events (to the batch's generation of the events topic), then results and dead letters; resolves when all are acknowledged. */
   async publish(output: BatchOutput): Promise<void> {
     const producer = await this.connection.get();
     const events = output.events.map((e): KafkaMessage => ({
@@ -91,7 +92,7 @@ export class KafkaPublisher implements BatchPublisher {
       value: JSON.stringify(e),
       ...traceHeader(output.traces, e.commandId),
     }));
-    await sendChunked(producer, this.topics.events, events, PRODUCE_REQUEST_BYTES.records);
+    await sendChunked(producer, generationName(this.topics.events, output.generation ?? 0), events, PRODUCE_REQUEST_BYTES.records);
     const results = output.results.map((r): KafkaMessage => ({
       key: r.key,
       value: JSON.stringify(r.result),
@@ -109,7 +110,8 @@ export class KafkaPublisher implements BatchPublisher {
 
 /** Names of the topics the event side writes to. */
 export interface EventSideTopics {
-  readonly commands: string;
+  /** The commands topic, or how to find its newest generation at each send. */
+  readonly commands: string | (() => string);
   readonly deadLetter: string;
 }
 
@@ -137,7 +139,8 @@ export class EventSidePublisher implements EventSidePublisherPort {
       value: JSON.stringify(c),
       ...traceHeader(output.traces, c.causationId),
     }));
-    await sendChunked(producer, this.topics.commands, commands, PRODUCE_REQUEST_BYTES.records);
+    const topic = typeof this.topics.commands === 'string' ? this.topics.commands : this.topics.commands();
+    await sendChunked(producer, topic, commands, PRODUCE_REQUEST_BYTES.records);
     await sendDeadLetters(producer, this.topics.deadLetter, output.deadLetters);
   }
 

@@ -177,6 +177,12 @@ export class TopicLogs {
     return this.log(topic).bounds(partition);
   }
 
+  /** First and next offset of every partition of a topic. */
+  async ends(topic: string): Promise<Record<string, { start: number; end: number }>> {
+    const { start, end } = await this.log(topic).offsets();
+    return Object.fromEntries(Object.entries(end).map(([p, e]) => [p, { start: start[p] ?? 0, end: e }]));
+  }
+
   /** At most `limit` records of a partition between `from` and `to` (inclusive). */
   sample(topic: string, partition: number, from: number, to: number, limit: number): Promise<LogRecord[]> {
     return this.log(topic).sample(partition, from, to, limit);

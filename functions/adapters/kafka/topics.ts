@@ -16,6 +16,7 @@
  */
 import type { Admin, ConfigResourceTypes, ConfigSource } from 'kafkajs';
 import { topicConfig, type TopicSpec } from '../../topology.ts';
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 // kafkajs is CommonJS and Node's ESM loader cannot see these enums as named exports: their values.
 /** `ConfigResourceTypes.TOPIC`. */
@@ -37,7 +38,8 @@ export const EDITABLE_TOPIC_CONFIGS: ReadonlySet<string> = new Set([
 ]);
 
 /** A topic exists with settings the topology declares otherwise, and they cannot be brought in line. */
-export class TopicMismatchError extends Error {
+export class TopicMismatchError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'TopicMismatchError';
   constructor(
     readonly topic: string,
@@ -64,7 +66,7 @@ export interface TopicChanges {
 
 const KEYED_REASON =
   'its records are keyed by aggregate id, and a new partition count moves keys to other partitions and breaks per-aggregate order; ' +
-  'keep the count, or move the data to a new topic on purpose';
+  'keep the count, or grow it in order by a new generation (deploy with -c partitions=<current>,<new>; locally kafka-aggregates grow)';
 
 /** Why an existing partition count cannot be brought in line, or undefined when it can. */
 const partitionRefusal = (spec: NamedTopic, actual: number): string | undefined => {

@@ -40,6 +40,14 @@ const resultKey = (type: string, id: string, commandId: string) => `~result#${ag
 const groups = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
 
+/** `items` with an operator release of a commands partition added, unless they hold it (recorded again into a restored table). */
+export const withRelease = (items: HeadsItems, tp: string, release: Release): HeadsItems => {
+  const item = items.get(releasesKey(tp));
+  const kept = item?.kind === 'releases' ? item.releases : [];
+  if (kept.some((r) => r.at === release.at && r.from === release.from && r.to === release.to)) return items;
+  return new Map([...items, [releasesKey(tp), { kind: 'releases', releases: addRelease(kept, release) }]]);
+};
+
 /** The rebuild's fences: never over a newer rebuild's head, never lowering a stored version. */
 const writable = (current: HeadsItem | undefined, head: Head, epoch: number): boolean =>
   current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);

@@ -5,6 +5,7 @@
  * then fails (a timeout whose request landed). A point that never resolves is a crash of the
  * caller. Without a scheduler every operation goes through at once (`immediate`).
  */
+import { KafkaAggregatesError } from '../../core/errors.ts';
 
 /** What becomes of one operation. */
 export type Fate = 'ok' | 'fail-before' | 'fail-after';
@@ -18,7 +19,8 @@ export interface Interleaver {
 export const immediate: Interleaver = { point: () => Promise.resolve('ok') };
 
 /** An injected infrastructure failure: the request timed out, before or after it took effect. */
-export class InjectedTimeoutError extends Error {
+export class InjectedTimeoutError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
   override readonly name = 'InjectedTimeoutError';
   constructor(
     readonly op: string,

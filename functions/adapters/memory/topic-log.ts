@@ -100,6 +100,11 @@ export class MemoryTopicLogs implements CommandLog {
   sample(topic: string, partition: number, from: number, to: number, limit: number): Promise<readonly LogRecord[]> {
     return new MemoryTopicLog(this.cluster, topic, this.io).sample(partition, from, to, limit);
   }
+
+  async ends(topic: string): Promise<Record<string, { start: number; end: number }>> {
+    const { start, end } = await new MemoryTopicLog(this.cluster, topic, this.io).offsets();
+    return Object.fromEntries(Object.entries(end).map(([p, e]) => [p, { start: start[p] ?? 0, end: e }]));
+  }
 }
 
 /** Where a consumer group stands on a topic: the event trigger for the read-models rebuild, the commands trigger for the aggregates rebuild. */

@@ -3,8 +3,8 @@
  * validates every command's data against these before `decide` sees it, so `decide` can
  * trust the shapes below; the schemas are strict, so unknown keys are rejected.
  */
-import * as z from '../../core/schema.ts';
-import type { Message, SchemasOf } from '../../core/aggregate.ts';
+import * as z from '../../schema.ts';
+import type { Message, SchemasOf } from '../../index.ts';
 
 /** Longest owner name accepted; keeps head items and events far below size limits. */
 export const MAX_OWNER_LENGTH = 200;

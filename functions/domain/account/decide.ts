@@ -3,7 +3,7 @@
  * against `accountCommands`, and `expectedVersion` / `VersionMismatch` and
  * `InvalidCommand` are the framework's job, not this one.
  */
-import { reject, type DecideContext, type Decision } from '../../core/aggregate.ts';
+import { reject, type DecideContext, type Decision } from '../../index.ts';
 import type { AccountCommand } from './commands.ts';
 import { ACCOUNT_CURRENCY, type AccountEvent } from './events.ts';
 import type { AccountState } from './state.ts';

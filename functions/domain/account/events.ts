@@ -4,8 +4,8 @@
  * facts: their schemas accept what `decide` emits and nothing else. Older shapes are read
  * through upcasters.ts.
  */
-import * as z from '../../core/schema.ts';
-import type { Message, SchemasOf } from '../../core/aggregate.ts';
+import * as z from '../../schema.ts';
+import type { Message, SchemasOf } from '../../index.ts';
 import { amountSchema, ownerSchema } from './commands.ts';
 
 /** The account was opened for `owner`, with a zero balance. */

@@ -2,7 +2,7 @@
  * The `account` example aggregate: open, deposit, withdraw, close, with a balance in cents
  * that never goes negative.
  */
-import { defineAggregate } from '../../core/aggregate.ts';
+import { defineAggregate } from '../../index.ts';
 import { accountCommands } from './commands.ts';
 import { decideAccount } from './decide.ts';
 import { accountEvents } from './events.ts';

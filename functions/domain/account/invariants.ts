@@ -4,8 +4,7 @@
  * the history starts with AccountOpened, balance = deposits − withdrawals is never negative,
  * an account closes only at zero, and nothing follows AccountClosed.
  */
-import type { EventRecord } from '../../core/wire.ts';
-import type { InvariantBreach } from '../../core/aggregate.ts';
+import type { EventRecord, InvariantBreach } from '../../index.ts';
 
 /** The rules an account's history breaks; `events` deduplicated and in version order. */
 export const accountInvariants = (events: readonly EventRecord[]): InvariantBreach[] => {

@@ -4,7 +4,7 @@
  * says what an old event meant when it was written, so it names that value itself rather
  * than a setting that may change later.
  */
-import type { Upcasters } from '../../core/aggregate.ts';
+import type { Upcasters } from '../../index.ts';
 
 /** The account's upcasters, by stored event type and the revision each reads. */
 export const accountUpcasters = {

@@ -3,8 +3,8 @@
  * person). Each carries the account version that caused it, so the aggregate can tell an
  * old observation from a new one however the commands are redelivered.
  */
-import * as z from '../../core/schema.ts';
-import type { Message, SchemasOf } from '../../core/aggregate.ts';
+import * as z from '../../schema.ts';
+import type { Message, SchemasOf } from '../../index.ts';
 
 /** What a balance observation says: the balance, the threshold, and the account version it was seen at. */
 export interface BalanceObservation {

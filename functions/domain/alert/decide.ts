@@ -6,7 +6,7 @@
  * A command that changes nothing is accepted with no events, not rejected: it is an
  * observation the aggregate already took into account, not a mistake.
  */
-import type { DecideContext, Decision } from '../../core/aggregate.ts';
+import type { DecideContext, Decision } from '../../index.ts';
 import type { AlertCommand } from './commands.ts';
 import type { AlertEvent } from './events.ts';
 import type { AlertState } from './state.ts';

@@ -1,5 +1,5 @@
 /** Events of the `alert` aggregate; their data is the observation that caused them, with the same schema. */
-import type { Message, SchemasOf } from '../../core/aggregate.ts';
+import type { Message, SchemasOf } from '../../index.ts';
 import { alertCommands, type BalanceObservation } from './commands.ts';
 
 /** The account's balance fell below the threshold: the one alert of this crossing. */

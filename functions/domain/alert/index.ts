@@ -2,7 +2,7 @@
  * The `alert` example aggregate: the low-balance alert of one account (aggregateId = the
  * account's id), driven by the `low-balance-alert` reaction.
  */
-import { defineAggregate } from '../../core/aggregate.ts';
+import { defineAggregate } from '../../index.ts';
 import { alertCommands } from './commands.ts';
 import { decideAlert } from './decide.ts';
 import { alertEvents } from './events.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineAggregate, type Message, type Upcasters } from '../../../functions/core/aggregate.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { chainProblems, currentRevision } from '../../../functions/core/upcast.ts';
-import { givenStored, stored } from '../given.ts';
+import { givenStored, stored } from '../../../functions/testing/index.ts';
 
 // A shop's basket, three years on: `ItemAdded {sku}` became `{sku, quantity}` (revision 2),
 // then `{productId, quantity}` (revision 3, a rename); `BasketEmptied` was retired in favour

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isRejection, type DecideContext } from '../../../functions/core/aggregate.ts';
+import { isRejection, type DecideContext } from '../../../functions/index.ts';
 import { account, type AccountCommand, type AccountEvent, type AccountState } from '../../../functions/domain/account/index.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
-import { given, givenStored, raw, stored } from '../given.ts';
+import { given, givenStored, raw, stored } from '../../../functions/testing/index.ts';
 
 const opened: AccountEvent = { type: 'AccountOpened', data: { owner: 'Ada' } };
 const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });
@@ -141,12 +141,17 @@ describe('account: command schemas', () => {
     ['zero', 0],
     ['fractional', 1.5],
     ['a string', '5'],
-    ['NaN', Number.NaN],
-    ['Infinity', Number.POSITIVE_INFINITY],
     ['above Number.MAX_SAFE_INTEGER', Number.MAX_SAFE_INTEGER + 1],
     ['missing', undefined],
   ])('refuses a Deposit amount that is %s', (_label, amount) => {
     given(account, opened).when(raw('Deposit', { amount })).thenInvalid();
+  });
+
+  it.each([
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+  ])('cannot be sent a Deposit amount that is %s: JSON has no such number', (_label, amount) => {
+    expect(() => given(account, opened).when(raw('Deposit', { amount }))).toThrow(/not JSON: data\.amount is/);
   });
 
   it.each([

@@ -1,21 +1,16 @@
 /**
- * Given / when / then for any aggregate definition: fold the given events through
- * `evolve`, validate the command's data with the aggregate's own schema (as the framework
- * does), `decide` it with a fixed context, and assert on the outcome. Given events may be
- * stored ones at older revisions (`stored`): they are read through the aggregate's
- * upcasters first, as every reader of the events topic reads them; `givenStored(...).whenRead()`
- * asserts on that reading itself.
+ * Given / when / then for any aggregate definition: fold the given events through `evolve`,
+ * validate the command's data with the aggregate's own schema (as the framework does),
+ * `decide` it with a fixed context, and assert on the outcome. Given events may be stored
+ * ones at older revisions (`stored`): they are read through the aggregate's upcasters first,
+ * as every reader of the events topic reads them; `givenStored(...).whenRead()` asserts on
+ * that reading itself. Events and command data must be JSON (json.ts), as on the wire.
  */
+import { deepStrictEqual, fail, match, notStrictEqual, ok, strictEqual } from 'node:assert/strict';
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import { expect } from 'vitest';
-import {
-  isRejection,
-  type AggregateDefinition,
-  type DecideContext,
-  type EventAtRevision,
-  type Message,
-} from '../../functions/core/aggregate.ts';
-import { upcastEvent, type UpcastFault } from '../../functions/core/upcast.ts';
+import { isRejection, type AggregateDefinition, type DecideContext, type EventAtRevision, type Message } from '../core/aggregate.ts';
+import { upcastEvent, type UpcastFault } from '../core/upcast.ts';
+import { asStored, assertJson } from './json.ts';
 
 /** The fixed decision time of every `when`, unless the test passes its own. */
 export const FIXED_NOW = new Date('2026-01-01T00:00:00.000Z');
@@ -46,9 +41,19 @@ export interface Then<E extends Message> {
 const validate = <O>(schema: StandardSchemaV1<unknown, O> | undefined, value: unknown): StandardSchemaV1.Result<O> => {
   if (!schema) return { issues: [{ message: 'no schema for this type' }] };
   const result = schema['~standard'].validate(value);
-  if (result instanceof Promise) throw new Error('given(): asynchronous schemas are not supported');
+  if (result instanceof Promise) throw new TypeError('given(): asynchronous schemas are not supported');
   return result;
 };
+
+/** Asserts that `text` contains `expected` (a string) or matches it (a RegExp). */
+const matches = (text: string, expected: string | RegExp): void =>
+  typeof expected === 'string'
+    ? ok(text.includes(expected), `expected ${JSON.stringify(text)} to contain ${JSON.stringify(expected)}`)
+    : match(text, expected);
+
+/** Describes schema issues for a failure message. */
+const describeIssues = (issues: readonly StandardSchemaV1.Issue[]): string =>
+  issues.map((issue) => `${issue.path?.map(String).join('.') ?? ''}: ${issue.message}`).join('; ');
 
 /** An event as stored at `revision` (older shapes included), for `given` and `givenStored`. */
 export const stored = (type: string, revision: number, data: Readonly<Record<string, unknown>>): EventAtRevision => ({
@@ -65,7 +70,8 @@ type AnyDefinition<E extends Message> = AggregateDefinition<any, any, E>;
 
 /** Reads a stored event through the aggregate's chain, as the framework's event reader does. */
 const read = <E extends Message>(aggregate: AnyDefinition<E>, event: EventAtRevision): { event: E } | { fault: UpcastFault } => {
-  const outcome = upcastEvent(aggregate, event, { ...STORED_CONTEXT, aggregateType: aggregate.type });
+  assertJson(event.data, `stored ${event.type} revision ${event.revision}`);
+  const outcome = upcastEvent(aggregate, asStored(event), { ...STORED_CONTEXT, aggregateType: aggregate.type });
   return 'fault' in outcome ? outcome : { event: outcome.event as E };
 };
 
@@ -79,28 +85,24 @@ export const givenStored = <E extends Message>(aggregate: AnyDefinition<E>, ...e
     then(...expected: readonly E[]): void {
       const actual = events.map((event) => {
         const outcome = read(aggregate, event);
-        if ('fault' in outcome) throw new Error(`expected an event, got ${outcome.fault.code}: ${outcome.fault.problem}`);
+        if ('fault' in outcome) fail(`expected an event, got ${outcome.fault.code}: ${outcome.fault.problem}`);
         return outcome.event;
       });
-      expect(actual).toStrictEqual(expected);
+      deepStrictEqual(actual, expected);
     },
     /** The first stored event cannot be read: this fault code, and a message matching `message`. */
     thenFails(code: UpcastFault['code'], message?: string | RegExp): void {
       const [outcome] = events.map((event) => read(aggregate, event));
-      if (outcome === undefined || !('fault' in outcome)) throw new Error(`expected ${code}, got events ${JSON.stringify(outcome)}`);
-      expect(outcome.fault.code).toBe(code);
-      if (message !== undefined) expect(outcome.fault.problem).toMatch(message);
+      if (outcome === undefined || !('fault' in outcome)) fail(`expected ${code}, got events ${JSON.stringify(outcome)}`);
+      strictEqual(outcome.fault.code, code);
+      if (message !== undefined) matches(outcome.fault.problem, message);
     },
   }),
 });
 
-/** Describes schema issues for a failure message. */
-const describe = (issues: readonly StandardSchemaV1.Issue[]): string =>
-  issues.map((issue) => `${issue.path?.map(String).join('.') ?? ''}: ${issue.message}`).join('; ');
-
 /**
- * Starts a test of `aggregate` from the state its `events` lead to. The given events are
- * checked against the aggregate's event schemas (stored ones read through its upcasters
+ * Starts a test of `aggregate` from the state its `events` lead to. The given events must be
+ * JSON and fit the aggregate's event schemas (stored ones are read through its upcasters
  * first), and the resulting state must survive a JSON round trip unchanged, as the framework
  * stores it.
  */
@@ -111,25 +113,29 @@ export const given = <S, C extends Message, E extends Message>(
   const eventSchemas: Partial<Record<string, StandardSchemaV1<unknown, unknown>>> = aggregate.events;
   const commandSchemas: Partial<Record<string, StandardSchemaV1<unknown, unknown>>> = aggregate.commands;
   const events = history.map((event): E => {
-    if (!('revision' in event)) return event;
-    const outcome = read(aggregate, event);
-    if ('fault' in outcome)
-      throw new Error(`given(): ${event.type} revision ${event.revision} cannot be read: ${outcome.fault.code}: ${outcome.fault.problem}`);
-    return outcome.event;
-  });
-  for (const event of events) {
+    if ('revision' in event) {
+      const outcome = read(aggregate, event);
+      if ('fault' in outcome)
+        throw new TypeError(
+          `given(): ${event.type} revision ${event.revision} cannot be read: ${outcome.fault.code}: ${outcome.fault.problem}`,
+        );
+      return outcome.event;
+    }
+    assertJson(event.data, `given(): ${event.type}`);
     const result = validate(eventSchemas[event.type], event.data);
-    if (result.issues) throw new Error(`given(): invalid ${event.type}: ${describe(result.issues)}`);
-  }
+    if (result.issues) throw new TypeError(`given(): invalid ${event.type}: ${describeIssues(result.issues)}`);
+    return asStored(event);
+  });
   const state = events.reduce(aggregate.evolve, aggregate.initialState);
-  expect(JSON.parse(JSON.stringify(state)), 'state survives a JSON round trip').toStrictEqual(state);
+  deepStrictEqual(asStored(state), state, 'the state survives a JSON round trip, as it is stored');
 
   return {
     /** Decides `command` against that state; `context` overrides the fixed context. */
     when(command: C | UncheckedCommand, context: Partial<DecideContext> = {}): Then<E> {
-      const validation = validate(commandSchemas[command.type], command.data);
+      assertJson(command.data, `when(): ${command.type}`);
+      const validation = validate(commandSchemas[command.type], asStored(command.data));
       const decideValid = () => {
-        if (validation.issues) throw new Error(`when(): invalid ${command.type}: ${describe(validation.issues)}`);
+        if (validation.issues) throw new TypeError(`when(): invalid ${command.type}: ${describeIssues(validation.issues)}`);
         // The framework decides on the schema's output (trimmed, say), not on the raw data.
         const validated = { type: command.type, data: validation.value } as C;
         return aggregate.decide(validated, state, {
@@ -143,26 +149,24 @@ export const given = <S, C extends Message, E extends Message>(
       return {
         then(expected) {
           const decision = decideValid();
-          if (isRejection(decision)) {
-            throw new Error(`expected events, got rejection ${decision.code}: ${decision.message}`);
-          }
-          expect(decision).toStrictEqual(expected);
+          if (isRejection(decision)) fail(`expected events, got rejection ${decision.code}: ${decision.message}`);
           for (const event of decision) {
-            const result = validate(eventSchemas[event.type], event.data);
-            expect(result.issues, `emitted ${event.type} fits its schema`).toBeUndefined();
+            // As the command side: an event whose data is not JSON, or does not fit its schema, is never published.
+            assertJson(event.data, `decide(): ${event.type}`);
+            const result = validate(eventSchemas[event.type], asStored(event.data));
+            if (result.issues) fail(`decide(): emitted ${event.type} does not fit its schema: ${describeIssues(result.issues)}`);
           }
+          deepStrictEqual(decision.map(asStored), expected.map(asStored));
         },
         thenRejects(code, message) {
           const decision = decideValid();
-          if (!isRejection(decision)) {
-            throw new Error(`expected rejection ${code}, got events ${JSON.stringify(decision)}`);
-          }
-          expect(decision.code).toBe(code);
-          expect(decision.message).not.toBe('');
-          if (message !== undefined) expect(decision.message).toMatch(message);
+          if (!isRejection(decision)) fail(`expected rejection ${code}, got events ${JSON.stringify(decision)}`);
+          strictEqual(decision.code, code);
+          notStrictEqual(decision.message, '', 'a rejection says why');
+          if (message !== undefined) matches(decision.message, message);
         },
         thenInvalid() {
-          expect(validation.issues, `${command.type} ${JSON.stringify(command.data)} is refused`).toBeDefined();
+          if (validation.issues === undefined) fail(`expected ${command.type} ${JSON.stringify(command.data)} to be refused by its schema`);
         },
       };
     },
