@@ -3,6 +3,7 @@
  * emulator and its own events/results/dead-letter topics on the broker, so test files do not
  * see each other's records.
  */
+import { afterAll, beforeAll } from 'vitest';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
@@ -132,3 +133,15 @@ export const openAccountHead = (id: string, version: number, balance: number): H
   state: { status: 'open', owner: 'Ann', balance },
   offsets: { 'commands-0': version },
 });
+
+/** The command side, started before a file's tests and closed after them (the getter reads it). */
+export const commandSideAround = (): (() => CommandSide) => {
+  let side: CommandSide | undefined;
+  beforeAll(async () => {
+    side = await startCommandSide();
+  });
+  afterAll(async () => {
+    await side?.close();
+  });
+  return () => side as CommandSide;
+};
