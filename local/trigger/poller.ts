@@ -13,7 +13,9 @@ import { describeFailure, HELD_RETRY_MS, heldByRebuild, invokeHandler, message, 
 import type { FunctionModule } from './lambda.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { TriggerMapping } from './mappings.ts';
-import { toMskRecord, type EventSource } from './msk-payload.ts';
+import type { EventSource } from './msk-payload.ts';
+import { Intake } from './intake.ts';
+import { Waiters } from './waiters.ts';
 import { backoffMs, failedItems, recordCount, splitBatch, type Backoff, type PartialResponseReading } from './outcome.ts';
 import { oldestRecordAges } from '../../functions/core/trigger-event.ts';
 import { BlockedPartitions, offsetsOf, type BlockedPartition, type InvocationReport, type RecordAge } from './reports.ts';
@@ -55,15 +57,12 @@ export class Poller {
   /** Handler calls in progress. */
   private invoking = 0;
   private readonly batches = new Set<Promise<void>>();
-  private readonly idleWaiters = new Set<() => void>();
-  private readonly resumeWaiters = new Set<() => void>();
-  private readonly sleepers = new Set<() => void>();
+  private readonly idleWaiters = new Waiters();
+  private readonly resumeWaiters = new Waiters();
+  private readonly sleepers = new Waiters();
   /** Partitions waiting on a failing batch. */
   private readonly blockedPartitions: BlockedPartitions;
-  /** Records waiting in one partition above which its fetching pauses, until its batches have taken them. */
-  private readonly highWater: number;
-  /** Partitions whose fetching is paused because enough of their records wait here. */
-  private readonly full = new Set<string>();
+  private readonly intake: Intake;
   /** The age of the oldest record of each partition's last batch, by `topic-partition`. */
   private readonly ages = new Map<string, RecordAge>();
 
@@ -73,7 +72,7 @@ export class Poller {
   ) {
     this.paused = deps.paused;
     this.blockedPartitions = new BlockedPartitions(mapping.functionName, deps.onBlockedChange);
-    this.highWater = Math.max(2 * mapping.batchSize, 1000);
+    this.intake = new Intake(mapping.functionName, this.buffer, Math.max(2 * mapping.batchSize, 1000), deps.log);
   }
 
   /** Joins the group (starting at the earliest offset when it has no committed ones) and starts consuming. */
@@ -82,7 +81,7 @@ export class Poller {
       this.assigned = assigned;
       // The consumer reads again from the committed offsets: what waited would come twice.
       this.buffer.clear();
-      this.fetchAgain();
+      this.intake.fetchAgain(this.consumer);
     });
     await startConsumer(this.consumer, this.mapping, (payload) => this.onBatch(payload));
   }
@@ -105,13 +104,13 @@ export class Poller {
   async pause(): Promise<void> {
     this.paused = true;
     clearTimeout(this.timer);
-    if (this.invoking > 0) await new Promise<void>((resolve) => this.idleWaiters.add(resolve));
+    if (this.invoking > 0) await this.idleWaiters.wait();
   }
 
   /** Invokes again, from where it was. */
   resume(): void {
     this.paused = false;
-    this.notify(this.resumeWaiters);
+    this.resumeWaiters.wakeAll();
     this.pump();
   }
 
@@ -119,52 +118,18 @@ export class Poller {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
-    for (const waiters of [this.resumeWaiters, this.sleepers]) this.notify(waiters);
+    this.resumeWaiters.wakeAll();
+    this.sleepers.wakeAll();
     await Promise.allSettled([...this.batches]);
     await this.consumer?.disconnect();
     await this.admin?.disconnect();
   }
 
-  private notify(waiters: Set<() => void>): void {
-    for (const wake of [...waiters]) wake();
-    waiters.clear();
-  }
-
   private onBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch } = payload;
     if (!payload.isRunning() || payload.isStale() || this.stopping) return Promise.resolve();
-    const now = Date.now();
-    const tp = `${batch.topic}-${batch.partition}`;
-    const first = batch.messages[0]?.offset;
-    if (first !== undefined && this.buffer.wentBack(tp, Number(first))) {
-      this.buffer.restart(tp);
-      this.deps.log(
-        `${this.mapping.functionName}: ${tp} starts again at offset ${first}: its topic was recreated. What was fetched of the old topic is dropped, ` +
-          'and a batch of it still running is not committed (its offsets would skip records of the new one)',
-      );
-    }
-    for (const m of batch.messages)
-      if (!('isControlRecord' in m && m.isControlRecord)) this.buffer.add(toMskRecord(batch.topic, batch.partition, m), now);
-    // Moves the fetch position only; offsets are committed after the handler succeeds.
-    payload.resolveOffset(batch.lastOffset());
-    // A partition with enough waiting stops fetching, and only it: kafkajs's fetch loop waits
-    // for every eachBatch of a fetch, so waiting here would starve the other partitions.
-    if (this.buffer.queued(tp) >= this.highWater && !this.full.has(tp)) {
-      this.full.add(tp);
-      payload.pause();
-    }
+    this.intake.add(payload);
     this.pump();
     return Promise.resolve();
-  }
-
-  /** Fetches again for the partitions that paused while full, once their batches have taken enough. */
-  private fetchAgain(): void {
-    for (const tp of this.full) {
-      if (this.buffer.queued(tp) >= this.highWater) continue;
-      this.full.delete(tp);
-      const cut = tp.lastIndexOf('-');
-      this.consumer?.resume([{ topic: tp.slice(0, cut), partitions: [Number(tp.slice(cut + 1))] }]);
-    }
   }
 
   /** Starts every batch that is due, and wakes up when the next window ends. */
@@ -179,7 +144,7 @@ export class Poller {
       this.batches.add(running);
       void running.finally(() => this.batches.delete(running));
     }
-    this.fetchAgain();
+    this.intake.fetchAgain(this.consumer);
     const wait = this.buffer.wakeIn(now, windowMs);
     if (wait !== undefined) this.timer = setTimeout(() => this.pump(), wait);
   }
@@ -192,7 +157,7 @@ export class Poller {
     let blockedSince: number | undefined;
     try {
       while (batch.size > 0) {
-        while (this.paused && !this.stopping) await new Promise<void>((resolve) => this.resumeWaiters.add(resolve));
+        while (this.paused && !this.stopping) await this.resumeWaiters.wait();
         if (this.stopping) return;
         await checkCommitted(this.commitContext(), batch);
         // Paused meanwhile: wait again (and check again after), so that a resolved pause means no invocation starts.
@@ -224,7 +189,7 @@ export class Poller {
           // rebuild may run in another process (the CLI), so the emulation holds the batch instead.
           attempt--;
           this.deps.report({ ...base, outcome: 'failed', error: message(called.error), retryInMs: HELD_RETRY_MS });
-          await this.sleep(HELD_RETRY_MS);
+          await this.sleepers.sleep(HELD_RETRY_MS);
           continue;
         }
         const { done, retry } = failed === 'all' ? { done: new Map(), retry: batch } : splitBatch(batch, failed, this.deps.partialResponse);
@@ -237,7 +202,7 @@ export class Poller {
         this.blockedPartitions.block(batch, blockedSince, attempt, errorOf);
         const retryInMs = backoffMs(attempt, this.deps.backoff);
         this.deps.report({ ...base, outcome: called.ok && failed !== 'all' ? 'partial' : 'failed', error, retryInMs, blockedSince });
-        await this.sleep(retryInMs);
+        await this.sleepers.sleep(retryInMs);
       }
     } catch (error) {
       // Not the handler's failure (that is handled above) but the trigger's own: go again.
@@ -289,7 +254,7 @@ export class Poller {
         batch,
       );
     } finally {
-      if (--this.invoking === 0) this.notify(this.idleWaiters);
+      if (--this.invoking === 0) this.idleWaiters.wakeAll();
     }
   }
 
@@ -303,18 +268,5 @@ export class Poller {
   /** Commits the batch (committed.ts), except partitions whose log started again since it was taken: the old offset would skip the new topic's records. */
   private commit(batch: Batch, lives: ReadonlyMap<string, number>): Promise<void> {
     return commitBatch(this.commitContext(), sameLife(this.commitContext(), batch, lives));
-  }
-
-  /** Waits, waking early when the poller stops. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.sleepers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.sleepers.add(wake);
-    });
   }
 }
