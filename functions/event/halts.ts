@@ -7,7 +7,7 @@ import { EventChainError, type EventFault } from '../core/event-reader.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { EventGapError, type ConsumerFailedError } from './errors.ts';
-import type { GapFound } from './fold.ts';
+import type { GapFound, ItemPlan } from './fold.ts';
 
 /**
  * Where a partition stops, and why: a gap under `halt` (`gap`), a record this code cannot
@@ -77,3 +77,33 @@ export const haltLogLine = (
     },
   };
 };
+
+/** An item's halt, if its fold stopped at a gap under `halt` or at an event its code fails on. */
+export const haltOf = (p: ItemPlan): Halt | undefined =>
+  p.halt !== undefined
+    ? { cause: 'gap', position: p.halt.position, gap: p.halt }
+    : p.failed === undefined
+      ? undefined
+      : { cause: 'failed', ...p.failed };
+
+/** The first halt of each partition of a batch: what precedes it is applied, nothing from it on. */
+export class FirstHalts {
+  private readonly first = new Map<string, Halt>();
+
+  /** Records `halt`, unless its partition halts earlier already. */
+  add(halt: Halt): void {
+    const tp = topicPartition(halt.position);
+    const known = this.first.get(tp);
+    if (known === undefined || halt.position.offset < known.position.offset) this.first.set(tp, halt);
+  }
+
+  /** Whether `p` precedes its partition's halt (or its partition does not halt). */
+  before(p: SourcePosition): boolean {
+    return p.offset < (this.first.get(topicPartition(p))?.position.offset ?? Infinity);
+  }
+
+  /** The halts, by partition. */
+  list(): Halt[] {
+    return [...this.first.values()].sort((a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position)));
+  }
+}

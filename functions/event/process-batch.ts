@@ -19,24 +19,24 @@
  * retried from there until fixed code is deployed or the missing events arrive, or an
  * operator releases it. Infrastructure failures throw; a retry of the same batch is idempotent.
  */
-import { mapConcurrent } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
-import { isChainFault, readTriggerRecord, type EventFault } from '../core/event-reader.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
-import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
+import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
 import { GenerationNotDrainedError } from '../core/generations.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
-import { ControlConflictError, RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
-import { ItemConflictRetriesExhaustedError, ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
-import type { Halt } from './halts.ts';
+import { ControlConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
+import { ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
+import { FirstHalts, haltOf, type Halt } from './halts.ts';
+import { readRecords, releaseAt } from './read-records.ts';
+import { writeItems } from './write-items.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
-import { foldItem, type FoldOptions, type GapFound, type IncomingEvent, type ItemPlan } from './fold.ts';
+import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
-import { routeEvents, type Route } from './route.ts';
+import { routeEvents } from './route.ts';
 
 /**
  * How the live event side checks that its table is in step with the events topic before it
@@ -105,10 +105,6 @@ export interface EventBatchSummary {
   halted: Halt[];
 }
 
-/** The release of `position`'s partition that covers it, if any. */
-const releaseAt = (releases: ReadonlyMap<string, readonly Release[]>, position: SourcePosition): Release | undefined =>
-  releaseFor(releases.get(topicPartition(position)) ?? [], position.offset);
-
 /** Fails the batch unless the table is in step with the log (or, new, may start empty now). */
 const checkReady = async (deps: EventSideDeps, snapshot: BatchSnapshot): Promise<void> => {
   const readiness = deps.readiness;
@@ -142,16 +138,9 @@ export const createEventApplier = (deps: EventSideDeps) => {
   const writeConcurrency = deps.writeConcurrency ?? 16;
 
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
-    let good: IncomingEvent[] = [];
-    let bad: DeadLetter[] = [];
-    const unreadable: EventFault[] = [];
-    for (const record of records) {
-      const read = readTriggerRecord(record, registry.aggregates);
-      if ('event' in read) good.push(read.event);
-      else if (isChainFault(read.fault)) unreadable.push(read.fault);
-      else bad.push(deadLetter(record, { code: read.fault.code, message: read.fault.message }));
-    }
-
+    const read = readRecords(records, registry);
+    const unreadable = read.unreadable;
+    let { good, bad } = read;
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
     // Which items to read; a rowId that fails is met again below, where it halts its partition.
     let routes = routeEvents(good, registry, () => undefined);
@@ -177,27 +166,14 @@ export const createEventApplier = (deps: EventSideDeps) => {
       bad = bad.filter((d) => skip(d.record.source) === undefined);
     }
     // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
-    const firstHalt = new Map<string, Halt>();
-    const haltAt = (halt: Halt) => {
-      const tp = topicPartition(halt.position);
-      const known = firstHalt.get(tp);
-      if (known === undefined || halt.position.offset < known.position.offset) firstHalt.set(tp, halt);
-    };
+    const halts = new FirstHalts();
     for (const fault of unreadable)
-      if (skip(fault.position) === undefined) haltAt({ cause: 'unreadable', position: fault.position, fault });
+      if (skip(fault.position) === undefined) halts.add({ cause: 'unreadable', position: fault.position, fault });
     let deadLetters = [...bad, ...skipped];
-    const before = (p: SourcePosition) => p.offset < (firstHalt.get(topicPartition(p))?.position.offset ?? Infinity);
-    good = good.filter((e) => before(e.position));
-    deadLetters = deadLetters.filter((d) => before(d.record.source));
+    good = good.filter((e) => halts.before(e.position));
+    deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
 
     const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
-    /** An item's halt, if its fold stopped at a gap under `halt` or at an event its code fails on. */
-    const haltOf = (p: ItemPlan): Halt | undefined =>
-      p.halt !== undefined
-        ? { cause: 'gap', position: p.halt.position, gap: p.halt }
-        : p.failed === undefined
-          ? undefined
-          : { cause: 'failed', ...p.failed };
     // A halt stops its partition at its offset, for every item: cut the batch there and fold
     // again, until no item halts (each round cuts, so it ends). Cutting a suffix off an
     // aggregate's events creates no new gap; what precedes a halt on every partition is applied.
@@ -212,16 +188,16 @@ export const createEventApplier = (deps: EventSideDeps) => {
       );
       const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
       if (found.length === 0) break;
-      for (const halt of found) haltAt(halt);
-      good = good.filter((e) => before(e.position));
-      deadLetters = deadLetters.filter((d) => before(d.record.source));
+      for (const halt of found) halts.add(halt);
+      good = good.filter((e) => halts.before(e.position));
+      deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
     }
 
     // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered (refusals.ts).
     const letters = refusalLetters(records);
     const unusable = deadLetters.length;
     const byKey = keyRefusals(routes.values());
-    let refused = byKey.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
+    const refused = byKey.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
     deadLetters.push(...letters([...byKey, ...[...plans.values()].flatMap((p) => p.refused)]));
 
     // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
@@ -237,50 +213,13 @@ export const createEventApplier = (deps: EventSideDeps) => {
     await deps.publisher.publish({ commands, deadLetters, traces });
     for (const c of commands) published.add(c.commandId);
 
-    let conflicts = 0;
-    const final = new Map<string, ItemPlan>();
-    await mapConcurrent([...plans], writeConcurrency, async ([id, first]) => {
-      const route = routes.get(id) as Route;
-      let events = route.events;
-      let current = first;
-      let stored = snapshot.items.get(id);
-      for (let attempt = 0; ; attempt++) {
-        // Only after a lost race: the winner moved the item (a wipe, a replay) so that these
-        // events now meet a gap. Its partition halts there, not the invocation: what this
-        // batch applied past it on other items is applied again, as duplicates, on redelivery.
-        for (let halt = haltOf(current); halt !== undefined; halt = haltOf(current)) {
-          haltAt(halt);
-          events = events.filter((e) => before(e.position));
-          current = foldItem(route.folder, stored, events, fold);
-        }
-        if (current.next === null) break;
-        const unsent = current.commands.filter((c) => !published.has(c.commandId));
-        if (unsent.length > 0) {
-          await deps.publisher.publish({ commands: unsent, deadLetters: [], traces });
-          for (const c of unsent) published.add(c.commandId);
-        }
-        try {
-          await deps.readModels.write(route.folder.key, current.next, stored?.revision ?? 0);
-          break;
-        } catch (error) {
-          if (!(error instanceof RevisionConflictError)) throw error;
-          conflicts++;
-          if (attempt >= maxConflictRetries)
-            throw new ItemConflictRetriesExhaustedError(route.folder.key.pk, route.folder.key.sk, attempt + 1, { cause: error });
-          // Another invocation moved the item: fold the same events onto what it left.
-          stored = error.current;
-          const refusedBefore = current.refused.length;
-          current = foldItem(route.folder, stored, events, fold);
-          if (current.refused.length > refusedBefore) {
-            refused += current.refused.length - refusedBefore;
-            await deps.publisher.publish({ commands: [], deadLetters: letters(current.refused.slice(refusedBefore)) });
-          }
-        }
-      }
-      final.set(id, current);
-    });
-
-    const outcomes = [...final.values()];
+    const written = await writeItems(
+      { ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters },
+      plans,
+      routes,
+      snapshot,
+    );
+    const outcomes = written.final;
     return {
       records: records.length,
       events: good.length,
@@ -291,11 +230,11 @@ export const createEventApplier = (deps: EventSideDeps) => {
       duplicates: outcomes.reduce((n, p) => n + p.duplicates, 0),
       itemsWritten: outcomes.filter((p) => p.next !== null).length,
       commandsIssued: published.size,
-      conflicts,
+      conflicts: written.conflicts,
       unusable,
-      refused,
+      refused: refused + written.refused,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
-      halted: [...firstHalt.values()].sort((a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position))),
+      halted: halts.list(),
     };
   };
 };
