@@ -5,57 +5,18 @@
  * change here; one without a trigger is only invoked directly.
  */
 import type { aws_ec2 as ec2 } from 'aws-cdk-lib';
-import { Duration, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
+import { Duration, type aws_lambda as lambda } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { tableEnv, topicEnv } from '../functions/config.ts';
-import { generationName } from '../functions/core/generations.ts';
 import { generations, scopedName, topics as topologyTopics, type FunctionSpec, type TopicKey } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
 import { pascal, type Tables } from './tables.ts';
+import { createTriggers, grantTriggerControl, type TriggerErrorHandling } from './triggers.ts';
 
 /** A topology function as the stack deploys it (the deployment facts live in the topology). */
 export type DeployableFunctionSpec = FunctionSpec;
-
-/**
- * What a trigger does with a batch that keeps failing. Block, never skip: there is no
- * on-failure destination (Lambda would cap the retries at 10 and commit past the records),
- * and a failing batch is retried until it succeeds or an operator releases its records
- * (`kafka-aggregates skip`); the offset-lag alarm says when a partition stands still.
- */
-export interface TriggerErrorHandling {
-  /**
-   * Retries of a failed batch; -1 retries until it succeeds (records never expire from the
-   * events topic; a commands record would at its topic's retention).
-   * @default -1
-   */
-  readonly retryAttempts?: number;
-  /**
-   * Split a failing batch in two and retry the halves. Off: the handlers report the first
-   * record they could not handle (`batchItemFailures`), so Lambda already retries from
-   * exactly there, and a whole batch fails only for causes that a smaller batch does not
-   * cure (DynamoDB or Kafka unavailable); halving would only multiply invocations and
-   * requests during an outage.
-   * @default false
-   */
-  readonly bisectBatchOnError?: boolean;
-  /**
-   * Let the function report the first failed record of each partition (`batchItemFailures`):
-   * what precedes it is committed, it and what follows are retried.
-   * @default true
-   */
-  readonly reportBatchItemFailures?: boolean;
-  /**
-   * Provisioned pollers per trigger, which these error controls need.
-   * @default 1
-   */
-  readonly minimumPollers?: number;
-  /**
-   * @default - the trigger topic's partition count (one poller per partition at most)
-   */
-  readonly maximumPollers?: number;
-}
 
 /** Properties of {@link Handlers}. */
 export interface HandlersProps {
@@ -122,13 +83,6 @@ export interface FunctionGroups {
   readonly trigger?: string;
 }
 
-/**
- * What each trigger publishes besides `OffsetLag`: event counts (polled, invoked, failed),
- * errors of polling, invoking and committing, and Kafka's offset lag per mapping. Without
- * them, a trigger that cannot reach the cluster fails no function and raises nothing.
- */
-export const TRIGGER_METRICS = [lambda.MetricType.EVENT_COUNT, lambda.MetricType.ERROR_COUNT, lambda.MetricType.KAFKA_METRICS];
-
 /** Consumer group of a function's own consumers (not its trigger's). */
 export const ownConsumerGroup = (key: string): string => `kafka-aggregates-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
@@ -151,7 +105,6 @@ export class Handlers extends Construct {
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
     const allTopics = Object.keys(props.topicNames) as TopicKey[];
-    const errors = props.errorHandling ?? {};
     const functions: Record<string, NodejsFunction> = {};
     const triggers: Record<string, lambda.EventSourceMapping[]> = {};
     const groups: Record<string, FunctionGroups> = Object.fromEntries(
@@ -217,46 +170,12 @@ export class Handlers extends Construct {
       if (reads.length > 0) props.cluster.grantDeleteGroups(fn, [readerGroups(ownGroup)]);
 
       if (trigger) {
-        props.cluster.grantTrigger(fn);
-        // The MSK trigger describes the cluster's VPC, subnets and security groups to place its
-        // pollers' network interfaces (created with the VPC access policy's ENI actions); these
-        // describe calls take no resource ARN.
-        fn.addToRolePolicy(
-          new iam.PolicyStatement({ actions: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'], resources: ['*'] }),
-        );
-        // One trigger per generation of a keyed topic, each in a group of its own; the first keeps its id.
-        const sources = topologyTopics[trigger.topic].keyed
-          ? generations(props.topicNames[trigger.topic], counts)
-          : [{ name: props.topicNames[trigger.topic], index: 0, partitions: props.partitions[trigger.topic] }];
-        triggers[key] = [];
-        for (const source of sources) {
-          const group = generationName(groupOf(key), source.index);
-          // Its own group, and the older generations' (the event side checks they are drained).
-          props.cluster.grantRead(fn, [source.name], [group]);
-          const mapping = new lambda.EventSourceMapping(this, `${pascal(key)}Trigger${source.index === 0 ? '' : `G${source.index + 1}`}`, {
-            target: fn,
-            eventSourceArn: props.cluster.clusterArn,
-            kafkaTopic: source.name,
-            kafkaConsumerGroupId: group,
-            startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-            batchSize: trigger.batchSize,
-            maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds),
-            // No onFailure: block, never skip (see TriggerErrorHandling).
-            retryAttempts: errors.retryAttempts ?? -1,
-            bisectBatchOnError: errors.bisectBatchOnError ?? false,
-            reportBatchItemFailures: errors.reportBatchItemFailures ?? true,
-            provisionedPollerConfig: {
-              minimumPollers: errors.minimumPollers ?? 1,
-              maximumPollers: errors.maximumPollers ?? Math.max(errors.minimumPollers ?? 1, source.partitions),
-              ...(props.pollerGroupName !== undefined ? { pollerGroupName: props.pollerGroupName } : {}),
-            },
-            metricsConfig: { metrics: TRIGGER_METRICS },
-          });
-          // Create the mapping once the role's policy (a dependency of the function) and the topics exist.
-          mapping.node.addDependency(fn);
-          if (props.triggersDependOn) mapping.node.addDependency(props.triggersDependOn);
-          triggers[key].push(mapping);
-        }
+        triggers[key] = createTriggers(this, key, fn, trigger, {
+          ...props,
+          group: groupOf(key),
+          counts,
+          errors: props.errorHandling ?? {},
+        });
       }
     }
 
@@ -300,11 +219,3 @@ export class Handlers extends Construct {
     this.groups = groups;
   }
 }
-
-/** Lets `grantee` read and disable/enable one event source mapping, and no other. */
-export const grantTriggerControl = (grantee: iam.IGrantable, mapping: lambda.IEventSourceMapping): iam.Grant =>
-  iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping'],
-    resourceArns: [mapping.eventSourceMappingArn],
-  });

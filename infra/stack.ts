@@ -13,7 +13,8 @@ import {
 } from '../functions/topology.ts';
 import { routes as commandApiRoutes } from '../functions/command-api/routes.ts';
 import { CommandApi } from './command-api.ts';
-import { Handlers, type DeployableFunctionSpec, type TriggerErrorHandling } from './handlers.ts';
+import { Handlers, type DeployableFunctionSpec } from './handlers.ts';
+import type { TriggerErrorHandling } from './triggers.ts';
 import { KafkaCluster } from './kafka-cluster.ts';
 import { Monitoring } from './monitoring.ts';
 import { SettingsError } from './settings.ts';
