@@ -82,19 +82,26 @@ const outputBytes = (item: Plain): number => (Object.values(item).every(isAv) ? 
 const writeUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
 const readUnits = (bytes: number, consistent: boolean): number => Math.max(1, Math.ceil(bytes / 4096)) * (consistent ? 1 : 0.5);
 
-/** Applies an UpdateItem's `SET a = :v, #b = :w` (the only form used here) to a stored item. */
+/**
+ * Applies an UpdateItem's `SET a = :v, #b = if_not_exists(#b, :w) REMOVE c, #d` (the forms
+ * used here) to a stored item; undefined for any other form.
+ */
 const applySet = (old: AvItem | undefined, input: Plain): AvItem | undefined => {
   const expression = input.UpdateExpression as string | undefined;
-  if (expression === undefined || !/^\s*SET\s/i.test(expression) || /\b(REMOVE|ADD|DELETE)\b|\(/i.test(expression)) return undefined;
+  const clauses = /^\s*SET\s+(.*?)(?:\s+REMOVE\s+(.*))?\s*$/i.exec(expression ?? '');
+  if (clauses === null || /\b(ADD|DELETE)\b/i.test(expression ?? '')) return undefined;
   const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
   const values = (input.ExpressionAttributeValues ?? {}) as Record<string, Av>;
   const next: AvItem = { ...(old ?? (input.Key as AvItem)) };
-  for (const part of expression.replace(/^\s*SET\s+/i, '').split(',')) {
+  for (const part of (clauses[1] as string).split(/,(?![^(]*\))/)) {
     const [name, value] = part.split('=').map((s) => s.trim()) as [string, string];
-    const v = values[value];
+    const attribute = names[name] ?? name;
+    const ifAbsent = /^if_not_exists\(\s*[^,]+,\s*([^)\s]+)\s*\)$/i.exec(value);
+    const v = values[ifAbsent?.[1] ?? value];
     if (v === undefined) return undefined;
-    next[names[name] ?? name] = v;
+    if (ifAbsent === null || next[attribute] === undefined) next[attribute] = v;
   }
+  for (const name of clauses[2]?.split(',').map((s) => s.trim()) ?? []) delete next[names[name] ?? name];
   return next;
 };
 

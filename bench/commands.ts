@@ -14,18 +14,15 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { createKafka } from '../functions/adapters/kafka/clients.ts';
 import { configuredEndpoint } from '../functions/config.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/client/client.ts';
 import { startTriggers, type InvocationReport, type TriggerMapping } from '../local/trigger/trigger.ts';
-import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
-import { int, log, machineRows, positive, runBenchmark } from './report.ts';
+import { int, log, machineRows, positive } from './report.ts';
+import { benchmark, type BenchRun, type SideTopics } from './bench-run.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -53,7 +50,7 @@ const trigger = functions.commandHandler.trigger;
 interface Side {
   readonly impl: Impl;
   readonly tableName: string;
-  readonly topics: { readonly commands: string; readonly events: string; readonly results: string; readonly deadLetter: string };
+  readonly topics: SideTopics;
   client?: CommandClient;
 }
 
@@ -170,129 +167,90 @@ const compare = (title: string, o: Run, b: Run): [string, string][] => [
   ['accepted', `ours ${int(o.accepted)}/${int(o.commands)}, baseline ${int(b.accepted)}/${int(b.commands)}`],
 ];
 
-const main = async (): Promise<boolean> => {
-  const run = unique('bench-cmd');
-  const kafka = createKafka('kafka-aggregates-bench');
-  const dynamo = createDynamoClient();
-  const admin = kafka.admin();
-  await admin.connect();
-  const sides: Side[] = (['ours', 'baseline'] as const).map((impl) => ({
-    impl,
-    tableName: `${run}-${impl}`,
-    topics: {
-      commands: `${run}-${impl}-commands`,
-      events: `${run}-${impl}-events`,
-      results: `${run}-${impl}-results`,
-      deadLetter: `${run}-${impl}-dead-letter`,
-    },
-  }));
+const main = async ({ id: run, kafka, table, sideTopics, onClose }: BenchRun): Promise<boolean> => {
+  const sides: Side[] = [];
+  log(`creating topics and tables (${run}-*)…`);
+  for (const impl of ['ours', 'baseline'] as const) {
+    const side: Side = { impl, tableName: await table(impl), topics: await sideTopics(impl) };
+    modules[impl].configure({ tableName: side.tableName, topics: side.topics });
+    sides.push(side);
+  }
+  onClose(() => Promise.allSettled(sides.flatMap((s) => (s.client === undefined ? [] : [s.client.close()]))));
   const reports: InvocationReport[] = [];
-  let triggers: Awaited<ReturnType<typeof startTriggers>> | undefined;
-  try {
-    log(`creating topics and tables (${run}-*)…`);
-    for (const side of sides) {
-      await createAggregatesTable(dynamo, side.tableName);
-      await createTopics(admin, {
-        [side.topics.commands]: 3,
-        [side.topics.events]: 3,
-        [side.topics.results]: 3,
-        [side.topics.deadLetter]: 1,
-      });
-      modules[side.impl].configure({ tableName: side.tableName, topics: side.topics });
-    }
-    const mappings: TriggerMapping[] = sides.map((side) => ({
-      functionName: side.impl,
-      entry: fileURLToPath(new URL(`./${side.impl}-handler.ts`, import.meta.url)),
-      topic: side.topics.commands,
-      batchSize: trigger.batchSize,
-      maxBatchingWindowSeconds: trigger.maxBatchingWindowSeconds,
-      consumerGroupId: `${run}-${side.impl}`,
-      timeoutSeconds: functions.commandHandler.timeoutSeconds,
-      memoryMb: functions.commandHandler.memoryMb,
-    }));
-    log('starting the emulated triggers…');
-    triggers = await startTriggers({ kafka, mappings, onInvocation: (r) => reports.push(r), log: () => undefined });
-    for (const side of sides)
-      side.client = await CommandClient.connect(kafka, { commands: side.topics.commands, results: side.topics.results });
+  const mappings: TriggerMapping[] = sides.map((side) => ({
+    functionName: side.impl,
+    entry: fileURLToPath(new URL(`./${side.impl}-handler.ts`, import.meta.url)),
+    topic: side.topics.commands,
+    batchSize: trigger.batchSize,
+    maxBatchingWindowSeconds: trigger.maxBatchingWindowSeconds,
+    consumerGroupId: `${run}-${side.impl}`,
+    timeoutSeconds: functions.commandHandler.timeoutSeconds,
+    memoryMb: functions.commandHandler.memoryMb,
+  }));
+  log('starting the emulated triggers…');
+  const triggers = await startTriggers({ kafka, mappings, onInvocation: (r) => reports.push(r), log: () => undefined });
+  onClose(() => triggers.stop());
+  for (const side of sides)
+    side.client = await CommandClient.connect(kafka, { commands: side.topics.commands, results: side.topics.results });
 
-    log('warming up (first batch on a new table, connections)…');
-    for (const side of sides) await measure(side, workload(`${run}-warm`, 20, 2), 20, 0, reports);
+  log('warming up (first batch on a new table, connections)…');
+  for (const side of sides) await measure(side, workload(`${run}-warm`, 20, 2), 20, 0, reports);
 
-    const rows: [string, string][] = [];
-    const runs: Run[] = [];
-    for (const perAggregate of SHAPES) {
-      const pair: Run[] = [];
-      for (const side of sides) {
-        log(`${side.impl}: ${int(COMMANDS)} commands, ${perAggregate} per aggregate, as fast as they can be sent…`);
-        pair.push(await measure(side, workload(`${run}-s${perAggregate}`, COMMANDS, perAggregate), trigger.batchSize, 0, reports));
-      }
-      const [o, b] = pair as [Run, Run];
-      runs.push(o, b);
-      rows.push(
-        ...compare(
-          `burst: ${int(COMMANDS)} commands, ${perAggregate} per aggregate (${int(COMMANDS / perAggregate)} aggregates), sent in chunks of ${trigger.batchSize}`,
-          o,
-          b,
-        ),
-      );
-    }
-    const steadyPair: Run[] = [];
+  const rows: [string, string][] = [];
+  const runs: Run[] = [];
+  for (const perAggregate of SHAPES) {
+    const pair: Run[] = [];
     for (const side of sides) {
-      log(`${side.impl}: ${int(STEADY)} commands at ${RATE}/s, 10 per aggregate…`);
-      const chunk = Math.max(1, Math.round(RATE / 100));
-      steadyPair.push(await measure(side, workload(`${run}-steady`, STEADY, 10), chunk, (chunk / RATE) * 1000, reports));
+      log(`${side.impl}: ${int(COMMANDS)} commands, ${perAggregate} per aggregate, as fast as they can be sent…`);
+      pair.push(await measure(side, workload(`${run}-s${perAggregate}`, COMMANDS, perAggregate), trigger.batchSize, 0, reports));
     }
-    runs.push(...steadyPair);
+    const [o, b] = pair as [Run, Run];
+    runs.push(o, b);
     rows.push(
       ...compare(
-        `steady: ${int(STEADY)} commands at ${RATE}/s, 10 per aggregate (latency without a backlog)`,
-        steadyPair[0] as Run,
-        steadyPair[1] as Run,
+        `burst: ${int(COMMANDS)} commands, ${perAggregate} per aggregate (${int(COMMANDS / perAggregate)} aggregates), sent in chunks of ${trigger.batchSize}`,
+        o,
+        b,
       ),
     );
-
-    const header: [string, string][] = [
-      ...machineRows(),
-      ['setup', ''],
-      ['command', `npm run bench -- grouped --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
-      [
-        'trigger',
-        `emulated MSK trigger (local/trigger startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`,
-      ],
-      ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
-      ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/handlers/commands.ts builds it'],
-      [
-        'baseline',
-        'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record',
-      ],
-      [
-        'DynamoDB',
-        `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`,
-      ],
-    ];
-    process.stdout.write(`\ncommand-side benchmark: ours vs the naive baseline\n${formatTable([...header, ...rows])}\n`);
-    process.stdout.write(
-      '\nrebuild benchmark: npm run bench:rebuild (separately; it fills and replays an events topic of 100,000 events)\n',
-    );
-    return runs.every((r) => r.accepted === r.commands);
-  } finally {
-    log('cleaning up: stopping the triggers…');
-    await triggers?.stop();
-    log('cleaning up: closing the clients…');
-    await Promise.allSettled(sides.flatMap((s) => (s.client === undefined ? [] : [s.client.close()])));
-    log('cleaning up: deleting topics and tables…');
-    await admin
-      .deleteTopics({ topics: sides.flatMap((s) => Object.values(s.topics)) })
-      .catch((error: unknown) => log(`could not delete topics: ${String(error)}`));
-    await admin.disconnect();
-    log('cleaning up: topics deleted…');
-    for (const side of sides)
-      await dynamo
-        .send(new DeleteTableCommand({ TableName: side.tableName }))
-        .catch((error: unknown) => log(`could not delete table ${side.tableName}: ${String(error)}`));
-    dynamo.destroy();
-    log('cleaning up: done');
   }
+  const steadyPair: Run[] = [];
+  for (const side of sides) {
+    log(`${side.impl}: ${int(STEADY)} commands at ${RATE}/s, 10 per aggregate…`);
+    const chunk = Math.max(1, Math.round(RATE / 100));
+    steadyPair.push(await measure(side, workload(`${run}-steady`, STEADY, 10), chunk, (chunk / RATE) * 1000, reports));
+  }
+  runs.push(...steadyPair);
+  rows.push(
+    ...compare(
+      `steady: ${int(STEADY)} commands at ${RATE}/s, 10 per aggregate (latency without a backlog)`,
+      steadyPair[0] as Run,
+      steadyPair[1] as Run,
+    ),
+  );
+
+  const header: [string, string][] = [
+    ...machineRows(),
+    ['setup', ''],
+    ['command', `npm run bench -- grouped --commands ${COMMANDS} --shapes ${SHAPES.join(',')} --rate ${RATE} --steady ${STEADY}`],
+    [
+      'trigger',
+      `emulated MSK trigger (local/trigger startTriggers), batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s, one mapping per implementation`,
+    ],
+    ['topics', '3 partitions for commands, events and results, 1 for dead letters; one set per implementation'],
+    ['ours', 'createCommandProcessor (functions/command/process-batch.ts), as functions/handlers/commands.ts builds it'],
+    [
+      'baseline',
+      'bench/baseline.ts: per command PutItem idempotency record, GetItem state, PutItem state on version, UpdateItem idempotency record',
+    ],
+    [
+      'DynamoDB',
+      `${configuredEndpoint('DYNAMODB') ?? 'local emulator (moto), http://127.0.0.1:8000'}; requests counted by an SDK middleware (retries included)`,
+    ],
+  ];
+  process.stdout.write(`\ncommand-side benchmark: ours vs the naive baseline\n${formatTable([...header, ...rows])}\n`);
+  process.stdout.write('\nrebuild benchmark: npm run bench:rebuild (separately; it fills and replays an events topic of 100,000 events)\n');
+  return runs.every((r) => r.accepted === r.commands);
 };
 
-runBenchmark(main, 'some commands were not accepted: the figures are not comparable');
+benchmark('bench-cmd', 'some commands were not accepted: the figures are not comparable', main);

@@ -12,9 +12,8 @@
  * from the items actually sent and stored; dollars at on-demand list prices (bench/prices.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import { createProducer } from '../functions/adapters/kafka/clients.ts';
 import { EventSidePublisher, KafkaPublisher } from '../functions/adapters/kafka/publisher.ts';
 import type { BatchOutput, BatchPublisher } from '../functions/command/ports.ts';
 import { composeCommandSide } from '../functions/compose/command-side.ts';
@@ -24,14 +23,14 @@ import type { MskEvent } from '../functions/core/trigger-event.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
 import { reactions } from '../functions/reactions/index.ts';
-import { tables } from '../functions/topology.ts';
-import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
+import { createReadModelsTable } from '../local/scratch.ts';
 import { localClusterArn, mskEvent, mskRecord } from '../local/trigger/msk-payload.ts';
 import { createBaselineProcessor } from './baseline.ts';
 import { CapacityMeter, type TableUse } from './capacity.ts';
 import { createEventBaselineProcessor } from './event-baseline.ts';
 import { DYNAMODB_PRICE, dollarsPerMillion, monthlyFloor } from './prices.ts';
-import { log, machineLine, runBenchmark } from './report.ts';
+import { log, machineLine } from './report.ts';
+import { benchmark, type BenchRun } from './bench-run.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
@@ -165,22 +164,6 @@ const shapes = (side: string) => {
   };
 };
 
-const createReadModelsTable = (client: DynamoDBClient, name: string) =>
-  client.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: tables.readModels.partitionKey, AttributeType: 'S' },
-        { AttributeName: tables.readModels.sortKey, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: tables.readModels.partitionKey, KeyType: 'HASH' },
-        { AttributeName: tables.readModels.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
-
 const per = (n: number, d: number, digits = 3) => (n / d).toFixed(digits);
 const dollars = (f: Figures) => dollarsPerMillion(f.use.readUnits / f.commands, f.use.writeUnits / f.commands);
 const describe = (f: Figures) => {
@@ -199,128 +182,103 @@ const describe = (f: Figures) => {
   );
 };
 
-const main = async (): Promise<boolean> => {
-  const id = unique('bench-cost');
-  const kafka = createKafka('kafka-aggregates-bench-cost');
-  const admin = kafka.admin();
-  await admin.connect();
-  const setup = createDynamoClient();
+const main = async ({ id, kafka, table, sideTopics, onClose }: BenchRun): Promise<boolean> => {
+  // Its own client, metered: the setup's requests are not the benchmark's.
   const dynamo = createDynamoClient();
+  onClose(() => Promise.resolve(dynamo.destroy()));
   const meter = new CapacityMeter();
   meter.attach(dynamo);
   const t = {
-    agg: `${id}-aggregates`,
-    rm: `${id}-read-models`,
-    base: `${id}-baseline`,
-    baseRm: `${id}-baseline-read-models`,
+    agg: await table('aggregates'),
+    rm: await table('read-models', createReadModelsTable),
+    base: await table('baseline'),
+    baseRm: await table('baseline-read-models', createReadModelsTable),
   };
-  const topic = (k: string) => `${id}-${k}`;
-  const topicNames = { commands: topic('commands'), events: topic('events'), results: topic('results'), deadLetter: topic('dead-letter') };
-  const closers: (() => Promise<void>)[] = [];
-  try {
-    await createAggregatesTable(setup, t.agg);
-    await createAggregatesTable(setup, t.base);
-    await createReadModelsTable(setup, t.rm);
-    await createReadModelsTable(setup, t.baseRm);
-    await createTopics(admin, { [topicNames.commands]: 3, [topicNames.events]: 3, [topicNames.results]: 3, [topicNames.deadLetter]: 1 });
-    const names = { topics: topicNames, tables: { aggregates: t.agg, readModels: t.rm } };
-    const command = composeCommandSide({ kafka, dynamo, names });
-    const event = composeEventSide({ kafka, dynamo, names, groups: { eventsTrigger: `${id}-events-trigger` } });
-    const producer = createProducer(kafka);
-    const baselinePublisher = new KafkaPublisher(producer, topicNames);
-    const eventPublisher = new EventSidePublisher(createProducer(kafka), {
-      commands: topicNames.commands,
-      deadLetter: topicNames.deadLetter,
-    });
-    closers.push(
-      () => command.close(),
-      () => event.close(),
-      () => baselinePublisher.close(),
-      () => eventPublisher.close(),
-    );
-    const doc = createDocumentClient(dynamo);
-    const ours = { kafka: { bytes: 0 } };
-    const base = { kafka: { bytes: 0 } };
-    const sides = {
-      command: {
-        ours: {
-          ...ours,
-          tables: [t.agg],
-          feed: new Feed(topic('commands'), commandValue),
-          process: command.processor({ publisher: counting(command.publisher, ours.kafka) }),
-        },
-        baseline: {
-          ...base,
-          tables: [t.base],
-          feed: new Feed(topic('commands'), commandValue),
-          process: createBaselineProcessor({ aggregates, doc, tableName: t.base, publisher: counting(baselinePublisher, base.kafka) }),
-        },
+  const topicNames = await sideTopics('cost');
+  const names = { topics: topicNames, tables: { aggregates: t.agg, readModels: t.rm } };
+  const command = composeCommandSide({ kafka, dynamo, names });
+  const event = composeEventSide({ kafka, dynamo, names, groups: { eventsTrigger: `${id}-events-trigger` } });
+  const baselinePublisher = new KafkaPublisher(createProducer(kafka), topicNames);
+  const eventPublisher = new EventSidePublisher(createProducer(kafka), {
+    commands: topicNames.commands,
+    deadLetter: topicNames.deadLetter,
+  });
+  for (const closer of [command, event, baselinePublisher, eventPublisher]) onClose(() => closer.close());
+  const doc = createDocumentClient(dynamo);
+  const ours = { kafka: { bytes: 0 } };
+  const base = { kafka: { bytes: 0 } };
+  const sides = {
+    command: {
+      ours: {
+        ...ours,
+        tables: [t.agg],
+        feed: new Feed(topicNames.commands, commandValue),
+        process: command.processor({ publisher: counting(command.publisher, ours.kafka) }),
       },
-      event: {
-        ours: { kafka: { bytes: 0 }, tables: [t.rm], feed: new Feed(topic('events'), eventValue), process: event.process },
-        baseline: {
-          kafka: { bytes: 0 },
-          tables: [t.baseRm],
-          feed: new Feed(topic('events'), eventValue),
-          process: createEventBaselineProcessor({
-            aggregates,
-            projections,
-            reactions,
-            doc,
-            tableName: t.baseRm,
-            publishCommands: (commands) => eventPublisher.publish({ commands, deadLetters: [] }),
-          }),
-        },
+      baseline: {
+        ...base,
+        tables: [t.base],
+        feed: new Feed(topicNames.commands, commandValue),
+        process: createBaselineProcessor({ aggregates, doc, tableName: t.base, publisher: counting(baselinePublisher, base.kafka) }),
       },
-    } satisfies Record<string, Record<'ours' | 'baseline', Runner>>;
+    },
+    event: {
+      ours: { kafka: { bytes: 0 }, tables: [t.rm], feed: new Feed(topicNames.events, eventValue), process: event.process },
+      baseline: {
+        kafka: { bytes: 0 },
+        tables: [t.baseRm],
+        feed: new Feed(topicNames.events, eventValue),
+        process: createEventBaselineProcessor({
+          aggregates,
+          projections,
+          reactions,
+          doc,
+          tableName: t.baseRm,
+          publishCommands: (commands) => eventPublisher.publish({ commands, deadLetters: [] }),
+        }),
+      },
+    },
+  } satisfies Record<string, Record<'ours' | 'baseline', Runner>>;
 
-    const lines: string[] = [];
-    const summary: { name: string; ratio: number }[] = [];
-    for (const [side, pair] of Object.entries(sides)) {
-      const { prefill, list } = shapes(side);
-      log(`${side}: prefill (aggregates to 210 commands)…`);
-      await run(meter, pair.ours, prefill);
-      await run(meter, pair.baseline, prefill);
-      for (const shape of list) {
-        log(`${shape.name}…`);
-        const o = await run(meter, pair.ours, shape.plan);
-        const b = await run(meter, pair.baseline, shape.plan);
-        const ratio = dollars(o).total / dollars(b).total;
-        summary.push({ name: shape.name, ratio });
-        lines.push(
-          `shape ${shape.name}: ours ${dollars(o).total.toFixed(3)} $/M, baseline ${dollars(b).total.toFixed(3)} $/M, ratio ${ratio.toFixed(3)}`,
-          `  ours      ${o.commands} ${side === 'event' ? 'events' : 'commands'} in ${o.batches} batches: ${describe(o)}`,
-          `  baseline  ${describe(b)}`,
-        );
-      }
+  const lines: string[] = [];
+  const summary: { name: string; ratio: number }[] = [];
+  for (const [side, pair] of Object.entries(sides)) {
+    const { prefill, list } = shapes(side);
+    log(`${side}: prefill (aggregates to 210 commands)…`);
+    await run(meter, pair.ours, prefill);
+    await run(meter, pair.baseline, prefill);
+    for (const shape of list) {
+      log(`${shape.name}…`);
+      const o = await run(meter, pair.ours, shape.plan);
+      const b = await run(meter, pair.baseline, shape.plan);
+      const ratio = dollars(o).total / dollars(b).total;
+      summary.push({ name: shape.name, ratio });
+      lines.push(
+        `shape ${shape.name}: ours ${dollars(o).total.toFixed(3)} $/M, baseline ${dollars(b).total.toFixed(3)} $/M, ratio ${ratio.toFixed(3)}`,
+        `  ours      ${o.commands} ${side === 'event' ? 'events' : 'commands'} in ${o.batches} batches: ${describe(o)}`,
+        `  baseline  ${describe(b)}`,
+      );
     }
-    const floor = monthlyFloor();
-    const floorTotal = floor.reduce((n, f) => n + f.monthly, 0);
-    const worst = (pick: (n: string) => boolean) => summary.filter((s) => pick(s.name)).sort((a, b) => b.ratio - a.ratio)[0];
-    const batched = worst((n) => /burst-(10|100)$/.test(n));
-    const trickled = worst((n) => n.includes('trickle'));
-    const worstAll = worst(() => true);
-    process.stdout.write(
-      [
-        'cost benchmark: DynamoDB capacity units and $ per million commands (events for the event side), ours vs the naive baselines',
-        `  machine  ${machineLine()}`,
-        `  prices   DynamoDB on-demand us-east-1: $${DYNAMODB_PRICE.writePerMillion}/M write units, $${DYNAMODB_PRICE.readPerMillion}/M read units (checked ${DYNAMODB_PRICE.checked}); units by DynamoDB's sizing rules from the items sent and stored; "emulator" is moto's ConsumedCapacity`,
-        ...lines,
-        `floor: $${floorTotal.toFixed(0)}/month before any command: ${floor.map((f) => `${f.what} ×${f.count} $${f.monthly.toFixed(2)}`).join('; ')}`,
-        `cost: worst batched shape ${batched?.name} at ${batched?.ratio.toFixed(3)} of the baseline (goal ≤ 0.2: ${(batched?.ratio ?? 1) <= 0.2 ? 'met' : 'not met'}), ` +
-          `worst trickle ${trickled?.name} at ${trickled?.ratio.toFixed(3)} (goal ≤ 0.75: ${(trickled?.ratio ?? 1) <= 0.75 ? 'met' : 'not met'}), worst overall ${worstAll?.name} ${worstAll?.ratio.toFixed(3)}`,
-        '',
-      ].join('\n'),
-    );
-    return true;
-  } finally {
-    await Promise.allSettled(closers.map((c) => c()));
-    await admin.deleteTopics({ topics: Object.values(topicNames) }).catch(() => undefined);
-    await admin.disconnect();
-    for (const name of Object.values(t)) await setup.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
-    setup.destroy();
-    dynamo.destroy();
   }
+  const floor = monthlyFloor();
+  const floorTotal = floor.reduce((n, f) => n + f.monthly, 0);
+  const worst = (pick: (n: string) => boolean) => summary.filter((s) => pick(s.name)).sort((a, b) => b.ratio - a.ratio)[0];
+  const batched = worst((n) => /burst-(10|100)$/.test(n));
+  const trickled = worst((n) => n.includes('trickle'));
+  const worstAll = worst(() => true);
+  process.stdout.write(
+    [
+      'cost benchmark: DynamoDB capacity units and $ per million commands (events for the event side), ours vs the naive baselines',
+      `  machine  ${machineLine()}`,
+      `  prices   DynamoDB on-demand us-east-1: $${DYNAMODB_PRICE.writePerMillion}/M write units, $${DYNAMODB_PRICE.readPerMillion}/M read units (checked ${DYNAMODB_PRICE.checked}); units by DynamoDB's sizing rules from the items sent and stored; "emulator" is moto's ConsumedCapacity`,
+      ...lines,
+      `floor: $${floorTotal.toFixed(0)}/month before any command: ${floor.map((f) => `${f.what} ×${f.count} $${f.monthly.toFixed(2)}`).join('; ')}`,
+      `cost: worst batched shape ${batched?.name} at ${batched?.ratio.toFixed(3)} of the baseline (goal ≤ 0.2: ${(batched?.ratio ?? 1) <= 0.2 ? 'met' : 'not met'}), ` +
+        `worst trickle ${trickled?.name} at ${trickled?.ratio.toFixed(3)} (goal ≤ 0.75: ${(trickled?.ratio ?? 1) <= 0.75 ? 'met' : 'not met'}), worst overall ${worstAll?.name} ${worstAll?.ratio.toFixed(3)}`,
+      '',
+    ].join('\n'),
+  );
+  return true;
 };
 
-runBenchmark(main, 'the cost benchmark did not complete');
+benchmark('bench-cost', 'the cost benchmark did not complete', main);

@@ -16,20 +16,21 @@
  * result is wrong.
  */
 import { parseArgs } from 'node:util';
-import type { Admin, Kafka } from 'kafkajs';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Admin } from 'kafkajs';
 import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../functions/adapters/dynamodb/read-models-table.ts';
-import { createProducer } from '../functions/adapters/kafka/clients.ts';
-import { configuredEndpoint, tableName, topicName } from '../functions/config.ts';
+import { configuredEndpoint, tableName } from '../functions/config.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { projectionRowKey } from '../functions/event/ports.ts';
-import { functions, topics } from '../functions/topology.ts';
+import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/client/client.ts';
 import { startSystem, type RunningSystem } from '../local/system/system.ts';
 import type { InvocationReport } from '../local/trigger/trigger.ts';
-import { createTopics, unique } from '../local/scratch.ts';
+import { unique } from '../local/scratch.ts';
 import { between, countEveryClient, total } from './count-tables.ts';
+import { rawPipe, settle } from './pipes.ts';
 import { int, log, machineLine, positive, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -47,8 +48,6 @@ const ACCOUNTS = positive('accounts', args.accounts ?? (args.quick ? '100' : '50
 /** Records per produce request, for the system and the raw pipe alike. */
 const CHUNK = 500;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A small seeded generator (mulberry32), so a run's arrival order can be drawn again. */
 const random = (seed: number) => () => {
   seed = (seed + 0x6d2b79f5) | 0;
@@ -60,84 +59,6 @@ const random = (seed: number) => () => {
 /** Sends records in produce requests of CHUNK, one after the other; resolves when all are acknowledged. */
 const sendAll = async (client: CommandClient, commands: readonly CommandEnvelope[]): Promise<void> => {
   for (let i = 0; i < commands.length; i += CHUNK) await client.sendMany(commands.slice(i, i + CHUNK));
-};
-
-/**
- * The raw pipe: the same records (key, value) produced in the same requests to a topic of the
- * same partitions, and consumed by a kafkajs consumer that does nothing with them; first send
- * to last record received.
- */
-const rawPipe = async (kafka: Kafka, admin: Admin, commands: readonly CommandEnvelope[]): Promise<number> => {
-  const topic = unique('bench-raw');
-  await createTopics(admin, { [topic]: topics.commands.partitions });
-  const consumer = kafka.consumer({ groupId: unique('bench-raw'), maxWaitTimeInMs: 250 });
-  const producer = createProducer(kafka);
-  try {
-    await Promise.all([consumer.connect(), producer.connect()]);
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    let seen = 0;
-    let lastAt = 0;
-    let finished: () => void = () => undefined;
-    const all = new Promise<void>((resolve) => (finished = resolve));
-    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        seen += batch.messages.length;
-        if (seen >= commands.length) {
-          lastAt = Date.now();
-          finished();
-        }
-        await Promise.resolve();
-      },
-    });
-    await joined;
-    const t0 = Date.now();
-    for (let i = 0; i < commands.length; i += CHUNK)
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: commands
-          .slice(i, i + CHUNK)
-          .map((c) => ({ key: c.aggregateId, value: JSON.stringify(c), timestamp: String(Date.now()) })),
-      });
-    await all;
-    return (lastAt - t0) / 1000;
-  } finally {
-    await Promise.allSettled([consumer.disconnect(), producer.disconnect()]);
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-  }
-};
-
-/** Waits until both triggers' groups have committed every record of their topics (twice, 300 ms apart, at the same ends). */
-const settle = async (admin: Admin, timeoutMs: number): Promise<number> => {
-  const pairs = [
-    { topic: topicName('commands'), groupId: functions.commandHandler.trigger.consumerGroupId },
-    { topic: topicName('events'), groupId: functions.eventHandler.trigger.consumerGroupId },
-  ];
-  const lag = async (): Promise<{ lag: number; ends: string }> => {
-    let sum = 0;
-    const ends: string[] = [];
-    for (const { topic, groupId } of pairs) {
-      const [high, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
-      for (const p of high) {
-        const at = Number(committed?.partitions.find((c) => c.partition === p.partition)?.offset ?? -1);
-        sum += Number(p.high) - Math.max(at, Number(p.low));
-        ends.push(`${topic}-${p.partition}@${p.high}`);
-      }
-    }
-    return { lag: sum, ends: ends.join(' ') };
-  };
-  const deadline = Date.now() + timeoutMs;
-  let settledAt: { at: number; ends: string } | undefined;
-  while (Date.now() < deadline) {
-    const now = Date.now();
-    const seen = await lag();
-    if (seen.lag > 0) settledAt = undefined;
-    else if (settledAt === undefined || settledAt.ends !== seen.ends) settledAt = { at: now, ends: seen.ends };
-    else return settledAt.at;
-    await sleep(settledAt === undefined ? 50 : 300);
-  }
-  throw new Error(`the triggers did not commit everything within ${timeoutMs / 1000} s`);
 };
 
 /** Mean number of partitions in a running invocation of `functionName` over [from, to] (ms). */
@@ -152,6 +73,52 @@ const describe = (ops: ReadonlyMap<string, number>) =>
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([op, n]) => `${op} ${int(n)}`)
     .join(', ');
+
+/** One trigger's invocations over [from, to] (ms): how many, how large, how long, how busy its partitions were. */
+const batchFigures = (reports: readonly InvocationReport[], name: string, from: number, to: number): string => {
+  const invocations = reports.filter((r) => r.functionName === name);
+  const ok = invocations.filter((r) => r.outcome === 'ok');
+  const records = ok.reduce((n, r) => n + r.records, 0);
+  // The capacity model's inputs (docs/OPERATIONS.md): records per partition of a batch over the invocation's time.
+  const ms = ok.map((r) => r.durationMs).sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
+  const perPartition = ok.reduce((n, r) => n + r.records / Math.max(1, Object.keys(r.offsets).length), 0);
+  const busyMs = ok.reduce((n, r) => n + r.durationMs, 0);
+  return (
+    `${int(ok.length)} ok (${int(invocations.length - ok.length)} failed or partial), mean ${(records / Math.max(1, ok.length)).toFixed(0)} records, ` +
+    `mean partitions in an invocation at any time ${busyPartitions(reports, name, from, to).toFixed(2)}; ` +
+    `invocation ms p50 ${at(0.5)} p90 ${at(0.9)} max ${at(1)}, mean ${(busyMs / Math.max(1, ok.length)).toFixed(0)}; ` +
+    `records per partition per second while invoked ${int((perPartition / Math.max(1, busyMs)) * 1000)}`
+  );
+};
+
+/** What is wrong with each account's head and account-summary row, against the balance and version its deposits give. */
+const wrongRows = async (
+  dynamo: DynamoDBClient,
+  expected: ReadonlyMap<string, { balance: number; version: number }>,
+): Promise<string[]> => {
+  const ids = [...expected.keys()];
+  const doc = createDocumentClient(dynamo);
+  const heads = new AggregatesTable(doc, tableName('aggregates'));
+  const rows = await new ReadModelsTable(doc, tableName('readModels')).read(ids.map((id) => projectionRowKey('account-summary', id)));
+  const wrong: string[] = [];
+  for (const id of ids) {
+    const want = expected.get(id) as { balance: number; version: number };
+    const head = await heads.get('account', id);
+    const state = head?.state as { balance?: number } | undefined;
+    if (head?.version !== want.version || state?.balance !== want.balance)
+      wrong.push(
+        `${id}: head v${head?.version ?? 'none'} balance ${state?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`,
+      );
+    const row = [...rows.values()].find((r) => (r.data as { accountId?: string }).accountId === id)?.data as
+      { balance?: number; version?: number } | undefined;
+    if (row?.version !== want.version || row.balance !== want.balance)
+      wrong.push(
+        `${id}: account-summary v${row?.version ?? 'none'} balance ${row?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`,
+      );
+  }
+  return wrong;
+};
 
 const main = async (): Promise<boolean> => {
   const counter = countEveryClient();
@@ -206,7 +173,7 @@ const main = async (): Promise<boolean> => {
     }
 
     log(`raw pipe, before: ${int(COMMANDS)} records produced and consumed…`);
-    const rawBefore = await rawPipe(kafka, admin, deposits);
+    const rawBefore = await rawPipe(kafka, admin, deposits, CHUNK);
 
     log(`${int(COMMANDS)} deposits over ${int(ACCOUNTS)} accounts in random order, through the running system…`);
     reports.length = 0;
@@ -221,49 +188,16 @@ const main = async (): Promise<boolean> => {
     const seconds = (settledAt - t0) / 1000;
 
     log(`raw pipe, after…`);
-    const rawAfter = await rawPipe(kafka, admin, deposits);
+    const rawAfter = await rawPipe(kafka, admin, deposits, CHUNK);
     const raw = Math.min(rawBefore, rawAfter);
 
     log('checking every head and account-summary row…');
-    const doc = createDocumentClient(dynamo);
-    const heads = new AggregatesTable(doc, tableName('aggregates'));
-    const rows = await new ReadModelsTable(doc, tableName('readModels')).read(ids.map((id) => projectionRowKey('account-summary', id)));
-    const wrong: string[] = [];
-    for (const id of ids) {
-      const want = expected.get(id) as { balance: number; version: number };
-      const head = await heads.get('account', id);
-      const state = head?.state as { balance?: number } | undefined;
-      if (head?.version !== want.version || state?.balance !== want.balance)
-        wrong.push(
-          `${id}: head v${head?.version ?? 'none'} balance ${state?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`,
-        );
-      const row = [...rows.values()].find((r) => (r.data as { accountId?: string }).accountId === id)?.data as
-        { balance?: number; version?: number } | undefined;
-      if (row?.version !== want.version || row.balance !== want.balance)
-        wrong.push(
-          `${id}: account-summary v${row?.version ?? 'none'} balance ${row?.balance ?? 'none'}, want v${want.version} balance ${want.balance}`,
-        );
-    }
+    const wrong = await wrongRows(dynamo, expected);
     const accepted = received.filter((r) => r.result.status === 'accepted').length;
 
     const commandSide = between(before, after, tableName('aggregates'));
     const eventSide = between(before, after, tableName('readModels'));
-    const invocations = (name: string) => reports.filter((r) => r.functionName === name);
-    const batchLine = (name: string) => {
-      const ok = invocations(name).filter((r) => r.outcome === 'ok');
-      const records = ok.reduce((n, r) => n + r.records, 0);
-      // The capacity model's inputs (docs/OPERATIONS.md): records per partition of a batch over the invocation's time.
-      const ms = ok.map((r) => r.durationMs).sort((a, b) => a - b);
-      const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? 0;
-      const perPartition = ok.reduce((n, r) => n + r.records / Math.max(1, Object.keys(r.offsets).length), 0);
-      const busyMs = ok.reduce((n, r) => n + r.durationMs, 0);
-      return (
-        `${int(ok.length)} ok (${int(invocations(name).length - ok.length)} failed or partial), mean ${(records / Math.max(1, ok.length)).toFixed(0)} records, ` +
-        `mean partitions in an invocation at any time ${busyPartitions(reports, name, t0, settledAt).toFixed(2)}; ` +
-        `invocation ms p50 ${at(0.5)} p90 ${at(0.9)} max ${at(1)}, mean ${(busyMs / Math.max(1, ok.length)).toFixed(0)}; ` +
-        `records per partition per second while invoked ${int((perPartition / Math.max(1, busyMs)) * 1000)}`
-      );
-    };
+    const batchLine = (name: string) => batchFigures(reports, name, t0, settledAt);
     const lines: [string, string][] = [
       ['machine', machineLine()],
       ['command', `npm run bench -- interleaved --commands ${COMMANDS} --accounts ${ACCOUNTS}`],

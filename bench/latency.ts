@@ -12,17 +12,16 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
-import { createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
-import { createKafka, createProducer } from '../functions/adapters/kafka/clients.ts';
+import { createProducer } from '../functions/adapters/kafka/clients.ts';
 import type { CommandEnvelope, ResultRecord } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
 import { CommandClient } from '../local/client/client.ts';
 import { startTriggers, type InvocationReport } from '../local/trigger/trigger.ts';
-import { createAggregatesTable, createTopics, unique } from '../local/scratch.ts';
+import { unique } from '../local/scratch.ts';
 import * as latencyHandler from './latency-handler.ts';
-import { log, machineLine, positive, runBenchmark } from './report.ts';
+import { log, machineLine, positive } from './report.ts';
+import { benchmark, type BenchRun, type SideTopics } from './bench-run.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -41,13 +40,6 @@ const AGGREGATES = positive('aggregates', args.aggregates);
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 const trigger = functions.commandHandler.trigger;
-
-interface Topics {
-  readonly commands: string;
-  readonly events: string;
-  readonly results: string;
-  readonly deadLetter: string;
-}
 
 /** Opens the accounts, then Deposits round-robin over them (so every command is accepted in any order). */
 const workload = (prefix: string): { open: CommandEnvelope[]; steady: CommandEnvelope[] } => {
@@ -86,7 +78,7 @@ const steady = async (client: CommandClient, commands: readonly CommandEnvelope[
 };
 
 /** The raw round trip: an echo consumer answers each command record with a result record, nothing else. */
-const raw = async (kafka: Kafka, topics: Topics) => {
+const raw = async (kafka: Kafka, topics: SideTopics) => {
   const producer = createProducer(kafka);
   await producer.connect();
   const consumer = kafka.consumer({ groupId: unique('bench-echo'), maxWaitTimeInMs: 100 });
@@ -120,109 +112,79 @@ const raw = async (kafka: Kafka, topics: Topics) => {
   }
 };
 
-const main = async (): Promise<boolean> => {
-  const kafka = createKafka('kafka-aggregates-bench');
-  const dynamo = createDynamoClient();
-  const admin = kafka.admin();
-  await admin.connect();
-  const run = unique('bench-lat');
-  const topicsOf = (name: string): Topics => ({
-    commands: `${run}-${name}-commands`,
-    events: `${run}-${name}-events`,
-    results: `${run}-${name}-results`,
-    deadLetter: `${run}-${name}-dead-letter`,
-  });
-  const names = ['raw', 'cold', 'warm'] as const;
-  const created: string[] = [];
-  const tables: string[] = [];
-  try {
-    for (const name of names) {
-      const t = topicsOf(name);
-      await createTopics(admin, { [t.commands]: 3, [t.events]: 3, [t.results]: 3, [t.deadLetter]: 1 });
-      created.push(t.commands, t.events, t.results, t.deadLetter);
-    }
-    const rows: string[] = [];
-    let everyAccepted = true;
-    log(`raw round trip: ${COMMANDS} commands at ${RATE}/s…`);
-    const rawRun = await raw(kafka, topicsOf('raw'));
-    const rawP50 = percentile(rawRun.latencies, 50);
-    rows.push(
-      `  raw Kafka round trip (echo consumer)   p50 ${String(rawP50).padStart(5)} ms   p99 ${String(percentile(rawRun.latencies, 99)).padStart(5)} ms   ${rawRun.accepted}/${COMMANDS} answered`,
-    );
+const main = async ({ id: run, kafka, table, sideTopics }: BenchRun): Promise<boolean> => {
+  const sides = { raw: await sideTopics('raw'), cold: await sideTopics('cold'), warm: await sideTopics('warm') };
+  const rows: string[] = [];
+  let everyAccepted = true;
+  log(`raw round trip: ${COMMANDS} commands at ${RATE}/s…`);
+  const rawRun = await raw(kafka, sides.raw);
+  const rawP50 = percentile(rawRun.latencies, 50);
+  rows.push(
+    `  raw Kafka round trip (echo consumer)   p50 ${String(rawP50).padStart(5)} ms   p99 ${String(percentile(rawRun.latencies, 99)).padStart(5)} ms   ${rawRun.accepted}/${COMMANDS} answered`,
+  );
 
-    for (const name of ['cold', 'warm'] as const) {
-      const topics = topicsOf(name);
-      const tableName = `${run}-${name}`;
-      await createAggregatesTable(dynamo, tableName);
-      tables.push(tableName);
-      latencyHandler.useWarmHeads(name === 'warm');
-      latencyHandler.configure({ tableName, topics });
-      const triggers = await startTriggers({
-        kafka,
-        mappings: [
-          {
-            functionName: `latency-${name}`,
-            entry: fileURLToPath(new URL('./latency-handler.ts', import.meta.url)),
-            topic: topics.commands,
-            batchSize: trigger.batchSize,
-            maxBatchingWindowSeconds: trigger.maxBatchingWindowSeconds,
-            consumerGroupId: `${run}-${name}`,
-            timeoutSeconds: functions.commandHandler.timeoutSeconds,
-            memoryMb: functions.commandHandler.memoryMb,
-          },
-        ],
-        onInvocation: (r) => reports.push(r),
-        log: () => undefined,
-      });
-      const reports: InvocationReport[] = [];
-      const client = await CommandClient.connect(kafka, topics);
-      try {
-        log(`ours, warm heads ${name === 'warm' ? 'on' : 'off'}: ${COMMANDS} commands at ${RATE}/s over ${AGGREGATES} accounts…`);
-        const { open, steady: commands } = workload(`${run}-${name}`);
-        await steady(client, open);
-        while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
-        latencyHandler.stats.reset();
-        reports.length = 0;
-        const ours = await steady(client, commands);
-        while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
-        const batches = latencyHandler.stats.batches();
-        const requests = Object.entries(latencyHandler.stats.requests())
-          .map(([k, v]) => `${k.replace(/Command$/, '')} ${v}`)
-          .join(', ');
-        const p50 = percentile(ours.latencies, 50);
-        everyAccepted &&= ours.accepted === COMMANDS;
-        rows.push(
-          `  ours, warm heads ${name === 'warm' ? 'on ' : 'off'}                  p50 ${String(p50).padStart(5)} ms   p99 ${String(percentile(ours.latencies, 99)).padStart(5)} ms   ${ours.accepted}/${COMMANDS} accepted; p50 / raw p50 ${(p50 / rawP50).toFixed(1)}`,
-          `    handler time p50 ${percentile(
-            reports.map((r) => r.durationMs).sort((a, b) => a - b),
-            50,
-          )} ms, p99 ${percentile(
-            reports.map((r) => r.durationMs).sort((a, b) => a - b),
-            99,
-          )} ms`,
-          `    ${batches.length} batches, ${(batches.reduce((n, b) => n + b.records, 0) / Math.max(1, batches.length)).toFixed(2)} commands each; DynamoDB requests per command ${(latencyHandler.stats.total() / COMMANDS).toFixed(3)} (${requests})`,
-        );
-      } finally {
-        await client.close();
-        await triggers.stop();
-      }
+  for (const name of ['cold', 'warm'] as const) {
+    const topics = sides[name];
+    const tableName = await table(name);
+    latencyHandler.useWarmHeads(name === 'warm');
+    latencyHandler.configure({ tableName, topics });
+    const triggers = await startTriggers({
+      kafka,
+      mappings: [
+        {
+          functionName: `latency-${name}`,
+          entry: fileURLToPath(new URL('./latency-handler.ts', import.meta.url)),
+          topic: topics.commands,
+          batchSize: trigger.batchSize,
+          maxBatchingWindowSeconds: trigger.maxBatchingWindowSeconds,
+          consumerGroupId: `${run}-${name}`,
+          timeoutSeconds: functions.commandHandler.timeoutSeconds,
+          memoryMb: functions.commandHandler.memoryMb,
+        },
+      ],
+      onInvocation: (r) => reports.push(r),
+      log: () => undefined,
+    });
+    const reports: InvocationReport[] = [];
+    const client = await CommandClient.connect(kafka, topics);
+    try {
+      log(`ours, warm heads ${name === 'warm' ? 'on' : 'off'}: ${COMMANDS} commands at ${RATE}/s over ${AGGREGATES} accounts…`);
+      const { open, steady: commands } = workload(`${run}-${name}`);
+      await steady(client, open);
+      while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
+      latencyHandler.stats.reset();
+      reports.length = 0;
+      const ours = await steady(client, commands);
+      while (latencyHandler.stats.inFlight() > 0) await new Promise((r) => setTimeout(r, 10));
+      const batches = latencyHandler.stats.batches();
+      const requests = Object.entries(latencyHandler.stats.requests())
+        .map(([k, v]) => `${k.replace(/Command$/, '')} ${v}`)
+        .join(', ');
+      const p50 = percentile(ours.latencies, 50);
+      everyAccepted &&= ours.accepted === COMMANDS;
+      rows.push(
+        `  ours, warm heads ${name === 'warm' ? 'on ' : 'off'}                  p50 ${String(p50).padStart(5)} ms   p99 ${String(percentile(ours.latencies, 99)).padStart(5)} ms   ${ours.accepted}/${COMMANDS} accepted; p50 / raw p50 ${(p50 / rawP50).toFixed(1)}`,
+        `    handler time p50 ${percentile(
+          reports.map((r) => r.durationMs).sort((a, b) => a - b),
+          50,
+        )} ms, p99 ${percentile(
+          reports.map((r) => r.durationMs).sort((a, b) => a - b),
+          99,
+        )} ms`,
+        `    ${batches.length} batches, ${(batches.reduce((n, b) => n + b.records, 0) / Math.max(1, batches.length)).toFixed(2)} commands each; DynamoDB requests per command ${(latencyHandler.stats.total() / COMMANDS).toFixed(3)} (${requests})`,
+      );
+    } finally {
+      await client.close();
+      await triggers.stop();
     }
-    process.stdout.write(
-      `\nlatency benchmark\n  machine  ${machineLine()}\n` +
-        `  command  npm run bench:latency -- --rate ${RATE} --commands ${COMMANDS} --aggregates ${AGGREGATES}\n` +
-        `  trigger  emulated MSK trigger, batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s; one Deposit at a time, round-robin over ${AGGREGATES} accounts opened before\n` +
-        `${rows.join('\n')}\n`,
-    );
-    return everyAccepted;
-  } finally {
-    await admin.deleteTopics({ topics: created }).catch((error: unknown) => log(`could not delete topics: ${String(error)}`));
-    await admin.disconnect();
-    for (const t of tables)
-      await dynamo
-        .send(new DeleteTableCommand({ TableName: t }))
-        .catch((error: unknown) => log(`could not delete table ${t}: ${String(error)}`));
-    dynamo.destroy();
   }
+  process.stdout.write(
+    `\nlatency benchmark\n  machine  ${machineLine()}\n` +
+      `  command  npm run bench:latency -- --rate ${RATE} --commands ${COMMANDS} --aggregates ${AGGREGATES}\n` +
+      `  trigger  emulated MSK trigger, batch size ${trigger.batchSize}, window ${trigger.maxBatchingWindowSeconds} s; one Deposit at a time, round-robin over ${AGGREGATES} accounts opened before\n` +
+      `${rows.join('\n')}\n`,
+  );
+  return everyAccepted;
 };
 
-runBenchmark(main, 'some commands were not accepted: the figures are not comparable');
+benchmark('bench-lat', 'some commands were not accepted: the figures are not comparable', main);

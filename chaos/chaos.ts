@@ -8,22 +8,17 @@
  * workload decided for it.
  */
 import { join } from 'node:path';
-import { Partitioners } from 'kafkajs';
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { composeOperator, createDynamoClient } from '../functions/compose/operator.ts';
 import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT, tableName, topicName } from '../functions/config.ts';
-import { sleep } from '../functions/core/async.ts';
-import { aggregates } from '../functions/domain/index.ts';
-import { accountSummary } from '../functions/projections/account-summary.ts';
-import { topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
 import { runEnvironment } from '../local/scratch.ts';
 import type { Backoff, PartialResponseReading } from '../local/trigger/outcome.ts';
 import { cacheDir } from '../local/stack/paths.ts';
 import { type FaultKind, type FaultRates, type Observation } from './faults.ts';
-import { readHistory } from '../local/verify/history.ts';
-import { checkHistory, type CheckReport } from '../local/verify/invariants.ts';
-import { groupLag, mostAttempts, Operator, waitFor, type RunState, type TableLoss, type TimedReport } from './operator.ts';
+import type { CheckReport } from '../local/verify/invariants.ts';
+import { Operator } from './operator.ts';
+import { mostAttempts, type RunState, type TableLoss, type TimedReport } from './run-state.ts';
 import { compareOutcomes, ResultsFollower, type OutcomeMismatch } from './outcomes.ts';
 import { Random } from './random.ts';
 import type { OwnEmulator } from './restarts.ts';
@@ -32,24 +27,13 @@ import { RuntimeProcess } from './runtime-process.ts';
 import { CommandSender } from './sender.ts';
 import { TcpProxy } from './tcp-proxy.ts';
 import { Workload, type PlannedCommand } from './workload.ts';
+import { INFRASTRUCTURE_FAULTS, planSteps, sendAroundSteps, type InfrastructureFault } from './schedule.ts';
+import { awaitQuiescence, checkRun } from './settle.ts';
 
 export type { OutcomeMismatch } from './outcomes.ts';
-export type { TableLoss } from './operator.ts';
+export type { TableLoss } from './run-state.ts';
 
-/** The faults the run brings on the infrastructure, in the order it brings them (INFRASTRUCTURE_FAULTS order is the schedule's). */
-export const INFRASTRUCTURE_FAULTS = [
-  'topic-recreated',
-  'broker-restart',
-  'dynamodb-outage',
-  'kafka-outage',
-  'cli-rebuild',
-  'table-restored',
-  'table-loss',
-  'hard-kill',
-] as const;
-
-/** One of the infrastructure faults (`table-loss` is the emulator restart when the run has its own emulator). */
-export type InfrastructureFault = (typeof INFRASTRUCTURE_FAULTS)[number];
+export { INFRASTRUCTURE_FAULTS, type InfrastructureFault } from './schedule.ts';
 
 /** What to run. */
 export interface ChaosOptions {
@@ -114,13 +98,6 @@ export interface ChaosReport {
   /** Where the runtime processes wrote their output. */
   readonly runtimeLog: string;
   readonly names: { readonly topics: readonly string[]; readonly tables: readonly string[]; readonly kept: boolean };
-}
-
-/** A step of the schedule: brought on once this share of the commands is sent; a barrier stops sending until it is done. */
-interface Step {
-  readonly at: number;
-  readonly barrier: boolean;
-  readonly run: () => Promise<void>;
 }
 
 /** Runs the chaos; restores the environment it changed before it returns. */
@@ -232,131 +209,37 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       drainTimeoutMs: options.quiescenceTimeoutMs ?? 600_000,
     };
     const operator = new Operator(run);
-    const chosen: { name: InfrastructureFault; barrier: boolean; run: () => Promise<void> }[] = [];
-    const add = (name: InfrastructureFault, step: () => Promise<void>, barrier = false) => {
-      if (faults.has(name)) chosen.push({ name, barrier, run: step });
-    };
-    // The topic first: the faults after it meet a commands topic in its second incarnation.
-    add('topic-recreated', () => operator.recreateCommandsTopic(), true);
-    add('broker-restart', () => operator.brokerRestart());
-    add('dynamodb-outage', () => operator.dynamodbOutage());
-    add('kafka-outage', () => operator.kafkaOutage());
-    add('cli-rebuild', () => operator.cliRebuild());
-    add('table-restored', () => operator.restoreTable());
-    if (options.tableLoss !== 'none') add('table-loss', () => operator.loseTables());
-    add('hard-kill', () => operator.hardKill());
-    // Evenly over the commands; the table's backup halfway between the step before its restore and the restore.
-    const steps: Step[] = chosen.map((c, i) => ({ at: (i + 1) / (chosen.length + 1), barrier: c.barrier, run: c.run }));
-    const restore = chosen.findIndex((c) => c.name === 'table-restored');
-    if (restore >= 0) steps.push({ at: (restore + 0.5) / (chosen.length + 1), barrier: true, run: () => operator.backUpTable() });
-    steps.sort((a, b) => a.at - b.at);
+    const { names, steps } = planSteps(operator, faults, options.tableLoss);
 
     const random = new Random(options.seed);
     const accountIds = Array.from({ length: options.accounts }, (_, i) => `${runId}-acct-${i}`);
     const workload = new Workload(random.fork(3), accountIds, runId);
     const rate = options.rate ?? 400;
-    const largeEvery = options.largeEvery ?? 1000;
-    // Where the producer puts a key (kafkajs's default partitioner: murmur2, as the Java client).
-    const partitioner = Partitioners.DefaultPartitioner();
-    const partitionMetadata = Array.from({ length: topologyTopics.commands.partitions }, (_, partitionId) => ({
-      partitionId,
-      leader: 0,
-      partitionErrorCode: 0,
-      replicas: [0],
-      isr: [0],
-      offlineReplicas: [],
-    }));
-    const partitionOf = (key: string): number => partitioner({ topic: topics.commands, partitionMetadata, message: { key, value: null } });
-    const tickMs = 50;
-    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
-    /** While a fault outlasts its share of the commands, they keep coming at this rate. */
-    const trickle = Math.min(rate, 5);
-
     say(
-      `sending ${options.commands} commands over ${options.accounts} accounts at ${rate}/s; infrastructure faults: ${chosen.map((c) => c.name).join(', ') || 'none'}`,
+      `sending ${options.commands} commands over ${options.accounts} accounts at ${rate}/s; infrastructure faults: ${names.join(', ') || 'none'}`,
     );
     const sendStarted = Date.now();
-    let current: Promise<void> = Promise.resolve();
-    let running = false;
-    let next = 0;
-    while (planned.length < options.commands) {
-      const tickStarted = Date.now();
-      let waiting = false;
-      if (next < steps.length && planned.length >= (steps[next]?.at ?? 1) * options.commands) {
-        if (!running) {
-          // One infrastructure fault at a time; commands keep coming unless it is a barrier.
-          await current;
-          const step = steps[next++] as Step;
-          running = true;
-          current = step.run().finally(() => (running = false));
-          if (step.barrier) await current;
-          continue;
-        }
-        waiting = true;
-      }
-      const chunk: PlannedCommand[] = [];
-      const size = waiting ? 1 : perTick;
-      while (chunk.length < size && planned.length + chunk.length < options.commands) chunk.push(...workload.next());
-      await sender.send(chunk.map((p) => p.command));
-      planned.push(...chunk);
-      if (largeEvery > 0 && Math.floor(planned.length / largeEvery) > Math.floor((planned.length - chunk.length) / largeEvery)) {
-        // Held while they arrive, as behind a backlog: one invocation then gets several of them.
-        const large = workload.large(partitionOf);
-        await run.runtime().pause(COMMAND_HANDLER);
-        await sender.send(large.map((p) => p.command));
-        planned.push(...large);
-        // Time for the trigger's consumer to fetch them all (it waits up to 250 ms for records).
-        await sleep(1000);
-        await run.runtime().resume(COMMAND_HANDLER);
-        count('large-metadata', large.length);
-      }
-      const due = tickStarted + (chunk.length / (waiting ? trickle : rate)) * 1000;
-      if (due > Date.now()) await sleep(due - Date.now());
-    }
-    await current;
-    for (const step of steps.slice(next)) await step.run();
+    await sendAroundSteps(run, planned, steps, {
+      commands: options.commands,
+      rate,
+      largeEvery: options.largeEvery ?? 1000,
+      workload,
+      count,
+    });
     say(`sent ${planned.length} commands in ${((Date.now() - sendStarted) / 1000).toFixed(1)} s; waiting for every result and zero lag`);
 
     // Quiescence: every command has a result, then no faults and both groups have committed everything.
-    const deadline = Date.now() + (options.quiescenceTimeoutMs ?? 600_000);
-    let lastSaid = 0;
-    await waitFor(
-      async () => {
-        await follower.poll().catch(() => undefined);
-        const left = follower.missing(planned);
-        if (left > 0 && Date.now() - lastSaid > 10_000) {
-          lastSaid = Date.now();
-          say(`  ${left} command(s) without a result yet`);
-        }
-        return left === 0;
-      },
-      deadline - Date.now(),
-      500,
-    );
-    await run.runtime().calm();
-    const mappings = chaosMappings(mappingConfig);
-    const settled = await waitFor(
-      async () =>
-        (await Promise.all(mappings.map((m) => groupLag(admin, m.consumerGroupId, m.topic))).catch(() => [1])).every((l) => l === 0),
-      Math.max(0, deadline - Date.now()),
-      500,
-    );
-    await follower.poll().catch(() => undefined);
-    const quiescent = settled && follower.missing(planned) === 0;
-
+    const quiescent = await awaitQuiescence({
+      follower,
+      planned,
+      runtime: run.runtime(),
+      admin,
+      mappings: chaosMappings(mappingConfig),
+      timeoutMs: options.quiescenceTimeoutMs ?? 600_000,
+      say,
+    });
     say('quiescent: running the invariant checker');
-    const checked = composeOperator('chaos-check', { kafka, dynamo });
-    const check = checkHistory(
-      await readHistory({
-        log: checked.log,
-        eventsTopic: topics.events,
-        resultsTopic: topics.results,
-        heads: checked.heads,
-        readModels: checked.readModels,
-        readModel: accountSummary.name,
-      }),
-      { aggregates, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent: true },
-    );
+    const check = await checkRun(kafka, dynamo, topics);
     const outcomes = compareOutcomes(planned, follower.byCommand);
     const failed: Record<string, number> = {};
     const handlerReports = reports.filter((r) => r.report.functionName === COMMAND_HANDLER).map((r) => r.report);

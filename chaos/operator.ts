@@ -5,138 +5,23 @@
  * everything), and what an operator does about each (drain first, run the rebuild once the
  * command handler refuses to decide). Each says what happened in a note.
  */
-import { execFile } from 'node:child_process';
-import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { Admin, Kafka } from 'kafkajs';
-import {
-  composeOperator,
-  createDocumentClient,
-  ensureTopics,
-  type AggregatesTable,
-  type KafkaPublisher,
-  type Operator as Tables,
-  type TopicLog,
-} from '../functions/compose/operator.ts';
-import { sleep } from '../functions/core/async.ts';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { composeOperator, ensureTopics, type AggregatesTable, type Operator as Tables } from '../functions/compose/operator.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
 import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { retentionMs, topics as topologyTopics } from '../functions/topology.ts';
 import { provision } from '../local/provision.ts';
-import type { InvocationReport } from '../local/trigger/trigger.ts';
-import { projectRoot } from '../local/stack/paths.ts';
-import type { FaultKind } from './faults.ts';
-import type { ResultsFollower } from './outcomes.ts';
-import { brokerNotOurs, killBroker, restartBroker, type OwnEmulator } from './restarts.ts';
+import { Outages } from './outages.ts';
+import { brokerNotOurs, killBroker } from './restarts.ts';
 import { COMMAND_HANDLER, EVENT_HANDLER } from './runtime-protocol.ts';
-import type { RuntimeProcess } from './runtime-process.ts';
-import type { CommandSender } from './sender.ts';
-import type { TcpProxy } from './tcp-proxy.ts';
-import type { PlannedCommand } from './workload.ts';
+import { groupLag, seconds, waitFor } from './run-state.ts';
+import { runRebuildCli, scanTable, writeItems } from './table-copy.ts';
 
-/** An invocation report, with when the run received it. */
-export interface TimedReport {
-  readonly at: number;
-  readonly report: InvocationReport;
-}
-
-/** How a run loses its tables mid-run. */
-export type TableLoss = 'restart-emulator' | 'drop-tables' | 'none';
-
-/** What the operator works with. */
-export interface RunState {
-  readonly say: (line: string) => void;
-  readonly topics: { readonly commands: string; readonly events: string; readonly results: string; readonly deadLetter: string };
-  readonly tables: { readonly aggregates: string; readonly readModels: string };
-  /** The commands trigger's consumer group. */
-  readonly commandsGroup: string;
-  /** The event trigger's consumer group. */
-  readonly eventsGroup: string;
-  readonly kafka: Kafka;
-  readonly admin: Admin;
-  /** DynamoDB at the emulator itself, not through the runtime's proxy (replaced when the emulator restarts). */
-  readonly dynamo: () => DynamoDBClient;
-  readonly renewDynamo: () => void;
-  /** The runtime process running now (a hard kill replaces it). */
-  readonly runtime: () => RuntimeProcess;
-  /** Starts a new runtime process through npm start's startup path, in place of the current one. */
-  readonly restartRuntime: () => Promise<RuntimeProcess>;
-  /** The hard kill leaves the broker running. */
-  readonly spareBroker: boolean;
-  readonly reports: readonly TimedReport[];
-  readonly count: (kind: FaultKind) => void;
-  readonly note: (line: string) => void;
-  readonly skip: (line: string) => void;
-  readonly sender: CommandSender;
-  readonly follower: ResultsFollower;
-  readonly planned: readonly PlannedCommand[];
-  /** The runtime reaches DynamoDB through it. */
-  readonly proxy: TcpProxy;
-  /** The run's own emulator, when it has one. */
-  readonly emulator: OwnEmulator | undefined;
-  readonly tableLoss: TableLoss;
-  /** How long a dependency outage lasts. */
-  readonly outageMs: number;
-  readonly eventLog: TopicLog;
-  readonly rebuildPublisher: KafkaPublisher;
-  /** How long to wait for the run to drain. */
-  readonly drainTimeoutMs: number;
-}
-
-const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-
-/** Retries the trigger used to make before it sent a failing batch to its on-failure destination and went on. */
-const OLD_RETRY_BUDGET = 10;
-
-/** Polls `condition` until it holds; false after `timeoutMs`. */
-export const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<boolean> => {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > until) return false;
-    await sleep(intervalMs);
-  }
-};
-
-/** The consumer group's lag on `topic`: records not yet committed. */
-export const groupLag = async (admin: Admin, groupId: string, topic: string): Promise<number> => {
-  const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
-  return ends.reduce((lag, e) => {
-    const at = Number(committed?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1);
-    return lag + Math.max(0, Number(e.high) - Math.max(at, Number(e.low)));
-  }, 0);
-};
-
-/** The reports that ended a blocked stretch overlapping `from`..`to`: a partition that went on after failing during it. */
-const wentOnAfter = (reports: readonly TimedReport[], from: number, to: number): TimedReport[] =>
-  reports.filter((r) => r.report.outcome === 'ok' && r.report.blockedSince !== undefined && r.report.blockedSince <= to && r.at >= from);
-
-/** How long each handler's partitions stayed blocked across `from`..`to`, and over how many failed attempts. */
-const blockedDuring = (reports: readonly TimedReport[], from: number, to: number): string =>
-  [COMMAND_HANDLER, EVENT_HANDLER]
-    .map((fn) => {
-      const ended = wentOnAfter(reports, from, to).filter((r) => r.report.functionName === fn);
-      if (ended.length === 0) return `${fn} not blocked`;
-      const longest = Math.max(...ended.map((r) => r.at - (r.report.blockedSince ?? r.at)));
-      const attempts = Math.max(...ended.map((r) => r.report.attempt - 1));
-      return `${fn} blocked up to ${seconds(longest)} (${attempts} failed attempts at most${attempts > OLD_RETRY_BUDGET ? `, past the old budget of ${OLD_RETRY_BUDGET}` : ''})`;
-    })
-    .join(', ');
-
-/** The most failed attempts of one batch that was blocked across `from`..`to` and then went on. */
-export const mostAttempts = (reports: readonly TimedReport[], from: number, to: number): number =>
-  Math.max(0, ...wentOnAfter(reports, from, to).map((r) => r.report.attempt - 1));
-
-/** The run as operator. */
-export class Operator {
+/** The run as operator: the outages (chaos/outages.ts), and the faults that need an operator's hand. */
+export class Operator extends Outages {
   private backup: { items: Record<string, unknown>[]; at: number; sent: number } | undefined;
-  /** Outages by kind: when each began and ended, for the summary. */
-  readonly outages: { kind: FaultKind; from: number; to: number }[] = [];
-
-  constructor(private readonly run: RunState) {}
-
   /** The run's tables and topics through the current DynamoDB client (renewed after an emulator restart). */
   private get tables(): Tables {
     return composeOperator('chaos-operator', { kafka: this.run.kafka, dynamo: this.run.dynamo() });
@@ -144,77 +29,6 @@ export class Operator {
 
   private get heads(): AggregatesTable {
     return this.tables.heads;
-  }
-
-  /** Waits until no partition of the runtime is blocked (after an outage ends). */
-  private async goneOn(timeoutMs = 180_000): Promise<boolean> {
-    return waitFor(
-      async () =>
-        (
-          await this.run
-            .runtime()
-            .blocked()
-            .catch(() => [1])
-        ).length === 0,
-      timeoutMs,
-      500,
-    );
-  }
-
-  /** Stops and starts the broker (this project's stack's only). */
-  async brokerRestart(): Promise<void> {
-    const outcome = await restartBroker(this.run.say);
-    if (!outcome.restarted) return this.run.skip(`broker restart skipped: ${outcome.why}`);
-    this.run.count('broker-restart');
-    this.run.note(`broker-restart: down and up again in ${seconds(outcome.ms)}`);
-  }
-
-  /** Cuts the runtime's connections to DynamoDB for the outage's length; the data stays. */
-  async dynamodbOutage(): Promise<void> {
-    const { say, proxy } = this.run;
-    say(
-      `dynamodb outage: cutting the runtime's connections to DynamoDB for ${seconds(this.run.outageMs)} at least, until a batch has failed more than ten times`,
-    );
-    const from = Date.now();
-    await proxy.cut();
-    this.run.count('dynamodb-outage');
-    const pastBudget = await this.lasts(from);
-    await proxy.restore();
-    const to = Date.now();
-    this.outages.push({ kind: 'dynamodb-outage', from, to });
-    const wentOn = await this.goneOn();
-    say(
-      `dynamodb outage: connections restored after ${seconds(to - from)}; ${wentOn ? 'every partition went on' : 'partitions still blocked'}`,
-    );
-    this.run.note(
-      `dynamodb-outage: connections cut for ${seconds(to - from)}${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
-    );
-  }
-
-  /** Stops the broker for the outage's length (and until a batch has failed more than ten times), then starts it with its data. */
-  async kafkaOutage(): Promise<void> {
-    const from = Date.now();
-    let pastBudget = false;
-    const outcome = await restartBroker(this.run.say, async () => void (pastBudget = await this.lasts(from)));
-    if (!outcome.restarted) return this.run.skip(`kafka outage skipped: ${outcome.why}`);
-    const to = Date.now();
-    this.run.count('kafka-outage');
-    this.outages.push({ kind: 'kafka-outage', from, to });
-    const wentOn = await this.goneOn();
-    this.run.note(
-      `kafka-outage: broker down ${seconds(outcome.ms)} (data kept)${pastBudget ? '' : ' (NO batch failed more than ten times)'}; ${blockedDuring(this.run.reports, from, to)}; ${wentOn ? 'all went on' : 'STILL BLOCKED'}`,
-    );
-  }
-
-  /**
-   * An outage lasts the run's outage length, and on until some batch has failed more than ten
-   * times (the old retry budget, after which the trigger used to skip it), for ten more minutes
-   * at most. True when one did.
-   */
-  private async lasts(from: number): Promise<boolean> {
-    await sleep(Math.max(0, from + this.run.outageMs - Date.now()));
-    // The first attempt and OLD_RETRY_BUDGET retries failed: the one after is past the old budget.
-    return waitFor(() => this.run.reports.some((r) => r.at >= from && r.report.attempt > OLD_RETRY_BUDGET + 1), 600_000, 500);
   }
 
   /** Waits until every command sent has a result, the commands trigger has committed everything and nothing is blocked. */
@@ -267,24 +81,7 @@ export class Operator {
     const from = Date.now();
     // Commands wait in the trigger (as behind a backlog) until the rebuild holds its lock, so that batches meet it.
     await this.run.runtime().pause(COMMAND_HANDLER);
-    const cli = new Promise<{ stdout: string; stderr: string; code: number }>((resolve) => {
-      execFile(
-        process.execPath,
-        ['bin/kafka-aggregates.js', 'rebuild'],
-        {
-          cwd: projectRoot,
-          env: {
-            ...process.env,
-            COMMANDS_CONSUMER_GROUP: commandsGroup,
-            POWERTOOLS_LOG_LEVEL: 'ERROR',
-            POWERTOOLS_METRICS_DISABLED: 'true',
-          },
-          maxBuffer: 64 * 1024 * 1024,
-        },
-        (error, out, err) =>
-          resolve({ stdout: out, stderr: err, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 2 }),
-      );
-    });
+    const cli = runRebuildCli(commandsGroup);
     let done = false;
     void cli.finally(() => (done = true));
     await waitFor(async () => done || (await this.heads.getControl().catch(() => undefined))?.status === 'rebuilding', 120_000, 50);
@@ -307,14 +104,7 @@ export class Operator {
     const { runtime, tables } = this.run;
     await runtime().pause(COMMAND_HANDLER);
     try {
-      const doc = createDocumentClient(this.run.dynamo());
-      const items: Record<string, unknown>[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new ScanCommand({ TableName: tables.aggregates, ConsistentRead: true, ExclusiveStartKey: start }));
-        items.push(...(page.Items ?? []));
-        start = page.LastEvaluatedKey;
-      } while (start !== undefined);
+      const items = await scanTable(this.run.dynamo(), tables.aggregates);
       this.backup = { items, at: Date.now(), sent: this.run.planned.length };
     } finally {
       await runtime().resume(COMMAND_HANDLER);
@@ -346,14 +136,7 @@ export class Operator {
     const dynamo = this.run.dynamo();
     await dynamo.send(new DeleteTableCommand({ TableName: tables.aggregates }));
     await provision();
-    const doc = createDocumentClient(dynamo);
-    for (let i = 0; i < backup.items.length; i += 25) {
-      let pending = backup.items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-      while (pending.length > 0) {
-        const out = await doc.send(new BatchWriteCommand({ RequestItems: { [tables.aggregates]: pending } }));
-        pending = (out.UnprocessedItems?.[tables.aggregates] ?? []) as typeof pending;
-      }
-    }
+    await writeItems(dynamo, tables.aggregates, backup.items);
     say(
       `table restore: ${tables.aggregates} replaced by its copy of ${seconds(Date.now() - backup.at)} ago (${backup.items.length} items)`,
     );
@@ -380,17 +163,23 @@ export class Operator {
   }
 
   /** The snapshot rebuild of the aggregates table, holding the command handler through the runtime. */
-  private rebuildHeads(): Promise<RebuildReport> {
+  private async rebuildHeads(): Promise<RebuildReport> {
     const { topics, commandsGroup, runtime } = this.run;
-    return rebuildAggregates({
-      aggregates,
-      heads: this.heads,
-      eventLog: this.run.eventLog,
-      publisher: this.run.rebuildPublisher,
-      gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
-      commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
-      dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
-    });
+    const commands = this.tables.log(topics.commands);
+    try {
+      return await rebuildAggregates({
+        aggregates,
+        heads: this.heads,
+        eventLog: this.run.eventLog,
+        publisher: this.run.rebuildPublisher,
+        gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
+        commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
+        commandLog: { bounds: (_topic, partition) => commands.bounds(partition), sample: (_topic, ...rest) => commands.sample(...rest) },
+        dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
+      });
+    } finally {
+      await commands.close();
+    }
   }
 
   /** Loses every table (the run's emulator restarted, or its tables dropped), then rebuilds both once commands are refused. */

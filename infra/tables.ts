@@ -88,14 +88,15 @@ export const TABLE_READ_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem'] 
 export type TableAccess = 'items' | 'batches' | 'maintenance';
 
 const ITEMS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'] as const;
-// The command side and the rebuild describe the aggregates table (its identity: a restored table is another).
-const BATCHES = [...ITEMS, 'dynamodb:BatchWriteItem', 'dynamodb:DescribeTable'] as const;
+// The command side and the rebuild describe the aggregates table (its identity: a restored table is another)
+// and update the partitions' checkpoint items (their releases share the item).
+const BATCHES = [...ITEMS, 'dynamodb:BatchWriteItem', 'dynamodb:DescribeTable', 'dynamodb:UpdateItem'] as const;
 
 /**
  * The DynamoDB actions behind each access level: exactly the requests the adapters send
  * (functions/adapters/*-table.ts, release-list.ts, dynamodb.ts; a unit test keeps the two in
  * step). `items`: consistent batched reads, single reads, conditional puts. `batches`: also
- * batched writes and the table's description. `maintenance`: also the scans, queries and deletes of rebuilds.
+ * batched writes, updates and the table's description. `maintenance`: also the scans, queries and deletes of rebuilds.
  */
 export const TABLE_ACTIONS: Readonly<Record<TableAccess, readonly string[]>> = {
   items: ITEMS,

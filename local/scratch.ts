@@ -47,6 +47,24 @@ export const createAggregatesTable = async (client: DynamoDBClient, name: string
   );
 };
 
+/** Creates a table with the read-models table's key schema (pk and sk, both strings). */
+export const createReadModelsTable = async (client: DynamoDBClient, name: string): Promise<void> => {
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: tables.readModels.partitionKey, AttributeType: 'S' },
+        { AttributeName: tables.readModels.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: tables.readModels.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tables.readModels.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+};
+
 /** Counts the HTTP requests a client sends (retries included), by command name, through an SDK middleware. */
 export const countRequests = (client: DynamoDBClient) => {
   const counts = new Map<string, number>();

@@ -6,10 +6,11 @@
  *   npm run sim -- --seeds 1000 --without live-rebuild,skip
  *   npm run sim -- --seed 42 --replay 0,3,9      replays those steps of seed 42
  *   npm run sim -- --seeds 500 --first --match PositionReused   the first seed whose violations match
+ *   npm run sim -- --seeds 100000 --workers 2 --no-shrink       split across two child processes
  */
 import { FAULT_KINDS, planOf, type FaultKind } from './plan.ts';
 import { runSeed } from './run-seed.ts';
-import { shrink } from './shrink.ts';
+import { runSeeds } from './seeds.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string): string | undefined => {
@@ -28,7 +29,6 @@ const parseFaults = (): Set<FaultKind> => {
 
 const main = async () => {
   const faults = parseFaults();
-  const faultArg = `--faults ${[...faults].join(',')}`;
   const seedArg = option('seed');
   if (seedArg !== undefined) {
     const seed = Number(seedArg);
@@ -41,29 +41,18 @@ const main = async () => {
     process.exitCode = outcome.violations.length === 0 ? 0 : 1;
     return;
   }
-  // Only violations that match count (to tell which break a seed finds).
-  const match = new RegExp(option('match') ?? '.');
-  const from = Number(option('from') ?? 1);
-  const count = Number(option('seeds') ?? 100);
-  const started = performance.now();
-  let failures = 0;
-  for (let seed = from; seed < from + count; seed++) {
-    const steps = planOf(seed, faults);
-    const outcome = await runSeed(seed, faults, steps);
-    // A long run says how far it has come, so that one stopped early still reports its seeds.
-    if ((seed - from + 1) % 500 === 0)
-      console.log(`progress: seeds ${from}..${seed} run, ${failures} failed, ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    if (!outcome.violations.some((v) => match.test(`${v.kind}: ${v.message}`))) continue;
-    failures++;
-    const shrunk = args.includes('--no-shrink') ? { steps, outcome } : await shrink(seed, faults, steps, outcome);
-    console.log(`seed ${seed}: ${shrunk.outcome.violations.length} violation(s) at step ${String(shrunk.outcome.at)}`);
-    for (const v of shrunk.outcome.violations.slice(0, 5)) console.log(`  ${v.kind}: ${v.message}`);
-    console.log(`  steps: ${shrunk.steps.map((s) => `${s.index}:${s.kind}`).join(' ')}`);
-    console.log(`  replay: npm run sim -- --seed ${seed} ${faultArg} --replay ${shrunk.steps.map((s) => s.index).join(',')}`);
-    if (args.includes('--first')) break;
-  }
-  console.log(`${count} seeds from ${from}: ${failures} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  process.exitCode = failures === 0 ? 0 : 1;
+  const ok = await runSeeds(
+    {
+      from: Number(option('from') ?? 1),
+      count: Number(option('seeds') ?? 100),
+      faults,
+      match: new RegExp(option('match') ?? '.'),
+      shrink: !args.includes('--no-shrink'),
+      first: args.includes('--first'),
+    },
+    { workers: Number(option('workers') ?? 1), worker: option('worker'), args },
+  );
+  process.exitCode = ok ? 0 : 1;
 };
 
 await main();

@@ -56,8 +56,11 @@ export const decideInOrder = async (
   for (const { topic, record, skipped } of commands) {
     const decoded = await decodeCommand(triggerRecordOf(topic, record), known);
     if ('bad' in decoded) {
-      if (decoded.bad.commandId !== null)
-        add(decoded.bad.commandId, { status: 'rejected', code: skipped ? 'SkippedByOperator' : decoded.bad.reason.code });
+      // Skipped, it may have been rejected too, by a batch before the release was recorded.
+      if (decoded.bad.commandId !== null) {
+        add(decoded.bad.commandId, { status: 'rejected', code: decoded.bad.reason.code });
+        if (skipped) add(decoded.bad.commandId, { status: 'rejected', code: 'SkippedByOperator' });
+      }
       continue;
     }
     const { envelope, aggregate } = decoded.ok;

@@ -37,6 +37,8 @@ export const FAULT_KINDS = [
   'verify',
   /** The events topic grows by a partition: one aggregate's events then lie on more than one (the stack refuses this today). */
   'grow-events',
+  /** The command API: a client sends a command again through it, bursts of commands push outcomes out of the heads, outcomes read at the end. */
+  'api',
 ] as const;
 
 /** One fault kind. */
@@ -61,7 +63,9 @@ export type StepKind =
   | 'code-roll'
   | 'wipe-read-models'
   | 'verify'
-  | 'grow-events';
+  | 'grow-events'
+  | 'api-resend'
+  | 'burst';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -89,6 +93,8 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'wipe-read-models': { weight: 1, needs: 'wipe-read-models' },
   verify: { weight: 1, needs: 'verify' },
   'grow-events': { weight: 0.7, needs: 'grow-events' },
+  'api-resend': { weight: 3, needs: 'api' },
+  burst: { weight: 1, needs: 'api' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

@@ -8,6 +8,7 @@
 import { Random } from '../chaos/random.ts';
 import { Workload } from '../chaos/workload.ts';
 import { installClock, resetClock, uninstallClock } from './clock.ts';
+import { checkOutcomes, installDigest, uninstallDigest } from './api.ts';
 import { checkWorld, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
 import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
@@ -21,6 +22,7 @@ export interface RunOutcome {
   readonly invocations: number;
 }
 
+/** Rounds of settling in a row in which no trigger moved, after which the system is taken never to settle. */
 const SETTLE_ROUNDS = 40;
 
 const errorName = (error: unknown): string =>
@@ -83,8 +85,16 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
         }),
       },
     ]);
-  for (let round = 0; round < SETTLE_ROUNDS; round++) {
+  // A long backlog (a burst of commands) takes rounds: only rounds in which nothing moves count.
+  const moved = () =>
+    [world.commandTrigger, world.eventTrigger]
+      .map((t) => Object.keys(world.cluster.end(t.topic)).map((p) => t.position(Number(p))))
+      .join('|');
+  for (let round = 0, still = 0, last = moved(); still < SETTLE_ROUNDS; round++) {
     await world.scheduler.run(200_000);
+    const now = moved();
+    still = now === last ? still + 1 : 0;
+    last = now;
     const quiet = world.scheduler.running().length === 0 && world.commandTrigger.caughtUp() && world.eventTrigger.caughtUp();
     if (
       quiet &&
@@ -106,11 +116,13 @@ export const runSeed = async (
   steps: readonly Step[],
   plant?: (world: World) => void,
 ): Promise<RunOutcome> => {
+  installDigest();
   try {
     return await runUnderClock(seed, faults, steps, plant);
   } finally {
     // The caller (a test runner, the CLI) measures real time again.
     uninstallClock();
+    uninstallDigest();
   }
 };
 
@@ -144,12 +156,23 @@ const runUnderClock = async (
       ),
     );
     return {
-      violations: [{ kind: 'never-settled', message: stuck.join('; ') || 'tasks still running' }],
+      violations: [
+        {
+          kind: 'never-settled',
+          message:
+            stuck.join('; ') ||
+            `tasks still running: ${world.scheduler
+              .running()
+              .map((t) => `${t.name} after ${t.lastOp ?? 'no request'}`)
+              .join(', ')}`,
+        },
+      ],
       at: 'settle',
       invocations: invocations(),
     };
   }
   const violations = await checkWorld(world, true, state.committedAtEnd);
+  if (faults.has('api')) violations.push(...(await checkOutcomes(world)));
   if (process.env.SIM_DEBUG !== undefined)
     for (const t of Object.values(TOPICS))
       for (const l of world.cluster.lives(t))

@@ -23,14 +23,22 @@ export interface Task {
   done: boolean;
   crashed: boolean;
   error?: unknown;
+  /** The last request it made (for a report of a task that never ends). */
+  lastOp?: string;
 }
+
+/**
+ * Which task an await belongs to. One for the process: on Node 20 every AsyncLocalStorage ever
+ * run stays on the promise hook's list, so one per scheduler (per seed) made each promise cost
+ * more with every seed run before it.
+ */
+const context = new AsyncLocalStorage<{ readonly scheduler: Scheduler; readonly task: number }>();
 
 /** Lets the microtasks run out: every task is then at a point or done. */
 export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Picks which pending request goes next, and its fate. */
 export class Scheduler implements Interleaver {
-  private readonly context = new AsyncLocalStorage<number>();
   private pending: Pending[] = [];
   private readonly tasks = new Map<number, Task>();
   private nextId = 1;
@@ -47,8 +55,11 @@ export class Scheduler implements Interleaver {
   }
 
   point(op: string): Promise<Fate> {
-    const task = this.context.getStore();
-    if (task === undefined) return Promise.resolve('ok');
+    const store = context.getStore();
+    if (store?.scheduler !== this) return Promise.resolve('ok');
+    const { task } = store;
+    const t = this.tasks.get(task);
+    if (t !== undefined) t.lastOp = op;
     if (this.tasks.get(task)?.crashed === true) return new Promise<Fate>(() => undefined);
     return new Promise<Fate>((resolve) => this.pending.push({ task, op, resolve }));
   }
@@ -58,7 +69,7 @@ export class Scheduler implements Interleaver {
     const task: Task = { id: this.nextId++, name, done: false, crashed: false };
     this.tasks.set(task.id, task);
     this.priority.set(task.id, this.random.next());
-    this.context.run(task.id, fn).then(
+    context.run({ scheduler: this, task: task.id }, fn).then(
       (value) => {
         task.done = true;
         if (!task.crashed) onEnd(undefined, value);

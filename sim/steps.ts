@@ -3,12 +3,14 @@
  * deliver, the scheduler runs, and the faults and operator actions happen. Steps start
  * tasks and return; the tasks go on under the scheduler, interleaved with everything else.
  */
-import type { HeadsItem } from '../functions/adapters/memory/heads-store.ts';
+import { withRelease, type HeadsItem, type HeadsItems } from '../functions/adapters/memory/heads-store.ts';
+import { sampledOf } from '../functions/heads/partition.ts';
 import { rebuildAggregates } from '../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import type { Random } from '../chaos/random.ts';
 import type { Workload } from '../chaos/workload.ts';
+import { burst, resendThroughApi } from './api.ts';
 import { advance } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
 import type { Step } from './plan.ts';
@@ -31,6 +33,7 @@ export const debugEnd = (name: string) => (error: unknown, value?: unknown) => {
 
 /** Starts the snapshot rebuild as a task; a rebuild that fails leaves its lock for the next run to resume. */
 export const startRebuild = (world: World, live: boolean, checkpointEvery: number): void => {
+  world.forgets = true;
   world.scheduler.spawn(
     `rebuild${live ? ' (live)' : ''}`,
     () => rebuildAggregates(world.rebuildDeps(live, checkpointEvery)),
@@ -66,6 +69,7 @@ const send = (state: RunState, random: Random): void => {
 
 /** The commands topic recreated; the client sends again every command its trigger had not committed. */
 const recreate = ({ world, committedAtEnd }: RunState): void => {
+  world.forgets = true;
   const old = world.cluster.current(TOPICS.commands);
   const positions = old.partitions.map((_, p) => world.commandTrigger.position(p));
   committedAtEnd.set(old.life, positions);
@@ -103,10 +107,19 @@ const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
  * ends with it; the trigger delivers those batches again.
  */
 const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void => {
+  world.forgets = true;
   for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
   for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
   world.coldStart();
-  world.heads.restore(items);
+  // The runbook (docs/OPERATIONS.md, "Restoring the aggregates table"): before the functions use
+  // the restored table, record again the skips of the commands topic's current life that it
+  // lacks, except those the trigger has handled (kafka-aggregates skip refuses them).
+  const life = world.cluster.current(TOPICS.commands).life;
+  let restored: HeadsItems = items;
+  for (const { topic, partition, life: of, to, release } of world.releases)
+    if (topic === TOPICS.commands && of === life && release !== undefined && to >= world.commandTrigger.position(partition))
+      restored = withRelease(restored, `${TOPICS.commands}-${partition}`, release);
+  world.heads.restore(restored);
 };
 
 /** An operator skip of the next record or two of a commands partition, recorded for the topic's current life. */
@@ -115,17 +128,25 @@ const skip = (world: World, random: Random): void => {
   const from = world.commandTrigger.position(partition);
   const end = world.cluster.end(TOPICS.commands)[partition] ?? 0;
   if (from >= end) return;
+  world.forgets = true;
   const to = Math.min(end - 1, from + random.int(0, 1));
   const life = world.cluster.current(TOPICS.commands).life;
-  world.releases.push({ topic: TOPICS.commands, partition, life, from, to, action: 'skip' });
+  const [first] = world.cluster.records(TOPICS.commands, partition, from, from + 1);
+  const anchor = first === undefined ? {} : { anchor: sampledOf(first) };
+  const recorded = { topic: TOPICS.commands, partition, life, from, to, action: 'skip' } as const;
+  world.releases.push(recorded);
   world.scheduler.spawn(
     'operator skip',
     async () => {
-      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the table knows it now.
+      // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the
+      // table knows it now, and to the record at `from` as the topic holds it (the life it was meant for).
       const tp = `${TOPICS.commands}-${partition}`;
       const incarnation = (await world.heads.getCheckpoint(tp))?.incarnation ?? 1;
       advance(1);
-      return world.heads.addRelease(tp, { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation });
+      const release = { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation, ...anchor } as const;
+      // What the operator keeps of it, to record it again after a restore (the runbook).
+      world.releases[world.releases.indexOf(recorded)] = { ...recorded, release };
+      return world.heads.addRelease(tp, release);
     },
     () => undefined,
   );
@@ -141,7 +162,8 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.commandTrigger.deliver(random);
       return;
     case 'deliver-events':
-      world.eventTrigger.deliver(random);
+      // AWS may put several partitions in one invocation: a halt of one must not hold the others.
+      world.eventTrigger.deliver(random, { partitions: 3 });
       return;
     case 'run':
       await world.scheduler.run(random.int(10, 80));
@@ -192,6 +214,10 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       if (partitions < 6) world.cluster.grow(TOPICS.events, partitions + 1);
       return;
     }
+    case 'api-resend':
+      return resendThroughApi(world, random);
+    case 'burst':
+      return burst(world, random);
     case 'verify':
       world.scheduler.spawn(
         'verify',

@@ -17,10 +17,10 @@ export interface InvocationResult {
   readonly halted?: readonly { readonly cause: string; readonly position: { readonly partition: number; readonly offset: number } }[];
 }
 
-/** One invocation in flight. */
+/** One invocation in flight, of one partition or (as AWS may batch them) several. */
 interface Invocation {
   readonly task: Task;
-  readonly partition: number;
+  readonly partitions: readonly number[];
   readonly life: number;
 }
 
@@ -65,12 +65,12 @@ export class SimTrigger {
     const end = this.cluster.end(this.topic);
     return Object.keys(end)
       .map(Number)
-      .filter((p) => this.position(p) < (end[p] ?? 0) && !this.inFlight.some((i) => i.partition === p));
+      .filter((p) => this.position(p) < (end[p] ?? 0) && !this.inFlight.some((i) => i.partitions.includes(p)));
   }
 
   /** Partitions with an invocation in flight. */
   busy(): number[] {
-    return [...new Set(this.inFlight.map((i) => i.partition))];
+    return [...new Set(this.inFlight.flatMap((i) => i.partitions))];
   }
 
   /** True when every partition is delivered to its end and nothing is in flight. */
@@ -86,48 +86,64 @@ export class SimTrigger {
 
   /**
    * Delivers a batch of `partition` (a free one picked by `random` when undefined): `race`
-   * delivers one already in flight again; `loseCommit`: its success is not committed.
+   * delivers one already in flight again; `loseCommit`: its success is not committed;
+   * `partitions`: up to that many free partitions in one invocation, each its own batch.
    */
-  deliver(random: Random, options: { partition?: number; race?: boolean; loseCommit?: boolean } = {}): boolean {
+  deliver(random: Random, options: { partition?: number; race?: boolean; loseCommit?: boolean; partitions?: number } = {}): boolean {
     if (this.paused) return false;
     const candidates = options.race === true ? this.busy() : this.deliverable();
     const partition = options.partition ?? candidates[random.int(0, candidates.length - 1)];
     if (partition === undefined || !candidates.includes(partition)) return false;
-    const from = this.position(partition);
-    const records = this.cluster.records(this.topic, partition, from, from + random.int(1, this.maxBatch));
-    if (records.length === 0) return false;
+    const others = candidates.filter((p) => p !== partition);
+    const more = (options.partitions ?? 1) > 1 ? Math.min(others.length, random.int(0, (options.partitions ?? 1) - 1)) : 0;
+    const partitions = [partition, ...Array.from({ length: more }, () => others.splice(random.int(0, others.length - 1), 1)[0] as number)];
+    const batches = new Map(
+      partitions.map((p) => {
+        const from = this.position(p);
+        return [p, this.cluster.records(this.topic, p, from, from + random.int(1, this.maxBatch))] as const;
+      }),
+    );
+    for (const [p, records] of batches) if (records.length === 0) batches.delete(p);
+    if (batches.size === 0) return false;
     const life = this.cluster.current(this.topic).life;
     const event: MskEvent = {
       eventSource: 'SelfManagedKafka',
-      records: { [`${this.topic}-${partition}`]: records.map((r) => mskRecord(this.topic, r)) },
+      records: Object.fromEntries([...batches].map(([p, records]) => [`${this.topic}-${p}`, records.map((r) => mskRecord(this.topic, r))])),
     };
     const handle = this.handler();
     this.invocations++;
+    const name = [...batches].map(([p, records]) => `${this.topic}-${p}@${(records[0] as StoredRecord).offset}`).join('+');
     const invocation: Invocation = {
-      partition,
+      partitions: [...batches.keys()],
       life,
       task: this.scheduler.spawn(
-        `${this.topic}-${partition}@${from}`,
+        name,
         () => handle(event),
         (error, result) => {
           this.finish(invocation);
-          if (error !== undefined) return this.failed(partition, error);
+          if (error !== undefined) {
+            for (const p of batches.keys()) this.failed(p, error);
+            return;
+          }
           if (options.loseCommit === true || this.cluster.current(this.topic).life !== life) return;
-          // A partial response names every record from the first failed one on: the smallest is where the partition goes on.
-          const failed = (result?.batchItemFailures ?? []).filter((f) => f.itemIdentifier.partition === `${this.topic}-${partition}`);
-          const failure =
-            failed.length === 0 ? undefined : failed.reduce((a, b) => (b.itemIdentifier.offset < a.itemIdentifier.offset ? b : a));
-          const next = failure?.itemIdentifier.offset ?? (records.at(-1) as StoredRecord).offset + 1;
-          const halt = result?.halted?.find((h) => h.position.partition === partition);
-          if (failure !== undefined)
-            this.failed(partition, halt ?? new Error(`partial batch: from offset ${failure.itemIdentifier.offset}`));
-          else this.failures.delete(partition);
-          if (next > this.position(partition)) this.cluster.commit(this.group, this.topic, partition, next);
+          for (const [p, records] of batches) this.committed(p, records, result);
         },
       ),
     };
     this.inFlight.push(invocation);
     return true;
+  }
+
+  /** After a successful invocation: the partition's offset moves up to its first failed record, or past its batch. */
+  private committed(partition: number, records: readonly StoredRecord[], result: InvocationResult | undefined): void {
+    // A partial response names every record from the first failed one on: the smallest is where the partition goes on.
+    const failed = (result?.batchItemFailures ?? []).filter((f) => f.itemIdentifier.partition === `${this.topic}-${partition}`);
+    const failure = failed.length === 0 ? undefined : failed.reduce((a, b) => (b.itemIdentifier.offset < a.itemIdentifier.offset ? b : a));
+    const next = failure?.itemIdentifier.offset ?? (records.at(-1) as StoredRecord).offset + 1;
+    const halt = result?.halted?.find((h) => h.position.partition === partition);
+    if (failure !== undefined) this.failed(partition, halt ?? new Error(`partial batch: from offset ${failure.itemIdentifier.offset}`));
+    else this.failures.delete(partition);
+    if (next > this.position(partition)) this.cluster.commit(this.group, this.topic, partition, next);
   }
 
   private finish(invocation: Invocation): void {
@@ -146,7 +162,7 @@ export class SimTrigger {
     this.scheduler.crash(task);
     if (invocation !== undefined) {
       this.finish(invocation);
-      this.failed(invocation.partition, new Error('invocation crashed'));
+      for (const p of invocation.partitions) this.failed(p, new Error('invocation crashed'));
     }
   }
 

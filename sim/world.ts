@@ -11,7 +11,10 @@ import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/ada
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
+import type { Release } from '../functions/core/release.ts';
 import type { MskEvent } from '../functions/core/trigger-event.ts';
+import { EventChainError } from '../functions/core/event-reader.ts';
+import { ConsumerFailedError, EventGapError } from '../functions/event/errors.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
 import { createEventProcessor } from '../functions/event/process-batch.ts';
 import { projections } from '../functions/projections/index.ts';
@@ -30,6 +33,10 @@ export const TOPICS = { commands: 'commands', events: 'events', results: 'result
 const PARTITIONS = { commands: 3, events: 3, results: 3, deadLetter: 1 } as const;
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
+/** What the event side must answer as a halt of one partition, never by failing its invocation: a gap, an unreadable event, failing user code. */
+const isHalt = (error: unknown): boolean =>
+  error instanceof EventGapError || error instanceof EventChainError || error instanceof ConsumerFailedError;
+
 /** A release the simulated operator recorded, with the life of the topic it was meant for. */
 export interface RecordedRelease {
   readonly topic: string;
@@ -38,6 +45,8 @@ export interface RecordedRelease {
   readonly from: number;
   readonly to: number;
   readonly action: 'skip' | 'pass-gap';
+  /** As recorded in the aggregates table (commands topic). */
+  readonly release?: Release;
 }
 
 /** Everything one seed runs against. */
@@ -58,6 +67,18 @@ export class World {
   readonly releases: RecordedRelease[] = [];
   /** Backups of the aggregates table, oldest first (for point-in-time restores and fuzzy copies). */
   readonly backups: HeadsItems[] = [];
+  /**
+   * Set once anything made the aggregates table forget outcomes it was told (a restore or a
+   * copy, a rebuild, which rebuilds heads from events alone, a skip, a recreation): the command
+   * API's outcomes are then not checked.
+   */
+  forgets = false;
+  /** What the command API answered that it must not have. */
+  readonly apiViolations: string[] = [];
+  /** Commands sent in bursts so far (their commandIds). */
+  bursts = 0;
+  /** Event invocations of several partitions that failed whole for what should halt one partition (issue 23's break 6). */
+  readonly haltedWhole: string[] = [];
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
   private readonly warm = new Map<CodeVersion, (event: MskEvent) => Promise<InvocationResult>>();
 
@@ -115,8 +136,17 @@ export class World {
       readiness: { groupId: 'events-trigger', hasHandledAny: () => this.group('events').hasHandledAny() },
     });
     return async (event) => {
-      const summary = await process(event);
-      return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
+      try {
+        const summary = await process(event);
+        return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
+      } catch (error) {
+        const partitions = Object.keys(event.records);
+        if (partitions.length > 1 && isHalt(error))
+          this.haltedWhole.push(
+            `${partitions.join(', ')} all failed for one halt: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        throw error;
+      }
     };
   }
 
@@ -148,6 +178,7 @@ export class World {
       publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
       gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTrigger),
       commandsTrigger: { positions: () => this.group('commands').positions() },
+      commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
       dedupeWindowMs: WEEK_MS,
       checkpointEvery,
       checkpointIntervalMs: Number.MAX_SAFE_INTEGER,

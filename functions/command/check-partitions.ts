@@ -1,20 +1,22 @@
 /**
  * Before a batch decides anything: each of its partitions checked against the table's
- * checkpoint (heads/partition.ts). A recreated topic gets a new incarnation, recorded before any
- * decision, so racing invocations agree; a table behind its log stops the batch.
+ * checkpoint (heads/partition.ts). A recreated topic gets a new incarnation, and a partition
+ * new to the table its first checkpoint, each recorded before any decision, so racing
+ * invocations agree; a table behind its log stops the batch.
  */
 import { topicPartition } from '../core/wire.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { TableBehindLogError } from '../control/control.ts';
-import type { LogRecord } from '../core/log.ts';
 import type { CommandLog } from './ports.ts';
 import type { HeadsStore } from '../heads/ports.ts';
 import {
+  anchorOf,
   assess,
   firstCheckpoint,
   fingerprint,
   judge,
   nextIncarnation,
+  sampledOf,
   type SampledRecord,
   type StoredCheckpoint,
   type Verdict,
@@ -49,18 +51,13 @@ export class CheckpointContendedError extends KafkaAggregatesError {
 /** The fingerprint of a record as the trigger gives it. */
 export const fingerprintOf = (record: TriggerRecord): string => fingerprint(record.original);
 
-const sampled = (r: LogRecord): SampledRecord => ({
-  offset: r.offset,
-  fingerprint: fingerprint({ timestamp: r.timestamp, key: r.key?.toString('base64') ?? null, value: r.value?.toString('base64') ?? null }),
-});
-
 /**
  * Whether the batch is of the life of the topic that `anchor` (a record of the checkpoint's
- * incarnation) is from: read from the batch when it holds that offset, else from the log.
+ * incarnation, or a release's) is from: read from the batch when it holds that offset, else from the log.
  * `unknown` when the record expired from the log.
  */
-const lifeOf = async (
-  deps: PartitionCheckDeps,
+export const lifeOf = async (
+  deps: Pick<PartitionCheckDeps, 'commandLog'>,
   span: PartitionSpan,
   anchor: SampledRecord,
   fingerprintAt: (offset: number) => string | undefined,
@@ -72,7 +69,34 @@ const lifeOf = async (
   if (anchor.offset < log.start) return 'unknown';
   const [found] = await deps.commandLog.sample(span.topic, span.partition, anchor.offset, anchor.offset, 1);
   // The anchor is a record, not a marker: in its own life its offset still holds it.
-  return found !== undefined && found.offset === anchor.offset && sampled(found).fingerprint === anchor.fingerprint ? 'same' : 'other';
+  return found !== undefined && found.offset === anchor.offset && sampledOf(found).fingerprint === anchor.fingerprint ? 'same' : 'other';
+};
+
+/**
+ * Stores a partition's first checkpoint, with its anchor, before anything is decided under
+ * it: a batch that commits heads and dies before its checkpoint would otherwise leave no
+ * record of which life of the topic those heads' offsets belong to, and a recreated topic's
+ * next batch would take its offsets for theirs. A racing first batch that stored one first
+ * is agreed with when its anchor is a record of this batch; otherwise the batch is retried.
+ */
+const storeFirst = async (
+  deps: PartitionCheckDeps,
+  tp: string,
+  first: StoredCheckpoint,
+  fingerprintAt: (offset: number) => string | undefined,
+  effective: Map<string, StoredCheckpoint>,
+  written: Map<string, StoredCheckpoint>,
+): Promise<void> => {
+  let stored = first;
+  if (!(await deps.checkpoints.putCheckpoint(first, undefined))) {
+    const now = await deps.checkpoints.getCheckpoint(tp);
+    const known = now === undefined ? undefined : anchorOf(now);
+    if (now?.incarnation !== 1 || known === undefined || fingerprintAt(known.offset) !== known.fingerprint)
+      throw new CheckpointContendedError(tp);
+    stored = now;
+  }
+  effective.set(tp, stored);
+  written.set(tp, stored);
 };
 
 /** The batch's records, partition by partition. */
@@ -116,7 +140,7 @@ export const checkPartitions = async (
       const first = span.records[0];
       const anchor = first === undefined ? undefined : { offset: first.offset, fingerprint: fingerprintOf(first) };
       if (checkpoint === undefined && fresh) {
-        effective.set(tp, firstCheckpoint(tp, span.from, anchor));
+        await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
         return;
       }
       // No batch completed since the checkpoint was set (a new incarnation, a rebuild): the
@@ -134,7 +158,7 @@ export const checkPartitions = async (
           deps.commandLog.bounds(span.topic, span.partition),
           deps.commandLog.sample(span.topic, span.partition, assessment.from, assessment.to, 2),
         ]);
-        verdict = judge(checkpoint, batch, records.map(sampled), log);
+        verdict = judge(checkpoint, batch, records.map(sampledOf), log);
         if (verdict === 'behind')
           behind.push(
             checkpoint === undefined
@@ -143,7 +167,10 @@ export const checkPartitions = async (
           );
       }
       if (verdict !== 'recreated' || checkpoint === undefined) {
-        if (verdict !== 'behind') effective.set(tp, checkpoint ?? firstCheckpoint(tp, span.from, anchor));
+        if (verdict === 'behind') return;
+        if (checkpoint === undefined)
+          await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
+        else effective.set(tp, checkpoint);
         return;
       }
       // A new life of the topic: offsets start again, and a trigger starts at its beginning.

@@ -18,6 +18,7 @@ import { registry } from '../core/registry.ts';
 import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
+import { releasesOfLife } from './releases.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
@@ -25,7 +26,6 @@ import { checkGenerationDrained } from './generation-gate.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
-import type { StoredCheckpoint } from '../heads/partition.ts';
 import type { BatchPublisher, CommandLog, EventsTopicState } from './ports.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 
@@ -73,15 +73,6 @@ export type { BatchItemFailure } from '../core/batch-response.ts';
 export interface BatchResult extends BatchSummary {
   readonly batchItemFailures: readonly BatchItemFailure[];
 }
-
-/** Releases that apply to the partition as it is now: those recorded after its current incarnation began. */
-const currentReleases = (releases: readonly Release[] | undefined, checkpoint: StoredCheckpoint | undefined): readonly Release[] =>
-  (releases ?? []).filter((r) =>
-    r.incarnation !== undefined
-      ? r.incarnation === (checkpoint?.incarnation ?? 1)
-      : // Recorded before releases named their incarnation: by time, as far as the checkpoint knows it.
-        checkpoint?.since === undefined || r.at > checkpoint.since,
-  );
 
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {
@@ -167,10 +158,12 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       fresh,
     );
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
-    const releaseOf = (record: TriggerRecord): Release | undefined => {
-      const tp = topicPartition(record);
-      return releaseFor(currentReleases(snapshot.releases.get(tp), effective.get(tp)), record.offset);
-    };
+    const releases = new Map(
+      await Promise.all(
+        [...spans].map(async ([tp, span]) => [tp, await releasesOfLife(deps, span, snapshot.releases.get(tp), effective.get(tp))] as const),
+      ),
+    );
+    const releaseOf = (record: TriggerRecord): Release | undefined => releaseFor(releases.get(topicPartition(record)) ?? [], record.offset);
     const summary: BatchSummary = {
       records: records.length,
       aggregates: byAggregate.size,

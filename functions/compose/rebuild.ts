@@ -9,9 +9,9 @@ import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
-import { TopicLog } from '../adapters/kafka/topic-log.ts';
+import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
-import { partitionGenerations, rebuildHold, retentions } from '../config.ts';
+import { partitionGenerations, readerGroupPrefix, rebuildHold, retentions } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
@@ -47,6 +47,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   const heads = new AggregatesTable(doc, names.tables.aggregates);
   const readModels = new ReadModelsTable(doc, names.tables.readModels);
   const eventLog = new TopicLog(kafka, names.topics.events, own);
+  const commandLog = new TopicLogs(kafka, readerGroupPrefix());
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
   const eventTrigger = new ConsumerOffsets(kafka, names.topics.events, eventsTrigger);
   // One commands trigger per generation of the commands topic (core/generations.ts): the rebuild holds them all.
@@ -88,6 +89,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
             gate: options.gate ?? defaultGate,
             drainMs: hold.commandDrainMs,
             commandsTrigger: { positions: () => triggerPositions(kafka, names.topics.commands, commandsTrigger) },
+            commandLog,
             dedupeWindowMs: retentions().dedupeWindowMs,
             ...onProgress,
           },
@@ -107,7 +109,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
       );
     },
     close: async () => {
-      await Promise.all([publisher.close(), eventLog.close(), eventTrigger.close()]);
+      await Promise.all([publisher.close(), eventLog.close(), commandLog.close(), eventTrigger.close()]);
       release();
     },
   };

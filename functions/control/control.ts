@@ -13,6 +13,19 @@ export interface RebuildProgress {
   readonly checkpoint: Readonly<Record<string, number>>;
   readonly eventsRead: number;
   readonly startedAt: string;
+  /**
+   * Per commands `topic-partition`, the last command of its latest incarnation that caused the
+   * events read so far (rebuild/command-lives.ts): a resumed rebuild does not read them again.
+   */
+  readonly sources?: Readonly<Record<string, CommandSource>>;
+}
+
+/** A command that caused events: its partition's incarnation, its offset, id and record time (ms). */
+export interface CommandSource {
+  readonly incarnation: number;
+  readonly offset: number;
+  readonly commandId: string;
+  readonly at: number;
 }
 
 /**

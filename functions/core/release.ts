@@ -34,6 +34,14 @@ export interface Release {
    * or a rebuild did to the checkpoint since. Absent on the events topic (never recreated).
    */
   readonly incarnation?: number;
+  /**
+   * On the commands topic, the record at `from` when the release was recorded (its offset and
+   * fingerprint, heads/partition.ts): the release applies in the life of the topic whose offset
+   * `from` holds that record, whichever incarnation the table gives that life. The incarnation
+   * alone can be wrong: a table that never saw a life of the topic, or has not seen its
+   * recreation yet, names the next life as the one it knows.
+   */
+  readonly anchor?: { readonly offset: number; readonly fingerprint: string };
 }
 
 /** Reason code of records dead-lettered by a `skip` release. */

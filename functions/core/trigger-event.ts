@@ -43,8 +43,10 @@ export interface TriggerRecord {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+// Buffer's decoder once the text is known to be sound base64: atob with a copy byte by byte was
+// a hot spot of every batch (a twentieth of the simulator's time).
 const decodeBase64 = (text: string): Uint8Array | undefined =>
-  BASE64.test(text) ? Uint8Array.from(atob(text), (c) => c.charCodeAt(0)) : undefined;
+  BASE64.test(text) ? new Uint8Array(Buffer.from(text, 'base64')) : undefined;
 
 /** Strict UTF-8: invalid byte sequences are an error, not U+FFFD. */
 const utf8 = new TextDecoder('utf-8', { fatal: true });

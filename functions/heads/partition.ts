@@ -16,6 +16,7 @@
  * apart from lost records takes a read of the commands topic, only when a batch jumps.
  */
 import { createHash } from 'node:crypto';
+import type { LogRecord } from '../core/log.ts';
 import type { MskRecord } from '../core/trigger-event.ts';
 import type { Head } from './head.ts';
 
@@ -76,6 +77,12 @@ export interface SampledRecord {
   readonly offset: number;
   readonly fingerprint: string;
 }
+
+/** A record read back from the commands topic, as a batch's record of the same content would be fingerprinted. */
+export const sampledOf = (r: LogRecord): SampledRecord => ({
+  offset: r.offset,
+  fingerprint: fingerprint({ timestamp: r.timestamp, key: r.key?.toString('base64') ?? null, value: r.value?.toString('base64') ?? null }),
+});
 
 /** What a batch's first and last offsets and its records say about a partition, before any read. */
 export type Assessment =

@@ -5,6 +5,7 @@
  * (aggregateId, version), reports gaps and records it cannot use, and restores what a head
  * needs for dedupe (source offsets, recent commands).
  */
+import { laterSource, type LastSource } from './command-lives.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
 import type { LogRecord } from '../core/log.ts';
@@ -74,8 +75,8 @@ export class LogFold {
   private readonly dirty = new Set<string>();
   /** Accepted commands each head let go of that are still within the dedupe window, by head key. */
   private readonly evicted = new Map<string, ArchivedCommand[]>();
-  /** The latest incarnation of each commands partition that caused events. */
-  readonly incarnations = new Map<string, number>();
+  /** Per commands partition, the last command of its latest incarnation that caused events: where its life can be checked. */
+  readonly lastSources = new Map<string, LastSource>();
   readonly gaps: Gap[] = [];
   readonly unusable: UnusableRecord[] = [];
   duplicates = 0;
@@ -118,6 +119,15 @@ export class LogFold {
   /** Applies one event of a known aggregate type: the stored envelope, the event as the current code knows it. */
   apply(aggregate: AnyAggregate, read: Pick<ReadEvent, 'stored' | 'event' | 'position'>): FoldStep {
     const event = read.stored;
+    // Every event read names its command, a duplicate's too (a resumed rebuild reads some again).
+    const partition = topicPartition(event.source);
+    const source = {
+      incarnation: event.source.incarnation ?? 1,
+      offset: event.source.offset,
+      commandId: event.commandId,
+      at: Date.parse(event.occurredAt),
+    };
+    this.lastSources.set(partition, laterSource(this.lastSources.get(partition), source));
     const k = aggregateKey(event.aggregateType, event.aggregateId);
     let head = this.heads.get(k);
     if (head === undefined) {
@@ -191,7 +201,6 @@ export class LogFold {
       });
     const incarnation = event.source.incarnation ?? 1;
     const partition = topicPartition(event.source);
-    this.incarnations.set(partition, Math.max(this.incarnations.get(partition) ?? 1, incarnation));
     const tp = positionKey(partition, incarnation);
     const at = Date.parse(event.occurredAt);
     const { recent } = head;

@@ -12,9 +12,10 @@ import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
 import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
-import type { BatchPublisher } from '../command/ports.ts';
+import type { BatchPublisher, CommandLog } from '../command/ports.ts';
+import { checkpointAfterRebuild } from './command-lives.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
-import { anchorOf, outboxConfirmed } from '../heads/partition.ts';
+import { outboxConfirmed } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
 import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';
@@ -36,6 +37,8 @@ export interface RebuildDeps {
    * up, so that the partitions' checkpoints start there and the next batches line up with them.
    */
   readonly commandsTrigger: { positions(): Promise<ReadonlyMap<string, number>> };
+  /** The commands topic, read at the last offset the events name per partition when the table knows nothing of its life. */
+  readonly commandLog: Pick<CommandLog, 'bounds' | 'sample'>;
   /** How long an accepted commandId is recognised (the command side's dedupe window), in ms. */
   readonly dedupeWindowMs: number;
   /** Events between checkpoints (heads written, offsets saved); default 100,000. */
@@ -120,6 +123,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
+  for (const [tp, source] of Object.entries(started.sources ?? {})) fold.lastSources.set(tp, source);
   let headsWritten = 0;
   let fencedOff = 0;
   let archived = 0;
@@ -134,7 +138,12 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     // A resumed rebuild reads again from the first event still held (its predecessors not read yet).
     const resumeAt = { ...at.checkpoint };
     for (const [partition, offset] of fold.heldFloor()) resumeAt[partition] = Math.min(resumeAt[partition] ?? offset, offset);
-    const progress: RebuildProgress = { ...started, checkpoint: resumeAt, eventsRead: at.eventsRead };
+    const progress: RebuildProgress = {
+      ...started,
+      checkpoint: resumeAt,
+      eventsRead: at.eventsRead,
+      sources: Object.fromEntries(fold.lastSources),
+    };
     const previous = writing;
     report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
     writing = (async () => {
@@ -193,27 +202,17 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   const { eventsRead } = at;
 
   // 4. Caught up: the commands partitions' checkpoints start where the trigger goes on (in the
-  // incarnation the log last saw), then release the lock and let commands through.
+  // life of the topic it is in now: command-lives.ts), then release the lock and let commands through.
   let checkpointsReset = 0;
   if (!stoppedEarly) {
     const positions = await deps.commandsTrigger.positions();
     // By key, not by a scan: the table holds every head by now.
     const checkpoints = new Map(await Promise.all([...positions.keys()].map(async (tp) => [tp, await heads.getCheckpoint(tp)] as const)));
     for (const [tp, next] of positions) {
-      const incarnation = Math.max(checkpoints.get(tp)?.incarnation ?? 1, fold.incarnations.get(tp) ?? 1);
-      const old = checkpoints.get(tp);
-      const since = old?.incarnation === incarnation ? old.since : undefined;
-      // What the table knew of this life: a recreation before the next batch completes shows there.
-      const anchor = old?.incarnation === incarnation ? anchorOf(old) : undefined;
-      await heads.resetCheckpoint({
-        tp,
-        incarnation,
-        from: next,
-        through: next - 1,
-        fingerprint: null,
-        ...(anchor === undefined ? {} : { anchor }),
-        ...(since === undefined ? {} : { since }),
-      });
+      const last = fold.lastSources.get(tp);
+      await heads.resetCheckpoint(
+        await checkpointAfterRebuild(deps.commandLog, tp, next, checkpoints.get(tp), last, () => new Date().toISOString()),
+      );
       checkpointsReset++;
     }
     if (!(await heads.putControl({ status: 'ready', epoch, table }, control)))

@@ -7,6 +7,7 @@ import type { Admin } from 'kafkajs';
 import { composeOperator, type Operator, type ReleaseList } from '../../functions/compose/operator.ts';
 import { topicName } from '../../functions/config.ts';
 import type { Release, ReleaseAction } from '../../functions/core/release.ts';
+import { sampledOf, type SampledRecord } from '../../functions/heads/partition.ts';
 import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { CliError, explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
@@ -47,6 +48,8 @@ const releasesFor = (
   passGap: boolean;
   /** The partition's current incarnation (commands topic), which the release is bound to. */
   incarnation?: (tp: string) => Promise<number>;
+  /** The record at the release's first offset (commands topic): the life of the topic the release is meant for. */
+  anchor?: (partition: number, offset: number) => Promise<SampledRecord | undefined>;
 } => {
   const mapping = mappingsFromTopology().find((m) => m.topic === topic);
   if (mapping === undefined)
@@ -64,6 +67,15 @@ const releasesFor = (
       list: table.releases,
       passGap: false,
       incarnation: async (tp) => (await table.getCheckpoint(tp))?.incarnation ?? 1,
+      anchor: async (partition, offset) => {
+        const log = operator.log(topic);
+        try {
+          const [record] = await log.sample(partition, offset, offset, 1);
+          return record?.offset === offset ? sampledOf(record) : undefined;
+        } finally {
+          await log.close();
+        }
+      },
     };
   }
   if (topic === topicName('events'))
@@ -132,6 +144,9 @@ export const skip: CliCommand = {
       const incarnation = await target.incarnation?.(tp).catch((error: unknown) => {
         throw explainDynamo(error);
       });
+      const anchor = await target.anchor?.(partition, from).catch((error: unknown) => {
+        throw explain(error);
+      });
       const release: Release = {
         action,
         from,
@@ -140,6 +155,7 @@ export const skip: CliCommand = {
         by: `${userInfo().username}@${hostname()}`,
         at: new Date().toISOString(),
         ...(incarnation === undefined ? {} : { incarnation }),
+        ...(anchor === undefined ? {} : { anchor }),
       };
       await target.list.add(tp, release).catch((error: unknown) => {
         throw explainDynamo(error);

@@ -161,6 +161,22 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       expect((await heads.read([], [tp])).releases.get(tp)).toEqual([release(3, 1), release(3, 2)]);
     });
 
+    it("keeps a partition's releases across its checkpoint's writes, before and after the first", async () => {
+      const heads = await factory.heads();
+      const tp = `${factory.unique('commands')}-0`;
+      const skip = (from: number): Release => ({ action: 'skip', from, to: from, reason: 'r', by: 'op', at: '2026-01-01T00:00:00.000Z' });
+      await factory.addRelease(heads, tp, skip(3));
+      expect((await heads.read([], [tp])).checkpoints.get(tp)).toBeUndefined();
+      expect(await heads.getCheckpoint(tp)).toBeUndefined();
+      expect(await heads.putCheckpoint({ ...checkpoint(tp, 4), anchor: { offset: 0, fingerprint: 'a' } }, undefined)).toBe(true);
+      await factory.addRelease(heads, tp, skip(5));
+      expect(await heads.putCheckpoint(checkpoint(tp, 6), checkpoint(tp, 4))).toBe(true);
+      await heads.resetCheckpoint(checkpoint(tp, 2, 3));
+      const read = await heads.read([], [tp]);
+      expect(read.releases.get(tp)).toEqual([skip(3), skip(5)]);
+      expect(read.checkpoints.get(tp)).toStrictEqual(checkpoint(tp, 2, 3));
+    });
+
     it('fences off a rebuilt head when a commit lands between the read of the fences and the write', async () => {
       const id = factory.unique('acc');
       let committed = false;

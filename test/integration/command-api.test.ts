@@ -5,22 +5,17 @@
  * are the run's own, given through the environment as on any deployment. Every response is
  * checked against docs/openapi.json as well.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topicName } from '../../functions/config.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { routes } from '../../functions/command-api/routes.ts';
-import { serveHttpFunction, type HttpFunctionServer } from '../../local/http/server.ts';
-import { provision } from '../../local/provision.ts';
-import { runEnvironment } from '../../local/scratch.ts';
-import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
-import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
-import { readJson, readTopic, testKafka, unique } from '../support/kafka.ts';
+import { commandApiServer } from '../support/command-api-server.ts';
+import { readJson, readTopic, testKafka } from '../support/kafka.ts';
 import { problemsOf } from '../support/openapi.ts';
 
-const run = unique('api');
+const api = commandApiServer('api');
+const { run } = api;
 const kafka = testKafka();
-let triggers: Triggers;
-let server: HttpFunctionServer;
 
 interface Answer {
   readonly status: number;
@@ -30,7 +25,7 @@ interface Answer {
 
 /** One request with fetch; the answer must be one docs/openapi.json declares for `route`. */
 const call = async (route: keyof typeof routes, path: string, init: RequestInit = {}): Promise<Answer> => {
-  const response = await fetch(`${server.url}${path}`, init);
+  const response = await fetch(`${api.server().url}${path}`, init);
   const text = await response.text();
   const headers = Object.fromEntries(response.headers);
   expect(problemsOf(routes[route].method, routes[route].path, { status: response.status, headers, body: text })).toStrictEqual([]);
@@ -50,22 +45,6 @@ const account = (aggregateId: string, type: string, data: Record<string, unknown
   type,
   data,
   ...extra,
-});
-
-beforeAll(async () => {
-  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
-  await provision();
-  triggers = await startTriggers({
-    mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),
-    log: () => undefined,
-  });
-  server = await serveHttpFunction({ port: 0 });
-});
-
-afterAll(async () => {
-  await server?.stop();
-  await triggers?.stop();
-  vi.unstubAllEnvs();
 });
 
 describe('the command API over HTTP against the local stack', () => {
@@ -138,7 +117,7 @@ describe('the command API over HTTP against the local stack', () => {
   it('answers 202 with where to ask when the command handler is held, then the outcome at that location once it runs', async () => {
     const bob = `acc-${run}-bob`;
     let location = '';
-    await triggers.pause('commandHandler');
+    await api.triggers().pause('commandHandler');
     try {
       const pending = await post(account(bob, 'OpenAccount', { owner: 'Bob' }), { prefer: 'wait=1' });
       expect(pending).toMatchObject({
@@ -150,7 +129,7 @@ describe('the command API over HTTP against the local stack', () => {
       expect(location).toBe(pending.body.location);
       expect(await call('getOutcome', location)).toMatchObject({ status: 404, body: { code: 'OutcomeUnknown' } });
     } finally {
-      triggers.resume('commandHandler');
+      api.triggers().resume('commandHandler');
     }
     let outcome: Answer | undefined;
     for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
@@ -184,12 +163,12 @@ describe('the command API over HTTP against the local stack', () => {
     const carol = `acc-${run}-carol`;
     expect((await post(account(carol, 'OpenAccount', { owner: 'Carol' }))).status).toBe(200);
     const deposit = account(carol, 'Deposit', { amount: 10 }, { commandId: `${run}-twice` });
-    await triggers.pause('commandHandler');
+    await api.triggers().pause('commandHandler');
     try {
       const copies = await Promise.all([post(deposit, { prefer: 'respond-async' }), post(deposit, { prefer: 'respond-async' })]);
       expect(copies.map((c) => c.status)).toStrictEqual([202, 202]);
     } finally {
-      triggers.resume('commandHandler');
+      api.triggers().resume('commandHandler');
     }
     const answers = await Promise.all([post(deposit), post(deposit)]);
     expect(answers.map((a) => a.body)).toStrictEqual([answers[0]?.body, answers[0]?.body]);

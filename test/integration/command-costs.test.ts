@@ -37,7 +37,7 @@ describe('DynamoDB requests per batch, counted by an SDK middleware', () => {
     [10, 100, 1],
     [150, 2, 3],
   ])(
-    'a batch over %i aggregates with %i commands each on %i partitions costs ceil(A/100) reads, A writes and one watermark write per partition',
+    'a partition’s first batch over %i aggregates with %i commands each on %i partitions costs ceil(A/100) reads, A writes, and per partition its first checkpoint stored and then advanced',
     async (aggregates, perAggregate, partitions) => {
       const process = side.processor();
       await process(
@@ -50,8 +50,13 @@ describe('DynamoDB requests per batch, counted by an SDK middleware', () => {
       expect(summary.accepted).toBe(aggregates * perAggregate);
       // Heads, the partitions' watermarks and the control item share the batched reads (100 keys each).
       expect(side.requests.get('BatchGetItemCommand')).toBe(Math.ceil((aggregates + partitions + 1) / 100));
+      // Each partition's first checkpoint is stored before anything is decided under it, then advanced past the batch
+      // (an update, which leaves the partition's releases in the same item as they are).
       expect(side.requests.get('PutItemCommand')).toBe(aggregates + partitions);
-      expect(side.requests.total()).toBe(side.requests.get('BatchGetItemCommand') + side.requests.get('PutItemCommand'));
+      expect(side.requests.get('UpdateItemCommand')).toBe(partitions);
+      expect(side.requests.total()).toBe(
+        side.requests.get('BatchGetItemCommand') + side.requests.get('PutItemCommand') + side.requests.get('UpdateItemCommand'),
+      );
       const commands = aggregates * perAggregate;
       figures.push(
         `  ${perAggregate} per aggregate × ${aggregates} aggregates on ${partitions} partition(s): ${side.requests.total()} requests ` +

@@ -10,10 +10,9 @@ import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import type { HeadsSnapshot } from '../../functions/heads/ports.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../../functions/control/control.ts';
-import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { CommandsTopic } from '../support/commands-topic.ts';
+import { CommandsTopic, deliver } from '../support/commands-topic.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
@@ -36,12 +35,6 @@ const watched = () => {
     },
   });
   return { asked, process: side.processor({ heads }) };
-};
-
-const deliver = async (topic: CommandsTopic, event: MskEvent, process: (e: MskEvent) => Promise<unknown>) => {
-  const result = await process(event);
-  topic.commit(event);
-  return result;
 };
 
 const outcomes = async (commandIds: readonly string[]): Promise<string[]> => {

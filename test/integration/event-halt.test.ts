@@ -36,6 +36,7 @@ import { startTriggers, type InvocationReport, type Triggers } from '../../local
 import { accountEventRecord, createReadModelsTable, startEventSide, type EventSide } from '../support/event-side.ts';
 import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
+import { holdLogsAround } from '../support/logs.ts';
 import { knowsNickname } from '../support/nickname.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -106,6 +107,7 @@ describe.each(['checkpoint', 'listed'] as const)(
   (reading) => {
     let triggers: Triggers | undefined;
     const reports: InvocationReport[] = [];
+    const logs = holdLogsAround();
     afterAll(async () => {
       await triggers?.stop();
     });
@@ -146,6 +148,13 @@ describe.each(['checkpoint', 'listed'] as const)(
       expect(await getAccountSummary(table, a)).toMatchObject({ balance: 5000, version: 2 });
       expect(await getAccountSummary(table, b)).toBeUndefined();
       expect(await readDeadLetters(kafka, names.deadLetter)).toEqual([]);
+      // Each halted attempt said so, at WARN, naming the gap.
+      expect(
+        logs()
+          .at('WARN')
+          .filter((l) => /gap/.test(l.message)).length,
+      ).toBeGreaterThanOrEqual(12);
+      expect(logs().at('ERROR')).toEqual([]);
 
       // The missing event reaches the partition (as a re-published outbox would): the retry applies it first.
       await publishOn(topic, 0, deposited(a, 3, 1));
@@ -186,6 +195,7 @@ describe('an event of a type this code does not know, through the emulated trigg
     });
   };
   const heldAt = (offset: number) => () => reports.filter((r) => r.outcome === 'partial' && r.offsets[tp]?.[0] === offset);
+  const logs = holdLogsAround();
   afterAll(async () => {
     await triggers?.stop();
   });
@@ -204,6 +214,12 @@ describe('an event of a type this code does not know, through the emulated trigg
     expect(reports[0]).toMatchObject({ outcome: 'partial', attempt: 1, offsets: { [tp]: [0, 1, 2], [fine]: [0, 1] } });
     const reason = `EventChainError: UnknownEventType: ${tp} offset 1: account ${a} version 2, NicknameSet revision 1: account has no event "NicknameSet"; known: AccountOpened, MoneyDeposited, MoneyWithdrawn, AccountClosed`;
     expect(held().at(-1)?.error).toContain(reason);
+    // Each halted attempt said so, at WARN, with the reason.
+    expect(
+      logs()
+        .at('WARN')
+        .filter((l) => JSON.stringify(l).includes('NicknameSet')).length,
+    ).toBeGreaterThanOrEqual(5);
     // Blocked at the record, with why, in the trigger and in the status file that kafka-aggregates status prints.
     expect(triggers?.blocked()).toEqual([
       expect.objectContaining({ partition: tp, offset: 1, error: expect.stringContaining(reason) as unknown }),

@@ -9,7 +9,7 @@
  * can be checked at once; the topics are read once at the end to see it all arrived.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
 import type { BatchOutput } from '../../functions/command/ports.ts';
@@ -31,18 +31,10 @@ import {
   withRawField,
   type HostileRecord,
 } from '../unit/fuzz/arbitraries.ts';
-import { startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { startEventSide, type EventSide } from '../support/event-side.ts';
 import { unique } from '../support/kafka.ts';
+import { bothProcessors } from '../support/processors.ts';
 
-let commandSide: CommandSide;
-let eventSide: EventSide;
-beforeAll(async () => {
-  [commandSide, eventSide] = await Promise.all([startCommandSide(), startEventSide()]);
-});
-afterAll(async () => {
-  await Promise.all([commandSide.close(), eventSide.close()]);
-});
+const sides = bothProcessors();
 
 /** Wraps a publisher so that each batch's output can be inspected as well as published. */
 const tee = <T>(inner: { publish(o: T): Promise<void> }) => {
@@ -103,8 +95,8 @@ describe('fuzzed commands through the real command processor', () => {
             );
           const records = [good(0)];
           hostile.forEach((h, i) => records.push(toMskRecord(h, topic, 0, 2 * i + 1), good(i + 1)));
-          const publisher = tee<BatchOutput>(commandSide.publisher);
-          const summary = await commandSide.processor({ publisher })(event(topic, records));
+          const publisher = tee<BatchOutput>(sides.command.publisher);
+          const summary = await sides.command.processor({ publisher })(event(topic, records));
 
           const context = `seed ${seed}, faults ${hostile.map((h) => h.fault).join(' | ')}`;
           expect(summary, context).toMatchObject({ accepted: n + 1, rejected: n, deadLettered: n, eventsPublished: n + 1 });
@@ -127,7 +119,7 @@ describe('fuzzed commands through the real command processor', () => {
           expect(accepted.map((r) => [r.commandId, r.status === 'accepted' ? r.version : 0])).toEqual(
             Array.from({ length: n + 1 }, (_, i) => [`${id}:good:${i}`, i + 1]),
           );
-          const head = await commandSide.heads.get('account', id);
+          const head = await sides.command.heads.get('account', id);
           expect(head?.version).toBe(n + 1);
           expect((head?.state as AccountState & { balance: number }).balance).toBe(amounts.slice(1, n + 1).reduce((a, b) => a + b, 0));
           published.results.push(...output.results.map((r) => r.result));
@@ -137,7 +129,7 @@ describe('fuzzed commands through the real command processor', () => {
       fuzz(25),
     );
     // Everything the processor handed to the publisher is on the topics.
-    const [results, letters] = await Promise.all([commandSide.results(), commandSide.deadLetters() as Promise<DeadLetterRecord[]>]);
+    const [results, letters] = await Promise.all([sides.command.results(), sides.command.deadLetters() as Promise<DeadLetterRecord[]>]);
     const key = (x: unknown) => JSON.stringify(x);
     const onTopic = new Set([...results.map(key), ...letters.map(key)]);
     expect([...published.results, ...published.deadLetters].filter((x) => !onTopic.has(key(x)))).toEqual([]);
@@ -187,12 +179,12 @@ describe('fuzzed commands through the real command processor', () => {
           });
           const last = { commandId: `${id}:after`, aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount: 7 } };
           records.push(toMskRecord({ key: b64(id), value: b64(JSON.stringify(last)), headers: [] }, topic, 0, bad.length + 1));
-          const publisher = tee<BatchOutput>(commandSide.publisher);
-          const summary = await commandSide.processor({ publisher })(event(topic, records));
+          const publisher = tee<BatchOutput>(sides.command.publisher);
+          const summary = await sides.command.processor({ publisher })(event(topic, records));
           expect(summary).toMatchObject({ accepted: 2, rejected: bad.length, deadLettered: bad.length });
           const codes = whole(publisher.seen).deadLetters.map((d) => d.record.reason.code);
           expect(codes).toEqual(bad.map((b) => ('over' in b ? 'PayloadTooLarge' : 'NestingTooDeep')));
-          expect((await commandSide.heads.get('account', id))?.version).toBe(2);
+          expect((await sides.command.heads.get('account', id))?.version).toBe(2);
         },
       ),
       // Always include two oversized ones and the deepest nesting.
@@ -216,7 +208,7 @@ describe('fuzzed commands through the real command processor', () => {
       ...sizes.map((bytes, i) => oversized(command(`${id}:big:${i}`, 'Deposit', { amount: 1 }), bytes)),
       JSON.stringify(command(`${id}:after`, 'Deposit', { amount: 7 })),
     ];
-    return commandSide.processor({ publisher })(
+    return sides.command.processor({ publisher })(
       event(
         topic,
         values.map((v, offset) => toMskRecord({ key: b64(id), value: b64(v), headers: [] }, topic, 0, offset)),
@@ -227,7 +219,7 @@ describe('fuzzed commands through the real command processor', () => {
   // Regression: dead letters carry the original value as base64 (4/3 of its size); sent in one
   // request they overflowed the broker's 1 MiB limit and the batch failed on every retry. The
   // dead-letter topic now admits 4 MiB batches and the publisher splits dead letters by size.
-  const ownPublisher = () => new KafkaPublisher(createProducer(commandSide.kafka), commandSide.topics);
+  const ownPublisher = () => new KafkaPublisher(createProducer(sides.command.kafka), sides.command.topics);
   const expectRejectedAndAccepted = async (sizes: readonly number[]) => {
     const publisher = ownPublisher();
     try {
@@ -274,8 +266,8 @@ describe('fuzzed events through the real event processor', () => {
           hostile.forEach((h, i) =>
             records.push(toMskRecord({ ...h, headers: [{ 'x-fuzz': [300, -1] }] }, topic, 0, 2 * i + 1), good(i + 1)),
           );
-          const publisher = tee<EventSideOutput>(eventSide.publisher);
-          const summary = await eventSide.processor({ publisher })(event(topic, records));
+          const publisher = tee<EventSideOutput>(sides.event.publisher);
+          const summary = await sides.event.processor({ publisher })(event(topic, records));
           const context = `seed ${seed}, faults ${hostile.map((h) => h.fault).join(' | ')}`;
           expect(summary, context).toMatchObject({ events: n + 1, deadLettered: n });
           const letters = publisher.seen.flatMap((o) => o.deadLetters.map((d) => d.record));
@@ -285,7 +277,7 @@ describe('fuzzed events through the real event processor', () => {
             expect([letter?.key, letter?.value], h.fault).toEqual([h.key ?? null, h.value ?? null]);
             expect(letter?.headers).toEqual([{ 'x-fuzz': [300, -1] }]);
           });
-          const row = await getAccountSummary(eventSide.readModels, id);
+          const row = await getAccountSummary(sides.event.readModels, id);
           expect(row).toMatchObject({ version: n + 1, balance: amounts.slice(1, n + 1).reduce((a, b) => a + b, 0) });
         },
       ),
@@ -310,7 +302,7 @@ describe('fuzzed events through the real event processor', () => {
           source: { topic: 'commands', partition: 0, offset: 0 },
         };
         const value = withRawField(opened, 'metadata', `{"n":${nested(depth)}}`);
-        const summary = await eventSide.processor()(
+        const summary = await sides.event.processor()(
           event(topic, [toMskRecord({ key: b64(id), value: b64(value), headers: [] }, topic, 0, 0)]),
         );
         expect(summary.events + summary.deadLettered).toBe(1);

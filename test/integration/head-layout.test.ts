@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { fingerprint } from '../../functions/heads/head.ts';
+import type { Release } from '../../functions/core/release.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
@@ -133,5 +134,61 @@ describe('a table written by the previous release', () => {
       ['deposit-3', 'accepted'],
       ['open-1-again', 'accepted'],
     ]);
+  });
+});
+
+describe('operator releases recorded by the previous release', () => {
+  it('are honoured, and the next checkpoint write moves them into the checkpoint item, where later ones join them', async () => {
+    const id = unique('acc');
+    const topic = unique('cmds');
+    const tp = `${topic}-0`;
+    const doc = createDocumentClient(side.dynamo);
+    const skip = (offset: number): Release => ({
+      action: 'skip',
+      from: offset,
+      to: offset,
+      reason: 'bad',
+      by: 'op',
+      at: '2026-11-30T10:00:00.000Z',
+    });
+    // The previous layout: releases in an item of their own, beside the checkpoint.
+    await doc.send(
+      new PutCommand({ TableName: side.heads.tableName, Item: { pk: `~release#${tp}`, releases: JSON.stringify([skip(1)]), revision: 1 } }),
+    );
+    await doc.send(
+      new PutCommand({
+        TableName: side.heads.tableName,
+        Item: { pk: `~partition#${tp}`, incarnation: 1, from: 0, through: -1 },
+      }),
+    );
+    const process = side.processor();
+    const first = await process(
+      mskEvent(
+        [
+          { offset: 0, key: id, value: command(id, 'OpenAccount', { owner: 'Ann' }) },
+          { offset: 1, key: id, value: command(id, 'Deposit', { amount: 5 }) },
+        ],
+        topic,
+      ),
+    );
+    expect(first).toMatchObject({ accepted: 1, rejected: 1, deadLettered: 1 });
+    const checkpointItem = async () =>
+      (await doc.send(new GetCommand({ TableName: side.heads.tableName, Key: { pk: `~partition#${tp}` }, ConsistentRead: true })))
+        .Item as Record<string, unknown>;
+    expect(await checkpointItem()).toMatchObject({ through: 1, releases: JSON.stringify([skip(1)]) });
+    expect(await side.heads.releases.get(tp)).toStrictEqual([skip(1)]);
+    await side.heads.releases.add(tp, skip(3));
+    const second = await process(
+      mskEvent(
+        [
+          { offset: 2, key: id, value: command(id, 'Deposit', { amount: 2 }) },
+          { offset: 3, key: id, value: command(id, 'Deposit', { amount: 7 }) },
+        ],
+        topic,
+      ),
+    );
+    expect(second).toMatchObject({ accepted: 1, rejected: 1, deadLettered: 1 });
+    expect(await checkpointItem()).toMatchObject({ through: 3, releases: JSON.stringify([skip(1), skip(3)]) });
+    expect((await side.heads.get('account', id))?.state).toMatchObject({ balance: 2 });
   });
 });

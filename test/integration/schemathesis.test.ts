@@ -10,40 +10,16 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveHttpFunction, type HttpFunctionServer } from '../../local/http/server.ts';
-import { provision } from '../../local/provision.ts';
-import { runEnvironment } from '../../local/scratch.ts';
+import { describe, expect, it } from 'vitest';
 import { venvBin } from '../../local/stack/dynamodb.ts';
-import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
-import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
-import { unique } from '../support/kafka.ts';
+import { commandApiServer } from '../support/command-api-server.ts';
 
 /** Examples per operation and phase, and the run's time budget (seconds). */
 const MAX_EXAMPLES = 30;
 const MAX_SECONDS = 45;
 
-const run = unique('fuzz-http');
-let triggers: Triggers;
-let server: HttpFunctionServer;
-
-beforeAll(async () => {
-  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
-  // Outcomes come in well under a second here; a shorter wait keeps a stray slow case inside the budget.
-  vi.stubEnv('COMMAND_API_WAIT_MS', '3000');
-  await provision();
-  triggers = await startTriggers({
-    mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-` }),
-    log: () => undefined,
-  });
-  server = await serveHttpFunction({ port: 0 });
-});
-
-afterAll(async () => {
-  await server?.stop();
-  await triggers?.stop();
-  vi.unstubAllEnvs();
-});
+// Outcomes come in well under a second here; a shorter wait keeps a stray slow case inside the budget.
+const api = commandApiServer('fuzz-http', { COMMAND_API_WAIT_MS: '3000' });
 
 /** Runs schemathesis; its exit code and everything it printed. */
 const schemathesis = (args: readonly string[]): Promise<{ code: number | null; output: string }> =>
@@ -62,7 +38,7 @@ describe('schemathesis against the local command API', () => {
       'run',
       join('docs', 'openapi.local.json'),
       '--url',
-      server.url,
+      api.server().url,
       '--checks',
       'all',
       '--max-examples',

@@ -14,7 +14,7 @@ import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { command } from '../support/msk.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
 import { rebuildDeps as commandSideRebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { canonicalJson, startEventSide, triggerBatches } from '../support/event-side.ts';
+import { canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
 import { ReadModelRebuildLockError } from '../../functions/rebuild/read-model-lock.ts';
@@ -193,20 +193,31 @@ describe('snapshot rebuild from the events topic', () => {
     expect(await digest()).toEqual(before);
   });
 
+  /** Applies the events topic to `events`' read models as the event handler would, and returns how to read the account-summary rows. */
+  const projectTheTopic = async (events: EventSide): Promise<() => Promise<string>> => {
+    const records = await readTopic(side.kafka, side.topics.events);
+    const project = events.processor({ reactions: [] });
+    for (const batch of triggerBatches(records, side.topics.events, 100)) await project(batch);
+    return async () =>
+      canonicalJson(
+        (await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })),
+      );
+  };
+  const projectionDeps = (events: EventSide) => ({
+    aggregates,
+    projection: accountSummary,
+    readModels: events.readModels,
+    eventLog: side.eventLog,
+  });
+
   it('rebuilds a projection from the topic to the rows the event handler built, and resumes a stopped rebuild', async () => {
     const events = await startEventSide();
     try {
-      const records = await readTopic(side.kafka, side.topics.events);
-      const project = events.processor({ reactions: [] });
-      for (const batch of triggerBatches(records, side.topics.events, 100)) await project(batch);
-      const rows = async () =>
-        canonicalJson(
-          (await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })),
-        );
+      const rows = await projectTheTopic(events);
       const before = await rows();
       expect(JSON.parse(before)).toHaveLength(40);
 
-      const deps = { aggregates, projection: accountSummary, readModels: events.readModels, eventLog: side.eventLog };
+      const deps = projectionDeps(events);
       const partial = await rebuildProjection(deps, { deadline: Date.now(), checkpointEvery: 50 });
       expect(partial).toMatchObject({ status: 'incomplete', resumed: false, rowsWiped: 40 });
       const finished = await rebuildProjection(deps);
@@ -222,15 +233,9 @@ describe('snapshot rebuild from the events topic', () => {
   it('lets one read-model rebuild run at a time, without reserved concurrency: a second is refused, saying who holds the lock', async () => {
     const events = await startEventSide();
     try {
-      const records = await readTopic(side.kafka, side.topics.events);
-      const project = events.processor({ reactions: [] });
-      for (const batch of triggerBatches(records, side.topics.events, 100)) await project(batch);
-      const rows = async () =>
-        canonicalJson(
-          (await events.readModels.query(accountSummary.name)).map(({ key, item }) => ({ key, data: item.data, versions: item.versions })),
-        );
+      const rows = await projectTheTopic(events);
       const before = await rows();
-      const deps = { aggregates, projection: accountSummary, readModels: events.readModels, eventLog: side.eventLog };
+      const deps = projectionDeps(events);
 
       // Both at once: one takes the lock (a conditional write), the other is refused before it wipes anything.
       const both = await Promise.allSettled([rebuildProjection(deps), rebuildProjection(deps)]);

@@ -8,80 +8,16 @@
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import type { Producer } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
-import { tableEnv, topicEnv } from '../../functions/config.ts';
-import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
-import { functions, tables, topics, type TableKey, type TopicKey } from '../../functions/topology.ts';
-import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
-import type { RunningSystem, SystemOptions } from '../../local/system/system.ts';
-import { readDeadLetters, readJson, testKafka, unique } from '../support/kafka.ts';
+import { tables, topics } from '../../functions/topology.ts';
+import { readDeadLetters, readJson } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
+import { systemRun, tableKeys } from '../support/system-run.ts';
 import { waitFor } from '../support/wait.ts';
 
-const run = unique('restart');
-const name = (base: string) => `${base}-${run}`;
-const topicKeys = Object.keys(topics) as TopicKey[];
-const tableKeys = Object.keys(tables) as TableKey[];
-const groupPrefix = `${run}-`;
-const env: Record<string, string> = {
-  ...Object.fromEntries(topicKeys.map((k) => [topicEnv[k], name(topics[k].name)])),
-  ...Object.fromEntries(tableKeys.map((k) => [tableEnv[k], name(tables[k].name)])),
-  // The event handler checks its table against its trigger's group, and the rebuild reads where
-  // the command trigger stands: here this file's groups (the stack sets these on AWS).
-  TRIGGER_CONSUMER_GROUP: `${groupPrefix}${functions.eventHandler.trigger.consumerGroupId}`,
-  COMMANDS_CONSUMER_GROUP: `${groupPrefix}${functions.commandHandler.trigger.consumerGroupId}`,
-};
-const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-const kafka = testKafka();
-const dynamo = createDynamoClient();
-const readModels = () => new ReadModelsTable(createDocumentClient(dynamo), name(tables.readModels.name));
-let startSystem: (options: SystemOptions) => Promise<RunningSystem>;
-let producer: Producer;
-
-beforeAll(async () => {
-  // Before anything reads the names: the handlers and the rebuild take them at import.
-  Object.assign(process.env, env);
-  ({ startSystem } = await import('../../local/system/system.ts'));
-  producer = kafka.producer();
-  await producer.connect();
-});
-
-afterAll(async () => {
-  await producer.disconnect();
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: topicKeys.map((k) => name(topics[k].name)) }).catch(() => undefined);
-  await admin.disconnect();
-  for (const k of tableKeys) await dynamo.send(new DeleteTableCommand({ TableName: name(tables[k].name) })).catch(() => undefined);
-  dynamo.destroy();
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
-
-/** Starts the system as `npm start` does, collecting its lines. */
-const start = (lines: string[]): Promise<RunningSystem> =>
-  startSystem({ log: (line) => lines.push(line), mappings: mappingsFromTopology({ groupIdPrefix: groupPrefix }) });
-
-const send = async (...values: ReturnType<typeof command>[]): Promise<void> => {
-  await producer.send({
-    topic: name(topics.commands.name),
-    messages: values.map((v) => ({ key: v.aggregateId, value: JSON.stringify(v) })),
-  });
-};
-
-const balances = async (ids: readonly string[]) =>
-  Promise.all(
-    ids.map(async (id) => {
-      const row = await getAccountSummary(readModels(), id);
-      return row === undefined ? undefined : { balance: row.balance, version: row.version };
-    }),
-  );
+const { run, name, kafka, dynamo, logs, send, balances, start } = systemRun('restart');
 
 describe('npm start twice in a row, the emulator empty in between', () => {
   it('rebuilds the aggregates and the read models before letting each side run: no gap, no dead letter, correct account-summary rows', async () => {
@@ -155,6 +91,12 @@ describe('npm start twice in a row, the emulator empty in between', () => {
       await waitFor('the late deposit', async () => (await outcome(late.commandId)).length > 0, 60_000);
       expect(await outcome(late.commandId)).toEqual(['AccountClosed']);
       expect(lines.some((l) => l.includes('TableBehindLogError'))).toBe(true);
+      // The command handler said so at ERROR: the table alarm's line.
+      expect(
+        logs()
+          .at('ERROR')
+          .some((l) => /table behind its log/.test(l.message)),
+      ).toBe(true);
       expect(lines.some((l) => l.startsWith('[rebuild] the aggregates table is behind its log (the command handler refuses it)'))).toBe(
         true,
       );

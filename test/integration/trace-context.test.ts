@@ -7,56 +7,19 @@
  * header get none invented downstream.
  */
 import { fileURLToPath } from 'node:url';
-import type { Producer } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topicName } from '../../functions/config.ts';
 import { parseTraceparent } from '../../functions/core/trace-context.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../../functions/core/wire.ts';
-import { provision } from '../../local/provision.ts';
-import { runEnvironment } from '../../local/scratch.ts';
-import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
-import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
-import { readTopic, testKafka, unique, type ReadRecord } from '../support/kafka.ts';
+import { bothSides } from '../support/both-sides.ts';
+import { readTopic, type ReadRecord } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 import { runToEnd } from '../support/process.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const kafka = testKafka();
-const run = unique('tracectx');
-let triggers: Triggers | undefined;
-let producer: Producer;
-/** What the handlers wrote to stdout while the triggers ran: their structured log lines. */
-const written: string[] = [];
-
-beforeAll(async () => {
-  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
-  vi.stubEnv('TRIGGER_CONSUMER_GROUP', `${run}-event-handler`);
-  // Every line, not only warnings: the handlers' loggers are created when the triggers load them, below.
-  vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
-  const write = process.stdout.write.bind(process.stdout);
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    written.push(String(chunk));
-    return write(chunk, ...(rest as []));
-  });
-  await provision();
-  producer = kafka.producer();
-  await producer.connect();
-  triggers = await startTriggers({
-    mappings: mappingsFromTopology({
-      only: ['commandHandler', 'eventHandler'],
-      groupIds: { commandHandler: `${run}-command-handler`, eventHandler: `${run}-event-handler` },
-    }),
-    log: () => undefined,
-  });
-});
-
-afterAll(async () => {
-  await triggers?.stop();
-  await producer?.disconnect();
-  vi.restoreAllMocks();
-  vi.unstubAllEnvs();
-});
+// Every line, not only warnings.
+const { run, kafka, producer, logs } = bothSides('tracectx', { logLevel: 'INFO' });
 
 const parsed = <T>(records: readonly ReadRecord[]) =>
   records.map((r) => ({ value: JSON.parse(r.value ?? 'null') as T, header: r.headers.traceparent }));
@@ -64,7 +27,7 @@ const parsed = <T>(records: readonly ReadRecord[]) =>
 describe('W3C trace context', () => {
   it("carries a command's trace id to its event, its result, the reaction's command and that command's event and result, and logs it", async () => {
     const id = `acc-${run}`;
-    await producer.send({
+    await producer().send({
       topic: topicName('commands'),
       messages: [command(id, 'OpenAccount', { owner: 'Ada' }), command(id, 'Deposit', { amount: 1000 })].map((c) => ({
         key: c.aggregateId,
@@ -128,17 +91,11 @@ describe('W3C trace context', () => {
     for (const record of untraced) expect(record.header).toBeUndefined();
 
     // The handlers' log lines of the invocations that handled a traced record name its trace id.
-    const lines = written
-      .join('')
-      .split('\n')
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as { message?: string; service?: string; traceIds?: string[] }];
-        } catch {
-          return [];
-        }
-      })
-      .filter((l) => l.service === 'command-handler' || l.service === 'event-handler');
+    const lines = logs().lines.filter((l) => l.service === 'command-handler' || l.service === 'event-handler') as {
+      message: string;
+      service?: string;
+      traceIds?: string[];
+    }[];
     const naming = lines.filter((l) => l.traceIds?.includes(traceId));
     expect(
       naming

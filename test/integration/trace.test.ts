@@ -6,48 +6,19 @@
  * (the CLI as a child process) shows them, each record with its span in the withdrawal's trace.
  */
 import { fileURLToPath } from 'node:url';
-import type { Producer } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { topicName } from '../../functions/config.ts';
 import { parseTraceparent, TRACEPARENT } from '../../functions/core/trace-context.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import { provision } from '../../local/provision.ts';
-import { runEnvironment } from '../../local/scratch.ts';
-import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
-import { startTriggers, type Triggers } from '../../local/trigger/trigger.ts';
 import type { TraceNode } from '../../local/trace/chain.ts';
-import { readJson, testKafka, unique } from '../support/kafka.ts';
+import { bothSides } from '../support/both-sides.ts';
+import { readJson } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 import { runToEnd } from '../support/process.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const kafka = testKafka();
-const run = unique('trace');
-let triggers: Triggers | undefined;
-let producer: Producer;
-
-beforeAll(async () => {
-  for (const [name, value] of Object.entries(runEnvironment(run, ['aggregates', 'readModels']))) vi.stubEnv(name, value);
-  // The event handler checks its table against its own trigger's group.
-  vi.stubEnv('TRIGGER_CONSUMER_GROUP', `${run}-event-handler`);
-  await provision();
-  producer = kafka.producer();
-  await producer.connect();
-  triggers = await startTriggers({
-    mappings: mappingsFromTopology({
-      only: ['commandHandler', 'eventHandler'],
-      groupIds: { commandHandler: `${run}-command-handler`, eventHandler: `${run}-event-handler` },
-    }),
-    log: () => undefined,
-  });
-});
-
-afterAll(async () => {
-  await triggers?.stop();
-  await producer?.disconnect();
-  vi.unstubAllEnvs();
-});
+const { run, kafka, producer, logs } = bothSides('trace');
 
 describe('kafka-aggregates trace', () => {
   it("shows a withdrawal's result, its event with the row and the reaction that applied it, and the alert command it caused, with that command's own event", async () => {
@@ -56,7 +27,7 @@ describe('kafka-aggregates trace', () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = `00-${traceId}-00f067aa0ba902b7-01`;
     const commands = [command(id, 'OpenAccount', { owner: 'Ada' }), command(id, 'Deposit', { amount: 1000 }), withdraw];
-    await producer.send({
+    await producer().send({
       topic: topicName('commands'),
       messages: commands.map((c) => ({
         key: c.aggregateId,
@@ -135,4 +106,8 @@ describe('kafka-aggregates trace', () => {
     expect(traced.code).toBe(1);
     expect(traced.stdout).toContain(`command nobody-${run} (not on`);
   }, 60_000);
+
+  it('logged no warning and no error from the handlers while the commands went through', () => {
+    expect([...logs().at('WARN'), ...logs().at('ERROR')]).toEqual([]);
+  });
 });

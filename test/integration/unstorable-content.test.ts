@@ -6,7 +6,7 @@
  * flagged, and the partition goes on.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { COMMAND_CODES, FUZZ_SEED, hostileOpen, openEnvelope } from '../unit/fuzz/arbitraries.ts';
 import { checkCommand, type DeadLetterRecord, type ResultRecord } from '../../functions/core/wire.ts';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
@@ -17,22 +17,16 @@ import { getAccountSummary } from '../../functions/projections/account-summary-q
 import { projectionRowKey } from '../../functions/event/ports.ts';
 import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
 import { createTopics, readTopic, unique } from '../support/kafka.ts';
+import { bothProcessors } from '../support/processors.ts';
 import { MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS } from '../../functions/core/limits.ts';
-import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { rebuildDeps } from '../support/command-side.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
 import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import { aggregates } from '../../functions/domain/index.ts';
-import { accountEventRecord, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
+import { accountEventRecord, triggerBatches } from '../support/event-side.ts';
 
-let commandSide: CommandSide;
-let eventSide: EventSide;
-beforeAll(async () => {
-  [commandSide, eventSide] = await Promise.all([startCommandSide(), startEventSide()]);
-});
-afterAll(async () => {
-  await Promise.all([commandSide.close(), eventSide.close()]);
-});
+const sides = bothProcessors();
 
 const nest = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
 
@@ -76,11 +70,11 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
     const records: RecordSpec[] = [{ offset: 0, key: id, value: good(0) }];
     bad.forEach((b, i) => records.push({ ...b.record, offset: 2 * i + 1 }, { offset: 2 * i + 2, key: id, value: good(i + 1) }));
     const event = mskEvent(records, topic);
-    const summary = await commandSide.processor()(event);
+    const summary = await sides.command.processor()(event);
 
     expect(summary).toMatchObject({ accepted: bad.length + 1, deadLettered: bad.length, batchItemFailures: [] });
-    expect((await commandSide.heads.get('account', id))?.version).toBe(bad.length + 1);
-    const letters = (await commandSide.deadLetters()) as DeadLetterRecord[];
+    expect((await sides.command.heads.get('account', id))?.version).toBe(bad.length + 1);
+    const letters = (await sides.command.deadLetters()) as DeadLetterRecord[];
     bad.forEach((b, i) => {
       const offset = 2 * i + 1;
       const letter = letters.find((d) => d.source.topic === topic && d.source.offset === offset);
@@ -88,7 +82,7 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
       const original = event.records[`${topic}-0`]?.find((r) => r.offset === offset);
       expect([letter?.key, letter?.value], b.name).toEqual([original?.key ?? null, original?.value ?? null]);
     });
-    const results = (await commandSide.results()).filter(
+    const results = (await sides.command.results()).filter(
       (r): r is Extract<ResultRecord, { status: 'rejected' }> => r.status === 'rejected',
     );
     // The rejection of a record whose aggregateId cannot be a key says so without it.
@@ -105,7 +99,7 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
       status: 'rejected',
       reason: { code: 'SkippedByOperator', message: 'skipped \ud800 by an operator' },
     });
-    await commandSide.heads.keepResults(
+    await sides.command.heads.keepResults(
       [
         { result: rejected('c-\ud800', id), at: Date.now() },
         { result: rejected('c-1', `${id}\udc00`), at: Date.now() },
@@ -113,7 +107,7 @@ describe('the commands topic: content a store refuses is a rejection, and the pa
       ],
       60_000,
     );
-    const outcomes = new CommandOutcomes(createDocumentClient(commandSide.dynamo), commandSide.heads.tableName);
+    const outcomes = new CommandOutcomes(createDocumentClient(sides.command.dynamo), sides.command.heads.tableName);
     expect(await outcomes.outcome({ aggregateType: 'account', aggregateId: id, commandId: 'c-2' })).toMatchObject({
       status: 'rejected',
       reason: { code: 'SkippedByOperator', message: 'skipped \ufffd by an operator' },
@@ -133,21 +127,21 @@ describe('ids exactly at their limits, of four-byte characters, flow whole', () 
       command(id, 'Deposit', { amount: 500 }, { commandId: commandId(2) }),
       command(id, 'Withdraw', { amount: 450 }, { commandId: commandId(3) }),
     ];
-    const summary = await commandSide.processor()(
+    const summary = await sides.command.processor()(
       mskEvent(
         commands.map((value, offset) => ({ offset, key: id, value })),
         topic,
       ),
     );
     expect(summary).toMatchObject({ accepted: 3, deadLettered: 0, batchItemFailures: [] });
-    expect((await commandSide.heads.get('account', id))?.version).toBe(3);
+    expect((await sides.command.heads.get('account', id))?.version).toBe(3);
 
-    const events = (await readTopic(commandSide.kafka, commandSide.topics.events)).filter((r) => r.key === id);
+    const events = (await readTopic(sides.command.kafka, sides.command.topics.events)).filter((r) => r.key === id);
     expect(events.map((r) => (JSON.parse(r.value!) as { eventId: string }).eventId)).toEqual([1, 2, 3].map((v) => `account:${id}:${v}`));
-    const side = await eventSide.processor()(triggerBatches(events, commandSide.topics.events, 10)[0]!);
+    const side = await sides.event.processor()(triggerBatches(events, sides.command.topics.events, 10)[0]!);
     expect(side).toMatchObject({ events: 3, refused: 0, deadLettered: 0, halted: [] });
-    expect(await getAccountSummary(eventSide.readModels, id)).toMatchObject({ balance: 50, version: 3 });
-    const alerts = (await eventSide.commands()).filter((c) => c.aggregateId === id);
+    expect(await getAccountSummary(sides.event.readModels, id)).toMatchObject({ balance: 50, version: 3 });
+    const alerts = (await sides.event.commands()).filter((c) => c.aggregateId === id);
     expect(alerts.map((c) => c.type)).toEqual(['RaiseLowBalanceAlert']);
     expect(checkCommand(alerts[0])).toHaveProperty('ok');
   });
@@ -157,7 +151,7 @@ describe('the events topic: an event whose effect an item cannot hold is dead-le
   it('an owner that is not well-formed Unicode, written by older code: the row and checkpoint are flagged, later events applied', async () => {
     const id = unique('acc');
     const topic = unique('events');
-    const admin = eventSide.kafka.admin();
+    const admin = sides.event.kafka.admin();
     await admin.connect();
     await createTopics(admin, { [topic]: 1 });
     await admin.disconnect();
@@ -165,21 +159,21 @@ describe('the events topic: an event whose effect an item cannot hold is dead-le
       accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada \ud800' }),
       accountEventRecord(id, 2, 'MoneyDeposited', { amount: 500, currency: 'EUR' }),
     ];
-    const producer = createProducer(eventSide.kafka);
+    const producer = createProducer(sides.event.kafka);
     await producer.connect();
     await producer.send({ topic, messages: events.map((e) => ({ key: id, value: JSON.stringify(e) })) });
     await producer.disconnect();
-    const stored = await readTopic(eventSide.kafka, topic);
+    const stored = await readTopic(sides.event.kafka, topic);
     const [batch] = triggerBatches(stored, topic, 10);
 
-    const summary = await eventSide.processor()(batch!);
+    const summary = await sides.event.processor()(batch!);
 
     // Two items see the opening: the summary row and the low-balance reaction's checkpoint (its state holds the owner).
     expect(summary).toMatchObject({ events: 2, refused: 2, halted: [] });
-    const row = await eventSide.readModels.get(projectionRowKey(accountSummary.name, id));
+    const row = await sides.event.readModels.get(projectionRowKey(accountSummary.name, id));
     expect(row).toMatchObject({ versions: { [`account#${id}`]: 2 }, refusedCount: 1, refused: [{ version: 1, code: 'MalformedUnicode' }] });
-    expect(await getAccountSummary(eventSide.readModels, id)).toMatchObject({ balance: 500, version: 2 });
-    const letters = (await eventSide.deadLetters()).filter((d) => d.source.topic === topic);
+    expect(await getAccountSummary(sides.event.readModels, id)).toMatchObject({ balance: 500, version: 2 });
+    const letters = (await sides.event.deadLetters()).filter((d) => d.source.topic === topic);
     expect(letters.map((d) => [d.source.offset, d.code]).sort()).toEqual([
       [0, 'MalformedUnicode'],
       [0, 'MalformedUnicode'],
@@ -188,14 +182,14 @@ describe('the events topic: an event whose effect an item cannot hold is dead-le
     expect(letters[0]?.value).toBe(Buffer.from(stored[0]!.value!, 'utf8').toString('base64'));
 
     // Delivered again (the trigger retries after a crash): nothing is applied twice.
-    expect(await eventSide.processor()(batch!)).toMatchObject({ applied: 0, refused: 0, duplicates: 4 });
+    expect(await sides.event.processor()(batch!)).toMatchObject({ applied: 0, refused: 0, duplicates: 4 });
 
     // A rebuild of the projection treats the event as the live side did: refused and flagged, not unusable.
-    const eventLog = new TopicLog(eventSide.kafka, topic);
-    const live = await eventSide.readModels.get(projectionRowKey(accountSummary.name, id));
-    const report = await rebuildProjection({ aggregates, projection: accountSummary, readModels: eventSide.readModels, eventLog });
+    const eventLog = new TopicLog(sides.event.kafka, topic);
+    const live = await sides.event.readModels.get(projectionRowKey(accountSummary.name, id));
+    const report = await rebuildProjection({ aggregates, projection: accountSummary, readModels: sides.event.readModels, eventLog });
     expect(report).toMatchObject({ status: 'complete', eventsRead: 2, applied: 1, unusable: 0, refused: 1 });
-    expect(await eventSide.readModels.get(projectionRowKey(accountSummary.name, id))).toMatchObject({
+    expect(await sides.event.readModels.get(projectionRowKey(accountSummary.name, id))).toMatchObject({
       data: live?.data,
       versions: live?.versions,
       refusedCount: 1,
@@ -217,17 +211,17 @@ describe('a bounded sample of arbitrary commands on the real broker and emulator
       key: c.aggregateId,
       value: openEnvelope(c),
     }));
-    const summary = await commandSide.processor()(mskEvent(records, topic));
+    const summary = await sides.command.processor()(mskEvent(records, topic));
     expect(summary.batchItemFailures).toEqual([]);
-    const letters = ((await commandSide.deadLetters()) as DeadLetterRecord[]).filter((d) => d.source.topic === topic);
-    const events = await readTopic(commandSide.kafka, commandSide.topics.events);
-    for (const batch of triggerBatches(events, commandSide.topics.events, 500))
-      expect((await eventSide.processor()(batch)).halted).toEqual([]);
+    const letters = ((await sides.command.deadLetters()) as DeadLetterRecord[]).filter((d) => d.source.topic === topic);
+    const events = await readTopic(sides.command.kafka, sides.command.topics.events);
+    for (const batch of triggerBatches(events, sides.command.topics.events, 500))
+      expect((await sides.event.processor()(batch)).halted).toEqual([]);
 
     let flowed = 0;
     for (const [offset, c] of sample.entries()) {
       const letter = letters.find((d) => d.source.offset === offset);
-      const head = await commandSide.heads.get('account', c.aggregateId).catch(() => undefined);
+      const head = await sides.command.heads.get('account', c.aggregateId).catch(() => undefined);
       if (head === undefined) {
         // Refused at the edge, with a precise code and a dead letter.
         const codes: readonly string[] = COMMAND_CODES;
@@ -236,28 +230,28 @@ describe('a bounded sample of arbitrary commands on the real broker and emulator
       }
       flowed++;
       expect(head.version).toBe(1);
-      expect(await getAccountSummary(eventSide.readModels, c.aggregateId)).toMatchObject({ owner: c.owner.trim(), version: 1 });
+      expect(await getAccountSummary(sides.event.readModels, c.aggregateId)).toMatchObject({ owner: c.owner.trim(), version: 1 });
     }
     expect(flowed).toBeGreaterThan(0);
     expect(summary.accepted).toBe(flowed);
 
     // An event of older code whose owner no row can hold is on the same log: the rebuild keeps it, and every head comes back the same.
     const old = unique('acc');
-    const producer = createProducer(commandSide.kafka);
+    const producer = createProducer(sides.command.kafka);
     await producer.connect();
     await producer.send({
-      topic: commandSide.topics.events,
+      topic: sides.command.topics.events,
       messages: [
         accountEventRecord(old, 1, 'AccountOpened', { owner: 'Ada \ud800' }),
         accountEventRecord(old, 2, 'MoneyDeposited', { amount: 500, currency: 'EUR' }),
       ].map((e) => ({ key: old, value: JSON.stringify(e) })),
     });
     await producer.disconnect();
-    const before = await Promise.all(sample.map((c) => commandSide.heads.get('account', c.aggregateId).catch(() => undefined)));
-    await rebuildAggregates(rebuildDeps(commandSide));
-    const after = await Promise.all(sample.map((c) => commandSide.heads.get('account', c.aggregateId).catch(() => undefined)));
+    const before = await Promise.all(sample.map((c) => sides.command.heads.get('account', c.aggregateId).catch(() => undefined)));
+    await rebuildAggregates(rebuildDeps(sides.command));
+    const after = await Promise.all(sample.map((c) => sides.command.heads.get('account', c.aggregateId).catch(() => undefined)));
     expect(after.map((h) => h && [h.version, h.state])).toEqual(before.map((h) => h && [h.version, h.state]));
-    expect(await commandSide.heads.get('account', old)).toMatchObject({
+    expect(await sides.command.heads.get('account', old)).toMatchObject({
       version: 2,
       state: { status: 'open', owner: 'Ada \ud800', balance: 500 },
     });

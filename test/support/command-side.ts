@@ -3,6 +3,7 @@
  * emulator and its own events/results/dead-letter topics on the broker, so test files do not
  * see each other's records.
  */
+import { afterAll, beforeAll } from 'vitest';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
@@ -11,7 +12,7 @@ import type { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import type { KafkaPublisher } from '../../functions/adapters/kafka/publisher.ts';
 import { emptyHead, type Head } from '../../functions/heads/head.ts';
-import type { BatchOutput } from '../../functions/command/ports.ts';
+import type { BatchOutput, CommandLog } from '../../functions/command/ports.ts';
 import type { createCommandProcessor, CommandSideDeps } from '../../functions/command/process-batch.ts';
 import { composeCommandSide } from '../../functions/compose/command-side.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
@@ -29,6 +30,8 @@ export interface CommandSide {
   readonly requests: ReturnType<typeof countRequests>;
   readonly heads: AggregatesTable;
   readonly eventLog: TopicLog;
+  /** The commands topics as the command side reads them back. */
+  readonly commandLog: CommandLog;
   readonly publisher: KafkaPublisher;
   readonly topics: { readonly events: string; readonly results: string; readonly deadLetter: string };
   processor(overrides?: Partial<CommandSideDeps>): ReturnType<typeof createCommandProcessor>;
@@ -58,6 +61,7 @@ export const startCommandSide = async (extraAggregates: readonly AnyAggregate[] 
     requests,
     heads: side.heads,
     eventLog: side.eventLog,
+    commandLog: side.deps.commandLog,
     publisher: side.publisher,
     topics,
     processor: (overrides = {}) => side.processor({ ...deps, ...overrides }),
@@ -86,6 +90,7 @@ export const rebuildDeps = (
   publisher: side.publisher,
   gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
   commandsTrigger: { positions: () => commands?.positions() ?? Promise.resolve(new Map()) },
+  commandLog: side.commandLog,
   dedupeWindowMs: WEEK_MS,
   ...overrides,
 });
@@ -128,3 +133,15 @@ export const openAccountHead = (id: string, version: number, balance: number): H
   state: { status: 'open', owner: 'Ann', balance },
   offsets: { 'commands-0': version },
 });
+
+/** The command side, started before a file's tests and closed after them (the getter reads it). */
+export const commandSideAround = (): (() => CommandSide) => {
+  let side: CommandSide | undefined;
+  beforeAll(async () => {
+    side = await startCommandSide();
+  });
+  afterAll(async () => {
+    await side?.close();
+  });
+  return () => side as CommandSide;
+};

@@ -86,3 +86,10 @@ export class CommandsTopic {
     await this.producer.disconnect();
   }
 }
+
+/** Delivers a batch as the trigger does: `process` runs it, and its offsets are committed on success only. */
+export const deliver = async <T>(topic: CommandsTopic, event: MskEvent, process: (event: MskEvent) => Promise<T>): Promise<T> => {
+  const result = await process(event);
+  topic.commit(event);
+  return result;
+};

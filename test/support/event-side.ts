@@ -3,7 +3,6 @@
  * emulator and its own commands and dead-letter topics on the broker, so test files do not see
  * each other's records. Helpers turn records read off a topic back into trigger events.
  */
-import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { createProducer } from '../../functions/adapters/kafka/clients.ts';
@@ -16,28 +15,12 @@ import { createEventProcessor, type EventSideDeps } from '../../functions/event/
 import { EventSidePublisher } from '../../functions/adapters/kafka/publisher.ts';
 import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
-import { tables } from '../../functions/topology.ts';
 import { countRequests } from './dynamo.ts';
 import { createTopologyTopics, readDeadLetters, readJson, readTopic, testKafka, unique, type ReadRecord } from './kafka.ts';
 import { mskEvent } from './msk.ts';
+import { createReadModelsTable } from '../../local/scratch.ts';
 
-/** Creates a table with the read-models table's key schema (pk and sk, both strings). */
-export const createReadModelsTable = async (client: DynamoDBClient, name: string): Promise<void> => {
-  await client.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: tables.readModels.partitionKey, AttributeType: 'S' },
-        { AttributeName: tables.readModels.sortKey, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: tables.readModels.partitionKey, KeyType: 'HASH' },
-        { AttributeName: tables.readModels.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
-};
+export { createReadModelsTable };
 
 /** Real table, real topics, one producer; `processor()` builds an event batch processor over them. */
 export interface EventSide {

@@ -4,12 +4,45 @@
  * settings (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`) decide; locally and in
  * tests the function's own name and the project's namespace do.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger, type LogItem } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
 import { traceIdsOf } from '../../core/trace-context.ts';
 import { oldestRecordAges, type MskEvent } from '../../core/trigger-event.ts';
 import { powertoolsNames } from '../../config.ts';
+
+/** A log line as the functions' logger prints it: its attributes, `level` and `message` first. */
+export interface LogLine {
+  readonly level: string;
+  readonly message: string;
+  readonly [key: string]: unknown;
+}
+
+/** On `globalThis`, so that a holder reaches the loggers of every copy of this module (the local trigger imports the handlers itself). */
+const HOLDER = Symbol.for('kafka-aggregates.log-holder');
+const holders = globalThis as { [HOLDER]?: (line: LogLine) => void };
+
+/**
+ * Takes every line the functions' loggers print, instead of their console, until the returned
+ * release is called: the one sink a test holds to read (and keep off the terminal) the
+ * warnings it provokes on purpose. Nothing in the functions holds it.
+ */
+export const holdLogLines = (take: (line: LogLine) => void): (() => void) => {
+  holders[HOLDER] = take;
+  return () => {
+    if (holders[HOLDER] === take) delete holders[HOLDER];
+  };
+};
+
+/** Powertools' logger, whose lines go to its console (stdout, which Lambda ships to CloudWatch) unless they are held. */
+class FunctionLogger extends Logger {
+  protected override printLog(logLevel: number, log: LogItem): void {
+    const take = holders[HOLDER];
+    if (take === undefined) return super.printLog(logLevel, log);
+    log.prepareForPrint();
+    take(JSON.parse(JSON.stringify(log.getAttributes(), this.getJsonReplacer())) as LogLine);
+  }
+}
 
 /** A function's logger and metrics, created once per sandbox. */
 export interface Observability {
@@ -21,7 +54,7 @@ export interface Observability {
 export const observability = (fallbackService: string): Observability => {
   const { serviceName, namespace } = powertoolsNames();
   return {
-    logger: new Logger({ serviceName: serviceName ?? fallbackService }),
+    logger: new FunctionLogger({ serviceName: serviceName ?? fallbackService }),
     metrics: new Metrics({ namespace: namespace ?? 'KafkaAggregates', serviceName: serviceName ?? fallbackService }),
   };
 };

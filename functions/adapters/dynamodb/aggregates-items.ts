@@ -1,11 +1,10 @@
 /**
- * The layout of the aggregates table's items: a head, a partition checkpoint, an archived
- * command, a kept outcome, the control item; and the size of a head's item as DynamoDB counts it. Pure
- * codecs; heads-table.ts does the I/O.
+ * The layout of the aggregates table's items: a head, an archived command, a kept outcome,
+ * the control item, and the size of a head's item as DynamoDB counts it (a partition's
+ * checkpoint and releases: partition-items.ts). Pure codecs; aggregates-table.ts does the I/O.
  */
 import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
 import { fingerprint, type ArchivedCommand, type Head, type RecentCommand } from '../../heads/head.ts';
-import type { StoredCheckpoint } from '../../heads/partition.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
 import { itemBytes, toWellFormed } from '../../core/limits.ts';
@@ -31,7 +30,10 @@ export const claimKey = (aggregateType: string, aggregateId: string, commandId: 
   `~claim#${aggregateKey(aggregateType, aggregateId)}#${commandId}`;
 /** Key of the control item: whether the table is in step with the events topic, and the rebuild lock. */
 export const CONTROL_KEY = '~control';
-/** Key of a commands partition's operator releases (core/release.ts). */
+/**
+ * Key under which the previous layout kept a commands partition's operator releases
+ * (core/release.ts); they are now attributes of the partition's checkpoint item, read with it.
+ */
 export const releasesKey = (tp: string): string => `~release#${tp}`;
 
 /** A recent command as the previous layout stored it: a tuple; the result's aggregate fields are the head's own. */
@@ -153,40 +155,6 @@ export const controlItem = (control: ControlRecord): Item => ({
   epoch: control.epoch,
   ...(control.status === 'rebuilding' && control.progress !== null ? { progress: JSON.stringify(control.progress) } : {}),
   ...(control.table === undefined ? {} : { table: control.table }),
-});
-
-/** The item of a checkpoint. */
-export const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
-  pk: checkpointKey(checkpoint.tp),
-  incarnation: checkpoint.incarnation,
-  from: checkpoint.from,
-  through: checkpoint.through,
-  ...(checkpoint.fingerprint === null ? {} : { fingerprint: checkpoint.fingerprint }),
-  ...(checkpoint.anchor === undefined ? {} : { anchor: { offset: checkpoint.anchor.offset, fingerprint: checkpoint.anchor.fingerprint } }),
-  ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
-  ...(checkpoint.earlier === undefined || checkpoint.earlier.length === 0 ? {} : { earlier: checkpoint.earlier }),
-});
-
-/** Parses a checkpoint item. */
-export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
-  tp: (item.pk as string).slice('~partition#'.length),
-  incarnation: Number(item.incarnation ?? 1),
-  from: Number(item.from),
-  through: Number(item.through),
-  fingerprint: typeof item.fingerprint === 'string' ? item.fingerprint : null,
-  ...(typeof item.anchor === 'object' && item.anchor !== null
-    ? { anchor: { offset: Number((item.anchor as Item).offset), fingerprint: String((item.anchor as Item).fingerprint) } }
-    : {}),
-  ...(typeof item.since === 'string' ? { since: item.since } : {}),
-  ...(Array.isArray(item.earlier)
-    ? {
-        earlier: (item.earlier as Item[]).map((r) => ({
-          incarnation: Number(r.incarnation),
-          from: Number(r.from),
-          through: Number(r.through),
-        })),
-      }
-    : {}),
 });
 
 /** The item of an archived command; it expires (DynamoDB TTL, `expiresAt` in seconds) when the dedupe window has passed. */

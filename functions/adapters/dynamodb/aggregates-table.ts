@@ -8,7 +8,6 @@
 import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Release } from '../../core/release.ts';
 import { isStorableId, isWellFormed, MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_NAME_CHARS } from '../../core/limits.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
@@ -21,22 +20,19 @@ import {
   archivedIs,
   archiveItem,
   archiveKey,
-  checkpointFromItem,
-  checkpointItem,
-  checkpointKey,
   CONTROL_KEY,
   controlFromItem,
   decodeHead,
   legacyArchiveKey,
-  releasesKey,
   resultItem,
   storedHeadBytes,
   toItem,
 } from './aggregates-items.ts';
 import { getControl, putControl } from './control-item.ts';
 import { putRebuiltAll, readRebuilt, scanAll } from './rebuilt-heads.ts';
-import { ReleaseList, releasesFromItem } from './release-list.ts';
-import { batchGetAll, batchWriteAll, putIf, type TableIo } from './requests.ts';
+import type { ReleaseList } from './release-list.ts';
+import { PartitionItems } from './partition-items.ts';
+import { batchGetAll, batchWriteAll, type TableIo } from './requests.ts';
 
 type Item = Record<string, unknown>;
 
@@ -48,6 +44,8 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   private readonly encoded = new WeakMap<Head, Item>();
   /** Aggregates whose archive the previous layout wrote, by head key: until when (aggregates-items.ts `decodeHead`). */
   private readonly legacyArchive = new Map<string, number>();
+  /** Checkpoints and releases of the commands partitions. */
+  private readonly partitions: PartitionItems;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -55,8 +53,9 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     /** Attempts of a batched request whose items DynamoDB leaves unprocessed (requests.ts). */
     maxAttempts = 8,
   ) {
-    this.releases = new ReleaseList(doc, tableName, (tp) => ({ pk: releasesKey(tp) }));
     this.io = { doc, tableName, maxAttempts };
+    this.partitions = new PartitionItems(this.io);
+    this.releases = this.partitions.releases;
   }
 
   /**
@@ -68,23 +67,25 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     return Table?.TableId ?? `${Table?.TableArn ?? this.tableName}@${Table?.CreationDateTime?.toISOString() ?? ''}`;
   }
 
-  /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
+  /**
+   * Consistent batched read of the given heads, the checkpoints and releases of the given
+   * partitions (one item each), and the control item. The previous layout's releases items
+   * are read in the same request for partitions whose checkpoint item this table has not yet
+   * seen holding releases (so at most once per partition and container), and again after
+   * all for one that no longer does (a table restored from an older copy).
+   */
   async read(headKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
     const heads = new Map<string, Head>();
-    const checkpoints = new Map<string, StoredCheckpoint>();
-    const releases = new Map<string, readonly Release[]>();
     let control: ControlRecord | undefined;
-    const tpOfRelease = new Map(tps.map((tp) => [releasesKey(tp), tp]));
-    for (const item of await this.batchGetItems([CONTROL_KEY, ...headKeys, ...tps.map(checkpointKey), ...tpOfRelease.keys()])) {
+    const partitionKeys = this.partitions.keys(tps);
+    const partitionItems: Item[] = [];
+    for (const item of await this.batchGetItems([CONTROL_KEY, ...headKeys, ...partitionKeys])) {
       const pk = item.pk as string;
       if (pk === CONTROL_KEY) control = controlFromItem(item);
-      else if (pk.startsWith('~partition#')) {
-        const checkpoint = checkpointFromItem(item);
-        checkpoints.set(checkpoint.tp, checkpoint);
-      } else if (tpOfRelease.has(pk)) releases.set(tpOfRelease.get(pk) as string, releasesFromItem(item));
+      else if (partitionKeys.includes(pk)) partitionItems.push(item);
       else heads.set(pk, this.decode(item));
     }
-    return { heads, checkpoints, releases, control };
+    return { heads, ...(await this.partitions.take(tps, partitionItems)), control };
   }
 
   private batchGetItems(pks: readonly string[]): Promise<Item[]> {
@@ -198,31 +199,18 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
    * undefined), so two invocations racing on a partition cannot move it backwards or lose a
    * new incarnation. Returns false when it lost.
    */
-  async putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
-    return putIf(
-      this.doc,
-      this.tableName,
-      { ...checkpointItem(next), updatedAt: new Date().toISOString() },
-      previous === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : {
-            ConditionExpression: 'incarnation = :incarnation AND through = :through',
-            ExpressionAttributeValues: { ':incarnation': previous.incarnation, ':through': previous.through },
-          },
-    );
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
+    return this.partitions.putCheckpoint(next, previous);
   }
 
   /** Replaces a partition's checkpoint whatever it was (the rebuild, with commands held). */
-  async resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    await this.doc.send(
-      new PutCommand({ TableName: this.tableName, Item: { ...checkpointItem(next), updatedAt: new Date().toISOString() } }),
-    );
+  resetCheckpoint(next: StoredCheckpoint): Promise<void> {
+    return this.partitions.resetCheckpoint(next);
   }
 
   /** One checkpoint by consistent read. */
-  async getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: checkpointKey(tp) }, ConsistentRead: true }));
-    return out.Item === undefined ? undefined : checkpointFromItem(out.Item);
+  getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
+    return this.partitions.getCheckpoint(tp);
   }
 
   /**

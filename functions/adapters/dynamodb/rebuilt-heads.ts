@@ -11,7 +11,8 @@ import { mapConcurrent } from '../../core/async.ts';
 import { RebuildLockError } from '../../control/control.ts';
 import type { Head } from '../../heads/head.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
-import { checkpointFromItem, CONTROL_KEY, fromItem, toItem } from './aggregates-items.ts';
+import { CONTROL_KEY, fromItem, toItem } from './aggregates-items.ts';
+import { checkpointFromItem, isCheckpointItem } from './partition-items.ts';
 import { batchGetAll, type TableIo } from './requests.ts';
 
 type Item = Record<string, unknown>;
@@ -106,6 +107,7 @@ export const scanAll = async ({ doc, tableName }: TableIo): Promise<{ heads: Hea
     for (const item of out.Items ?? []) {
       const pk = item.pk as string;
       if (pk.startsWith('~partition#')) {
+        if (!isCheckpointItem(item)) continue;
         const checkpoint = checkpointFromItem(item);
         checkpoints.set(checkpoint.tp, checkpoint);
       } else if (!pk.startsWith('~')) heads.push(fromItem(item));

@@ -40,6 +40,14 @@ const resultKey = (type: string, id: string, commandId: string) => `~result#${ag
 const groups = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
 
+/** `items` with an operator release of a commands partition added, unless they hold it (recorded again into a restored table). */
+export const withRelease = (items: HeadsItems, tp: string, release: Release): HeadsItems => {
+  const item = items.get(releasesKey(tp));
+  const kept = item?.kind === 'releases' ? item.releases : [];
+  if (kept.some((r) => r.at === release.at && r.from === release.from && r.to === release.to)) return items;
+  return new Map([...items, [releasesKey(tp), { kind: 'releases', releases: addRelease(kept, release) }]]);
+};
+
 /** The rebuild's fences: never over a newer rebuild's head, never lowering a stored version. */
 const writable = (current: HeadsItem | undefined, head: Head, epoch: number): boolean =>
   current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);
@@ -49,6 +57,7 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
   private items = new Map<string, HeadsItem>();
   /** Restores and copies land in a new table (as every DynamoDB restore and import does): another identity. */
   private generation = 1;
+  private readonly sizes = new WeakMap<Head, number>();
 
   constructor(
     readonly tableName = 'aggregates',
@@ -128,9 +137,11 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     if (lost !== undefined) throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, lost.current);
   }
 
-  /** The item's size as DynamoDB counts it (the adapter's own measure). */
+  /** The item's size as DynamoDB counts it (the adapter's own measure), once per head: a head is not changed once made. */
   sizeOf(head: Head): number {
-    return headItemBytes(head);
+    let bytes = this.sizes.get(head);
+    if (bytes === undefined) this.sizes.set(head, (bytes = headItemBytes(head)));
+    return bytes;
   }
 
   putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {

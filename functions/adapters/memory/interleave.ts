@@ -39,5 +39,20 @@ export const perform = async <T>(io: Interleaver, op: string, effect: () => T): 
   return out;
 };
 
-/** A deep copy, as a store keeps what it was given and hands out what it keeps. */
-export const copy = <T>(value: T): T => structuredClone(value);
+/**
+ * A deep copy, as a store keeps what it was given and hands out what it keeps. Plain objects,
+ * arrays and maps are copied here, a few times faster than structuredClone (the simulator
+ * copies on every read and write); anything else (bytes, dates, class instances) goes to it.
+ */
+export const copy = <T>(value: T): T => {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copy) as T;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) out[key] = copy((value as Record<string, unknown>)[key]);
+    return out as T;
+  }
+  if (value instanceof Map) return new Map([...(value as Map<unknown, unknown>)].map(([k, v]) => [copy(k), copy(v)])) as T;
+  return structuredClone(value);
+};

@@ -9,6 +9,7 @@ import type { Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TableBehindLogError } from '../../../functions/control/control.ts';
 import { backOff } from '../../../functions/core/async.ts';
+import { holdLogs, type HeldLogs } from '../../support/logs.ts';
 
 vi.mock('../../../functions/compose/command-side.ts', () => ({
   composeCommandSide: () => ({
@@ -47,7 +48,9 @@ describe('backOff', () => {
 describe('command handler on a table behind its log', () => {
   const saved = process.env.TABLE_BEHIND_BACKOFF_SECONDS;
   let added: unknown[][];
+  let logs: HeldLogs;
   beforeEach(() => {
+    logs = holdLogs();
     vi.useFakeTimers();
     process.env.TABLE_BEHIND_BACKOFF_SECONDS = '20';
     added = [];
@@ -58,6 +61,7 @@ describe('command handler on a table behind its log', () => {
     });
   });
   afterEach(() => {
+    logs.release();
     vi.restoreAllMocks();
     vi.useRealTimers();
     if (saved === undefined) delete process.env.TABLE_BEHIND_BACKOFF_SECONDS;
@@ -73,5 +77,6 @@ describe('command handler on a table behind its log', () => {
     await invocation;
     expect(failed).toBeInstanceOf(TableBehindLogError);
     expect(added).toContainEqual(['tableBehindLog', 'Count', 1]);
+    expect(logs.at('ERROR')).toEqual([expect.objectContaining({ message: expect.stringMatching(/table behind its log/) as unknown })]);
   });
 });

@@ -73,8 +73,12 @@ describe('the local HTTP server of a topology function', () => {
       '"just a string"',
     ]);
     answer = () => Promise.reject(new Error('the function broke'));
+    // The error goes to the developer's terminal: here held and read.
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const broken = await fetch(`${server.url}/x`);
     expect(broken.status).toBe(502);
+    expect(printed).toHaveBeenCalledWith('commandApi threw:', expect.objectContaining({ message: 'the function broke' }));
+    printed.mockRestore();
   });
 
   it('refuses a request larger than Lambda takes with 413, without invoking the function', async () => {

@@ -1,0 +1,101 @@
+/**
+ * The checkpoint a caught-up rebuild leaves for a commands partition: where the trigger goes
+ * on, in the life of the topic the partition is in now. The table may know nothing of that
+ * life: restored from a backup taken before the topic was recreated, it has no checkpoint of
+ * the new life, or none at all. The events name the last command of the life that caused
+ * them; when the commands topic holds another record at that offset (another command, or the
+ * same one sent again at another time), or none, the topic was
+ * recreated since, and the next batches are decided in a new incarnation, so that the new
+ * life's offsets never meet the old life's in the rebuilt heads.
+ */
+import type { CommandLog } from '../command/ports.ts';
+import type { CommandSource } from '../control/control.ts';
+import { anchorOf, EARLIER_KEPT, sampledOf, type SampledRecord, type StoredCheckpoint } from '../heads/partition.ts';
+
+/** The last command of a partition's latest incarnation that caused events (rebuild/fold.ts `lastSources`). */
+export type LastSource = CommandSource;
+
+/** The later of two commands of a partition: by incarnation, then offset. */
+export const laterSource = (a: LastSource | undefined, b: LastSource): LastSource =>
+  a === undefined || b.incarnation > a.incarnation || (b.incarnation === a.incarnation && b.offset > a.offset) ? b : a;
+
+/** The commandId a command record holds, if it reads as one. */
+const commandIdOf = (value: Buffer | null): string | undefined => {
+  if (value === null) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value.toString('utf8'));
+    const id = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).commandId : undefined;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** A record of a life as the rebuild knows it: the checkpoint's anchor, or the last command the events name. */
+type Evidence = { readonly anchor: SampledRecord } | { readonly last: LastSource };
+
+const offsetOf = (evidence: Evidence): number => ('anchor' in evidence ? evidence.anchor.offset : evidence.last.offset);
+
+/** Whether the commands topic still holds the evidence where it was: its record then anchors the life. */
+const lifeAt = async (
+  log: Pick<CommandLog, 'bounds' | 'sample'>,
+  topic: string,
+  partition: number,
+  evidence: Evidence,
+): Promise<{ kind: 'same'; anchor: SampledRecord } | { kind: 'other' } | { kind: 'unknown' }> => {
+  const offset = offsetOf(evidence);
+  const { start, end } = await log.bounds(topic, partition);
+  if (offset >= end) return { kind: 'other' };
+  // Expired: nothing tells the lives apart (the command side checks what it can when a batch jumps).
+  if (offset < start) return { kind: 'unknown' };
+  const [found] = await log.sample(topic, partition, offset, offset, 1);
+  if (found?.offset !== offset) return { kind: 'other' };
+  const anchor = sampledOf(found);
+  // The same command sent again into a new life may land at the same offset: its time tells it apart.
+  const same =
+    'anchor' in evidence
+      ? anchor.fingerprint === evidence.anchor.fingerprint
+      : found.timestamp === evidence.last.at && commandIdOf(found.value) === evidence.last.commandId;
+  return same ? { kind: 'same', anchor } : { kind: 'other' };
+};
+
+/**
+ * The checkpoint of `tp` starting at `next`: in the latest incarnation the table or the events
+ * know, if the commands topic still holds the record the table knew of that life (its
+ * anchor), or else the last command the events name; in a new incarnation, anchored at the
+ * record before `next`, when it holds another record there, or none.
+ */
+export const checkpointAfterRebuild = async (
+  log: Pick<CommandLog, 'bounds' | 'sample'>,
+  tp: string,
+  next: number,
+  old: StoredCheckpoint | undefined,
+  last: LastSource | undefined,
+  now: () => string,
+): Promise<StoredCheckpoint> => {
+  const incarnation = Math.max(old?.incarnation ?? 1, last?.incarnation ?? 1);
+  const kept = old?.incarnation === incarnation ? old : undefined;
+  const base = { tp, from: next, through: next - 1, fingerprint: null } as const;
+  const known = kept === undefined ? undefined : anchorOf(kept);
+  const evidence: Evidence | undefined = known !== undefined ? { anchor: known } : last?.incarnation === incarnation ? { last } : undefined;
+  const cut = tp.lastIndexOf('-');
+  const [topic, partition] = [tp.slice(0, cut), Number(tp.slice(cut + 1))];
+  const life = evidence === undefined ? ({ kind: 'unknown' } as const) : await lifeAt(log, topic, partition, evidence);
+  if (life.kind !== 'other')
+    return {
+      ...base,
+      incarnation,
+      ...(life.kind === 'same' ? { anchor: life.anchor } : known === undefined ? {} : { anchor: known }),
+      ...(kept?.since === undefined ? {} : { since: kept.since }),
+    };
+  // The topic was recreated since: the trigger goes on in its new life, which the record before `next` pins.
+  const [before] = next > 0 ? await log.sample(topic, partition, next - 1, next - 1, 1) : [];
+  const ended = { incarnation, from: kept?.from ?? 0, through: Math.max(kept?.through ?? -1, offsetOf(evidence as Evidence)) };
+  return {
+    ...base,
+    incarnation: incarnation + 1,
+    ...(before?.offset === next - 1 ? { anchor: sampledOf(before) } : {}),
+    earlier: [ended, ...(old?.earlier ?? [])].slice(0, EARLIER_KEPT),
+    since: now(),
+  };
+};

@@ -1,0 +1,79 @@
+/**
+ * What the simulator found about lives of the commands topic (docs/SIMULATOR.md, issue 23),
+ * replayed step by step on the real command side and rebuild over the in-memory ports: each
+ * new life's commands are decided in a new incarnation, never answered by position with what
+ * an old life's record got.
+ */
+import { describe, expect, it } from 'vitest';
+import { TableBehindLogError } from '../../../functions/control/control.ts';
+import { command } from '../../support/msk.ts';
+import { failingPublisher, MemorySystem } from '../../support/memory-system.ts';
+
+describe('lives of the commands topic, in memory', () => {
+  it('a first batch that committed and died, then a recreation: the new life is decided in a new incarnation', async () => {
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    // The partition's first batch commits its head (offset 0 opened it) and dies before publishing.
+    const first = [command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Withdraw', { amount: 500 })];
+    await expect(sys.deliver(sys.send(first), sys.processor(failingPublisher))).rejects.toThrow(/injected crash/);
+
+    sys.recreate();
+    // The new life: another command at offset 0, then the client sends again what was never acknowledged.
+    const other = command(id, 'Deposit', { amount: 5 });
+    await sys.deliver(sys.send([other, ...first]));
+
+    expect(sys.outcomes([other.commandId, ...first.map((c) => c.commandId)])).toEqual(['accepted v2', 'accepted v1', 'InsufficientFunds']);
+  });
+
+  it('recreated after a backup, then the table restored from it and rebuilt: the new life is decided in a new incarnation', async () => {
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    const backup = sys.backup();
+    await sys.deliver(sys.send([command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Deposit', { amount: 10 })]));
+
+    sys.recreate();
+    sys.restore(backup);
+    const next = command(id, 'Deposit', { amount: 5 });
+    const event = sys.send([next]);
+    await expect(sys.deliver(event)).rejects.toBeInstanceOf(TableBehindLogError);
+    expect((await sys.rebuild()).status).toBe('complete');
+    await sys.deliver(event);
+
+    expect(sys.outcomes([next.commandId])).toEqual(['accepted v3']);
+  });
+
+  it('a skip recorded before the table saw the partition, then a recreation: the new life’s record at that offset is decided', async () => {
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    sys.send([command(id, 'OpenAccount', { owner: 'Ann' })]);
+    // Recorded for incarnation 1, the only one the table knows (none yet), and for this record.
+    await sys.skip(0);
+
+    sys.recreate();
+    const open = command(id, 'OpenAccount', { owner: 'Bob' });
+    expect(await sys.deliver(sys.send([open]))).toMatchObject({ accepted: 1, deadLettered: 0 });
+    expect(sys.outcomes([open.commandId])).toEqual(['accepted v1']);
+  });
+
+  it('a skip after the backup, the table restored from it: the runbook records the skip again, and the skipped record keeps its answer', async () => {
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    await sys.deliver(sys.send([command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Deposit', { amount: 10 })]));
+    const backup = sys.backup();
+    const poison = command(id, 'Withdraw', { amount: 500 });
+    const next = command(id, 'Deposit', { amount: 5 });
+    const event = sys.send([poison, next]);
+    const release = await sys.skip(2);
+    // Handled, but the trigger's commit is lost: the batch is delivered again.
+    expect(await sys.processor()(event)).toMatchObject({ accepted: 1, deadLettered: 1 });
+
+    sys.restore(backup);
+    // docs/OPERATIONS.md, "Restoring the aggregates table": the skips recorded since the backup, recorded again.
+    await sys.heads.addRelease('commands-0', release);
+    expect((await sys.rebuild()).status).toBe('complete');
+    expect(await sys.deliver(event)).toMatchObject({ deadLettered: 1, duplicates: 1 });
+
+    expect(sys.answers(poison.commandId)).toEqual(['SkippedByOperator', 'SkippedByOperator']);
+    expect(sys.answers(next.commandId)).toEqual(['accepted v3', 'accepted v3']);
+  });
+});
