@@ -155,6 +155,15 @@ const parameters = (): Record<keyof typeof routes, Json[]> => {
         schema: { type: 'string' },
         examples: { async: { value: 'respond-async' }, wait: { value: 'wait=5' } },
       },
+      {
+        name: 'traceparent',
+        in: 'header',
+        required: false,
+        description:
+          "W3C Trace Context: the caller's span. The command record carries a span of this trace in its `traceparent` header, and so do its events, its result and the commands reactions issue for them; without it (or with one that is not valid) the command starts a new trace.",
+        schema: { type: 'string', pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$' },
+        example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      },
     ],
     getOutcome: [
       pathParam('commandId', { ...jsonSchema(envelope.commandId), ...idLimits.commandId }),

@@ -15,6 +15,8 @@ export interface LogRecord {
   readonly timestamp: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
+  /** Its `traceparent` header, when it has one (W3C trace context; core/trace-context.ts). */
+  readonly traceparent?: string;
 }
 
 /** One topic read as a log (the events topic, for rebuilds and checks). */

@@ -16,7 +16,8 @@ const help = `Usage: kafka-aggregates trace <commandId> [--json]
 Follows one command end to end: the command record (its correlation and cause), its result,
 its events with their offsets, the read-model rows and reaction checkpoints each event
 reached (applied or not yet), and the commands those events caused (a reaction's command
-names its event as causationId), each followed the same way.
+names its event as causationId), each followed the same way. Each line shows its record's
+span (its traceparent header), and the first command's line the trace id.
 
 It reads the commands, events and results topics from their start (a whole read of each:
 seconds locally, long on a large deployment) and the read models by key. Topic and table
@@ -65,6 +66,7 @@ const asCommand = (record: LogRecord): TracedCommand | undefined => {
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(causationId === undefined ? {} : { causationId }),
     place: { partition: record.partition, offset: record.offset },
+    ...(record.traceparent === undefined ? {} : { traceparent: record.traceparent }),
   };
 };
 
@@ -103,7 +105,11 @@ export const trace: CliCommand = {
           { key: r.key, value: r.value, position: { topic: names.topics.events, partition: r.partition, offset: r.offset } },
           known,
         );
-        return 'event' in read ? [{ event: read.event.stored, place: { partition: r.partition, offset: r.offset }, read: read.event }] : [];
+        if (!('event' in read)) return [];
+        const place = { partition: r.partition, offset: r.offset };
+        return [
+          { event: read.event.stored, place, ...(r.traceparent === undefined ? {} : { traceparent: r.traceparent }), read: read.event },
+        ];
       });
       const registry = eventRegistry(aggregates, projections, reactions);
       const table = operator.readModels;
@@ -131,7 +137,12 @@ export const trace: CliCommand = {
         });
       const log = {
         commands: commandRecords.flatMap((r) => asCommand(r) ?? []),
-        results: resultRecords.flatMap((r) => (json(r)?.commandId === undefined ? [] : [json(r) as unknown as ResultRecord])),
+        results: resultRecords.flatMap((r) => {
+          const result = json(r);
+          return result?.commandId === undefined
+            ? []
+            : [{ ...(result as unknown as ResultRecord), ...(r.traceparent === undefined ? {} : { traceparent: r.traceparent }) }];
+        }),
         events,
       };
       // Read the items of the chain's events (a first pass finds them) before the chain is built for good.

@@ -4,6 +4,7 @@
  * reached, and the commands those events caused (reactions' commands, `causationId` = the
  * event's id), each followed the same way. Pure: `kafka-aggregates trace` does the reads.
  */
+import { parseTraceparent } from '../../functions/core/trace-context.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 
 /** A record's place in its topic. */
@@ -21,7 +22,12 @@ export interface TracedCommand {
   readonly correlationId?: string;
   readonly causationId?: string;
   readonly place: Place;
+  /** Its `traceparent` header, when it has one. */
+  readonly traceparent?: string;
 }
+
+/** A result record, with its `traceparent` header when it has one. */
+export type TracedResult = ResultRecord & { readonly traceparent?: string };
 
 /** A read-model item an event reaches: a projection's row or a reaction's checkpoint, and whether it has applied the event. */
 export interface TracedItem {
@@ -36,6 +42,8 @@ export interface TracedItem {
 export interface TracedEvent {
   readonly event: EventRecord;
   readonly place: Place;
+  /** Its `traceparent` header, when it has one. */
+  readonly traceparent?: string;
   readonly items: readonly TracedItem[];
 }
 
@@ -45,7 +53,7 @@ export interface TraceNode {
   /** Absent when the commands topic no longer holds it (retention) or never did. */
   readonly command?: TracedCommand;
   /** Every result published for it (a redelivery publishes the same again); the first is what it came to. */
-  readonly results: readonly ResultRecord[];
+  readonly results: readonly TracedResult[];
   readonly events: readonly TracedEvent[];
   /** Commands its events caused. */
   readonly caused: readonly TraceNode[];
@@ -54,8 +62,8 @@ export interface TraceNode {
 /** What the topics hold, read once. */
 export interface TraceLog {
   readonly commands: readonly TracedCommand[];
-  readonly results: readonly ResultRecord[];
-  readonly events: readonly { readonly event: EventRecord; readonly place: Place }[];
+  readonly results: readonly TracedResult[];
+  readonly events: readonly { readonly event: EventRecord; readonly place: Place; readonly traceparent?: string }[];
 }
 
 /**
@@ -72,7 +80,7 @@ export const traceCommand = (
   const follow = (id: string, depth: number, seen: ReadonlySet<string>): TraceNode => {
     const command = log.commands.find((c) => c.commandId === id);
     const results = log.results.filter((r) => r.commandId === id);
-    const byVersion = new Map<string, { event: EventRecord; place: Place }>();
+    const byVersion = new Map<string, { event: EventRecord; place: Place; traceparent?: string }>();
     for (const e of log.events) {
       if (e.event.commandId !== id || (command !== undefined && e.event.aggregateId !== command.aggregateId)) continue;
       const key = `${e.event.aggregateType}#${e.event.aggregateId}#${e.event.version}`;
@@ -80,7 +88,12 @@ export const traceCommand = (
     }
     const events = [...byVersion.values()]
       .sort((a, b) => a.event.version - b.event.version)
-      .map(({ event, place }) => ({ event, place, items: itemsOf(event, place) }));
+      .map(({ event, place, traceparent }) => ({
+        event,
+        place,
+        ...(traceparent === undefined ? {} : { traceparent }),
+        items: itemsOf(event, place),
+      }));
     const eventIds = new Set(events.map((e) => e.event.eventId));
     const causedIds =
       depth >= maxDepth
@@ -107,21 +120,45 @@ const outcome = (result: ResultRecord | undefined): string =>
       ? `accepted, version ${result.version}`
       : `rejected ${result.reason.code}: ${result.reason.message}`;
 
-/** The chain as indented lines, one per command, result, event and item. */
-export const formatTrace = (node: TraceNode, topics: { readonly commands: string; readonly events: string }, indent = ''): string[] => {
+/**
+ * A record's place in its trace: the trace id where it differs from the enclosing one
+ * (`trace`), and the record's own span, whose parent is the record the line sits under.
+ */
+const spanText = (traceparent: string | undefined, trace: string | undefined): string => {
+  const context = parseTraceparent(traceparent);
+  if (context === undefined) return '';
+  return `${context.traceId === trace ? '' : `  trace ${context.traceId}`}  span ${context.parentId}`;
+};
+
+/**
+ * The chain as indented lines, one per command, result, event and item. A line shows its
+ * record's span (its `traceparent`), and the trace id where the trace changes: at the first
+ * command, and wherever a record is in another trace than the command above it.
+ */
+export const formatTrace = (
+  node: TraceNode,
+  topics: { readonly commands: string; readonly events: string },
+  indent = '',
+  trace?: string,
+): string[] => {
   const c = node.command;
+  const own = parseTraceparent(c?.traceparent)?.traceId ?? trace;
+  const result = node.results[0];
   const lines = [
     c === undefined
       ? `${indent}command ${node.commandId} (not on ${topics.commands})`
       : `${indent}command ${c.commandId}  ${c.aggregateType} ${c.aggregateId} ${c.type}  ${topics.commands}-${c.place.partition}@${c.place.offset}` +
-        `${c.correlationId === undefined ? '' : `  correlation ${c.correlationId}`}${c.causationId === undefined ? '' : `  caused by ${c.causationId}`}`,
-    `${indent}  result  ${outcome(node.results[0])}`,
+        `${c.correlationId === undefined ? '' : `  correlation ${c.correlationId}`}${c.causationId === undefined ? '' : `  caused by ${c.causationId}`}` +
+        spanText(c.traceparent, trace),
+    `${indent}  result  ${outcome(result)}${spanText(result?.traceparent, own)}`,
   ];
   for (const e of node.events) {
-    lines.push(`${indent}  event   ${e.event.eventId} ${e.event.type}  ${topics.events}-${e.place.partition}@${e.place.offset}`);
+    lines.push(
+      `${indent}  event   ${e.event.eventId} ${e.event.type}  ${topics.events}-${e.place.partition}@${e.place.offset}${spanText(e.traceparent, own)}`,
+    );
     for (const item of e.items)
       lines.push(`${indent}    ${item.kind.padEnd(10)} ${item.name} ${item.item}: ${item.applied ? 'applied' : 'not applied yet'}`);
   }
-  for (const caused of node.caused) lines.push(...formatTrace(caused, topics, `${indent}    `));
+  for (const caused of node.caused) lines.push(...formatTrace(caused, topics, `${indent}    `, own));
   return lines;
 };

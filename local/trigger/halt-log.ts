@@ -49,3 +49,12 @@ export const readingHalts = <T>(reasons: Map<string, string>, call: () => T): T 
   tapOutput();
   return invocation.run(reasons, call);
 };
+
+/**
+ * Reads one log line a test held off the output (test/support/logs.ts) as if it had been
+ * written: holding a handler's warnings must not hide its halts from the emulator.
+ */
+export const readHeldLine = (line: unknown): void => {
+  const reasons = invocation.getStore();
+  if (reasons !== undefined) readHalts(JSON.stringify(line), reasons);
+};

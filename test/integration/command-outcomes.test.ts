@@ -39,7 +39,7 @@ describe('outcomes of commands, as the command API reads them', () => {
     );
     expect(side.requests.get('BatchWriteItemCommand')).toBe(1);
     expect(side.requests.get('PutItemCommand')).toBe(0); // no head
-    expect(side.requests.get('UpdateItemCommand')).toBe(1); // the partition's checkpoint
+    expect(side.requests.get('UpdateItemCommand')).toBe(2); // the partition's first checkpoint, stored before deciding, then advanced
 
     side.requests.reset();
     expect(await outcomes.outcome(ref(id, deposit.commandId))).toMatchObject({ status: 'rejected', reason: { code: 'AccountNotOpen' } });

@@ -3,11 +3,12 @@
  * withdrawal that leaves a balance low, its event, the read-model row and the reaction
  * checkpoint that applied it, the alert command the reaction issued (caused by the event, in
  * the withdrawal's correlation) and that command's own event, as `kafka-aggregates trace`
- * (the CLI as a child process) shows them.
+ * (the CLI as a child process) shows them, each record with its span in the withdrawal's trace.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { topicName } from '../../functions/config.ts';
+import { parseTraceparent, TRACEPARENT } from '../../functions/core/trace-context.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import type { TraceNode } from '../../local/trace/chain.ts';
 import { bothSides } from '../support/both-sides.ts';
@@ -23,10 +24,17 @@ describe('kafka-aggregates trace', () => {
   it("shows a withdrawal's result, its event with the row and the reaction that applied it, and the alert command it caused, with that command's own event", async () => {
     const id = `acc-${run}`;
     const withdraw = command(id, 'Withdraw', { amount: 950 });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpan = `00-${traceId}-00f067aa0ba902b7-01`;
     const commands = [command(id, 'OpenAccount', { owner: 'Ada' }), command(id, 'Deposit', { amount: 1000 }), withdraw];
     await producer().send({
       topic: topicName('commands'),
-      messages: commands.map((c) => ({ key: c.aggregateId, value: JSON.stringify(c) })),
+      messages: commands.map((c) => ({
+        key: c.aggregateId,
+        value: JSON.stringify(c),
+        // The withdrawal in a caller's trace; the others in none.
+        ...(c === withdraw ? { headers: { [TRACEPARENT]: callerSpan } } : {}),
+      })),
     });
     // The reaction's command is decided too: two results for the aggregate id (the account's last, and the alert's).
     await waitFor('the alert command to be decided', async () =>
@@ -69,12 +77,25 @@ describe('kafka-aggregates trace', () => {
       ['alert', 1, withdraw.commandId],
     ]);
 
+    // Every record of the chain in the withdrawal's trace, each in a span of its own.
+    const spans = [node.command?.traceparent, node.results[0]?.traceparent, node.events[0]?.traceparent];
+    spans.push(alert.command?.traceparent, alert.results[0]?.traceparent, alert.events[0]?.traceparent);
+    expect(spans[0]).toBe(callerSpan);
+    expect(spans.map((s) => parseTraceparent(s)?.traceId)).toEqual(spans.map(() => traceId));
+    const spanIds = spans.map((s) => parseTraceparent(s)?.parentId);
+    expect(new Set(spanIds).size).toBe(spans.length);
+
     const lines = await runToEnd(process.execPath, ['bin/kafka-aggregates.js', 'trace', withdraw.commandId], {
       cwd: root,
       env: { ...process.env },
     });
     expect(lines.stdout).toContain(`command ${withdraw.commandId}  account ${id} Withdraw`);
     expect(lines.stdout).toContain(`caused by account:${id}:3`);
+    // The trace id once, on the first command's line (the rest share it), and each record's span.
+    const first = lines.stdout.split('\n')[0] ?? '';
+    expect(first).toMatch(new RegExp(`^command ${withdraw.commandId} .*  trace ${traceId}  span 00f067aa0ba902b7$`));
+    expect(lines.stdout.split(traceId)).toHaveLength(2);
+    for (const span of spanIds.slice(1)) expect(lines.stdout).toContain(`span ${span}`);
   }, 90_000);
 
   it('exits 1 and says so for a commandId that no topic holds', async () => {

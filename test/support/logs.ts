@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import { holdLogLines, type LogLine } from '../../functions/adapters/aws/powertools.ts';
+import { readHeldLine } from '../../local/trigger/halt-log.ts';
 
 /** The lines held so far, and the release that gives the loggers their console back. */
 export interface HeldLogs {
@@ -16,7 +17,11 @@ export interface HeldLogs {
 /** Holds every line the functions' loggers print from now until `release`. */
 export const holdLogs = (): HeldLogs => {
   const lines: LogLine[] = [];
-  const release = holdLogLines((line) => lines.push(line));
+  // The emulated trigger still reads the halts among them, as it reads the output it is not held from.
+  const release = holdLogLines((line) => {
+    lines.push(line);
+    readHeldLine(line);
+  });
   return { lines, at: (level) => lines.filter((l) => l.level === level), release };
 };
 

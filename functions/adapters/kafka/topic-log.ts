@@ -3,8 +3,16 @@
  * is empty, reading a range of it partition by partition for rebuilds and checks), and the
  * commands topic when the command side must look at records it was not given.
  */
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, IHeaders, Kafka } from 'kafkajs';
+import { TRACEPARENT } from '../../core/trace-context.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
+
+/** The `traceparent` header of a message, as a field to spread into its record (none when absent). */
+const traceField = (headers: IHeaders | undefined): { traceparent?: string } => {
+  const value = headers?.[TRACEPARENT];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined ? {} : { traceparent: text.toString() };
+};
 
 export type { LogRecord, PartitionOffsets } from '../../core/log.ts';
 
@@ -110,6 +118,7 @@ export class TopicLog implements LogReader {
                   timestamp: Number(m.timestamp),
                   key: m.key,
                   value: m.value,
+                  ...traceField(m.headers),
                 }));
               const last = batch.messages.at(-1);
               if (records.length > 0) {
