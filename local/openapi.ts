@@ -160,8 +160,9 @@ const parameters = (): Record<keyof typeof routes, Json[]> => {
         in: 'header',
         required: false,
         description:
-          "W3C Trace Context: the caller's span. The command record carries a span of this trace in its `traceparent` header, and so do its events, its result and the commands reactions issue for them; without it (or with one that is not valid) the command starts a new trace.",
-        schema: { type: 'string', pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$' },
+          "W3C Trace Context: the caller's span (`00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`). The command record carries a span of this trace in its `traceparent` header, and so do its events, its result and the commands reactions issue for them. Without it, or with a value that is not valid, the command starts a new trace: as W3C Trace Context asks, an invalid header is ignored, not refused.",
+        // No pattern: the API ignores what it cannot parse rather than refusing the command (W3C Trace Context).
+        schema: { type: 'string' },
         example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       },
     ],
