@@ -2,7 +2,7 @@
  * Kafka clients for every environment: plaintext for the local broker or any broker given by
  * `KAFKA_BROKERS`, IAM (SASL/OAUTHBEARER over TLS) for Amazon MSK when `KAFKA_AUTH=iam`.
  */
-import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import { awsRegion, kafkaAuth, kafkaBrokers } from '../../config.ts';
 import { kafkaLogCreator } from './log.ts';
 import { mskIamTokenProvider } from './msk-iam.ts';
@@ -53,5 +53,32 @@ export class ProducerConnection {
   async close(): Promise<void> {
     if (this.connected !== undefined) await this.producer.disconnect();
     this.connected = undefined;
+  }
+}
+
+/** One admin client, connected on first use however many calls wait for it; a failed connect is tried again by the next call. */
+export class SharedAdmin {
+  private admin: Promise<Admin> | undefined;
+
+  constructor(private readonly kafka: Kafka) {}
+
+  /** The connected admin client. */
+  get(): Promise<Admin> {
+    this.admin ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })().catch((error: unknown) => {
+      this.admin = undefined;
+      throw error;
+    });
+    return this.admin;
+  }
+
+  /** Disconnects it, if it ever connected. */
+  async close(): Promise<void> {
+    const admin = this.admin;
+    this.admin = undefined;
+    await (await admin?.catch(() => undefined))?.disconnect();
   }
 }

@@ -3,30 +3,21 @@
  * offsets. The event side asks once per table lifetime whether its trigger has handled any
  * event; the read-models rebuild replays the log up to where the trigger stands.
  */
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { SharedAdmin } from './clients.ts';
 import type { PartitionOffsets } from './topic-log.ts';
 
 /** A consumer group's position on one topic. */
 export class ConsumerOffsets {
-  /** One admin client, however many calls wait for it to connect (`starts` and `position` run together). */
-  private admin: Promise<Admin> | undefined;
+  /** One admin client, however many calls wait for it to connect. */
+  private readonly admin: SharedAdmin;
 
   constructor(
-    private readonly kafka: Kafka,
+    kafka: Kafka,
     readonly topic: string,
     readonly groupId: string,
-  ) {}
-
-  private connected(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })().catch((error: unknown) => {
-      this.admin = undefined;
-      throw error;
-    });
-    return this.admin;
+  ) {
+    this.admin = new SharedAdmin(kafka);
   }
 
   /**
@@ -34,7 +25,7 @@ export class ConsumerOffsets {
    * partition's start offset when it has committed nothing there (or something older).
    */
   async position(): Promise<PartitionOffsets> {
-    const admin = await this.connected();
+    const admin = await this.admin.get();
     const [starts, [committed]] = await Promise.all([
       admin.fetchTopicOffsets(this.topic),
       admin.fetchOffsets({ groupId: this.groupId, topics: [this.topic] }),
@@ -45,7 +36,7 @@ export class ConsumerOffsets {
 
   /** Start offset of every partition. */
   async starts(): Promise<PartitionOffsets> {
-    const offsets = await (await this.connected()).fetchTopicOffsets(this.topic);
+    const offsets = await (await this.admin.get()).fetchTopicOffsets(this.topic);
     return Object.fromEntries(offsets.map((o) => [o.partition, Number(o.low)]));
   }
 
@@ -57,8 +48,6 @@ export class ConsumerOffsets {
 
   /** Disconnects the admin client. */
   async close(): Promise<void> {
-    const admin = this.admin;
-    this.admin = undefined;
-    await (await admin?.catch(() => undefined))?.disconnect();
+    await this.admin.close();
   }
 }

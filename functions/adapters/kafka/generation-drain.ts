@@ -3,36 +3,28 @@
  * per older generation, its consumer group's committed offsets against the topic's end
  * offsets. The event side asks it before a batch of a newer generation of the events topic.
  */
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { SharedAdmin } from './clients.ts';
 import { generationName, olderGenerations } from '../../core/generations.ts';
 
 /** The older generations of a topic as one trigger's groups have handled them. */
 export class GenerationDrain {
-  private admin: Promise<Admin> | undefined;
+  /** One admin client, however many calls wait for it to connect. */
+  private readonly admin: SharedAdmin;
 
   constructor(
-    private readonly kafka: Kafka,
+    kafka: Kafka,
     /** The trigger's consumer group of the first generation; generation n's is `generationName(group, n)`. */
     private readonly group: string,
-  ) {}
-
-  private connected(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })().catch((error: unknown) => {
-      this.admin = undefined;
-      throw error;
-    });
-    return this.admin;
+  ) {
+    this.admin = new SharedAdmin(kafka);
   }
 
   /** The partitions of the generations older than `topic` that the trigger has not handled to their end, as `topic-partition (committed/end)`. */
   async undrained(topic: string): Promise<string[]> {
     const older = olderGenerations(topic);
     if (older.length === 0) return [];
-    const admin = await this.connected();
+    const admin = await this.admin.get();
     const found = await Promise.all(
       older.map(async (name, index) => {
         const [ends, [group]] = await Promise.all([
@@ -50,8 +42,6 @@ export class GenerationDrain {
 
   /** Disconnects the admin client. */
   async close(): Promise<void> {
-    const admin = this.admin;
-    this.admin = undefined;
-    await (await admin?.catch(() => undefined))?.disconnect();
+    await this.admin.close();
   }
 }
