@@ -100,7 +100,7 @@ export const replayReadModels = async (
     endOffsets,
     {
       apply: async (records) => {
-        const summary = await apply(records.map((r) => triggerRecordOf(eventLog.topic, r)));
+        const summary = await apply(records.map((r) => triggerRecordOf(r.topic ?? eventLog.topic, r)));
         // The live side halts here too (a gap, or a record this code cannot read: EventChainError);
         // a replay that passed it would build rows the live side never had.
         const [halt] = summary.halted;

@@ -1,6 +1,8 @@
 /** `kafka-aggregates rebuild`: the snapshot rebuild (or verify, a projection's or the read models' rebuild), with a progress bar. */
 import { functions } from '../../functions/topology.ts';
 import { composeRebuild } from '../../functions/compose/rebuild.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
+import { adoptGenerations } from '../generations.ts';
 import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
@@ -76,6 +78,10 @@ export const rebuild: CliCommand = {
     if (readModels && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
     await requireBroker();
     const bar = progressBar();
+    // Every generation of the keyed topics the broker has (after `kafka-aggregates grow`): the rebuild reads them all.
+    const admin = createKafka('kafka-aggregates-rebuild').admin();
+    await admin.connect();
+    await adoptGenerations(admin).finally(() => admin.disconnect());
     const rebuild = composeRebuild();
     try {
       const report = await rebuild

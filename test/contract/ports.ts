@@ -27,6 +27,15 @@ export interface PortsFactory {
     produce(messages: readonly { key: string; value: string }[]): Promise<void>;
     recreate(): Promise<void>;
   }>;
+  /**
+   * Fresh generations of a keyed topic (`<base>`, `<base>.g2`, …) of `partitions` each, read as
+   * one log (core/generation-log.ts); `produce` writes keyed messages to generation `index`.
+   */
+  generations(partitions: readonly number[]): Promise<{
+    readonly log: LogReader;
+    readonly topics: readonly string[];
+    produce(index: number, messages: readonly { key: string; value: string }[]): Promise<void>;
+  }>;
   /** Records an operator release for a commands partition, as `kafka-aggregates skip` does. */
   addRelease(heads: HeadsStore, tp: string, release: Release): Promise<void>;
   /** A unique id. */
@@ -234,6 +243,57 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       expect(await topic.log.isEmpty()).toBe(true);
       await topic.produce([{ key: 'k', value: 'e' }]);
       expect((await readAll(topic.log)).map((r) => [r.offset, r.value?.toString('utf8')])).toEqual([[0, 'e']]);
+    });
+
+    it('reads every generation of a topic, each to its end before the next, with positions that resume on either', async () => {
+      const { log, topics, produce } = await factory.generations([2, 4]);
+      const [first, second] = topics as [string, string];
+      const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+      await produce(
+        0,
+        keys.map((key) => ({ key, value: `${key}1` })),
+      );
+      await produce(
+        1,
+        keys.map((key) => ({ key, value: `${key}2` })),
+      );
+      const { start, end } = await log.offsets();
+      // The first generation keeps its partition numbers; a later one's are named by its topic.
+      expect(Object.keys(end).sort()).toEqual(['0', '1', `${second}-0`, `${second}-1`, `${second}-2`, `${second}-3`].sort());
+      expect(Object.values(end).reduce((n, o) => n + o, 0)).toBe(12);
+      const read: LogRecord[] = [];
+      await log.read(start, end, (chunk) => {
+        read.push(...chunk);
+        return Promise.resolve('continue' as const);
+      });
+      expect(read.map((r) => r.value?.toString('utf8').at(-1))).toEqual([...keys.map(() => '1'), ...keys.map(() => '2')]);
+      expect(new Set(read.slice(0, 6).map((r) => r.topic ?? first))).toEqual(new Set([first]));
+      expect(new Set(read.slice(6).map((r) => r.topic))).toEqual(new Set([second]));
+      // Stopped in the first generation: nothing of the second is read.
+      let chunks = 0;
+      await log.read(start, end, () => {
+        chunks++;
+        return Promise.resolve('stop' as const);
+      });
+      expect(chunks).toBe(1);
+      // From a position past the first generation's end: only the second's records.
+      const rest: LogRecord[] = [];
+      await log.read(
+        {
+          ...end,
+          ...Object.fromEntries(
+            Object.keys(end)
+              .filter((k) => k.startsWith(second))
+              .map((k) => [k, 0]),
+          ),
+        },
+        end,
+        (chunk) => {
+          rest.push(...chunk);
+          return Promise.resolve('continue' as const);
+        },
+      );
+      expect(rest.map((r) => r.value?.toString('utf8')).sort()).toEqual(keys.map((k) => `${k}2`));
     });
   });
 };
