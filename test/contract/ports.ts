@@ -246,14 +246,15 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
     });
 
     it('reads every generation of a topic, each to its end before the next, with positions that resume on either', async () => {
-      const { log, topics, produce } = await factory.generations([2, 4]);
+      const generations = await factory.generations([2, 4]);
+      const { log, topics } = generations;
       const [first, second] = topics as [string, string];
       const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
-      await produce(
+      await generations.produce(
         0,
         keys.map((key) => ({ key, value: `${key}1` })),
       );
-      await produce(
+      await generations.produce(
         1,
         keys.map((key) => ({ key, value: `${key}2` })),
       );
