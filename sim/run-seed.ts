@@ -39,6 +39,13 @@ const fillable = (world: World, gap: { aggregateId: string; appliedVersion: numb
     return event.aggregateId === gap.aggregateId && (event.version ?? 0) > gap.appliedVersion && (event.version ?? 0) < gap.eventVersion;
   });
 
+/**
+ * A read-models table that lost its items: the next event batch notices it, and with no more
+ * events the readiness check `npm start` and `status` make (local/system/readiness.ts).
+ */
+const readModelsBehind = async (world: World): Promise<boolean> =>
+  (await world.readModels.getControl()) === undefined && (await world.group('events').hasHandledAny());
+
 /** What the operator does when the system does not settle by itself. */
 const operate = async (world: World, faults: ReadonlySet<FaultKind>): Promise<void> => {
   const running = world.scheduler.running().map((t) => t.name);
@@ -55,7 +62,8 @@ const operate = async (world: World, faults: ReadonlySet<FaultKind>): Promise<vo
   const eventErrors = [...world.eventTrigger.failures.entries()];
   if (
     !running.includes('read-models rebuild') &&
-    eventErrors.some(([, f]) => ['ReadModelsBehindLogError', 'ReadModelsRebuildingError'].includes(errorName(f.last)))
+    (eventErrors.some(([, f]) => ['ReadModelsBehindLogError', 'ReadModelsRebuildingError'].includes(errorName(f.last))) ||
+      (await readModelsBehind(world)))
   ) {
     startReadModelsRebuild(world);
     world.eventTrigger.failures.clear();
@@ -115,7 +123,8 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
     if (
       quiet &&
       (await world.heads.getControl())?.status !== 'rebuilding' &&
-      (await world.readModels.getControl())?.status !== 'rebuilding'
+      (await world.readModels.getControl())?.status !== 'rebuilding' &&
+      !(await readModelsBehind(world))
     )
       return true;
     await operate(world, faults);
