@@ -122,7 +122,9 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
         );
       return records.flatMap((record) => {
         const skipped = skippedAt.has(`${life.life}/${p}/${record.offset}`) || released(record);
-        return record.offset < upTo || skipped ? [{ topic: TOPICS.commands, record, skipped }] : [];
+        return record.offset < upTo || skipped
+          ? [{ topic: TOPICS.commands, record, skipped }]
+          : [{ topic: TOPICS.commands, record, skipped, unsure: true }];
       });
     }),
   );
