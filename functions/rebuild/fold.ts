@@ -41,7 +41,9 @@ export type FoldStep = 'applied' | 'duplicate' | 'unusable' | 'held';
 
 /** Reads a chunk of the log through the event reader. */
 export const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
-  records.map((r) => readEvent({ key: r.key, value: r.value, position: { topic: r.topic ?? topic, partition: r.partition, offset: r.offset } }, aggregates));
+  records.map((r) =>
+    readEvent({ key: r.key, value: r.value, position: { topic: r.topic ?? topic, partition: r.partition, offset: r.offset } }, aggregates),
+  );
 
 /** The head fields that are a function of the log alone: what a rebuild must reproduce exactly. */
 export const canonicalHead = (head: Head): string =>
