@@ -69,7 +69,7 @@ export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allo
     const sample = r.sampleEvery === 1 ? 'every aggregate' : `one aggregate in ${r.sampleEvery}`;
     lines.push(
       `replay: ${r.eventsRead.toLocaleString('en')} records read through this code; ${sample} folded and compared`,
-      `  unreadable: ${r.unreadableCount === 0 ? 'none' : `${r.unreadableCount.toLocaleString('en')} records the event side would halt at`}`,
+      `  unreadable: ${r.unreadableCount === 0 ? 'none' : `${r.unreadableCount.toLocaleString('en')} records this code cannot read (the event side would halt at the first of each partition)`}`,
       ...list(r.unreadable, limit, (f) => `${f.code}: ${f.message}`, r.unreadableCount),
     );
     if (r.malformed > 0) lines.push(`  malformed: ${r.malformed} records that are no event (dead-lettered by any code)`);
