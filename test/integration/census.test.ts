@@ -203,7 +203,9 @@ describe('check-deploy', () => {
 
     const { code: exit, lines } = await cli(() => checkDeployCommand(code(throwing)).run([]));
     expect(exit).toBe(1);
-    expect(lines).toContain(`  unreadable: ${old.length} records this code cannot read (the event side would halt at the first of each partition)`);
+    expect(lines).toContain(
+      `  unreadable: ${old.length} records this code cannot read (the event side would halt at the first of each partition)`,
+    );
     expect(lines.at(-1)).toMatch(/^check-deploy: REFUSED/);
   });
 
