@@ -48,14 +48,9 @@ describe('the command side under the faults operations bring', () => {
     let topic = await CommandsTopic.create(side().kafka, 1, name);
     const first = [command(id, 'OpenAccount', { owner: 'Ann' }), ...[1, 2, 3, 4, 5].map((n) => command(id, 'Deposit', { amount: n }))];
     await deliverTo(topic, await topic.append(first));
-    await topic.close();
 
     // Operations delete and recreate the topic: offsets start again at 0, below the head's offset 5.
-    const admin = side().kafka.admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: [name] });
-    await admin.disconnect();
-    topic = await CommandsTopic.create(side().kafka, 1, name);
+    topic = await topic.recreate();
     const second = [command(id, 'Deposit', { amount: 10 }), command(id, 'Deposit', { amount: 20 })];
     const summary = await deliverTo(topic, await topic.append(second));
 
