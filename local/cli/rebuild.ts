@@ -5,7 +5,7 @@ import { createKafka } from '../../functions/compose/operator.ts';
 import { adoptGenerations } from '../generations.ts';
 import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+import { explain, parseOptions, requireBroker, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates rebuild [--verify] [--projection <name>] [--read-models]
 
@@ -60,16 +60,12 @@ export const rebuild: CliCommand = {
   summary: 'rebuild the aggregates table (or a projection) from the events topic; --verify compares only',
   help,
   async run(args) {
-    const { values, positionals } = parse('rebuild', args, {
+    const values = parseOptions('rebuild', help, args, {
       verify: { type: 'boolean' },
       projection: { type: 'string' },
       'read-models': { type: 'boolean' },
     });
-    if (values.help === true) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw usageError('rebuild', `rebuild takes no arguments, got ${positionals.join(' ')}`);
+    if (values === undefined) return 0;
     const readModels = values['read-models'] === true;
     if (values.verify === true && (values.projection !== undefined || readModels))
       throw usageError('rebuild', '--verify applies to the aggregates table only');

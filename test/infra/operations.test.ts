@@ -152,10 +152,12 @@ describe('stalls seen', () => {
   });
 
   it('charts and alarms only on metrics the handlers publish (functions/handlers/*.ts and their Powertools helper, addMetric)', () => {
-    // The handlers, and the Powertools helper through which they publish the records' ages.
+    // The handlers, the Powertools helper through which they publish the records' ages, and the
+    // errors whose alarm metric the command handler publishes (core/errors.ts `alarm`).
     const handlers = [
       ...readdirSync(join(PROJECT_ROOT, 'functions/handlers')).map((f) => join('functions/handlers', f)),
       'functions/adapters/aws/powertools.ts',
+      'functions/control/control.ts',
     ]
       .map((f) => readFileSync(join(PROJECT_ROOT, f), 'utf8'))
       .join('\n');
