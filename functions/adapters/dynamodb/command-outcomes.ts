@@ -74,7 +74,8 @@ export class CommandOutcomes implements OutcomeReader {
       if (command !== undefined) {
         if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
         // A rejection that left the head's recent window.
-        if (found.length === 0) return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
+        if (found.every((r) => r.status === 'parked'))
+          return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
       }
     }
     return found[0];
