@@ -54,7 +54,11 @@ const LAYERS = [
   { layer: 'command-api', pure: true, may: ['core', 'control', 'command/decode.ts'] },
   { layer: 'projections', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
   { layer: 'reactions', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
-  { layer: 'adapters', pure: false, may: ['core', 'control', 'heads', 'config.ts', 'topology.ts', 'park/parked.ts', 'park/ports.ts', ...PORTS] },
+  {
+    layer: 'adapters',
+    pure: false,
+    may: ['core', 'control', 'heads', 'config.ts', 'topology.ts', 'park/parked.ts', 'park/ports.ts', ...PORTS],
+  },
 ];
 
 /**

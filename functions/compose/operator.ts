@@ -8,6 +8,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
 import { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
@@ -27,6 +28,7 @@ export { ensureTopics, waitForLeaders, type NamedTopic } from '../adapters/kafka
 export { PRODUCE_REQUEST_BYTES } from '../adapters/kafka/publisher.ts';
 export type { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 export type { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+export type { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
 export type { ReleaseList } from '../adapters/dynamodb/release-list.ts';
 export type { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 export type { KafkaPublisher } from '../adapters/kafka/publisher.ts';
@@ -42,6 +44,8 @@ export interface Operator {
   readonly heads: AggregatesTable;
   /** The read-models table: projection rows, reaction checkpoints, the events topic's releases. */
   readonly readModels: ReadModelsTable;
+  /** Parked aggregates (policy `park`), kept in the aggregates table. */
+  readonly park: DynamoParkStore;
   /** A topic read as a log; the caller closes it. */
   readonly log: (topic: string) => TopicLog;
   /** A consumer group's committed offsets on a topic; the caller closes it. */
@@ -59,7 +63,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
   const names = wiring.names ?? configuredNames();
   const kafka = wiring.kafka ?? createKafka(clientId);
   // The DynamoDB side is made on first use: a tool that reads only topics opens no DynamoDB client.
-  let tables: { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable } | undefined;
+  let tables: { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable; park: DynamoParkStore } | undefined;
   const dynamoSide = () => {
     if (tables !== undefined) return tables;
     const dynamo = wiring.dynamo ?? createDynamoClient();
@@ -68,6 +72,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
       dynamo,
       heads: new AggregatesTable(doc, names.tables.aggregates),
       readModels: new ReadModelsTable(doc, names.tables.readModels),
+      park: new DynamoParkStore(doc, names.tables.aggregates),
     };
     return tables;
   };
@@ -82,6 +87,9 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
     },
     get readModels() {
       return dynamoSide().readModels;
+    },
+    get park() {
+      return dynamoSide().park;
     },
     log: (topic) => new TopicLog(kafka, topic),
     group: (topic, groupId) => new ConsumerOffsets(kafka, topic, groupId),

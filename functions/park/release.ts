@@ -115,6 +115,7 @@ const decodeParked = async (deps: ParkOperatorDeps, records: readonly ParkedReco
  * cause bound to it (`stillFailing`): fix the code and run it again, or discard.
  */
 export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
+  const resumed = (await deps.park.get(type, id))?.status === 'releasing';
   let parked = await beginParkOperation(deps, type, id, 'releasing', operator);
   const report = { aggregateType: type, aggregateId: id, handled: 0, accepted: 0, rejected: 0, duplicates: 0, discarded: 0 };
   const tp = `${parked.topic}-${parked.partition}`;
@@ -135,7 +136,8 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
     cut: parkableCut,
   };
   const key = `${type}#${id}`;
-  if (parked.done > 0) {
+  // A run that stopped may have committed a head and died before publishing its events (before it recorded `done`).
+  if (resumed) {
     const head = (await deps.heads.read([key], [])).heads.get(key);
     if (head !== undefined && head.outbox.length > 0)
       await deps.publisher.publish({ events: head.outbox, results: [], deadLetters: [], generation });

@@ -23,7 +23,7 @@ import {
 import { AggregatesTable } from './aggregates-table.ts';
 
 /** What a result item holds beyond the head's outcome attributes. */
-const RESULT_ATTRIBUTES = ['commandId', 'version', 'code', 'message'] as const;
+const RESULT_ATTRIBUTES = ['commandId', 'version', 'code', 'message', 'parked'] as const;
 
 /** Reads outcomes and state of aggregates from the aggregates table. */
 export class CommandOutcomes implements OutcomeReader {
