@@ -5,6 +5,7 @@
 import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
 import { grow } from './cli/grow.ts';
+import { discard, release } from './cli/park.ts';
 import { rebuild } from './cli/rebuild.ts';
 import { send } from './cli/send.ts';
 import { skip } from './cli/skip.ts';
@@ -15,7 +16,7 @@ import { tail } from './cli/tail.ts';
 import { trace } from './cli/trace.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, rebuild, verify, grow, stack];
+const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, release, discard, rebuild, verify, grow, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

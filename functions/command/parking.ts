@@ -135,9 +135,16 @@ const parkedAggregate = (first: IncomingCommand, rest: readonly IncomingCommand[
 });
 
 /**
+ * True for DynamoDB refusing an item for its content (`ValidationException`: an attribute it
+ * cannot store), bound to the aggregate's commands; throttling and outages are other errors.
+ */
+const refusedByStore = (error: unknown): boolean => error instanceof Error && error.name === 'ValidationException';
+
+/**
  * One aggregate's share of a batch under `park`: appended to its sequence when it is parked;
  * otherwise decided and committed up to its first command that fails for a cause bound to it,
- * and that command settled (retried, or parked with the later ones).
+ * and that command settled (retried, or parked with the later ones). A head the store refuses
+ * to write cuts the share at its first command: which command made it unstorable is not known.
  */
 export const commitOrPark = async (
   parking: BatchParking,
@@ -146,7 +153,25 @@ export const commitOrPark = async (
   commands: readonly IncomingCommand[],
   head: Head | undefined,
   warm: boolean,
-): Promise<AggregateOutcome> =>
-  parking.isParked(key)
-    ? parking.append(commands)
-    : parking.settle(commands, await commitAggregate({ ...ctx, cut: parkableCut }, key, commands, head, warm));
+): Promise<AggregateOutcome> => {
+  if (parking.isParked(key)) return parking.append(commands);
+  try {
+    return await parking.settle(commands, await commitAggregate({ ...ctx, cut: parkableCut }, key, commands, head, warm));
+  } catch (error) {
+    if (!refusedByStore(error)) throw error;
+    const reason = { code: 'StoreRefused', message: `the aggregates table refused the head: ${(error as Error).message}` };
+    // Its outbox may not be out yet: published again (consumers dedupe by version).
+    const refused: CommitOutcome = {
+      results: [],
+      deadLetters: [],
+      toPublish: head?.outbox ?? [],
+      next: null,
+      counts: { accepted: 0, rejected: 0, duplicates: 0 },
+      retryFrom: null,
+      archive: [],
+      unkept: [],
+      cut: { at: 0, reason },
+    };
+    return parking.settle(commands, refused);
+  }
+};

@@ -205,4 +205,43 @@ describe('policy park, command side', () => {
     await system.deliver(system.send([deposit('p', 1, 3)]), live);
     expect(system.outcomes(['p-d3'])).toEqual(['accepted v2']);
   });
+
+  it('parks an aggregate whose head the store refuses (ValidationException) from its first command of the batch; other errors still fail the batch', async () => {
+    const { system, park, processor, operatorDeps, versions } = setup(1);
+    await system.deliver(system.send([open('r')]), processor());
+    const refusing = (name: string) =>
+      Object.assign(Object.create(system.heads) as typeof system.heads, {
+        commit: (head: { aggregateId: string }, expected: number) => {
+          if (head.aggregateId !== 'r') return system.heads.commit(head as never, expected);
+          const error = new Error('One or more parameter values were invalid');
+          error.name = name;
+          return Promise.reject(error);
+        },
+      });
+    const outage = createOver(system, park, refusing('InternalServerError'));
+    const first = system.send([deposit('r', 1, 1)]);
+    await expect(outage(first)).rejects.toThrow('parameter values');
+    expect(await park.parkedKeys()).toEqual(new Set());
+    const refused = createOver(system, park, refusing('ValidationException'));
+    await system.deliver(first, refused);
+    await system.deliver(system.send([deposit('r', 2, 2), open('s'), deposit('r', 3, 3)]), refused);
+    expect(await park.get('account', 'r')).toMatchObject({ count: 3, cause: { code: 'StoreRefused' } });
+    expect(system.outcomes(['r-d1', 'r-d2', 's-open'])).toEqual(['Parked', 'Parked', 'accepted v1']);
+    expect(await releaseParked(operatorDeps(aggregates), 'account', 'r', { by: 'ops' })).toMatchObject({ lifted: true, accepted: 3 });
+    // v1 again: the refused head's outbox is published again, in case it was not yet (consumers dedupe by version).
+    expect(versions('r')).toEqual([1, 1, 2, 3, 4]);
+  });
 });
+
+/** A live processor over `system` with another heads store. */
+const createOver = (system: MemorySystem, park: MemoryParkStore, heads: MemorySystem['heads']) =>
+  createCommandProcessor({
+    aggregates,
+    heads,
+    publisher: new MemoryBatchPublisher(system.cluster, TOPICS),
+    eventLog: new MemoryTopicLog(system.cluster, TOPICS.events),
+    commandLog: new MemoryTopicLogs(system.cluster),
+    dedupeWindowMs: WEEK_MS,
+    keptResultsMs: WEEK_MS,
+    parking: { store: park, attempts: 1 },
+  });
