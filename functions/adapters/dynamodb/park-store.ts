@@ -39,26 +39,9 @@ const strikeKey = (s: Omit<Strike, 'attempts'>): string =>
   `~strike#${s.partition}@${s.offset}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
 const STRIKE_SECONDS = 24 * 3600;
 
-const FIELDS = [
-  'side',
-  'aggregateType',
-  'aggregateId',
-  'topic',
-  'partition',
-  'cause',
-  'firstOffset',
-  'lastOffset',
-  'count',
-  'done',
-  'parkedAt',
-  'status',
-  'operator',
-] as const;
-
-const fromItem = (item: Item): ParkedAggregate => {
-  const picked = Object.fromEntries(FIELDS.filter((f) => item[f] !== undefined).map((f) => [f, item[f]]));
-  return picked as unknown as ParkedAggregate;
-};
+/** A parked aggregate's item is the record and its key. */
+const fromItem = (item: Item): ParkedAggregate =>
+  Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk')) as unknown as ParkedAggregate;
 
 const failed = (error: unknown): boolean => error instanceof ConditionalCheckFailedException;
 
@@ -83,8 +66,7 @@ export class DynamoParkStore implements ParkStore {
   }
 
   async list(): Promise<ParkedAggregate[]> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: INDEX_KEY }, ConsistentRead: true }));
-    const keys = Object.keys((out.Item?.aggregates ?? {}) as Item).map((key) => ({ pk: `~parked#${key}` }));
+    const keys = [...(await this.parkedKeys())].map((key) => ({ pk: `~parked#${key}` }));
     const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
     return items.map(fromItem).sort((a, b) => a.parkedAt - b.parkedAt);
   }
@@ -139,19 +121,7 @@ export class DynamoParkStore implements ParkStore {
       const stored = await this.get(aggregateType, aggregateId);
       if (stored === undefined) {
         // Lifted (or an index entry a crash left without its aggregate): forget it and retry the batch, which decides it live.
-        await this.doc
-          .send(
-            new UpdateCommand({
-              TableName: this.tableName,
-              Key: { pk: INDEX_KEY },
-              UpdateExpression: 'REMOVE #agg.#k',
-              ConditionExpression: 'attribute_exists(#agg)',
-              ExpressionAttributeNames: { '#agg': 'aggregates', '#k': aggregateKey(aggregateType, aggregateId) },
-            }),
-          )
-          .catch((error: unknown) => {
-            if (!failed(error)) throw error;
-          });
+        await this.removeFromIndex(aggregateType, aggregateId);
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
       const fresh = records.filter((r) => r.offset > stored.lastOffset);
@@ -231,19 +201,7 @@ export class DynamoParkStore implements ParkStore {
       if (failed(error)) return false;
       throw error;
     }
-    await this.doc
-      .send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: INDEX_KEY },
-          UpdateExpression: 'REMOVE #agg.#k',
-          ConditionExpression: 'attribute_exists(#agg)',
-          ExpressionAttributeNames: { '#agg': 'aggregates', '#k': aggregateKey(aggregateType, aggregateId) },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!failed(error)) throw error;
-      });
+    await this.removeFromIndex(aggregateType, aggregateId);
     const keys = [];
     for (let seq = 1; seq <= parked.count; seq++) keys.push({ DeleteRequest: { Key: { pk: recordKey(aggregateType, aggregateId, seq) } } });
     await batchWriteAll(this.doc, this.tableName, keys, 'deletes of parked records', this.maxAttempts);
@@ -262,6 +220,23 @@ export class DynamoParkStore implements ParkStore {
       }),
     );
     return Number(out.Attributes?.attempts ?? 1);
+  }
+
+  /** Drops an aggregate from the index (absent already: nothing to do). */
+  private async removeFromIndex(aggregateType: string, aggregateId: string): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: INDEX_KEY },
+          UpdateExpression: 'REMOVE #agg.#k',
+          ConditionExpression: 'attribute_exists(#agg)',
+          ExpressionAttributeNames: { '#agg': 'aggregates', '#k': aggregateKey(aggregateType, aggregateId) },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!failed(error)) throw error;
+      });
   }
 
   private async writeRecords(aggregateType: string, aggregateId: string, first: number, records: readonly MskRecord[]): Promise<void> {
