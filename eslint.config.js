@@ -14,6 +14,7 @@ const PARTS = [
   'control',
   'heads',
   'command',
+  'park',
   'event',
   'rebuild',
   'command-api',
@@ -42,7 +43,10 @@ const LAYERS = [
   { layer: 'control', pure: true, may: ['core'] },
   // The head store: the head's shape, dedupe memory, checkpoints and incarnations, warm cache, size limit, and its port.
   { layer: 'heads', pure: false, may: ['core', 'control'] },
-  { layer: 'command', pure: false, may: ['core', 'control', 'heads'] },
+  // The command side parks aggregates through the park store's port and model (policy `park`).
+  { layer: 'command', pure: false, may: ['core', 'control', 'heads', 'park/ports.ts', 'park/parked.ts'] },
+  // Parked aggregates: their model and store port, and the operator's release and discard, which decide through the command side.
+  { layer: 'park', pure: false, may: ['core', 'control', 'heads', 'command'] },
   { layer: 'event', pure: false, may: ['core', 'control'] },
   // The rebuild replays through the event side's applier and writes heads; of the command side it takes only the publisher port.
   { layer: 'rebuild', pure: false, may: ['core', 'control', 'heads', 'event', 'command/ports.ts'] },
@@ -50,7 +54,11 @@ const LAYERS = [
   { layer: 'command-api', pure: true, may: ['core', 'control', 'command/decode.ts'] },
   { layer: 'projections', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
   { layer: 'reactions', pure: false, may: ['core', 'domain', 'control', 'event/ports.ts', 'config.ts'] },
-  { layer: 'adapters', pure: false, may: ['core', 'control', 'heads', 'config.ts', 'topology.ts', ...PORTS] },
+  {
+    layer: 'adapters',
+    pure: false,
+    may: ['core', 'control', 'heads', 'config.ts', 'topology.ts', 'park/parked.ts', 'park/ports.ts', ...PORTS],
+  },
 ];
 
 /**

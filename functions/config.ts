@@ -209,3 +209,19 @@ export const commandApiOrigins = (): readonly string[] =>
     .split(',')
     .map((o) => o.trim().replace(/\/$/, ''))
     .filter((o) => o !== '');
+
+/**
+ * What the command side does with a command whose handling fails for a cause bound to it
+ * (its aggregate's decide or evolve throwing, an event it returns that the log or a store
+ * refuses): `block` (the default: it is rejected as `DecideFailed` and dead-lettered, as it
+ * always was) or `park` (after `PARK_ATTEMPTS` attempts, 3 by default, its aggregate is parked
+ * until an operator releases or discards it; docs/OPERATIONS.md). `COMMAND_FAILURE_POLICY`, set by the stack.
+ */
+export const commandFailurePolicy = (): { readonly policy: 'block' | 'park'; readonly attempts: number } => {
+  const policy = env('COMMAND_FAILURE_POLICY') ?? 'block';
+  if (policy !== 'block' && policy !== 'park')
+    throw new Error(`COMMAND_FAILURE_POLICY must be block or park, got ${JSON.stringify(policy)}`);
+  const attempts = wholeNumber('PARK_ATTEMPTS', 3);
+  if (attempts < 1) throw new Error('PARK_ATTEMPTS must be at least 1');
+  return { policy, attempts };
+};

@@ -124,6 +124,13 @@ export interface StackSettings {
    * @default - none
    */
   readonly reservedConcurrency: Readonly<Record<string, number>>;
+  /**
+   * What the command side does with a command whose handling keeps failing for a cause bound
+   * to it (`COMMAND_FAILURE_POLICY`): `block` keeps the framework's behaviour, `park` sets its
+   * aggregate aside, in order, until an operator releases or discards it (docs/OPERATIONS.md).
+   * @default 'block'
+   */
+  readonly commandFailurePolicy: 'block' | 'park';
 }
 
 const DEFAULTS = {
@@ -294,5 +301,6 @@ export const settingsFromContext = (node: Node): StackSettings => {
     ...(topicPrefix !== undefined ? { topicPrefix } : {}),
     ...(partitions !== undefined ? { partitions } : {}),
     reservedConcurrency: concurrencies(node, 'reservedConcurrency'),
+    commandFailurePolicy: oneOf(node, 'commandFailurePolicy', ['block', 'park'], 'block'),
   };
 };

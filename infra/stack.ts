@@ -118,7 +118,9 @@ export class KafkaAggregatesStack extends Stack {
       securityGroup: this.network.functionSecurityGroup,
       triggersDependOn: this.topics.resource,
       ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
-      ...(props.environment !== undefined ? { environment: props.environment } : {}),
+      ...(props.environment !== undefined || settings.commandFailurePolicy === 'park'
+        ? { environment: { ...props.environment, ...(settings.commandFailurePolicy === 'park' ? { COMMAND_FAILURE_POLICY: 'park' } : {}) } }
+        : {}),
       serviceName: settings.serviceName,
       metricsNamespace: settings.metricsNamespace,
       pollerGroupName: `${this.stackName.replace(/[^a-zA-Z0-9-_]/g, '-').slice(0, 120)}-pollers`,

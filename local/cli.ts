@@ -7,6 +7,7 @@ import { CliError } from './cli/common.ts';
 import { census } from './cli/census.ts';
 import { checkDeployCli } from './cli/check-deploy.ts';
 import { grow } from './cli/grow.ts';
+import { discard, release } from './cli/park.ts';
 import { rebuild } from './cli/rebuild.ts';
 import { send } from './cli/send.ts';
 import { skip } from './cli/skip.ts';
@@ -17,7 +18,7 @@ import { tail } from './cli/tail.ts';
 import { trace } from './cli/trace.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, rebuild, verify, census, checkDeployCli, grow, stack];
+const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, release, discard, rebuild, verify, census, checkDeployCli, grow, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

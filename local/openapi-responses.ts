@@ -26,7 +26,7 @@ const header = (description: string, required = false): Json => ({
 const schemas: Record<string, Json> = {
   Result: {
     description: 'The outcome of a command, as the results topic carries it.',
-    oneOf: [ref('Accepted'), ref('Rejected')],
+    oneOf: [ref('Accepted'), ref('Rejected'), ref('Parked')],
   },
   Accepted: {
     type: 'object',
@@ -49,6 +49,20 @@ const schemas: Record<string, Json> = {
       aggregateType,
       aggregateId: { type: 'string' },
       status: { const: 'rejected' },
+      reason: ref('Error'),
+    },
+  },
+  Parked: {
+    description:
+      "Not decided yet: an earlier command of its aggregate failed for a cause bound to it (policy `park`), and the aggregate's commands wait, in order, for an operator's release or discard. Ask again for the final outcome.",
+    type: 'object',
+    required: ['commandId', 'aggregateType', 'aggregateId', 'status', 'reason'],
+    additionalProperties: false,
+    properties: {
+      commandId: { type: 'string' },
+      aggregateType,
+      aggregateId: { type: 'string' },
+      status: { const: 'parked' },
       reason: ref('Error'),
     },
   },
@@ -159,7 +173,7 @@ export const openApiResponses = (
     postCommand: {
       '200': {
         description:
-          'The command was decided: accepted (with the version it took the aggregate to) or rejected (with a reason). A business rejection is a 200 too: the request was handled.',
+          'The command was decided: accepted (with the version it took the aggregate to) or rejected (with a reason). A business rejection is a 200 too: the request was handled. Or parked (policy `park`): held undecided until an operator releases or discards its aggregate; ask `GET /commands/{commandId}` for the final outcome.',
         headers: {
           'idempotent-replayed': header('`true` when the outcome was known before this request and nothing was sent.'),
           'preference-applied': header('The `Prefer` preference honoured.'),

@@ -15,6 +15,7 @@ import { outboxConfirmed, type StoredCheckpoint } from '../heads/partition.ts';
 import type { HeadsStore } from '../heads/ports.ts';
 import { tokenOf } from '../heads/stream.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
+import type { Reason } from '../core/wire.ts';
 
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
 export class ConflictRetriesExhaustedError extends KafkaAggregatesError {
@@ -43,7 +44,18 @@ export interface CommitContext {
   readonly releaseOf: (record: TriggerRecord) => Release | undefined;
   /** Called for each lost version race (the batch counts them). */
   readonly onConflict: () => void;
+  /** Where to cut an aggregate's commands (policy `park`, command/parking.ts): the first that failed for a cause bound to it. */
+  readonly cut?: (outcome: AggregateOutcome) => Cut | undefined;
 }
+
+/** The first command of an aggregate's share that failed for a cause bound to it: it and the later ones were not decided. */
+export interface Cut {
+  readonly at: number;
+  readonly reason: Reason;
+}
+
+/** An aggregate's outcome, and where its commands were cut (only under `park`). */
+export type CommitOutcome = AggregateOutcome & { readonly cut?: Cut };
 
 /** Accepted commandIds of the aggregate's archive that the batch may repeat (only read when the head archived some lately). */
 const archivedFor = async (ctx: CommitContext, base: Head, commands: readonly IncomingCommand[]): Promise<Map<string, ArchivedCommand>> => {
@@ -67,7 +79,7 @@ export const commitAggregate = async (
   commands: readonly IncomingCommand[],
   head: Head | undefined,
   warm: boolean,
-): Promise<AggregateOutcome> => {
+): Promise<CommitOutcome> => {
   const { heads, cache } = ctx;
   const first = commands[0] as IncomingCommand;
   const empty = () => emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
@@ -76,17 +88,22 @@ export const commitAggregate = async (
   let token = tokenOf(key, head);
   let kept = warm;
   for (let attempt = 0; ; attempt++) {
-    const outcome = decideAggregate({
-      base,
-      commands,
-      incarnationOf: ctx.incarnationOf,
-      outboxConfirmed: outboxConfirmed(base, ctx.effective),
-      archived: await archivedFor(ctx, base, commands),
-      dedupeWindowMs: ctx.dedupeWindowMs,
-      releaseOf: ctx.releaseOf,
-      sizeOf: (h) => heads.sizeOf(h),
-      maxHeadBytes: ctx.maxHeadBytes,
-    });
+    const archived = await archivedFor(ctx, base, commands);
+    const decide = (share: readonly IncomingCommand[]) =>
+      decideAggregate({
+        base,
+        commands: share,
+        incarnationOf: ctx.incarnationOf,
+        outboxConfirmed: outboxConfirmed(base, ctx.effective),
+        archived,
+        dedupeWindowMs: ctx.dedupeWindowMs,
+        releaseOf: ctx.releaseOf,
+        sizeOf: (h) => heads.sizeOf(h),
+        maxHeadBytes: ctx.maxHeadBytes,
+      });
+    let outcome: CommitOutcome = decide(commands);
+    const cut = ctx.cut?.(outcome);
+    if (cut !== undefined) outcome = { ...decide(commands.slice(0, cut.at)), cut };
     if (outcome.next === null) {
       if (kept) {
         // No conditional write will check this decision: check the kept head against the table.

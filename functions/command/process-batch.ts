@@ -20,6 +20,7 @@ import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
 import { releasesOfLife } from './releases.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
+import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
 import { checkGenerationDrained } from './generation-gate.ts';
@@ -51,6 +52,8 @@ export interface CommandSideDeps {
   readonly keptResultsMs: number;
   /** Warm heads kept between batches (heads/head-cache.ts); `maxEntries: 0` keeps none. */
   readonly headCache?: HeadCacheLimits;
+  /** Policy `park` (command/parking.ts): where parked aggregates are kept. @default - policy `block` */
+  readonly parking?: CommandParking;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -134,6 +137,9 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       const head = cache.get(key);
       if (head !== undefined) warm.set(key, head);
     }
+    // Under `park`, the park index is read beside the heads (awaited before deciding; its failure fails the batch).
+    const parkingRead = deps.parking === undefined ? undefined : beginParking(deps.parking);
+    parkingRead?.catch(() => undefined);
     let snapshot = await deps.heads.read(
       [...byAggregate.keys()].filter((key) => !warm.has(key)),
       [...spans.keys()],
@@ -189,8 +195,15 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       onConflict: () => summary.conflicts++,
     };
     const outcomes = new Map<string, AggregateOutcome>();
+    const parking = await parkingRead;
     await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
-      outcomes.set(key, await commitAggregate(context, key, commands, warm.get(key) ?? snapshot.heads.get(key), warm.has(key)));
+      const head = warm.get(key) ?? snapshot.heads.get(key);
+      outcomes.set(
+        key,
+        parking === undefined
+          ? await commitAggregate(context, key, commands, head, warm.has(key))
+          : await commitOrPark(parking, context, key, commands, head, warm.has(key)),
+      );
     });
 
     const events = [];

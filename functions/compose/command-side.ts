@@ -7,7 +7,8 @@ import { createProducer } from '../adapters/kafka/clients.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
 import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { createCommandProcessor, type BatchResult, type CommandSideDeps } from '../command/process-batch.ts';
-import { readerGroupPrefix, retentions } from '../config.ts';
+import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
+import { commandFailurePolicy, readerGroupPrefix, retentions } from '../config.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { aggregates } from '../domain/index.ts';
 import { clients, type Wiring } from './wiring.ts';
@@ -35,7 +36,18 @@ export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
   const eventLog = new TopicLog(kafka, names.topics.events);
   const commandLog = new TopicLogs(kafka, readerGroupPrefix());
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
-  const deps: CommandSideDeps = { aggregates, heads, publisher, eventLog, commandLog, ...retentions() };
+  const failure = commandFailurePolicy();
+  const parking =
+    failure.policy === 'park' ? { store: new DynamoParkStore(doc, names.tables.aggregates), attempts: failure.attempts } : undefined;
+  const deps: CommandSideDeps = {
+    aggregates,
+    heads,
+    publisher,
+    eventLog,
+    commandLog,
+    ...retentions(),
+    ...(parking === undefined ? {} : { parking }),
+  };
   return {
     deps,
     heads,

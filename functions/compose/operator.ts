@@ -8,6 +8,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Kafka } from 'kafkajs';
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
 import { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
@@ -30,6 +31,7 @@ export { PRODUCE_REQUEST_BYTES } from '../adapters/kafka/publisher.ts';
 export { MemoryReadModels } from '../adapters/memory/read-models.ts';
 export type { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 export type { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
+export type { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
 export type { ReleaseList } from '../adapters/dynamodb/release-list.ts';
 export type { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 export type { KafkaPublisher } from '../adapters/kafka/publisher.ts';
@@ -46,6 +48,8 @@ export interface Operator {
   readonly heads: AggregatesTable;
   /** The read-models table: projection rows, reaction checkpoints, the events topic's releases. */
   readonly readModels: ReadModelsTable;
+  /** Parked aggregates (policy `park`), kept in the aggregates table. */
+  readonly park: DynamoParkStore;
   /** A topic read as a log; the caller closes it. */
   readonly log: (topic: string) => TopicLog;
   /** The generations of a keyed topic (oldest first) read as one log, each to its end before the next; the caller closes it. */
@@ -65,7 +69,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
   const names = wiring.names ?? configuredNames();
   const kafka = wiring.kafka ?? createKafka(clientId);
   // The DynamoDB side is made on first use: a tool that reads only topics opens no DynamoDB client.
-  let tables: { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable } | undefined;
+  let tables: { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable; park: DynamoParkStore } | undefined;
   const dynamoSide = () => {
     if (tables !== undefined) return tables;
     const dynamo = wiring.dynamo ?? createDynamoClient();
@@ -74,6 +78,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
       dynamo,
       heads: new AggregatesTable(doc, names.tables.aggregates),
       readModels: new ReadModelsTable(doc, names.tables.readModels),
+      park: new DynamoParkStore(doc, names.tables.aggregates),
     };
     return tables;
   };
@@ -88,6 +93,9 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
     },
     get readModels() {
       return dynamoSide().readModels;
+    },
+    get park() {
+      return dynamoSide().park;
     },
     log: (topic) => new TopicLog(kafka, topic),
     generationLog: (topics) => new KafkaGenerationLog(kafka, topics),

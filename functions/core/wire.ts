@@ -168,6 +168,14 @@ export type ResultRecord =
       readonly aggregateId: string | null;
       readonly status: 'rejected';
       readonly reason: Reason;
+    }
+  | {
+      /** Not decided yet: kept in its aggregate's parked sequence (policy `park`); the final outcome follows its release or discard. */
+      readonly commandId: string;
+      readonly aggregateType: string;
+      readonly aggregateId: string;
+      readonly status: 'parked';
+      readonly reason: Reason;
     };
 
 /** A record that could not be handled, kept whole on the dead-letter topic. */

@@ -5,6 +5,7 @@ import { adoptGenerations } from '../generations.ts';
 import { allGenerations, mappingsFromTopology } from '../trigger/mappings.ts';
 import { readStatus } from '../trigger/status.ts';
 import { explain, parseOptions, requireBroker, type CliCommand } from './common.ts';
+import { parkedLines, readParked } from './park.ts';
 
 const help = `Usage: kafka-aggregates status [--json]
 
@@ -21,7 +22,8 @@ code cannot read is retried from that record. The line says since when, after ho
 attempts and the last error: for a halt, the offset and why (EventGapError naming the
 projection, aggregate and versions; EventChainError naming the aggregate, version, event type
 and revision). A partition that stays blocked on a record that can never be handled is
-released only by an explicit act: see \`kafka-aggregates skip --help\`.
+released only by an explicit act: see \`kafka-aggregates skip --help\`. Last, the parked
+aggregates (policy \`park\`): cause, first offset, records and age; see \`release --help\`.
 
 Options:
   --json       print the whole status as JSON
@@ -99,9 +101,10 @@ export const status: CliCommand = {
         throw explain(error);
       });
       const anyBlocked = report.some((f) => f.partitions.some((p) => p.blocked !== undefined));
+      const parked = await readParked();
       if (values.json === true) {
         console.log(
-          JSON.stringify({ triggersRunningHere: local !== undefined, triggers: local?.triggers ?? [], functions: report }, null, 2),
+          JSON.stringify({ triggersRunningHere: local !== undefined, triggers: local?.triggers ?? [], functions: report, parked }, null, 2),
         );
         return anyBlocked ? 1 : 0;
       }
@@ -138,6 +141,11 @@ export const status: CliCommand = {
           : `\nTriggers run here (npm start, pid ${local.pid}): ${running.length > 0 ? running.join(', ') : 'starting'}; ` +
               `${anyBlocked ? 'a partition is blocked: it goes on when its batch succeeds, or see `kafka-aggregates skip --help`' : 'no partition is blocked'}.`,
       );
+      if ('error' in parked) console.log(`\nParked aggregates: could not read the aggregates table (${parked.error}).`);
+      else if (parked.parked.length > 0)
+        console.log(
+          ['\nParked aggregates (policy park; see `kafka-aggregates release --help`):', ...parkedLines(parked.parked)].join('\n'),
+        );
       return anyBlocked ? 1 : 0;
     } finally {
       await admin.disconnect();

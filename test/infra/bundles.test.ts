@@ -17,7 +17,8 @@
  * read): commandApi 756.3 and the rebuild 856.5 kB. The rebuild's by 3 kB when a resumed
  * rebuild went on from the heads that fenced it off and the read-models replay held a
  * partition at a gap while it read the others (860.7 kB); to 868 kB when it read every generation of the keyed topics
- * (core/generation-log.ts, adapters/kafka/generation-log.ts): 862.8 kB.
+ * (core/generation-log.ts, adapters/kafka/generation-log.ts): 862.8 kB. The command handler's by 10 kB when
+ * it could park one aggregate (policy `park`: command/parking.ts and its DynamoDB store): 775.0 kB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
-  commandHandler: 770_000,
+  commandHandler: 780_000,
   eventHandler: 755_000,
   snapshotRebuild: 868_000,
   commandApi: 760_000,

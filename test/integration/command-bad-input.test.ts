@@ -133,7 +133,7 @@ describe('bad input is rejected and dead-lettered, and the partition keeps movin
     );
     expect(summary).toMatchObject({ accepted: 1, rejected: 1, deadLettered: 1 });
     const results = (await side.results()).filter((r) => r.aggregateId === id);
-    expect(results.map((r) => [r.commandId, r.status === 'rejected' ? r.reason.code : r.version])).toEqual([
+    expect(results.map((r) => [r.commandId, r.status === 'accepted' ? r.version : r.reason.code])).toEqual([
       [explode.commandId, 'DecideFailed'],
       [ping.commandId, 1],
     ]);

@@ -117,6 +117,7 @@ export const resultItem = (
   ...(result.status === 'accepted'
     ? { version: result.version }
     : { code: toWellFormed(result.reason.code), message: toWellFormed(result.reason.message) }),
+  ...(result.status === 'parked' ? { parked: true } : {}),
   at,
   expiresAt: Math.ceil((at + retentionMs) / 1000),
 });
@@ -129,7 +130,7 @@ export const resultFromItem = (aggregateType: string, aggregateId: string, comma
         commandId,
         aggregateType,
         aggregateId,
-        status: 'rejected',
+        status: item.parked === true ? 'parked' : 'rejected',
         reason: { code: item.code, message: typeof item.message === 'string' ? item.message : '' },
       }
     : { commandId, aggregateType, aggregateId, status: 'accepted', version: Number(item.version) };

@@ -23,7 +23,7 @@ import {
 import { AggregatesTable } from './aggregates-table.ts';
 
 /** What a result item holds beyond the head's outcome attributes. */
-const RESULT_ATTRIBUTES = ['commandId', 'version', 'code', 'message'] as const;
+const RESULT_ATTRIBUTES = ['commandId', 'version', 'code', 'message', 'parked'] as const;
 
 /** Reads outcomes and state of aggregates from the aggregates table. */
 export class CommandOutcomes implements OutcomeReader {
@@ -74,7 +74,8 @@ export class CommandOutcomes implements OutcomeReader {
       if (command !== undefined) {
         if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
         // A rejection that left the head's recent window.
-        if (found.length === 0) return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
+        if (found.every((r) => r.status === 'parked'))
+          return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
       }
     }
     return found[0];

@@ -1,0 +1,253 @@
+/**
+ * The park store (park/ports.ts) in the aggregates table, under keys of its own (`~` cannot
+ * start an aggregate type, so no head shares them, and scans of heads pass them by):
+ *
+ * - `~parked`: the index, one small item read by every batch under `park`: a map from each
+ *   parked aggregate's key to its first offset. MAX_PARKED bounds it (the map's size, in the
+ *   condition of the write that adds to it).
+ * - `~parked#<type>#<id>`: one parked aggregate (park/parked.ts `ParkedAggregate`); its
+ *   `count` is the condition of every append, `done` and `status` of every operator's step.
+ * - `~parked-record#<seq>#<type>#<id>`: one record of its sequence, as delivered (JSON).
+ * - `~strike#<partition>@<offset>#<type>#<id>`: the attempts of a failing record, expiring after a day.
+ *
+ * The order of the writes makes every crash harmless: a park writes the index, the records,
+ * then the aggregate (an index entry without its aggregate is dropped by the next append, and
+ * the batch retried); a lift deletes the aggregate, then the index entry, then the records
+ * (records of a lifted park are never read: a new park numbers its own from 1 and writes them).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { aggregateKey } from '../../core/aggregate.ts';
+import type { MskRecord } from '../../core/trigger-event.ts';
+import {
+  MAX_PARKED,
+  ParkLiftedError,
+  TooManyParkedError,
+  type ParkedAggregate,
+  type ParkedRecord,
+  type Strike,
+} from '../../park/parked.ts';
+import type { ParkStore } from '../../park/ports.ts';
+import { batchGetAll, batchWriteAll } from './requests.ts';
+
+type Item = Record<string, unknown>;
+
+const INDEX_KEY = '~parked';
+const parkedKey = (type: string, id: string): string => `~parked#${aggregateKey(type, id)}`;
+const recordKey = (type: string, id: string, seq: number): string => `~parked-record#${seq}#${aggregateKey(type, id)}`;
+const strikeKey = (s: Omit<Strike, 'attempts'>): string =>
+  `~strike#${s.partition}@${s.offset}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
+const STRIKE_SECONDS = 24 * 3600;
+
+/** A parked aggregate's item is the record and its key. */
+const fromItem = (item: Item): ParkedAggregate =>
+  Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk')) as unknown as ParkedAggregate;
+
+const failed = (error: unknown): boolean => error instanceof ConditionalCheckFailedException;
+
+/** Parked aggregates in the aggregates table. */
+export class DynamoParkStore implements ParkStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly tableName: string,
+    private readonly maxAttempts = 8,
+  ) {}
+
+  async parkedKeys(): Promise<ReadonlySet<string>> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: INDEX_KEY }, ConsistentRead: true }));
+    return new Set(Object.keys((out.Item?.aggregates ?? {}) as Item));
+  }
+
+  async get(aggregateType: string, aggregateId: string): Promise<ParkedAggregate | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: parkedKey(aggregateType, aggregateId) }, ConsistentRead: true }),
+    );
+    return out.Item === undefined ? undefined : fromItem(out.Item);
+  }
+
+  async list(): Promise<ParkedAggregate[]> {
+    const keys = [...(await this.parkedKeys())].map((key) => ({ pk: `~parked#${key}` }));
+    const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
+    return items.map(fromItem).sort((a, b) => a.parkedAt - b.parkedAt);
+  }
+
+  async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
+    const key = aggregateKey(parked.aggregateType, parked.aggregateId);
+    // The index's map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: INDEX_KEY },
+        UpdateExpression: 'SET #agg = if_not_exists(#agg, :empty)',
+        ExpressionAttributeNames: { '#agg': 'aggregates' },
+        ExpressionAttributeValues: { ':empty': {} },
+      }),
+    );
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: INDEX_KEY },
+          UpdateExpression: 'SET #agg.#k = :first',
+          ConditionExpression: 'size(#agg) < :max OR attribute_exists(#agg.#k)',
+          ExpressionAttributeNames: { '#agg': 'aggregates', '#k': key },
+          ExpressionAttributeValues: { ':first': parked.firstOffset, ':max': MAX_PARKED },
+        }),
+      );
+    } catch (error) {
+      if (failed(error)) throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
+      throw error;
+    }
+    await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records);
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: parkedKey(parked.aggregateType, parked.aggregateId), ...parked },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (!failed(error)) throw error;
+      // Parked from this record already (a race of two invocations): what is stored stands.
+      const stored = await this.get(parked.aggregateType, parked.aggregateId);
+      if (stored?.firstOffset !== parked.firstOffset)
+        throw new Error(`${key} is parked already from another offset than ${parked.firstOffset}`, { cause: error });
+    }
+  }
+
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void> {
+    for (;;) {
+      const stored = await this.get(aggregateType, aggregateId);
+      if (stored === undefined) {
+        // Lifted (or an index entry a crash left without its aggregate): forget it and retry the batch, which decides it live.
+        await this.removeFromIndex(aggregateType, aggregateId);
+        throw new ParkLiftedError(aggregateType, aggregateId);
+      }
+      const fresh = records.filter((r) => r.offset > stored.lastOffset);
+      const last = fresh.at(-1);
+      if (last === undefined) return;
+      await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh);
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: parkedKey(aggregateType, aggregateId) },
+            UpdateExpression: 'SET #count = :count, lastOffset = :last',
+            ConditionExpression: '#count = :expected',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':count': stored.count + fresh.length, ':last': last.offset, ':expected': stored.count },
+          }),
+        );
+        return;
+      } catch (error) {
+        if (!failed(error)) throw error;
+        // Lifted or appended to meanwhile (a batch of a zombie invocation): look again.
+      }
+    }
+  }
+
+  async read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]> {
+    const keys = [];
+    for (let seq = from; seq <= to; seq++) keys.push({ pk: recordKey(aggregateType, aggregateId, seq) });
+    const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
+    return items
+      .map((item) => ({ seq: Number(item.seq), record: JSON.parse(item.record as string) as MskRecord }))
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  async update(next: ParkedAggregate, expected: ParkedAggregate): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: parkedKey(expected.aggregateType, expected.aggregateId) },
+          UpdateExpression: `SET #status = :status, #done = :done${next.operator === undefined ? '' : ', #operator = :operator'}`,
+          ConditionExpression: '#status = :expectedStatus AND #done = :expectedDone',
+          ExpressionAttributeNames: {
+            '#status': 'status',
+            '#done': 'done',
+            ...(next.operator === undefined ? {} : { '#operator': 'operator' }),
+          },
+          ExpressionAttributeValues: {
+            ':status': next.status,
+            ':done': next.done,
+            ':expectedStatus': expected.status,
+            ':expectedDone': expected.done,
+            ...(next.operator === undefined ? {} : { ':operator': next.operator }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (failed(error)) return false;
+      throw error;
+    }
+  }
+
+  async lift(parked: ParkedAggregate): Promise<boolean> {
+    const { aggregateType, aggregateId } = parked;
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: parkedKey(aggregateType, aggregateId) },
+          ConditionExpression: 'attribute_not_exists(pk) OR #count = :count',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':count': parked.count },
+        }),
+      );
+    } catch (error) {
+      if (failed(error)) return false;
+      throw error;
+    }
+    await this.removeFromIndex(aggregateType, aggregateId);
+    const keys = [];
+    for (let seq = 1; seq <= parked.count; seq++) keys.push({ DeleteRequest: { Key: { pk: recordKey(aggregateType, aggregateId, seq) } } });
+    await batchWriteAll(this.doc, this.tableName, keys, 'deletes of parked records', this.maxAttempts);
+    return true;
+  }
+
+  async strike(strike: Omit<Strike, 'attempts'>): Promise<number> {
+    const out = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: strikeKey(strike) },
+        UpdateExpression: 'ADD #attempts :one SET #cause = :cause, expiresAt = :expires',
+        ExpressionAttributeNames: { '#attempts': 'attempts', '#cause': 'cause' },
+        ExpressionAttributeValues: { ':one': 1, ':cause': strike.cause, ':expires': Math.ceil(Date.now() / 1000) + STRIKE_SECONDS },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.attempts ?? 1);
+  }
+
+  /** Drops an aggregate from the index (absent already: nothing to do). */
+  private async removeFromIndex(aggregateType: string, aggregateId: string): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: INDEX_KEY },
+          UpdateExpression: 'REMOVE #agg.#k',
+          ConditionExpression: 'attribute_exists(#agg)',
+          ExpressionAttributeNames: { '#agg': 'aggregates', '#k': aggregateKey(aggregateType, aggregateId) },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!failed(error)) throw error;
+      });
+  }
+
+  private async writeRecords(aggregateType: string, aggregateId: string, first: number, records: readonly MskRecord[]): Promise<void> {
+    await batchWriteAll(
+      this.doc,
+      this.tableName,
+      records.map((record, i) => ({
+        PutRequest: { Item: { pk: recordKey(aggregateType, aggregateId, first + i), seq: first + i, record: JSON.stringify(record) } },
+      })),
+      'parked records',
+      this.maxAttempts,
+    );
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Discarding a parked aggregate's sequence (`kafka-aggregates discard`): every record goes to
+ * the dead-letter topic, exactly as delivered, with `DiscardedByOperator`, who, when and why; a
+ * command gets a rejected result saying so (kept for the command API); then the aggregate is
+ * live again. Its state is what it was before the first parked record. Resumable as a release
+ * is (park/release.ts): a run that stops is run again, and goes on at `done`.
+ */
+import { deadLetter } from '../core/dead-letter.ts';
+import { decodeMskEvent } from '../core/trigger-event.ts';
+import type { ResultRecord } from '../core/wire.ts';
+import { decodeCommand } from '../command/decode.ts';
+import { registry } from '../core/registry.ts';
+import type { UnkeptResult } from '../heads/ports.ts';
+import { DISCARDED_BY_OPERATOR, type ParkedAggregate } from './parked.ts';
+import { beginParkOperation, ParkOperationError, type ParkOperator, type ParkOperatorDeps, type ParkReport } from './release.ts';
+
+/** Sends an aggregate's parked sequence to the dead-letter topic and returns it to live processing. */
+export const discardParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
+  if ((operator.reason ?? '').trim() === '') throw new ParkOperationError('a discard needs a reason: it is kept in every dead letter');
+  let parked = await beginParkOperation(deps, type, id, 'discarding', operator);
+  const by = parked.operator ?? { by: operator.by, at: (deps.now ?? Date.now)(), reason: operator.reason };
+  const reason = {
+    code: DISCARDED_BY_OPERATOR,
+    message: `discarded by ${by.by} at ${new Date(by.at).toISOString()} (parked since offset ${parked.firstOffset}, ${parked.cause.code}): ${by.reason ?? ''}`,
+  };
+  const aggregates = registry(deps.aggregates);
+  let discarded = 0;
+  for (;;) {
+    if (parked.done >= parked.count) {
+      if (await deps.park.lift(parked)) break;
+      const again = await deps.park.get(type, id);
+      if (again === undefined) break;
+      parked = again;
+      continue;
+    }
+    const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
+    const trigger = decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: records.map((r) => r.record) } }).flat();
+    const results: { key: string; result: ResultRecord }[] = [];
+    const unkept: UnkeptResult[] = [];
+    for (const record of trigger) {
+      const decoded = await decodeCommand(record, aggregates);
+      const commandId = 'ok' in decoded ? decoded.ok.envelope.commandId : decoded.bad.commandId;
+      if (commandId === null) continue;
+      const result: ResultRecord = { commandId, aggregateType: type, aggregateId: id, status: 'rejected', reason };
+      results.push({ key: id, result });
+      unkept.push({ result, at: record.timestamp });
+    }
+    await deps.heads.keepResults(unkept, deps.keptResultsMs);
+    await deps.publisher.publish({ events: [], results, deadLetters: trigger.map((r) => deadLetter(r, reason)) });
+    const next: ParkedAggregate = { ...parked, done: parked.done + records.length };
+    if (!(await deps.park.update(next, parked)))
+      throw new ParkOperationError(`${type} ${id}: another release or discard moved on meanwhile; run it again`);
+    discarded += records.length;
+    parked = next;
+  }
+  return { aggregateType: type, aggregateId: id, handled: discarded, accepted: 0, rejected: 0, duplicates: 0, discarded, lifted: true };
+};

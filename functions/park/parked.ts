@@ -1,0 +1,106 @@
+/**
+ * Parking one aggregate (policy `park`): what is kept of an aggregate whose record failed for
+ * a cause bound to that record, and of the records of that aggregate that came after it. Pure.
+ *
+ * A parked aggregate has a sequence: its records from the one that failed on, in partition
+ * order, numbered from 1. While it is parked (or being released) the live batches append its
+ * records and decide none of them; every other aggregate on the partition goes on. A release
+ * replays the sequence through the code now deployed and returns the aggregate to live
+ * processing only once nothing is left to replay (park/release.ts says how, precisely).
+ */
+import type { MskRecord } from '../core/trigger-event.ts';
+import type { Reason } from '../core/wire.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
+
+/** What a side does with a record that fails for a cause bound to it: stop its partition (default), or park its aggregate. */
+export type FailurePolicy = 'block' | 'park';
+
+/** Every failure policy, the default first. */
+export const FAILURE_POLICIES: readonly FailurePolicy[] = ['block', 'park'];
+
+/** Reason code of a `parked` result: the command is kept, undecided, in its aggregate's parked sequence. */
+export const PARKED = 'Parked';
+/** Reason code of the rejection and dead letter of a parked command an operator discarded. */
+export const DISCARDED_BY_OPERATOR = 'DiscardedByOperator';
+
+/** Attempts of a record that fails for a cause bound to it before its aggregate is parked (the first included). */
+export const DEFAULT_PARK_ATTEMPTS = 3;
+
+/**
+ * Parked aggregates a table keeps at most: past it a failure blocks its partition as under
+ * `block`. So many poisoned aggregates is a fault of the code or the data, not of a few records.
+ */
+export const MAX_PARKED = 1000;
+
+/** Where a parked aggregate stands: parked, or an operator's release or discard under way. */
+export type ParkStatus = 'parked' | 'releasing' | 'discarding';
+
+/** One parked aggregate, as the park store keeps it. */
+export interface ParkedAggregate {
+  readonly side: 'command';
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  /** The topic and partition its records come from. */
+  readonly topic: string;
+  readonly partition: number;
+  /** Why it was parked: the failure of its first parked record. */
+  readonly cause: Reason;
+  /** Offset of the first parked record. */
+  readonly firstOffset: number;
+  /** Offset of the last record appended. */
+  readonly lastOffset: number;
+  /** Records in the sequence (numbered 1..count). */
+  readonly count: number;
+  /** Records of the sequence a release or discard has finished with (1..done). */
+  readonly done: number;
+  /** When it was parked (ms). */
+  readonly parkedAt: number;
+  readonly status: ParkStatus;
+  /** Who started the release or discard, when, and (discard) why. */
+  readonly operator?: { readonly by: string; readonly at: number; readonly reason?: string };
+}
+
+/** One record of a parked sequence: its number and the record exactly as the trigger delivered it. */
+export interface ParkedRecord {
+  readonly seq: number;
+  readonly record: MskRecord;
+}
+
+/** A record that failed for a cause bound to it, not yet parked: how often it was tried. */
+export interface Strike {
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly attempts: number;
+  readonly cause: Reason;
+}
+
+/** The park of an aggregate was lifted (released or discarded) while a batch appended to it: the batch is retried, and decides it live. */
+export class ParkLiftedError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
+  override readonly name = 'ParkLiftedError';
+  constructor(
+    readonly aggregateType: string,
+    readonly aggregateId: string,
+  ) {
+    super(`${aggregateType} ${aggregateId}: its park was lifted while this batch appended to it; the batch is retried and decides it live`);
+  }
+}
+
+/** No room for another parked aggregate: the record blocks its partition, as under `block`. */
+export class TooManyParkedError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
+  override readonly name = 'TooManyParkedError';
+  constructor(
+    readonly aggregateType: string,
+    readonly aggregateId: string,
+    readonly failure: Reason,
+  ) {
+    super(
+      `${aggregateType} ${aggregateId} would be parked (${failure.code}: ${failure.message}), but ${MAX_PARKED} aggregates are parked already: ` +
+        'the partition blocks here until some are released or discarded',
+    );
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The park store: where parked aggregates, their sequences and the strikes of records not yet
+ * parked are kept (the aggregates table, keys of their own: adapters/dynamodb/park-store.ts;
+ * adapters/memory/park-store.ts for tests and the simulator). Declared here, implemented by
+ * the adapters.
+ */
+import type { MskRecord } from '../core/trigger-event.ts';
+import type { ParkedAggregate, ParkedRecord, Strike } from './parked.ts';
+
+/** Where parked aggregates are kept. Every read is consistent. */
+export interface ParkStore {
+  /** The aggregate keys (core/aggregate.ts `aggregateKey`) of every parked aggregate: one small item, read by every batch under `park`. */
+  parkedKeys(): Promise<ReadonlySet<string>>;
+  /** A parked aggregate, or undefined. */
+  get(aggregateType: string, aggregateId: string): Promise<ParkedAggregate | undefined>;
+  /** Every parked aggregate (the index, then each). */
+  list(): Promise<ParkedAggregate[]>;
+  /**
+   * Parks an aggregate with the first records of its sequence (`parked.count` of them, in
+   * order). Idempotent for the same first offset (a batch retried after a crash parks again).
+   * Throws TooManyParkedError when MAX_PARKED aggregates are parked already.
+   */
+  park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void>;
+  /**
+   * Appends records of a parked aggregate, in order; those at or below its last offset are
+   * there already (a redelivery). Throws ParkLiftedError when its park was lifted meanwhile.
+   */
+  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void>;
+  /** The records numbered `from`..`to` of a parked sequence, in order. */
+  read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]>;
+  /** Stores `next`'s status, done and operator if the stored one still has `expected`'s done and status (live appends may change its count); false when it changed. */
+  update(next: ParkedAggregate, expected: ParkedAggregate): Promise<boolean>;
+  /** Lifts the park if no record was appended since `parked` (its count): the aggregate is live again. False when some were. */
+  lift(parked: ParkedAggregate): Promise<boolean>;
+  /** Counts one more failed attempt of a record; returns the attempts so far (the first is 1). */
+  strike(strike: Omit<Strike, 'attempts'>): Promise<number>;
+}

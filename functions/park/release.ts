@@ -1,0 +1,198 @@
+/**
+ * The operator's way out of a parked aggregate (policy `park`): release it, replaying its
+ * parked sequence in order through the code now deployed, or discard it, sending each record
+ * to the dead-letter topic with who, when and why. Either way the aggregate returns to live
+ * processing only when nothing of its sequence is left.
+ *
+ * The handover, precisely: while an aggregate is parked or being released, the live batches
+ * append its new records to the sequence and decide none of them. The release marks the
+ * aggregate `releasing`, then replays chunk by chunk: decide and commit against its head
+ * (conditional on the version read, as a live batch), publish the events, then the results and
+ * dead letters, then record how far it got (`done`). When `done` reaches the count it lifts
+ * the park, conditional on the count being unchanged; a record appended meanwhile fails that
+ * condition and is replayed first. A live batch that appends to a park lifted under it fails
+ * (ParkLiftedError) and is retried, and then decides the record live, after all the older
+ * ones. A release that stops anywhere (a crash, an error) is run again: it resumes at `done`,
+ * publishes the head's outbox again first (its events may not have gone out), and what it
+ * decides again is a duplicate (by source position and commandId), answered as before.
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import { deadLetter } from '../core/dead-letter.ts';
+import { KafkaAggregatesError } from '../core/errors.ts';
+import { splitGeneration } from '../core/generations.ts';
+import { registry } from '../core/registry.ts';
+import { decodeMskEvent } from '../core/trigger-event.ts';
+import { HeadCache } from '../heads/head-cache.ts';
+import { MAX_HEAD_BYTES } from '../heads/head.ts';
+import type { HeadsStore } from '../heads/ports.ts';
+import { commitAggregate, type CommitContext } from '../command/commit-aggregate.ts';
+import { decodeBatch } from '../command/decode.ts';
+import { parkableCut } from '../command/parking.ts';
+import type { BatchPublisher } from '../command/ports.ts';
+import type { ParkedAggregate, ParkedRecord } from './parked.ts';
+import type { ParkStore } from './ports.ts';
+
+/** What a release or discard needs. */
+export interface ParkOperatorDeps {
+  /** The deployment's aggregate types: the code now deployed, which the release decides with. */
+  readonly aggregates: readonly AnyAggregate[];
+  readonly heads: HeadsStore;
+  readonly park: ParkStore;
+  readonly publisher: BatchPublisher;
+  readonly dedupeWindowMs: number;
+  readonly keptResultsMs: number;
+  readonly maxHeadBytes?: number;
+  /** Records replayed per step (each step ends with `done` recorded). @default 100 */
+  readonly chunk?: number;
+  /** Wall clock (ms). */
+  readonly now?: () => number;
+}
+
+/** Who acts, and (discard) why. */
+export interface ParkOperator {
+  readonly by: string;
+  readonly reason?: string;
+}
+
+/** What a release or discard did. */
+export interface ParkReport {
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  /** Records of the sequence this run finished with. */
+  readonly handled: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly duplicates: number;
+  readonly discarded: number;
+  /** True when the aggregate is live again. */
+  readonly lifted: boolean;
+  /** The record the code now deployed still fails on: the release stopped before it, the aggregate stays parked. */
+  readonly stillFailing?: { readonly seq: number; readonly offset: number; readonly reason: string };
+}
+
+/** The operator named an aggregate that is not parked, or one that another operation holds. */
+export class ParkOperationError extends KafkaAggregatesError {
+  static override readonly disposition = 'reject-record';
+  override readonly name = 'ParkOperationError';
+}
+
+/** What an operator does to a parked aggregate. */
+export type Mode = 'releasing' | 'discarding';
+
+/** Marks a parked aggregate as being released or discarded (`mode`) (or finds it so already: a run resumed). */
+export const beginParkOperation = async (
+  deps: ParkOperatorDeps,
+  type: string,
+  id: string,
+  mode: Mode,
+  operator: ParkOperator,
+): Promise<ParkedAggregate> => {
+  for (;;) {
+    const parked = await deps.park.get(type, id);
+    if (parked === undefined) throw new ParkOperationError(`${type} ${id} is not parked`);
+    if (parked.status === mode) return parked;
+    if (parked.status !== 'parked')
+      throw new ParkOperationError(
+        `${type} ${id}: a ${parked.status === 'releasing' ? 'release' : 'discard'} is under way; run it again to finish it`,
+      );
+    const next: ParkedAggregate = {
+      ...parked,
+      status: mode,
+      operator: { by: operator.by, at: (deps.now ?? Date.now)(), ...(operator.reason === undefined ? {} : { reason: operator.reason }) },
+    };
+    if (await deps.park.update(next, parked)) return next;
+  }
+};
+
+const decodeParked = async (deps: ParkOperatorDeps, records: readonly ParkedRecord[]) => {
+  const trigger = decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: records.map((r) => r.record) } }).flat();
+  return { trigger, decoded: await decodeBatch(trigger, registry(deps.aggregates)) };
+};
+
+/**
+ * Replays an aggregate's parked sequence through `deps.aggregates` and returns it to live
+ * processing. Resumes a release that stopped. Stops before a record that still fails for a
+ * cause bound to it (`stillFailing`): fix the code and run it again, or discard.
+ */
+export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
+  const resumed = (await deps.park.get(type, id))?.status === 'releasing';
+  let parked = await beginParkOperation(deps, type, id, 'releasing', operator);
+  const report = { aggregateType: type, aggregateId: id, handled: 0, accepted: 0, rejected: 0, duplicates: 0, discarded: 0 };
+  const tp = `${parked.topic}-${parked.partition}`;
+  const generation = splitGeneration(parked.topic).index;
+  // The live checkpoint is past every parked record: the outboxes written here are confirmed by
+  // it, so each is published here, at once, and again when a run resumes.
+  const checkpoint = await deps.heads.getCheckpoint(tp);
+  const ctx: CommitContext = {
+    heads: deps.heads,
+    cache: new HeadCache({ maxEntries: 0, maxBytes: 0 }),
+    maxConflictRetries: 5,
+    dedupeWindowMs: deps.dedupeWindowMs,
+    maxHeadBytes: deps.maxHeadBytes ?? MAX_HEAD_BYTES,
+    effective: new Map(checkpoint === undefined ? [] : [[tp, checkpoint]]),
+    incarnationOf: () => checkpoint?.incarnation ?? 1,
+    releaseOf: () => undefined,
+    onConflict: () => undefined,
+    cut: parkableCut,
+  };
+  const key = `${type}#${id}`;
+  // A run that stopped may have committed a head and died before publishing its events (before it recorded `done`).
+  if (resumed) {
+    const head = (await deps.heads.read([key], [])).heads.get(key);
+    if (head !== undefined && head.outbox.length > 0)
+      await deps.publisher.publish({ events: head.outbox, results: [], deadLetters: [], generation });
+  }
+  for (;;) {
+    if (parked.done >= parked.count) {
+      if (await deps.park.lift(parked)) return { ...report, lifted: true };
+      const again = await deps.park.get(type, id);
+      if (again === undefined) return { ...report, lifted: true };
+      parked = again;
+      continue;
+    }
+    const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
+    const { trigger, decoded } = await decodeParked(deps, records);
+    const commands = decoded.byAggregate.get(key) ?? [];
+    const head = commands.length === 0 ? undefined : (await deps.heads.read([key], [])).heads.get(key);
+    const outcome = commands.length === 0 ? undefined : await commitAggregate(ctx, key, commands, head, false);
+    // Up to the record that still fails, or that did not fit beside the head (the next step takes it).
+    const stop = outcome?.cut !== undefined ? commands[outcome.cut.at]?.record : (outcome?.retryFrom ?? undefined);
+    const before = (offset: number) => stop === undefined || offset < stop.offset;
+    const upTo = trigger.filter((r) => before(r.offset)).length;
+    // Records the code now deployed cannot read are rejected and dead-lettered, as a live batch would.
+    const bad = decoded.deadLetters
+      .map((d, i) => ({ letter: d, result: decoded.results[i] }))
+      .filter((b) => before(b.letter.record.source.offset));
+    if (outcome !== undefined) {
+      await deps.publisher.publish({ events: outcome.toPublish, results: [], deadLetters: [], generation });
+      await deps.heads.keepResults(outcome.unkept, deps.keptResultsMs);
+      report.accepted += outcome.counts.accepted;
+      report.rejected += outcome.counts.rejected;
+      report.duplicates += outcome.counts.duplicates;
+    }
+    await deps.publisher.publish({
+      events: [],
+      results: [
+        ...bad.flatMap((b) => (b.result === undefined ? [] : [b.result])),
+        ...(outcome?.results.map((result) => ({ key: id, result })) ?? []),
+      ],
+      deadLetters: [...bad.map((b) => b.letter), ...(outcome?.deadLetters.map((d) => deadLetter(d.record, d.reason)) ?? [])],
+      generation,
+    });
+    report.rejected += bad.length;
+    const next: ParkedAggregate = {
+      ...parked,
+      done: parked.done + upTo,
+      ...(outcome?.cut === undefined ? {} : { status: 'parked' as const }),
+    };
+    if (!(await deps.park.update(next, parked)))
+      throw new ParkOperationError(`${type} ${id}: another release or discard moved on meanwhile; run it again`);
+    report.handled += upTo;
+    parked = next;
+    if (outcome?.cut !== undefined) {
+      const record = records[upTo] as ParkedRecord;
+      const { code, message } = outcome.cut.reason;
+      return { ...report, lifted: false, stillFailing: { seq: record.seq, offset: record.record.offset, reason: `${code}: ${message}` } };
+    }
+  }
+};
