@@ -13,6 +13,8 @@ import type { IncomingCommand } from './decode.ts';
 import { decideOne, type Decided } from './decide-one.ts';
 import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
 import { positionKey } from '../heads/partition.ts';
+import { MAX_PAGES, PAGE_MARGIN_MS, pageOf, pagesSince, RECENT_AFTER_PAGE, type ArchivePage } from '../heads/archive-pages.ts';
+import { aggregateKey } from '../core/aggregate.ts';
 
 export { eventRecord } from './decide-one.ts';
 
@@ -52,7 +54,9 @@ export interface AggregateOutcome {
    * its partition is retried from there (the next batch starts from a confirmed outbox).
    */
   readonly retryFrom: TriggerRecord | null;
-  /** Commands that leave the recent window, accepted or rejected: archived before the head is written. */
+  /** The page of the commands that leave the recent window, accepted or rejected: written before the head that lists it. */
+  readonly page: ArchivePage | null;
+  /** Commands that leave the recent window when the head's page list is full: archived one item each, before the head is written. */
   readonly archive: readonly ArchivedCommand[];
   /**
    * Outcomes decided here that no head remembers: every one when no head is written (an
@@ -174,18 +178,20 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   if (events.length === 0 && !remembers) {
     const unkept = fresh.map((f) => f.kept);
     return {
-      outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept },
+      outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, page: null, archive: [], unkept },
       handled: limit,
       added: 0,
     };
   }
   const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
-  const keep = Math.max(RECENT_COMMANDS, limit);
-  const evicted = recent.slice(0, Math.max(0, recent.length - keep));
+  // The recent window fills up to RECENT_COMMANDS, then lets all but the newest RECENT_AFTER_PAGE
+  // go in one page; a batch's own commands always stay (a retry re-emits every result).
+  const evicted =
+    recent.length > Math.max(RECENT_COMMANDS, limit) ? recent.slice(0, recent.length - Math.max(RECENT_AFTER_PAGE, limit)) : [];
   // Rejections too, so that the command API keeps answering a rejected commandId (an
   // acceptance of the same commandId, decided after it, wins: it comes later in the map).
   // By fingerprint: a head read back remembers commands by it, and the archive keys them so.
-  const archive = [
+  const leaving = [
     ...new Map(
       evicted.map((r) =>
         r.result.status === 'accepted'
@@ -194,19 +200,26 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
       ),
     ).values(),
   ];
+  const newest = Math.max(...batch.commands.slice(0, limit).map((c) => c.record.timestamp));
+  const live = pagesSince(base.pages ?? [], newest - batch.dedupeWindowMs - PAGE_MARGIN_MS);
+  const paged = leaving.length > 0 && live.length < MAX_PAGES;
+  const page = paged ? pageOf(aggregateKey(aggregateType, aggregateId), leaving) : null;
+  const archive = paged ? [] : leaving;
+  const pages = page === null ? live : [...live, { id: page.id, until: page.until }];
   const next: Head = {
     aggregateType,
     aggregateId,
     version,
     state,
     offsets,
-    recent: recent.slice(-keep),
+    recent: recent.slice(evicted.length),
     archivedUntil: Math.max(base.archivedUntil, ...archive.map((a) => a.at)),
+    ...(pages.length > 0 ? { pages } : {}),
     outbox: [...carried, ...events],
     writtenAt: last ?? base.writtenAt,
   };
   return {
-    outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept },
+    outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, page, archive, unkept },
     handled: limit,
     added: events.length,
   };
