@@ -26,7 +26,8 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 770_000,
   eventHandler: 755_000,
-  snapshotRebuild: 860_000,
+  // 860 kB until the rebuild came to write archive pages (their codec): 862.2 kB.
+  snapshotRebuild: 865_000,
   commandApi: 760_000,
   topicsProvider: 615_000,
 };
