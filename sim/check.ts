@@ -79,8 +79,8 @@ export const resultsByCommand = (world: World): Map<string, ResultRecord[]> => {
 
 /**
  * The commands in the order the command side must decide them. Of a dead life, what its
- * trigger had committed, and beyond that as far as the events show it was decided (a batch
- * that committed its head but not its offsets): the client sent those again, and a copy of
+ * trigger had committed, and beyond that, per aggregate, as far as the events show it was
+ * decided (a batch that committed its head but not its offsets): the client sent those again, and a copy of
  * a command the old life decided is a duplicate, or a rejection decided again, after it.
  */
 const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, readonly number[]>): OrderedCommand[] => {
@@ -90,13 +90,25 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
       return event.source === undefined ? [] : [`${event.source.partition}/${event.source.offset}/${event.occurredAt}`];
     }),
   );
-  const upToOf = (records: readonly StoredRecord[], p: number, committed: number | undefined): number =>
-    committed === undefined
-      ? Infinity
-      : Math.max(
-          committed,
-          ...records.filter((r) => decided.has(`${p}/${r.offset}/${new Date(r.timestamp).toISOString()}`)).map((r) => r.offset + 1),
-        );
+  // A batch commits each aggregate on its own: that the events show one aggregate's record
+  // decided says nothing of another's before it. Per aggregate, then (by its type and key).
+  const aggregateOf = (r: StoredRecord): string => {
+    let type: unknown;
+    try {
+      type = (JSON.parse(r.value?.toString('utf8') ?? '{}') as { aggregateType?: unknown }).aggregateType;
+    } catch {
+      // Not JSON: bad input, decided by its position alone.
+    }
+    return `${typeof type === 'string' ? type : ''}/${r.key?.toString('utf8') ?? ''}`;
+  };
+  const upToOf = (records: readonly StoredRecord[], p: number, committed: number | undefined): ((r: StoredRecord) => number) => {
+    if (committed === undefined) return () => Infinity;
+    const byAggregate = new Map<string, number>();
+    for (const r of records)
+      if (decided.has(`${p}/${r.offset}/${new Date(r.timestamp).toISOString()}`))
+        byAggregate.set(aggregateOf(r), Math.max(byAggregate.get(aggregateOf(r)) ?? 0, r.offset + 1));
+    return (r) => Math.max(committed, byAggregate.get(aggregateOf(r)) ?? 0);
+  };
   const skippedAt = new Set(
     deadLetters(world)
       .filter((d) => d.topic === TOPICS.commands && d.code === SKIPPED_BY_OPERATOR)
@@ -122,7 +134,9 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
         );
       return records.flatMap((record) => {
         const skipped = skippedAt.has(`${life.life}/${p}/${record.offset}`) || released(record);
-        return record.offset < upTo || skipped ? [{ topic: TOPICS.commands, record, skipped }] : [];
+        return record.offset < upTo(record) || skipped
+          ? [{ topic: TOPICS.commands, record, skipped }]
+          : [{ topic: TOPICS.commands, record, skipped, unsure: true }];
       });
     }),
   );

@@ -4,7 +4,8 @@
  * after life; of a dead life only what its trigger had committed, since the client sends the
  * rest again), with the command side's own decoding and `decideOne`, against a model that
  * only these decisions move. A commandId accepted with events answers again with that
- * result; a rejection is decided again. A record an operator skipped (its SkippedByOperator
+ * result; a rejection is decided again (also one of a dead life's record past its committed
+ * offset, which the client sent again: the old life may have rejected it first). A record an operator skipped (its SkippedByOperator
  * dead letter) is rejected so and changes nothing (a decision of it that changed nothing, made
  * before the release was recorded, may stand beside). Every result on the results topic must be
  * one of its command's decided outcomes, and every decided command must have a result.
@@ -24,6 +25,11 @@ export interface OrderedCommand {
   readonly record: StoredRecord;
   /** An operator skipped it (its dead letter says so). */
   readonly skipped: boolean;
+  /**
+   * A record of a dead life past what its trigger committed and its events show decided: the
+   * client sent it again, but a batch may have rejected it first (a rejection leaves no event).
+   */
+  readonly unsure?: boolean;
 }
 
 /** A result that is not a decided outcome, or a decided command without a result. */
@@ -53,7 +59,7 @@ export const decideInOrder = async (
     entry.anyVersion ||= anyVersion;
     out.set(commandId, entry);
   };
-  for (const { topic, record, skipped } of commands) {
+  for (const { topic, record, skipped, unsure = false } of commands) {
     const decoded = await decodeCommand(triggerRecordOf(topic, record), known);
     if ('bad' in decoded) {
       // Skipped, it may have been rejected too, by a batch before the release was recorded.
@@ -68,7 +74,11 @@ export const decideInOrder = async (
     let model = models.get(key);
     if (model === undefined) models.set(key, (model = { state: aggregate.initialState, version: 0, accepted: new Map() }));
     const earlier = model.accepted.get(envelope.commandId);
-    if (earlier !== undefined) add(envelope.commandId, earlier);
+    if (unsure) {
+      // Decided, it changed nothing: an acceptance with events would lie within the decided part.
+      const decided = earlier === undefined ? decideOne(decoded.ok, model.state, model.version) : undefined;
+      if (decided !== undefined && 'reason' in decided) add(envelope.commandId, { status: 'rejected', code: decided.reason.code });
+    } else if (earlier !== undefined) add(envelope.commandId, earlier);
     else if (skipped) {
       add(envelope.commandId, { status: 'rejected', code: 'SkippedByOperator' });
       // A batch may have decided it before the release was recorded (the trigger had not

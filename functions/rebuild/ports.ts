@@ -30,8 +30,8 @@ export interface RebuildHeadsStore {
    * RebuildLockError otherwise). Takes what it writes from the heads before it returns its promise.
    */
   putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }>;
-  /** Heads written by the rebuild of `epoch`, by aggregate key (to resume it). */
-  readRebuilt(aggregateKeys: readonly string[], epoch: number): Promise<Map<string, Head>>;
+  /** Heads written by the rebuild of `epoch`, by aggregate key (to resume it); with no epoch, the stored heads whoever wrote them. */
+  readRebuilt(aggregateKeys: readonly string[], epoch?: number): Promise<Map<string, Head>>;
   archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;
   /** Writes archive pages (heads/archive-pages.ts) of aggregates, many per request (idempotent). */
   putPages(pages: readonly PageWrite[], windowMs: number): Promise<void>;

@@ -7,14 +7,20 @@
  * publishes nothing (and dead-letters nothing a second time).
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import type { LogReader, PartitionOffsets } from '../core/log.ts';
+import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { triggerRecordOf } from '../core/trigger-event.ts';
 import type { ReadModels } from '../event/ports.ts';
-import { haltError } from '../event/halts.ts';
+import { haltError, type Halt } from '../event/halts.ts';
 import { createEventApplier } from '../event/process-batch.ts';
 import { replayLog, type Progress, type ReplayPosition } from './replay.ts';
+
+/**
+ * Records held behind gaps at most (see `replayReadModels`): beyond, the gap is taken as one
+ * the live side halts at too, and the replay stops there.
+ */
+const MAX_HELD = 100_000;
 
 /** What a read-model replay needs. */
 export interface ReadModelReplayDeps {
@@ -94,26 +100,45 @@ export const replayReadModels = async (
     // dead-lettered when the events first arrived.
     publisher: { publish: () => Promise.resolve() },
   });
+  // An aggregate's events lie on more than one partition once the topic grew, and partitions
+  // are read one after another: a partition that halts at a gap waits, from the gap on, held
+  // in memory, while the others are read, and is applied again with every chunk until its
+  // predecessors have come (the live side retries its batch the same way). Any other halt
+  // stops the replay at once; the live side halts there too.
+  let held: LogRecord[] = [];
+  let gaps: Halt[] = [];
+  const applyHeld = async (records: readonly LogRecord[]) => {
+    const batch = [...held, ...records];
+    const summary = await apply(batch.map((r) => triggerRecordOf(eventLog.topic, r)));
+    const stop = summary.halted.find((h) => h.cause !== 'gap');
+    if (stop !== undefined) throw haltError(stop);
+    applied += summary.applied;
+    unusable += summary.unusable;
+    refused += summary.refused;
+    gaps = summary.halted;
+    held = batch.filter((r) => gaps.some((h) => h.position.partition === r.partition && r.offset >= h.position.offset));
+    if (held.length > MAX_HELD) throw haltError(gaps[0] as Halt);
+  };
+  // A saved position never passes a held record: a resumed replay reads it again.
+  const behindHeld = (position: ReplayPosition): ReplayProgress => {
+    const checkpoint: Record<string, number> = { ...position.checkpoint };
+    for (const r of held) checkpoint[String(r.partition)] = Math.min(checkpoint[String(r.partition)] ?? r.offset, r.offset);
+    return { endOffsets, checkpoint, eventsRead: position.eventsRead - held.length };
+  };
   const { stoppedEarly, at, eventsTotal } = await replayLog(
     eventLog,
     progress,
     endOffsets,
-    {
-      apply: async (records) => {
-        const summary = await apply(records.map((r) => triggerRecordOf(eventLog.topic, r)));
-        // The live side halts here too (a gap, or a record this code cannot read: EventChainError);
-        // a replay that passed it would build rows the live side never had.
-        const [halt] = summary.halted;
-        if (halt !== undefined) throw haltError(halt);
-        applied += summary.applied;
-        unusable += summary.unusable;
-        refused += summary.refused;
-      },
-      save: (position) => save({ endOffsets, ...position }),
-    },
+    { apply: applyHeld, save: (position) => save(behindHeld(position)) },
     { checkpointEvery: options.checkpointEvery ?? 10_000, deadline: options.deadline, onProgress: deps.onProgress },
   );
-  if (stoppedEarly) await save({ endOffsets, ...at });
+  // The whole range read: what is still held waits for nothing more; a gap left is one the live side halts at too.
+  while (!stoppedEarly && held.length > 0) {
+    const before = held.length;
+    await applyHeld([]);
+    if (held.length === before) throw haltError(gaps[0] as Halt);
+  }
+  if (stoppedEarly) await save(behindHeld(at));
   else await readModels.delete(key);
   deps.onProgress?.({ phase: 'done', eventsRead: at.eventsRead, eventsTotal });
   return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable, refused };

@@ -15,6 +15,7 @@ import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../c
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
 import { checkpointAfterRebuild } from './command-lives.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
+import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
@@ -78,6 +79,28 @@ export interface RebuildReport {
 const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
   ...new Set(outcomes.flatMap((o) => ('event' in o ? [aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
 ];
+
+/**
+ * Seeds a resumed fold with the aggregates of a chunk it does not hold yet: each from the
+ * head this rebuild wrote at a checkpoint, or else, when the chunk's first event of it is not
+ * its first (its earlier events lie before the checkpoint), from the stored head, which was
+ * newer than the fold's then and fenced the rebuild's write off. Started from nothing, the
+ * fold would meet a gap there and write a head that lost those events over the stored one.
+ */
+const seedResumed = async (heads: RebuildHeadsStore, fold: LogFold, outcomes: readonly ReadOutcome[], epoch: number): Promise<void> => {
+  const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
+  if (unseen.length === 0) return;
+  const ours = await heads.readRebuilt(unseen, epoch);
+  const first = new Map<string, number>();
+  for (const o of outcomes)
+    if ('event' in o) {
+      const k = aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId);
+      first.set(k, Math.min(first.get(k) ?? Infinity, o.event.stored.version));
+    }
+  const fenced = unseen.filter((k) => !ours.has(k) && (first.get(k) ?? 1) > 1);
+  const stored = fenced.length === 0 ? new Map<string, Head>() : await heads.readRebuilt(fenced);
+  for (const head of [...ours.values(), ...stored.values()]) fold.seed(head);
+};
 
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
 export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
@@ -183,10 +206,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
       apply: async (records) => {
         if (writeFailed !== undefined) throw writeFailed;
         const outcomes = readChunk(eventLog.topic, records, aggregates);
-        if (resumed) {
-          const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
-          for (const head of (await heads.readRebuilt(unseen, epoch)).values()) fold.seed(head);
-        }
+        if (resumed) await seedResumed(heads, fold, outcomes, epoch);
         for (const outcome of outcomes) {
           // Code that cannot read the log: stop before the checkpoint, so a rebuild with the fix resumes here.
           if ('fault' in outcome && isChainFault(outcome.fault)) throw new EventChainError(outcome.fault);

@@ -14,7 +14,9 @@
  * partition's first checkpoint, applying releases by the record they name (about 765 kB).
  * Raised by 5 kB (commandHandler, commandApi, the rebuild) when a partition's releases moved
  * into its checkpoint item (adapters/dynamodb/partition-items.ts, the previous layout still
- * read): commandApi 756.3 and the rebuild 856.5 kB.
+ * read): commandApi 756.3 and the rebuild 856.5 kB. The rebuild's by 3 kB when a resumed
+ * rebuild went on from the heads that fenced it off and the read-models replay held a
+ * partition at a gap while it read the others (860.7 kB).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,8 +28,8 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 770_000,
   eventHandler: 755_000,
-  // 860 kB until the rebuild came to write archive pages (their codec): 862.2 kB.
-  snapshotRebuild: 865_000,
+  // 863 kB until the rebuild came to write archive pages (their codec).
+  snapshotRebuild: 868_000,
   commandApi: 760_000,
   topicsProvider: 615_000,
 };

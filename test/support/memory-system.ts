@@ -104,18 +104,22 @@ export class MemorySystem {
     this.heads.restore(items);
   }
 
-  /** The aggregates rebuild, the trigger held (nothing runs beside it here). */
-  rebuild(): Promise<RebuildReport> {
-    return rebuildAggregates({
-      aggregates,
-      heads: this.heads,
-      eventLog: new MemoryTopicLog(this.cluster, TOPICS.events),
-      publisher: this.publisher,
-      gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
-      commandsTrigger: { positions: () => new MemoryConsumerGroup(this.cluster, TOPICS.commands, GROUP).positions() },
-      commandLog: new MemoryTopicLogs(this.cluster),
-      dedupeWindowMs: WEEK_MS,
-    });
+  /** The aggregates rebuild, the trigger held (nothing runs beside it here); `options` as rebuildAggregates's, `checkpointEvery` too. */
+  rebuild(options: { readonly deadline?: number; readonly checkpointEvery?: number } = {}): Promise<RebuildReport> {
+    return rebuildAggregates(
+      {
+        aggregates,
+        heads: this.heads,
+        eventLog: new MemoryTopicLog(this.cluster, TOPICS.events),
+        publisher: this.publisher,
+        gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
+        commandsTrigger: { positions: () => new MemoryConsumerGroup(this.cluster, TOPICS.commands, GROUP).positions() },
+        commandLog: new MemoryTopicLogs(this.cluster),
+        dedupeWindowMs: WEEK_MS,
+        checkpointEvery: options.checkpointEvery,
+      },
+      { deadline: options.deadline },
+    );
   }
 
   /** The last outcome of each command, as the results topic says: `accepted vN` or the rejection's code. */

@@ -146,8 +146,8 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     return putRebuiltAll(this.io, heads, epoch, concurrency);
   }
 
-  /** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
-  readRebuilt(headKeys: readonly string[], epoch: number): Promise<Map<string, Head>> {
+  /** Heads written by the rebuild of `epoch` (whoever wrote them, when undefined), by consistent batched read (to resume it). */
+  readRebuilt(headKeys: readonly string[], epoch?: number): Promise<Map<string, Head>> {
     return readRebuilt(this.io, headKeys, epoch);
   }
 

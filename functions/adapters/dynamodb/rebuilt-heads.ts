@@ -88,12 +88,12 @@ export const putRebuiltAll = (
   }).then(() => totals);
 };
 
-/** Heads written by the rebuild of `epoch`, by consistent batched read (to resume it). */
-export const readRebuilt = async (io: TableIo, headKeys: readonly string[], epoch: number): Promise<Map<string, Head>> => {
+/** Heads written by the rebuild of `epoch` (any rebuild, or none, when undefined), by consistent batched read (to resume it). */
+export const readRebuilt = async (io: TableIo, headKeys: readonly string[], epoch?: number): Promise<Map<string, Head>> => {
   const out = new Map<string, Head>();
   const keys = [...new Set(headKeys)].map((pk) => ({ pk }));
   for (const item of await batchGetAll(io.doc, io.tableName, keys, io.maxAttempts))
-    if (Number(item.rebuildEpoch) === epoch) out.set(item.pk as string, fromItem(item));
+    if (epoch === undefined || Number(item.rebuildEpoch) === epoch) out.set(item.pk as string, fromItem(item));
   return out;
 };
 

@@ -284,10 +284,10 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     }).then(() => totals);
   }
 
-  async readRebuilt(aggregateKeys: readonly string[], epoch: number): Promise<Map<string, Head>> {
+  async readRebuilt(aggregateKeys: readonly string[], epoch?: number): Promise<Map<string, Head>> {
     const out = new Map<string, Head>();
     for (const [key, item] of await this.batchGet('heads.readRebuilt', aggregateKeys))
-      if (item.kind === 'head' && item.rebuildEpoch === epoch) out.set(key, item.head);
+      if (item.kind === 'head' && (epoch === undefined || item.rebuildEpoch === epoch)) out.set(key, item.head);
     return out;
   }
 
