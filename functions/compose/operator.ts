@@ -25,6 +25,8 @@ export { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/c
 export { createKafka, createProducer } from '../adapters/kafka/clients.ts';
 export { ensureTopics, waitForLeaders, type NamedTopic } from '../adapters/kafka/topics.ts';
 export { PRODUCE_REQUEST_BYTES } from '../adapters/kafka/publisher.ts';
+// check-deploy replays into a scratch store, never into the deployed tables.
+export { MemoryReadModels } from '../adapters/memory/read-models.ts';
 export type { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 export type { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 export type { ReleaseList } from '../adapters/dynamodb/release-list.ts';

@@ -31,7 +31,7 @@ Examples:
   kafka-aggregates rebuild --read-models`;
 
 /** A one-line progress bar on a terminal; a line every few seconds otherwise. */
-const progressBar = () => {
+export const progressBar = () => {
   let last = 0;
   const tty = process.stderr.isTTY;
   return {
