@@ -7,6 +7,7 @@ import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table
 import type { LogRecord, PartitionOffsets, TopicLog } from '../functions/adapters/kafka/topic-log.ts';
 import type { ControlRecord } from '../functions/control/control.ts';
 import type { Head } from '../functions/heads/head.ts';
+import type { PageWrite } from '../functions/heads/archive-pages.ts';
 
 /** Heads table that times its checkpoint writes: from the first head write to the control put that ends the checkpoint. */
 export class TimedHeadsTable extends AggregatesTable {
@@ -29,6 +30,20 @@ export class TimedHeadsTable extends AggregatesTable {
     } finally {
       this.puts += heads.length;
       this.putMs += performance.now() - t0;
+    }
+  }
+
+  /** Time spent writing archive pages, and how many. */
+  pages = 0;
+  pagesMs = 0;
+
+  override async putPages(pages: readonly PageWrite[], windowMs: number): Promise<void> {
+    const t0 = performance.now();
+    try {
+      await super.putPages(pages, windowMs);
+    } finally {
+      this.pages += pages.length;
+      this.pagesMs += performance.now() - t0;
     }
   }
 

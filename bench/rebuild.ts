@@ -223,6 +223,7 @@ const main = async (run: BenchRun): Promise<boolean> => {
         `${seconds(checkpointMs)} (${heads.checkpoints.map((c) => `${c.heads}h/${(c.ms / 1000).toFixed(1)}s`).join(' ')})`,
       ],
       ['time: writing heads (BatchGetItem + BatchWriteItem, 16 in flight)', `${seconds(heads.putMs)} for ${int(heads.puts)} heads`],
+      ['time: writing archive pages (BatchWriteItem, 25 each)', `${seconds(heads.pagesMs)} for ${int(heads.pages)} pages`],
       ['time: before reading (lock, scan, offsets)', seconds(reading.startedAt - run.startedAt)],
       ["time: after reading (last checkpoint's writes, release)", seconds(run.startedAt + run.ms - reading.startedAt - reading.readMs)],
       ['verify', `${run.differences} differences (${seconds(run.verifyMs)}); heads with a wrong version or balance: ${run.wrongBalances}`],

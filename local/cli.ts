@@ -18,7 +18,22 @@ import { tail } from './cli/tail.ts';
 import { trace } from './cli/trace.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, release, discard, rebuild, verify, census, checkDeployCli, grow, stack];
+const commands: readonly CliCommand[] = [
+  send,
+  state,
+  tail,
+  trace,
+  status,
+  skip,
+  release,
+  discard,
+  rebuild,
+  verify,
+  census,
+  checkDeployCli,
+  grow,
+  stack,
+];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 

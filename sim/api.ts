@@ -15,6 +15,7 @@ import type { ResultRecord } from '../functions/core/wire.ts';
 import { perform } from '../functions/adapters/memory/interleave.ts';
 import { projections } from '../functions/projections/index.ts';
 import { answerTo, isCommand, RECENT_COMMANDS } from '../functions/heads/head.ts';
+import { findInPages, pagesSince } from '../functions/heads/archive-pages.ts';
 import type { Random } from '../chaos/random.ts';
 import { recordsOf, resultsByCommand, type SimViolation } from './check.ts';
 import { simNow } from './clock.ts';
@@ -60,13 +61,18 @@ const outcomeReader = (world: World): OutcomeReader => ({
     ];
     const accepted = found.find((r) => r.status === 'accepted');
     if (accepted !== undefined) return accepted;
-    if (head !== undefined && head.archivedUntil > 0 && head.archivedUntil >= (options.archivedSince ?? 0)) {
-      const commands = await world.heads.readArchive([ref]);
-      const command = commands.find((c) => c.rejected === undefined) ?? commands[0];
-      if (command !== undefined) {
-        if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
-        if (found.length === 0) return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
-      }
+    if (head === undefined) return found[0];
+    const since = options.archivedSince ?? 0;
+    // As the adapter: the archive items and the listed pages, in one round of requests.
+    const [items, pages] = await Promise.all([
+      head.archivedUntil > 0 && head.archivedUntil >= since ? world.heads.readArchive([ref]) : [],
+      world.heads.readPages(aggregateType, aggregateId, pagesSince(head.pages ?? [], since)),
+    ]);
+    const commands = [...items, ...[findInPages(pages, commandId)].filter((c) => c !== undefined)];
+    const command = commands.find((c) => c.rejected === undefined) ?? commands[0];
+    if (command !== undefined) {
+      if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
+      if (found.length === 0) return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
     }
     return found[0];
   },

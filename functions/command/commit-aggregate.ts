@@ -16,6 +16,7 @@ import type { HeadsStore } from '../heads/ports.ts';
 import { tokenOf } from '../heads/stream.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
 import type { Reason } from '../core/wire.ts';
+import { findInPages, pagesSince, type ArchivePage, type PageCache } from '../heads/archive-pages.ts';
 
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
 export class ConflictRetriesExhaustedError extends KafkaAggregatesError {
@@ -35,6 +36,8 @@ export interface CommitContext {
   readonly heads: HeadsStore;
   /** Warm heads: updated with each committed head, forgotten on a conflict. */
   readonly cache: HeadCache;
+  /** Archive pages written or read by this function. */
+  readonly pages: PageCache;
   readonly maxConflictRetries: number;
   readonly dedupeWindowMs: number;
   readonly maxHeadBytes: number;
@@ -57,15 +60,37 @@ export interface Cut {
 /** An aggregate's outcome, and where its commands were cut (only under `park`). */
 export type CommitOutcome = AggregateOutcome & { readonly cut?: Cut };
 
+/**
+ * The head's pages that may hold commands within the window: from the warm function's pages,
+ * or read (once: they never change). One not found has expired, as an archive item does.
+ */
+const pagesFor = async (ctx: CommitContext, base: Head, since: number): Promise<ArchivePage[]> => {
+  const refs = pagesSince(base.pages ?? [], since);
+  const missing = refs.filter((r) => ctx.pages.get(r.id) === undefined);
+  if (missing.length > 0) for (const page of await ctx.heads.readPages(base.aggregateType, base.aggregateId, missing)) ctx.pages.set(page);
+  return refs.flatMap((r) => ctx.pages.get(r.id) ?? []);
+};
+
 /** Accepted commandIds of the aggregate's archive that the batch may repeat (only read when the head archived some lately). */
 const archivedFor = async (ctx: CommitContext, base: Head, commands: readonly IncomingCommand[]): Promise<Map<string, ArchivedCommand>> => {
-  const oldest = Math.min(...commands.map((c) => c.record.timestamp));
-  if (base.archivedUntil === 0 || base.archivedUntil < oldest - ctx.dedupeWindowMs) return new Map();
+  const since = Math.min(...commands.map((c) => c.record.timestamp)) - ctx.dedupeWindowMs;
   const unknown = [...new Set(commands.map((c) => c.envelope.commandId).filter((id) => acceptedIn(base, id) === undefined))];
-  const found = await ctx.heads.readArchive(
-    unknown.map((commandId) => ({ aggregateType: base.aggregateType, aggregateId: base.aggregateId, commandId })),
-  );
-  return new Map(found.map((a) => [a.commandId, a]));
+  if (unknown.length === 0) return new Map();
+  const [pages, items] = await Promise.all([
+    pagesFor(ctx, base, since),
+    base.archivedUntil === 0 || base.archivedUntil < since
+      ? []
+      : ctx.heads.readArchive(
+          unknown.map((commandId) => ({ aggregateType: base.aggregateType, aggregateId: base.aggregateId, commandId })),
+        ),
+  ]);
+  const found = new Map(items.map((a) => [a.commandId, a]));
+  for (const commandId of unknown) {
+    const paged = findInPages(pages, commandId);
+    // An acceptance wins over a rejection, wherever each was archived.
+    if (paged !== undefined && (found.get(commandId)?.rejected !== undefined || !found.has(commandId))) found.set(commandId, paged);
+  }
+  return found;
 };
 
 /**
@@ -122,7 +147,13 @@ export const commitAggregate = async (
       return outcome;
     }
     // Archived before the head that forgets them is written: a crash in between leaves facts, not holes.
-    if (outcome.archive.length > 0) await heads.archive(base.aggregateType, base.aggregateId, outcome.archive, ctx.dedupeWindowMs);
+    const { page } = outcome;
+    await Promise.all([
+      outcome.archive.length > 0 ? heads.archive(base.aggregateType, base.aggregateId, outcome.archive, ctx.dedupeWindowMs) : undefined,
+      page === null
+        ? undefined
+        : heads.putPage(base.aggregateType, base.aggregateId, page, ctx.dedupeWindowMs).then(() => ctx.pages.set(page)),
+    ]);
     const synced = await heads.trySync(token, outcome.next).catch((error: unknown) => {
       cache.delete(key);
       throw error;

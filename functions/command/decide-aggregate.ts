@@ -116,7 +116,8 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
     if (!answerKnown(batch, tally, incoming, tp)) decideNew(batch, tally, incoming, tp, tooLarge.has(i));
   }
   const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
-  return outcomeOf(batch.base, batch.outboxConfirmed, tally, limit, retryFrom);
+  const newest = Math.max(...batch.commands.slice(0, limit).map((c) => c.record.timestamp));
+  return outcomeOf(batch.base, batch.outboxConfirmed, tally, limit, retryFrom, { newest, dedupeWindowMs: batch.dedupeWindowMs });
 };
 
 const fits = (batch: AggregateBatch, folded: Folded): boolean =>

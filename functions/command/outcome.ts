@@ -8,6 +8,8 @@ import type { TriggerRecord } from '../core/trigger-event.ts';
 import type { EventRecord, Reason, ResultRecord } from '../core/wire.ts';
 import type { IncomingCommand } from './decode.ts';
 import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import { MAX_PAGES, PAGE_MARGIN_MS, pageOf, pagesSince, RECENT_AFTER_PAGE, type ArchivePage } from '../heads/archive-pages.ts';
+import { aggregateKey } from '../core/aggregate.ts';
 
 /** What one aggregate's share of a batch comes to. */
 export interface AggregateOutcome {
@@ -25,7 +27,9 @@ export interface AggregateOutcome {
    * its partition is retried from there (the next batch starts from a confirmed outbox).
    */
   readonly retryFrom: TriggerRecord | null;
-  /** Commands that leave the recent window, accepted or rejected: archived before the head is written. */
+  /** The page of the commands that leave the recent window, accepted or rejected: written before the head that lists it. */
+  readonly page: ArchivePage | null;
+  /** Commands that leave the recent window when the head's page list is full: archived one item each, before the head is written. */
   readonly archive: readonly ArchivedCommand[];
   /**
    * Outcomes decided here that no head remembers: every one when no head is written (an
@@ -112,8 +116,21 @@ const archiveOf = (evicted: readonly RecentCommand[]): ArchivedCommand[] => [
   ).values(),
 ];
 
+/** When the folded commands were sent (the newest record time) and how long commandIds are deduplicated. */
+export interface Window {
+  readonly newest: number;
+  readonly dedupeWindowMs: number;
+}
+
 /** What a fold of `limit` commands against `base` comes to: no head when nothing new was decided. */
-export const outcomeOf = (base: Head, outboxConfirmed: boolean, tally: Tally, limit: number, retryFrom: TriggerRecord | null): Folded => {
+export const outcomeOf = (
+  base: Head,
+  outboxConfirmed: boolean,
+  tally: Tally,
+  limit: number,
+  retryFrom: TriggerRecord | null,
+  window: Window,
+): Folded => {
   const { results, deadLetters, recent, events, counts, fresh } = tally;
   const carried = outboxConfirmed ? [] : base.outbox;
   // An acceptance without events is remembered too (the head is written for it, at version 0
@@ -122,27 +139,36 @@ export const outcomeOf = (base: Head, outboxConfirmed: boolean, tally: Tally, li
   if (events.length === 0 && !tally.acceptedWithoutEvents) {
     const unkept = fresh.map((f) => f.kept);
     return {
-      outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept },
+      outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, page: null, archive: [], unkept },
       handled: limit,
       added: 0,
     };
   }
   const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
-  const keep = Math.max(RECENT_COMMANDS, limit);
-  const archive = archiveOf(recent.slice(0, Math.max(0, recent.length - keep)));
+  // The recent window fills up to RECENT_COMMANDS, then lets all but the newest RECENT_AFTER_PAGE
+  // go in one page; a batch's own commands always stay (a retry re-emits every result).
+  const evicted =
+    recent.length > Math.max(RECENT_COMMANDS, limit) ? recent.slice(0, recent.length - Math.max(RECENT_AFTER_PAGE, limit)) : [];
+  const leaving = archiveOf(evicted);
+  const live = pagesSince(base.pages ?? [], window.newest - window.dedupeWindowMs - PAGE_MARGIN_MS);
+  const paged = leaving.length > 0 && live.length < MAX_PAGES;
+  const page = paged ? pageOf(aggregateKey(base.aggregateType, base.aggregateId), leaving) : null;
+  const archive = paged ? [] : leaving;
+  const pages = page === null ? live : [...live, { id: page.id, until: page.until }];
   const next: Head = {
     aggregateType: base.aggregateType,
     aggregateId: base.aggregateId,
     version: tally.version,
     state: tally.state,
     offsets: tally.offsets,
-    recent: recent.slice(-keep),
+    recent: recent.slice(evicted.length),
     archivedUntil: Math.max(base.archivedUntil, ...archive.map((a) => a.at)),
+    ...(pages.length > 0 ? { pages } : {}),
     outbox: [...carried, ...events],
     writtenAt: tally.last ?? base.writtenAt,
   };
   return {
-    outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept },
+    outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, page, archive, unkept },
     handled: limit,
     added: events.length,
   };

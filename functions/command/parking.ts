@@ -73,7 +73,7 @@ export interface BatchParking {
 export const beginParking = async (parking: CommandParking): Promise<BatchParking> => {
   const parkedKeys = await parking.store.parkedKeys();
   const now = parking.now ?? Date.now;
-  const empty = { deadLetters: [], toPublish: [], next: null, retryFrom: null, archive: [] } as const;
+  const empty = { deadLetters: [], toPublish: [], next: null, retryFrom: null, page: null, archive: [] } as const;
   const zero = { accepted: 0, rejected: 0, duplicates: 0 };
   return {
     isParked: (key) => parkedKeys.has(key),
@@ -168,6 +168,7 @@ export const commitOrPark = async (
       next: null,
       counts: { accepted: 0, rejected: 0, duplicates: 0 },
       retryFrom: null,
+      page: null,
       archive: [],
       unkept: [],
       cut: { at: 0, reason },

@@ -27,6 +27,7 @@ import { checkGenerationDrained } from './generation-gate.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
+import { PageCache } from '../heads/archive-pages.ts';
 import type { BatchPublisher, CommandLog, EventsTopicState } from './ports.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 
@@ -86,6 +87,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const { dedupeWindowMs, keptResultsMs } = deps;
 
   const cache = new HeadCache(deps.headCache);
+  const pages = new PageCache();
   // The table's identity, described once per container (again after any failure: a table
   // deleted and restored under its name fails every batch until it is back).
   let identity: string | undefined;
@@ -186,6 +188,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const context: CommitContext = {
       heads: deps.heads,
       cache,
+      pages,
       maxConflictRetries,
       dedupeWindowMs,
       maxHeadBytes,

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EventRecord, Reason, ResultRecord } from '../core/wire.ts';
+import type { PageRef } from './archive-pages.ts';
 
 /** Outcome of a command, remembered so that a redelivery or a re-send gets the same answer. */
 export interface RecentCommand {
@@ -45,8 +46,10 @@ export interface Head {
   readonly offsets: Readonly<Record<string, number>>;
   /** The most recent commands with their results, oldest first. */
   readonly recent: readonly RecentCommand[];
-  /** Timestamp (ms) of the newest command moved to the archive; 0 when none was. */
+  /** Timestamp (ms) of the newest command archived as an item of its own (not in a page); 0 when none was. */
   readonly archivedUntil: number;
+  /** The archive pages (archive-pages.ts) still within the dedupe window, oldest first; absent when none. */
+  readonly pages?: readonly PageRef[];
   /** Events committed with this head and published in the batch that wrote it. */
   readonly outbox: readonly EventRecord[];
   /** Source position of the batch that wrote this head: the outbox is confirmed once that partition's checkpoint covers it. */
@@ -106,7 +109,7 @@ export const acceptedIn = (head: Pick<Head, 'recent'>, commandId: string): Resul
  * that a head rewritten at a trickle fits in one write unit (1 KB) as stored. Older ones are
  * archived (a re-sent commandId is looked up there, as a new one always is once a head archives).
  */
-export const RECENT_COMMANDS = 50;
+export const RECENT_COMMANDS = 40;
 /** DynamoDB's item limit is 400 KB; a head, measured as stored, stays below this to leave room. */
 export const MAX_HEAD_BYTES = 350 * 1024;
 /** Longest rejection message a head keeps (and a result carries): user code may say a lot. */

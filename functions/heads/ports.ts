@@ -9,6 +9,7 @@ import type { ResultRecord } from '../core/wire.ts';
 import type { ArchivedCommand, Head } from './head.ts';
 import type { StoredCheckpoint } from './partition.ts';
 import type { HeadStream } from './stream.ts';
+import type { ArchivePage, PageRef } from './archive-pages.ts';
 
 /** What a batch reads before it decides, in one consistent batched read. */
 export interface HeadsSnapshot {
@@ -50,6 +51,10 @@ export interface HeadsStore extends HeadStream {
   putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean>;
   /** Archived accepted commands, by consistent read; those not archived are left out. */
   readArchive(lookups: readonly ArchiveLookup[]): Promise<ArchivedCommand[]>;
+  /** Writes an archive page of an aggregate, kept for `windowMs` past its newest command (idempotent: its id is its content's). */
+  putPage(aggregateType: string, aggregateId: string, page: ArchivePage, windowMs: number): Promise<void>;
+  /** An aggregate's archive pages, by consistent batched read; those not found are left out. */
+  readPages(aggregateType: string, aggregateId: string, refs: readonly PageRef[]): Promise<ArchivePage[]>;
   /** Archives accepted commands of an aggregate for `windowMs` (idempotent). */
   archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;
   /** Keeps the outcomes no head remembers, for readers by commandId, for `retentionMs`. */

@@ -22,6 +22,7 @@ import { KafkaAggregatesError } from '../core/errors.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { registry } from '../core/registry.ts';
 import { decodeMskEvent } from '../core/trigger-event.ts';
+import { PageCache } from '../heads/archive-pages.ts';
 import { HeadCache } from '../heads/head-cache.ts';
 import { MAX_HEAD_BYTES } from '../heads/head.ts';
 import type { HeadsStore } from '../heads/ports.ts';
@@ -126,6 +127,7 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
   const ctx: CommitContext = {
     heads: deps.heads,
     cache: new HeadCache({ maxEntries: 0, maxBytes: 0 }),
+    pages: new PageCache(),
     maxConflictRetries: 5,
     dedupeWindowMs: deps.dedupeWindowMs,
     maxHeadBytes: deps.maxHeadBytes ?? MAX_HEAD_BYTES,

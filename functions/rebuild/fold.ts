@@ -12,6 +12,7 @@ import { offsetKey } from '../core/generation-log.ts';
 import type { LogRecord } from '../core/log.ts';
 import { topicPartition } from '../core/wire.ts';
 import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import { MAX_PAGES, PAGE_MARGIN_MS, pageOf, pagesSince, type ArchivePage } from '../heads/archive-pages.ts';
 import { positionKey } from '../heads/partition.ts';
 
 /** A version that skips ahead: events are missing from the log. */
@@ -228,7 +229,6 @@ export class LogFold {
       const list = this.evicted.get(k) ?? [];
       list.push({ commandId: gone.commandId, version: gone.result.version, at: gone.at });
       this.evicted.set(k, list);
-      head.archivedUntil = Math.max(head.archivedUntil, gone.at);
     }
     // In place: no copy of the head (its recent commands, its offsets) per event.
     head.version = event.version;
@@ -242,13 +242,22 @@ export class LogFold {
   }
 
   /**
-   * Heads changed since the last call with the commands they let go of since, and forgets both.
-   * The heads are copies: the fold goes on changing its own while they are written.
+   * Heads changed since the last call with the commands they let go of since, as one page
+   * (heads/archive-pages.ts) the head now lists, or one item each when its list is full; and
+   * forgets both. The heads are copies: the fold goes on changing its own while they are written.
    */
-  takeDirty(): { readonly head: Head; readonly archive: readonly ArchivedCommand[] }[] {
+  takeDirty(): { readonly head: Head; readonly page: ArchivePage | null; readonly archive: readonly ArchivedCommand[] }[] {
     const out = [...this.dirty].map((k) => {
       const head = this.heads.get(k) as FoldedHead;
-      return { head: { ...head, offsets: { ...head.offsets }, recent: [...head.recent] }, archive: this.evicted.get(k) ?? [] };
+      const leaving = this.evicted.get(k) ?? [];
+      const live = pagesSince(head.pages ?? [], this.archiveSince - PAGE_MARGIN_MS);
+      const page = leaving.length > 0 && live.length < MAX_PAGES ? pageOf(k, leaving) : null;
+      const archive = page === null ? leaving : [];
+      const pages = page === null ? live : [...live, { id: page.id, until: page.until }];
+      head.archivedUntil = Math.max(head.archivedUntil, ...archive.map((a) => a.at));
+      if (pages.length > 0) head.pages = pages;
+      else delete head.pages;
+      return { head: { ...head, offsets: { ...head.offsets }, recent: [...head.recent] }, page, archive };
     });
     this.dirty.clear();
     this.evicted.clear();

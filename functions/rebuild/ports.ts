@@ -4,6 +4,7 @@
  * adapters/kafka/topic-log.ts and publisher.ts, adapters/aws/trigger-gate.ts).
  */
 import type { ArchivedCommand, Head } from '../heads/head.ts';
+import type { PageWrite } from '../heads/archive-pages.ts';
 import type { StoredCheckpoint } from '../heads/partition.ts';
 import type { ControlRecord } from '../control/control.ts';
 
@@ -32,6 +33,8 @@ export interface RebuildHeadsStore {
   /** Heads written by the rebuild of `epoch`, by aggregate key (to resume it); with no epoch, the stored heads whoever wrote them. */
   readRebuilt(aggregateKeys: readonly string[], epoch?: number): Promise<Map<string, Head>>;
   archive(aggregateType: string, aggregateId: string, commands: readonly ArchivedCommand[], windowMs: number): Promise<void>;
+  /** Writes archive pages (heads/archive-pages.ts) of aggregates, many per request (idempotent). */
+  putPages(pages: readonly PageWrite[], windowMs: number): Promise<void>;
   /** One partition's checkpoint by consistent read. */
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
   /** Replaces a partition's checkpoint whatever it was. */

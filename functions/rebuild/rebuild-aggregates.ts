@@ -178,11 +178,17 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     writing = (async () => {
       await previous;
       const archives = dirty.filter((d) => d.archive.length > 0);
+      const pages = dirty.flatMap(({ head, page }) =>
+        page === null ? [] : [{ aggregateType: head.aggregateType, aggregateId: head.aggregateId, page }],
+      );
       // Archived before the heads that forget them are written, as the command side does.
-      await mapConcurrent(archives, writeConcurrency, async ({ head, archive }) => {
-        await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
-        archived += archive.length;
-      });
+      await Promise.all([
+        heads.putPages(pages, deps.dedupeWindowMs),
+        mapConcurrent(archives, writeConcurrency, async ({ head, archive }) => {
+          await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
+        }),
+      ]);
+      archived += pages.reduce((n, p) => n + p.page.commands.length, 0) + archives.reduce((n, a) => n + a.archive.length, 0);
       // A group is a read, then eight conditional puts at a time: about writeConcurrency requests in flight.
       const written = await heads.putRebuiltAll(
         dirty.map((d) => d.head),

@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { RebuildLockError } from '../../functions/control/control.ts';
 import { emptyHead, type Head } from '../../functions/heads/head.ts';
+import { findInPages, pageOf } from '../../functions/heads/archive-pages.ts';
+import { aggregateKey } from '../../functions/core/aggregate.ts';
 import type { StoredCheckpoint } from '../../functions/heads/partition.ts';
 import { type CommandLog } from '../../functions/command/ports.ts';
 import type { HeadsStore } from '../../functions/heads/ports.ts';
@@ -147,6 +149,27 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
         ],
         60_000,
       );
+    });
+
+    it('reads back archive pages, one by one or many per request, leaving out those never written', async () => {
+      const heads = await factory.heads();
+      const id = factory.unique('acc');
+      const key = aggregateKey('account', id);
+      const one = pageOf(key, [
+        { commandId: 'c1', version: 3, at: 1000 },
+        { commandId: 'c2', version: 0, at: 1001, rejected: { code: 'InsufficientFunds', message: 'not enough' } },
+        { commandId: 'c2', version: 4, at: 1002 },
+      ]);
+      const two = pageOf(key, [{ commandId: 'c5', version: 9, at: 5000 }]);
+      const never = pageOf(key, [{ commandId: 'c9', version: 1, at: 9000 }]);
+      await heads.putPage('account', id, one, 60_000);
+      await heads.putPages([{ aggregateType: 'account', aggregateId: id, page: two }], 60_000);
+      const found = await heads.readPages('account', id, [one, two, never]);
+      expect([...found].sort((a, b) => a.until - b.until)).toEqual([one, two]);
+      // An acceptance of a commandId wins over its rejection; a commandId no page holds is not found.
+      expect(findInPages(found, 'c2')).toEqual({ commandId: 'c2', version: 4, at: 1002 });
+      expect(findInPages(found, 'c5')).toEqual({ commandId: 'c5', version: 9, at: 5000 });
+      expect(findInPages(found, 'c9')).toBeUndefined();
     });
 
     it('writes rebuilt heads only under its lock, never lowering a version, and scans them back', async () => {

@@ -214,7 +214,9 @@ describe('the command side under the faults operations bring', () => {
       await deliverTo(topic, await topic.append(Array.from({ length: 50 }, () => command(id, 'Deposit', { amount: 2 }))));
     const head = await side().heads.get('account', id);
     expect(head?.recent.some((r) => r.commandId === firstDeposit.commandId)).toBe(false);
-    expect(head?.archivedUntil).toBeGreaterThan(0);
+    // Archived in pages the head lists, none as an item of its own; each delivery is a cold function, which reads them.
+    expect(head?.pages?.length).toBeGreaterThan(0);
+    expect(head?.archivedUntil).toBe(0);
 
     const again = await deliverTo(topic, await topic.append([{ ...firstDeposit }]));
     expect(again).toMatchObject({ accepted: 0, duplicates: 1, eventsPublished: 0 });

@@ -82,10 +82,15 @@ const fromPlainItem = (item: Item): Head => ({
 });
 
 /** What a reader of outcomes needs of a head item, in either layout; `HEAD_OUTCOME_ATTRIBUTES` reads no more. */
-export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'> & { readonly legacyArchiveUntil: number } => {
+export const recentFromItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil' | 'pages'> & { readonly legacyArchiveUntil: number } => {
   if (isBodyItem(item)) {
     const { head, legacyArchiveUntil } = fromBodyItem(item);
-    return { recent: head.recent, archivedUntil: head.archivedUntil, legacyArchiveUntil };
+    return {
+      recent: head.recent,
+      archivedUntil: head.archivedUntil,
+      ...(head.pages === undefined ? {} : { pages: head.pages }),
+      legacyArchiveUntil,
+    };
   }
   const plain = recentFromPlainItem(item);
   return { ...plain, legacyArchiveUntil: plain.archivedUntil };

@@ -33,6 +33,8 @@ import { getControl, putControl } from './control-item.ts';
 import { putRebuiltAll, readRebuilt, scanAll } from './rebuilt-heads.ts';
 import type { ReleaseList } from './release-list.ts';
 import { PartitionItems } from './partition-items.ts';
+import { pageFromItem, pageItem, pageKey } from './page-items.ts';
+import type { ArchivePage, PageRef, PageWrite } from '../../heads/archive-pages.ts';
 import { batchGetAll, batchWriteAll, type TableIo } from './requests.ts';
 
 type Item = Record<string, unknown>;
@@ -242,6 +244,25 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
         if (archived !== undefined && (archived.rejected === undefined || !found.has(l.commandId))) found.set(l.commandId, archived);
       }
     return [...found.values()];
+  }
+
+  /** Writes an archive page (page-items.ts); idempotent, as its id is its content's. */
+  async putPage(aggregateType: string, aggregateId: string, page: ArchivePage, windowMs: number): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: pageItem(aggregateType, aggregateId, page, windowMs) }));
+  }
+
+  /** Writes archive pages of aggregates, 25 per request (the rebuild's). */
+  putPages(pages: readonly PageWrite[], windowMs: number): Promise<void> {
+    return this.putAll(
+      pages.map((w) => pageItem(w.aggregateType, w.aggregateId, w.page, windowMs)),
+      'archive pages',
+    );
+  }
+
+  /** Archive pages of an aggregate by consistent batched read; those not found are left out. */
+  async readPages(aggregateType: string, aggregateId: string, refs: readonly PageRef[]): Promise<ArchivePage[]> {
+    if (refs.length === 0) return [];
+    return (await this.batchGetItems(refs.map((r) => pageKey(aggregateType, aggregateId, r.id)))).map(pageFromItem);
   }
 
   /** Archives accepted commands of an aggregate (idempotent: an archived command is a fact), 25 per request. */

@@ -10,6 +10,7 @@ import type { CommandRef, OutcomeReader } from '../../command-api/ports.ts';
 import { batchGetAll } from './requests.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import { answerTo, isCommand } from '../../heads/head.ts';
+import { findInPages, pagesSince } from '../../heads/archive-pages.ts';
 import {
   archivedFromItem,
   archivedIs,
@@ -38,7 +39,7 @@ export class CommandOutcomes implements OutcomeReader {
 
   /**
    * One consistent BatchGetItem of the head (its recent commands) and the command's kept
-   * outcome; the archive (acceptances and rejections) only when the head archived commands since `archivedSince`
+   * outcome; the archive (acceptances and rejections: the head's pages, its archive items) only where the head archived commands since `archivedSince`
    * and no acceptance was found. An acceptance wins over a rejection (a command re-sent after
    * a rejection may have been accepted since); else a rejection the head remembers (the first), else the kept one.
    */
@@ -60,25 +61,35 @@ export class CommandOutcomes implements OutcomeReader {
     ];
     const accepted = found.find((r) => r.status === 'accepted');
     if (accepted !== undefined) return accepted;
-    if (remembered !== undefined && remembered.archivedUntil > 0 && remembered.archivedUntil >= (options.archivedSince ?? 0)) {
-      // Under its fingerprint's key; also under its commandId's when the previous layout archived this aggregate's commands.
-      const key = archiveKey(aggregateType, aggregateId, commandId);
-      const archived =
-        remembered.legacyArchiveUntil > 0
-          ? await batchGetAll(this.doc, this.tableName, [{ pk: key }, { pk: legacyArchiveKey(aggregateType, aggregateId, commandId) }], 8)
-          : await this.doc
-              .send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }))
-              .then((out) => (out.Item === undefined ? [] : [out.Item]));
-      const commands = archived.filter((item) => archivedIs(item, ref)).map((item) => archivedFromItem(item, commandId));
-      const command = commands.find((c) => c.rejected === undefined) ?? commands[0];
-      if (command !== undefined) {
-        if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
-        // A rejection that left the head's recent window.
-        if (found.every((r) => r.status === 'parked'))
-          return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
-      }
+    if (remembered === undefined) return found[0];
+    const since = options.archivedSince ?? 0;
+    const [archived, pages] = await Promise.all([
+      remembered.archivedUntil > 0 && remembered.archivedUntil >= since ? this.archiveItems(ref, remembered.legacyArchiveUntil) : [],
+      this.heads.readPages(aggregateType, aggregateId, pagesSince(remembered.pages ?? [], since)),
+    ]);
+    const commands = [
+      ...archived.filter((item) => archivedIs(item, ref)).map((item) => archivedFromItem(item, commandId)),
+      ...[findInPages(pages, commandId)].filter((c) => c !== undefined),
+    ];
+    const command = commands.find((c) => c.rejected === undefined) ?? commands[0];
+    if (command !== undefined) {
+      if (command.rejected === undefined) return { commandId, aggregateType, aggregateId, status: 'accepted', version: command.version };
+      // A rejection that left the head's recent window.
+      if (found.every((r) => r.status === 'parked'))
+        return { commandId, aggregateType, aggregateId, status: 'rejected', reason: command.rejected };
     }
     return found[0];
+  }
+
+  /** The command's archive items: under its fingerprint's key; also under its commandId's when the previous layout archived this aggregate's commands. */
+  private archiveItems(ref: CommandRef, legacyArchiveUntil: number): Promise<Record<string, unknown>[]> {
+    const { aggregateType, aggregateId, commandId } = ref;
+    const key = archiveKey(aggregateType, aggregateId, commandId);
+    return legacyArchiveUntil > 0
+      ? batchGetAll(this.doc, this.tableName, [{ pk: key }, { pk: legacyArchiveKey(aggregateType, aggregateId, commandId) }], 8)
+      : this.doc
+          .send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }))
+          .then((out) => (out.Item === undefined ? [] : [out.Item]));
   }
 
   /** The aggregate's version and state, by consistent read of its head. */

@@ -37,8 +37,10 @@ type Body = [
   outbox: readonly EventRecord[],
   writtenAt: Head['writtenAt'],
   recent: RecentColumns,
-  /** Present on a head upgraded from the previous layout that had archived: its `archivedUntil` then (see `toBodyItem`). */
+  /** Present on a head upgraded from the previous layout that had archived: its `archivedUntil` then (see `toBodyItem`); else 0 when pages follow. */
   legacyArchiveUntil?: number,
+  /** The archive pages the head lists (heads/archive-pages.ts), as `[id, until]`. */
+  pages?: [string, number][],
 ];
 
 const deltas = (values: readonly number[]): number[] => values.map((v, i) => (i === 0 ? v : v - (values[i - 1] as number)));
@@ -107,7 +109,9 @@ const fromColumns = (aggregateType: string, aggregateId: string, ids: Uint8Array
  */
 export const toBodyItem = (head: Head, legacyArchiveUntil = 0): Item => {
   const body: Body = [head.state, head.offsets, head.archivedUntil, head.outbox, head.writtenAt, toColumns(head.recent)];
-  if (legacyArchiveUntil > 0) body.push(legacyArchiveUntil);
+  const pages = head.pages ?? [];
+  if (legacyArchiveUntil > 0 || pages.length > 0) body.push(legacyArchiveUntil);
+  if (pages.length > 0) body.push(pages.map((p) => [p.id, p.until]));
   return {
     pk: aggregateKey(head.aggregateType, head.aggregateId),
     version: head.version,
@@ -124,7 +128,7 @@ const idsOf = (item: Item): Uint8Array => (item.ids instanceof Uint8Array ? item
 
 /** Parses a head item in the compact layout, and its `legacyArchiveUntil` (0 when none); our own writes, so the shape is trusted. */
 export const fromBodyItem = (item: Item): { readonly head: Head; readonly legacyArchiveUntil: number } => {
-  const [state, offsets, archivedUntil, outbox, writtenAt, recent, legacyArchiveUntil] = bodyOf(item);
+  const [state, offsets, archivedUntil, outbox, writtenAt, recent, legacyArchiveUntil, pages] = bodyOf(item);
   // The key is `type#id`, and a type name never holds `#` (core/aggregate.ts).
   const pk = item.pk as string;
   const aggregateType = pk.slice(0, pk.indexOf('#'));
@@ -137,6 +141,7 @@ export const fromBodyItem = (item: Item): { readonly head: Head; readonly legacy
     offsets,
     recent: fromColumns(aggregateType, aggregateId, idsOf(item), recent),
     archivedUntil,
+    ...(pages === undefined ? {} : { pages: pages.map(([id, until]) => ({ id, until })) }),
     outbox,
     writtenAt,
   };

@@ -13,6 +13,7 @@ import { addRelease, type Release } from '../../core/release.ts';
 import type { ResultRecord } from '../../core/wire.ts';
 import { RebuildLockError, type ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
+import type { ArchivePage, PageRef, PageWrite } from '../../heads/archive-pages.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
 import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../../heads/ports.ts';
 import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
@@ -27,6 +28,7 @@ export type HeadsItem =
   | { readonly kind: 'checkpoint'; readonly checkpoint: StoredCheckpoint }
   | { readonly kind: 'releases'; readonly releases: readonly Release[] }
   | { readonly kind: 'archived'; readonly command: ArchivedCommand }
+  | { readonly kind: 'page'; readonly page: ArchivePage }
   | { readonly kind: 'result'; readonly result: ResultRecord; readonly at: number };
 
 /** The table's items by key, as a restore or a copy hands them over. */
@@ -36,6 +38,7 @@ const CONTROL = '~control';
 const checkpointKey = (tp: string) => `~partition#${tp}`;
 const releasesKey = (tp: string) => `~releases#${tp}`;
 const archiveKey = (type: string, id: string, commandId: string) => `~archive#${aggregateKey(type, id)}#${commandId}`;
+const pageKey = (type: string, id: string, page: string) => `~page#${aggregateKey(type, id)}#${page}`;
 const resultKey = (type: string, id: string, commandId: string) => `~result#${aggregateKey(type, id)}#${commandId}`;
 
 const groups = <T>(items: readonly T[], size: number): T[][] =>
@@ -202,6 +205,28 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
       'heads.archive',
       commands.map((command) => [archiveKey(aggregateType, aggregateId, command.commandId), { kind: 'archived', command }] as const),
     );
+  }
+
+  /** PutItem of one page (content-addressed, so a second write of it changes nothing). */
+  putPage(aggregateType: string, aggregateId: string, page: ArchivePage, _windowMs: number): Promise<void> {
+    return perform(this.io, 'heads.putPage', () => this.put(pageKey(aggregateType, aggregateId, page.id), { kind: 'page', page }));
+  }
+
+  /** BatchWriteItem of pages, 25 per request. */
+  putPages(pages: readonly PageWrite[], _windowMs: number): Promise<void> {
+    return this.batchPut(
+      'heads.putPages',
+      pages.map((w) => [pageKey(w.aggregateType, w.aggregateId, w.page.id), { kind: 'page', page: w.page }] as const),
+    );
+  }
+
+  async readPages(aggregateType: string, aggregateId: string, refs: readonly PageRef[]): Promise<ArchivePage[]> {
+    if (refs.length === 0) return [];
+    const found = await this.batchGet(
+      'heads.readPages',
+      refs.map((r) => pageKey(aggregateType, aggregateId, r.id)),
+    );
+    return [...found.values()].flatMap((item) => (item.kind === 'page' ? [item.page] : []));
   }
 
   keepResults(unkept: readonly UnkeptResult[], _retentionMs: number): Promise<void> {

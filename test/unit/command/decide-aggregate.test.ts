@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { headItemBytes } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
 import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { emptyHead, MAX_HEAD_BYTES, RECENT_COMMANDS, type Head } from '../../../functions/heads/head.ts';
+import { emptyHead, fingerprint, MAX_HEAD_BYTES, RECENT_COMMANDS, type ArchivedCommand, type Head } from '../../../functions/heads/head.ts';
+import { findInPages, MAX_PAGES, RECENT_AFTER_PAGE, type ArchivePage } from '../../../functions/heads/archive-pages.ts';
 import type { PartitionCheckpoint } from '../../../functions/heads/partition.ts';
 import { registry } from '../../../functions/core/registry.ts';
 import { defineAggregate, reject, type Message } from '../../../functions/core/aggregate.ts';
@@ -583,14 +584,41 @@ describe('decideAggregate: commands that break the aggregate', () => {
 });
 
 describe('decideAggregate: recent commands', () => {
-  it('keeps RECENT_COMMANDS entries, newest last, once a head has more', async () => {
-    // Offsets 0..120 in the head, then 500 and 501: the newest RECENT_COMMANDS of those 123 stay.
+  it('lets the recent window fill to RECENT_COMMANDS, then pages all but the newest RECENT_AFTER_PAGE', async () => {
+    // Offsets 0..60 in the head (one batch keeps all its own), then 500 and 501: the newest RECENT_AFTER_PAGE of those 63 stay.
     const last = RECENT_COMMANDS + 20;
     const many = [open(0), ...Array.from({ length: last }, (_, i) => deposit(i + 1, 1))];
     const head = committed(await decide(accountHead(), many));
-    const next = committed(await decide(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last)));
-    const kept = Array.from({ length: RECENT_COMMANDS - 2 }, (_, i) => last - (RECENT_COMMANDS - 2) + 1 + i);
+    const outcome = await decide(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last));
+    const next = committed(outcome);
+    const kept = Array.from({ length: RECENT_AFTER_PAGE - 2 }, (_, i) => last - (RECENT_AFTER_PAGE - 2) + 1 + i);
     expect(next.recent.map((r) => r.offset)).toStrictEqual([...kept, 500, 501]);
+    // The others went into one page, which the head lists; none into items of their own.
+    expect(outcome.page?.commands).toHaveLength(last + 1 - kept.length);
+    expect(outcome.archive).toStrictEqual([]);
+    expect(next.pages).toStrictEqual([{ id: outcome.page?.id, until: outcome.page?.until }]);
+    // Below RECENT_COMMANDS again, the next command writes no page.
+    const quiet = await decide(next, [deposit(502, 1)], confirmedThrough(501));
+    expect(quiet.page).toBeNull();
+    expect(committed(quiet).recent).toHaveLength(RECENT_AFTER_PAGE + 1);
+    expect(committed(quiet).pages).toStrictEqual(next.pages);
+  });
+
+  it('archives one item per command once the head lists MAX_PAGES pages', async () => {
+    let head = committed(await decide(accountHead(), [open(0)]));
+    let offset = 1;
+    for (let page = 0; page <= MAX_PAGES; page++) {
+      const batch = Array.from({ length: RECENT_COMMANDS + 1 }, () => deposit(offset++, 1));
+      const outcome = await decide(head, batch, confirmedThrough(offset - RECENT_COMMANDS - 2));
+      head = committed(outcome);
+      if (page < MAX_PAGES) expect(outcome.archive).toStrictEqual([]);
+      else {
+        expect(outcome.page).toBeNull();
+        expect(outcome.archive.length).toBeGreaterThan(0);
+        expect(head.archivedUntil).toBeGreaterThan(0);
+      }
+    }
+    expect(head.pages).toHaveLength(MAX_PAGES);
   });
 
   it('keeps every command of a batch larger than RECENT_COMMANDS, so a retry re-emits every result', async () => {
@@ -648,11 +676,12 @@ describe('decideAggregate: what the head no longer keeps', () => {
     // A later batch pushes the oldest entries out of the recent window: they go to the archive.
     const later = await decide(written, [deposit(200, 1), deposit(201, 1)], confirmedThrough(RECENT_COMMANDS + 5));
     const head = committed(later);
-    expect(later.archive.map((a) => a.commandId)).toContain('first');
+    const page = later.page as ArchivePage;
+    expect(page.commands.map((a) => a.commandId)).toContain(fingerprint('first'));
     expect(head.recent.some((r) => r.commandId === 'first')).toBe(false);
-    expect(head.archivedUntil).toBeGreaterThan(0);
+    expect(head.pages).toStrictEqual([{ id: page.id, until: page.until }]);
 
-    const archived = new Map(later.archive.map((a) => [a.commandId, a]));
+    const archived = new Map([['first', findInPages([page], 'first') as ArchivedCommand]]);
     const resend = [open(300, { commandId: 'first' })];
     const found = decideAggregate(batchOf(head, await incoming(...resend), { archived, checkpoints: confirmedThrough(201) }));
     expect(summary(found.results)).toStrictEqual(['first v1']);

@@ -433,7 +433,7 @@ const commandSideHistory = async (seed: number) => {
     return { commandId, aggregateType: 'account', aggregateId: id, type, data, ...expected };
   };
 
-  for (let batch = 0; batch < 60; batch++) {
+  for (let batch = 0; batch < 45; batch++) {
     const partition = rnd.int(0, 2);
     const tp = topicPartition({ topic: 'commands', partition });
     const local = ids.filter((_, i) => home(i) === partition);
