@@ -108,6 +108,7 @@ const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
  */
 const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void => {
   world.forgets = true;
+  world.restored = true;
   for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
   for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
   world.coldStart();

@@ -73,6 +73,12 @@ export class World {
    * API's outcomes are then not checked.
    */
   forgets = false;
+  /**
+   * Set once the table was replaced by a restore or a copy: an outcome it lacks may be on no
+   * topic but the results (an acceptance that changed nothing), so a redelivery of that
+   * command may be answered `OutcomeNotRetained`.
+   */
+  restored = false;
   /** What the command API answered that it must not have. */
   readonly apiViolations: string[] = [];
   /** Commands sent in bursts so far (their commandIds). */
