@@ -9,6 +9,7 @@ import { Duration, type aws_lambda as lambda } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { tableEnv, topicEnv } from '../functions/config.ts';
+import { generationName } from '../functions/core/generations.ts';
 import { generations, scopedName, topics as topologyTopics, type FunctionSpec, type TopicKey } from '../functions/topology.ts';
 import type { KafkaCluster } from './kafka-cluster.ts';
 import { createNodeFunction } from './node-function.ts';
@@ -126,6 +127,8 @@ export class Handlers extends Construct {
     // Every generation's name of a topic: a keyed topic's grow (`<name>.g2`, …), the others' one.
     const namesOf = (t: TopicKey): string[] =>
       topologyTopics[t].keyed ? generations(props.topicNames[t], counts).map((g) => g.name) : [props.topicNames[t]];
+    // A trigger's group on every generation of its topic (`<group>.g2`, …): the rebuilds read where each stands.
+    const groupsOf = (key: string): string[] => counts.map((_, index) => generationName(groupOf(key), index));
     const sharedEnvironment: Record<string, string> = {
       ...Object.fromEntries(allTopics.map((t) => [topicEnv[t], props.topicNames[t]])),
       PARTITION_GENERATIONS: counts.join(','),
@@ -192,7 +195,7 @@ export class Handlers extends Construct {
       // The rebuild also reads where the trigger it holds has committed.
       const controlled = props.functions[spec.controlsTriggerOf]?.trigger;
       if (controlled !== undefined) {
-        props.cluster.grantDescribeGroups(fn, [props.topicNames[controlled.topic]], [groupOf(spec.controlsTriggerOf)]);
+        props.cluster.grantDescribeGroups(fn, namesOf(controlled.topic), groupsOf(spec.controlsTriggerOf));
         fn.addEnvironment('COMMANDS_CONSUMER_GROUP', groupOf(spec.controlsTriggerOf));
       }
       // After disabling the trigger, wait out a batch already in flight before reading the log.
@@ -208,7 +211,7 @@ export class Handlers extends Construct {
       }
       // The read-models rebuild replays the log up to where the event trigger has committed,
       // after waiting out a batch in flight (the event function's timeout).
-      props.cluster.grantDescribeGroups(fn, [props.topicNames[followed.topic]], [groupOf(spec.readsOffsetsOf)]);
+      props.cluster.grantDescribeGroups(fn, namesOf(followed.topic), groupsOf(spec.readsOffsetsOf));
       fn.addEnvironment('READ_MODELS_CONSUMER_GROUP', groupOf(spec.readsOffsetsOf));
       fn.addEnvironment('READ_MODELS_DRAIN_SECONDS', String(props.functions[spec.readsOffsetsOf]?.timeoutSeconds ?? 0));
     }

@@ -22,8 +22,14 @@ import { pascal } from './tables.ts';
 export interface MonitoringProps {
   /** Functions by topology key. */
   readonly functions: Readonly<Record<string, NodejsFunction>>;
-  /** Each trigger by the key of the function it invokes. */
+  /** Each trigger by the key of the function it invokes (of the newest generation of its topic). */
   readonly triggers: Readonly<Record<string, lambda.IEventSourceMapping>>;
+  /**
+   * The triggers of the older generations of each keyed topic (core/generations.ts), oldest
+   * first, by the key of the function they invoke: each gets its own error and not-polling alarms.
+   * @default - none
+   */
+  readonly olderTriggers?: Readonly<Record<string, readonly lambda.IEventSourceMapping[]>>;
   /** Tables by topology key. */
   readonly tables: Readonly<Record<string, dynamodb.ITable>>;
   /** Namespace of the functions' Powertools metrics. */
@@ -174,6 +180,38 @@ export class Monitoring extends Construct {
         NOT_POLLING_MINUTES / 5,
       );
     }
+
+    // An older generation's trigger still runs (a late record is decided there): it can fail or
+    // stop polling like the newest. Its lag is in the function's OffsetLag, alarmed above.
+    for (const [key, mappings] of Object.entries(props.olderTriggers ?? {}))
+      for (const [index, mapping] of mappings.entries()) {
+        const generation = `G${index + 1}`;
+        const errors = new cloudwatch.MathExpression({
+          expression: 'FILL(polling, 0) + FILL(invoke, 0) + FILL(commit, 0)',
+          usingMetrics: {
+            polling: mappingMetric(mapping, 'PollingErrorCount', period),
+            invoke: mappingMetric(mapping, 'InvokeErrorCount', period),
+            commit: mappingMetric(mapping, 'CommitErrorCount', period),
+          },
+          label: `${key} trigger errors (generation ${index + 1})`,
+          period,
+        });
+        this.addAlarm(
+          `${pascal(key)}TriggerErrors${generation}`,
+          errors,
+          0,
+          `The trigger of ${key} on generation ${index + 1} of its topic cannot poll, invoke or commit: records that reach that generation wait`,
+        );
+        this.addAlarm(
+          `${pascal(key)}TriggerNotPolling${generation}`,
+          mappingMetric(mapping, 'PolledEventCount', period),
+          0,
+          `The trigger of ${key} on generation ${index + 1} of its topic has published no event counts for ${NOT_POLLING_MINUTES} minutes: disabled, or its pollers are down`,
+          NOT_POLLING_MINUTES / 5,
+          cloudwatch.TreatMissingData.BREACHING,
+          cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        );
+      }
 
     const own = (metricName: string) =>
       new cloudwatch.Metric({

@@ -141,6 +141,7 @@ export class KafkaAggregatesStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       functions: this.handlers.functions,
       triggers: this.handlers.triggers,
+      olderTriggers: Object.fromEntries(Object.entries(this.handlers.generationTriggers).map(([key, ms]) => [key, ms.slice(0, -1)])),
       tables: this.tables.tables,
       metricsNamespace: settings.metricsNamespace,
       serviceName: settings.serviceName,

@@ -4,6 +4,8 @@
  */
 import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
+import { census } from './cli/census.ts';
+import { checkDeployCli } from './cli/check-deploy.ts';
 import { grow } from './cli/grow.ts';
 import { rebuild } from './cli/rebuild.ts';
 import { send } from './cli/send.ts';
@@ -15,12 +17,12 @@ import { tail } from './cli/tail.ts';
 import { trace } from './cli/trace.ts';
 import { verify } from './cli/verify.ts';
 
-const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, rebuild, verify, grow, stack];
+const commands: readonly CliCommand[] = [send, state, tail, trace, status, skip, rebuild, verify, census, checkDeployCli, grow, stack];
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 
 Commands:
-${commands.map((c) => `  ${c.name.padEnd(7)} ${c.summary}`).join('\n')}
+${commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
 
 Run \`kafka-aggregates <command> --help\` for a command's arguments.
 

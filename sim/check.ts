@@ -11,6 +11,7 @@ import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
 import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
+import { censusViolations } from './census-check.ts';
 import { deployments } from './code-versions.ts';
 import { compareWithDecisions, decideInOrder, type OrderedCommand } from './oracle.ts';
 import { TOPICS, type World } from './world.ts';
@@ -188,6 +189,7 @@ export const checkWorld = async (
   violations.push(...world.haltedWhole.map((message) => ({ kind: 'invocation-failed-for-a-halt', message })));
   violations.push(...world.apiViolations.map((message) => ({ kind: 'api-answer', message })));
   if (quiescent) {
+    violations.push(...censusViolations(world));
     const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);
     for (const m of compareWithDecisions(decided, resultsByCommand(world), world.restored))
       violations.push({

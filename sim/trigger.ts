@@ -7,7 +7,7 @@
  * lost (the batch succeeded, and is delivered again).
  */
 import type { MemoryCluster, StoredRecord } from '../functions/adapters/memory/cluster.ts';
-import type { MskEvent, MskRecord } from '../functions/core/trigger-event.ts';
+import { mskRecordOf, type MskEvent, type MskRecord } from '../functions/core/trigger-event.ts';
 import type { Random } from '../chaos/random.ts';
 import type { Scheduler, Task } from './scheduler.ts';
 
@@ -24,14 +24,10 @@ interface Invocation {
   readonly life: number;
 }
 
-const mskRecord = (topic: string, r: StoredRecord): MskRecord => ({
-  topic,
-  partition: r.partition,
-  offset: r.offset,
-  timestamp: r.timestamp,
+/** A stored record as the trigger's payload carries it. */
+export const mskRecord = (topic: string, r: StoredRecord): MskRecord => ({
+  ...mskRecordOf(topic, r),
   timestampType: 'CREATE_TIME',
-  key: r.key === null ? null : r.key.toString('base64'),
-  value: r.value === null ? null : r.value.toString('base64'),
   headers: [],
 });
 

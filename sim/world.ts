@@ -13,8 +13,7 @@ import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functio
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
 import type { Release } from '../functions/core/release.ts';
 import type { MskEvent } from '../functions/core/trigger-event.ts';
-import { EventChainError } from '../functions/core/event-reader.ts';
-import { ConsumerFailedError, EventGapError } from '../functions/event/errors.ts';
+import { dispositionOf } from '../functions/core/errors.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
 import { createEventProcessor } from '../functions/event/process-batch.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
@@ -35,8 +34,7 @@ const PARTITIONS = { commands: 3, events: 3, results: 3, deadLetter: 1 } as cons
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** What the event side must answer as a halt of one partition, never by failing its invocation: a gap, an unreadable event, failing user code. */
-const isHalt = (error: unknown): boolean =>
-  error instanceof EventGapError || error instanceof EventChainError || error instanceof ConsumerFailedError;
+const isHalt = (error: unknown): boolean => dispositionOf(error) === 'halt-partition';
 
 /** A release the simulated operator recorded, with the life of the topic it was meant for. */
 export interface RecordedRelease {

@@ -12,7 +12,8 @@ import type { IncomingCommand } from './decode.ts';
 import { acceptedIn, emptyHead, type ArchivedCommand, type Head } from '../heads/head.ts';
 import type { HeadCache } from '../heads/head-cache.ts';
 import { outboxConfirmed, type StoredCheckpoint } from '../heads/partition.ts';
-import { VersionConflictError, type HeadsStore } from '../heads/ports.ts';
+import type { HeadsStore } from '../heads/ports.ts';
+import { tokenOf } from '../heads/stream.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** Too many lost version races on one aggregate: fail the batch so the trigger retries it. */
@@ -23,9 +24,8 @@ export class ConflictRetriesExhaustedError extends KafkaAggregatesError {
     readonly aggregateType: string,
     readonly aggregateId: string,
     attempts: number,
-    options?: ErrorOptions,
   ) {
-    super(`${aggregateType} ${aggregateId}: still conflicting after ${attempts} re-decisions`, options);
+    super(`${aggregateType} ${aggregateId}: still conflicting after ${attempts} re-decisions`);
   }
 }
 
@@ -73,6 +73,7 @@ export const commitAggregate = async (
   const empty = () => emptyHead(first.aggregate.type, first.envelope.aggregateId, first.aggregate.initialState);
   const keep = (h: Head) => cache.set(key, h, heads.sizeOf(h));
   let base: Head = head ?? empty();
+  let token = tokenOf(key, head);
   let kept = warm;
   for (let attempt = 0; ; attempt++) {
     const outcome = decideAggregate({
@@ -92,10 +93,11 @@ export const commitAggregate = async (
         kept = false;
         const now = await heads.read([key], []);
         if (now.control?.status === 'rebuilding') throw new RebuildInProgressError(now.control.epoch);
-        const current = now.heads.get(key) ?? empty();
-        if (current.version !== base.version) {
+        const current = now.heads.get(key);
+        if ((current?.version ?? 0) !== base.version) {
           cache.delete(key);
-          base = current;
+          base = current ?? empty();
+          token = tokenOf(key, current);
           continue;
         }
       }
@@ -104,18 +106,19 @@ export const commitAggregate = async (
     }
     // Archived before the head that forgets them is written: a crash in between leaves facts, not holes.
     if (outcome.archive.length > 0) await heads.archive(base.aggregateType, base.aggregateId, outcome.archive, ctx.dedupeWindowMs);
-    try {
-      await heads.commit(outcome.next, base.version);
+    const synced = await heads.trySync(token, outcome.next).catch((error: unknown) => {
+      cache.delete(key);
+      throw error;
+    });
+    if (synced.outcome === 'written') {
       keep(outcome.next);
       return outcome;
-    } catch (error) {
-      cache.delete(key);
-      if (!(error instanceof VersionConflictError)) throw error;
-      kept = false;
-      ctx.onConflict();
-      if (attempt >= ctx.maxConflictRetries)
-        throw new ConflictRetriesExhaustedError(base.aggregateType, base.aggregateId, attempt + 1, { cause: error });
-      base = error.current ?? empty();
     }
+    cache.delete(key);
+    kept = false;
+    ctx.onConflict();
+    if (attempt >= ctx.maxConflictRetries) throw new ConflictRetriesExhaustedError(base.aggregateType, base.aggregateId, attempt + 1);
+    base = synced.resync.head ?? empty();
+    token = synced.resync.token;
   }
 };

@@ -2,19 +2,20 @@
  * The pure heart of the command side: folds one aggregate's commands of a batch, in order,
  * through decide/evolve against its head, deduplicating by source position and commandId,
  * and keeps the head within its size limit. The result is what to commit (one head), what to
- * publish, what to answer and what to archive; no I/O.
+ * publish, what to answer and what to archive (outcome.ts); no I/O.
  */
-import type { UnkeptResult } from '../heads/ports.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
-import { topicPartition, type EventRecord, type Reason, type ResultRecord } from '../core/wire.ts';
+import { topicPartition, type Reason, type ResultRecord } from '../core/wire.ts';
 import { classify } from '../heads/dedupe.ts';
 import type { IncomingCommand } from './decode.ts';
 import { decideOne, type Decided } from './decide-one.ts';
-import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import type { ArchivedCommand, Head } from '../heads/head.ts';
 import { positionKey } from '../heads/partition.ts';
+import { bounded, outcomeOf, rejection, startTally, type AggregateOutcome, type Folded, type Tally } from './outcome.ts';
 
 export { eventRecord } from './decide-one.ts';
+export type { AggregateOutcome } from './outcome.ts';
 
 /** One aggregate's share of a batch, and what the decision needs to know besides. */
 export interface AggregateBatch {
@@ -36,180 +37,86 @@ export interface AggregateBatch {
   readonly maxHeadBytes: number;
 }
 
-/** What one aggregate's share of a batch comes to. */
-export interface AggregateOutcome {
-  /** One result per command handled, in order, including the original results re-emitted for duplicates. */
-  readonly results: readonly ResultRecord[];
-  /** Commands that broke the aggregate rather than a business rule (decide threw, head too large), or that an operator skipped. */
-  readonly deadLetters: readonly { readonly record: TriggerRecord; readonly reason: Reason }[];
-  /** Events to publish, in version order: the unconfirmed outbox first, then the new ones. */
-  readonly toPublish: readonly EventRecord[];
-  /** The head to commit, conditional on `base.version`; null when nothing new was decided. */
-  readonly next: Head | null;
-  readonly counts: { accepted: number; rejected: number; duplicates: number };
-  /**
-   * The first command left undecided because the head would not fit in one write with it:
-   * its partition is retried from there (the next batch starts from a confirmed outbox).
-   */
-  readonly retryFrom: TriggerRecord | null;
-  /** Commands that leave the recent window, accepted or rejected: archived before the head is written. */
-  readonly archive: readonly ArchivedCommand[];
-  /**
-   * Outcomes decided here that no head remembers: every one when no head is written (an
-   * aggregate's batch of rejections), and the answers to reused or forgotten positions, which
-   * a head never remembers. Duplicates are left out: their outcome is remembered already.
-   */
-  readonly unkept: readonly UnkeptResult[];
-}
+/**
+ * A command met before: a duplicate (its original answer), a position answered already, or an
+ * operator's skip. Answers it without a decision and returns true; false for a new command.
+ */
+const answerKnown = (batch: AggregateBatch, tally: Tally, incoming: IncomingCommand, tp: string): boolean => {
+  const { record, envelope } = incoming;
+  const known = classify(
+    { recent: tally.recent, offsets: tally.offsets, archived: batch.archived, dedupeWindowMs: batch.dedupeWindowMs },
+    incoming,
+    tp,
+  );
+  if (known.kind === 'duplicate') {
+    tally.results.push(known.result);
+    tally.counts.duplicates++;
+    if (known.remember) tally.remember(incoming, tp, known.result);
+    return true;
+  }
+  // Before the answer to a position handled already: a batch that skipped this record and
+  // committed a later one may have failed before its dead letters went out (a skip moves no offset).
+  const release = batch.releaseOf(record);
+  let reason: Reason;
+  if (release?.action === 'skip') {
+    reason = { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) };
+    tally.deadLetters.push({ record, reason });
+  } else if (known.kind === 'answered') reason = known.reason;
+  else return false;
+  const result = rejection(batch.base, envelope.commandId, reason);
+  tally.results.push(result);
+  tally.fresh.push({ kept: { result, at: record.timestamp }, remembered: false });
+  tally.counts.rejected++;
+  return true;
+};
 
-const bounded = (reason: Reason): Reason =>
-  reason.message.length <= MAX_REASON_CHARS ? reason : { code: reason.code, message: `${reason.message.slice(0, MAX_REASON_CHARS - 1)}…` };
-
-interface Folded {
-  readonly outcome: AggregateOutcome;
-  /** Commands folded (the rest were left for a retry). */
-  readonly handled: number;
-  /** Events the folded commands added. */
-  readonly added: number;
-}
+/** Decides a new command (or, `tooLarge`, rejects it as AggregateTooLarge) and records the outcome. */
+const decideNew = (batch: AggregateBatch, tally: Tally, incoming: IncomingCommand, tp: string, tooLarge: boolean): void => {
+  const { record, envelope } = incoming;
+  const { aggregateType, aggregateId } = batch.base;
+  const decided: Decided = tooLarge
+    ? {
+        reason: {
+          code: 'AggregateTooLarge',
+          message: `committing this command would make the head of ${aggregateType} ${aggregateId} larger than ${batch.maxHeadBytes} bytes as stored`,
+        },
+        deadLetter: true,
+      }
+    : decideOne(incoming, tally.state, tally.version, batch.incarnationOf(record));
+  let result: ResultRecord;
+  if ('reason' in decided) {
+    if (decided.deadLetter) tally.deadLetters.push({ record, reason: bounded(decided.reason) });
+    result = rejection(batch.base, envelope.commandId, decided.reason);
+    tally.counts.rejected++;
+  } else {
+    tally.events.push(...decided.events);
+    // Only commands with events move the stored offset, so that a head rebuilt from the
+    // events topic alone has the same offsets. A rejection redelivered past it is decided
+    // again against the same state, at the same record time, which gives the same answer.
+    if (decided.events.length > 0) {
+      tally.offsets[tp] = record.offset;
+      tally.last = { tp, offset: record.offset };
+    } else tally.acceptedWithoutEvents = true;
+    tally.state = decided.state;
+    tally.version += decided.events.length;
+    result = { commandId: envelope.commandId, aggregateType, aggregateId, status: 'accepted', version: tally.version };
+    tally.counts.accepted++;
+  }
+  tally.results.push(result);
+  tally.remember(incoming, tp, result);
+  tally.fresh.push({ kept: { result, at: record.timestamp }, remembered: true });
+};
 
 /** Folds the first `limit` commands; those in `tooLarge` are rejected as AggregateTooLarge instead of decided. */
 const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number>): Folded => {
-  const { base } = batch;
-  const { aggregateType, aggregateId } = base;
-  const carried = batch.outboxConfirmed ? [] : base.outbox;
-  const results: ResultRecord[] = [];
-  const deadLetters: { record: TriggerRecord; reason: Reason }[] = [];
-  const recent: RecentCommand[] = [...base.recent];
-  const offsets: Record<string, number> = { ...base.offsets };
-  const events: EventRecord[] = [];
-  const counts = { accepted: 0, rejected: 0, duplicates: 0 };
-  let state = base.state;
-  let version = base.version;
-  let last: { tp: string; offset: number } | null = null;
-  let acceptedWithoutEvents = false;
-  const fresh: { readonly kept: UnkeptResult; readonly remembered: boolean }[] = [];
-
-  const rejected = (commandId: string, reason: Reason): ResultRecord => ({
-    commandId,
-    aggregateType,
-    aggregateId,
-    status: 'rejected',
-    reason: bounded(reason),
-  });
-  const remember = (incoming: IncomingCommand, tp: string, result: ResultRecord): void => {
-    recent.push({ commandId: incoming.envelope.commandId, tp, offset: incoming.record.offset, at: incoming.record.timestamp, result });
-  };
-
+  const tally = startTally(batch.base);
   for (let i = 0; i < limit; i++) {
     const incoming = batch.commands[i] as IncomingCommand;
-    const { record, envelope } = incoming;
-    const incarnation = batch.incarnationOf(record);
-    const tp = positionKey(topicPartition(record), incarnation);
-    const known = classify({ recent, offsets, archived: batch.archived, dedupeWindowMs: batch.dedupeWindowMs }, incoming, tp);
-    if (known.kind === 'duplicate') {
-      results.push(known.result);
-      counts.duplicates++;
-      if (known.remember) remember(incoming, tp, known.result);
-      continue;
-    }
-    // Before the answer to a position handled already: a batch that skipped this record and
-    // committed a later one may have failed before its dead letters went out (a skip moves no offset).
-    const release = batch.releaseOf(record);
-    if (known.kind === 'answered' && release?.action !== 'skip') {
-      const result = rejected(envelope.commandId, known.reason);
-      results.push(result);
-      fresh.push({ kept: { result, at: record.timestamp }, remembered: false });
-      counts.rejected++;
-      continue;
-    }
-    if (release?.action === 'skip') {
-      const reason = { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) };
-      deadLetters.push({ record, reason });
-      const result = rejected(envelope.commandId, reason);
-      results.push(result);
-      fresh.push({ kept: { result, at: record.timestamp }, remembered: false });
-      counts.rejected++;
-      continue;
-    }
-    let decided: Decided;
-    if (tooLarge.has(i)) {
-      const reason = {
-        code: 'AggregateTooLarge',
-        message: `committing this command would make the head of ${aggregateType} ${aggregateId} larger than ${batch.maxHeadBytes} bytes as stored`,
-      };
-      decided = { reason, deadLetter: true };
-    } else {
-      decided = decideOne(incoming, state, version, incarnation);
-    }
-    let result: ResultRecord;
-    if ('reason' in decided) {
-      if (decided.deadLetter) deadLetters.push({ record, reason: bounded(decided.reason) });
-      result = rejected(envelope.commandId, decided.reason);
-      counts.rejected++;
-    } else {
-      events.push(...decided.events);
-      // Only commands with events move the stored offset, so that a head rebuilt from the
-      // events topic alone has the same offsets. A rejection redelivered past it is decided
-      // again against the same state, at the same record time, which gives the same answer.
-      if (decided.events.length > 0) {
-        offsets[tp] = record.offset;
-        last = { tp, offset: record.offset };
-      } else acceptedWithoutEvents = true;
-      state = decided.state;
-      version += decided.events.length;
-      result = { commandId: envelope.commandId, aggregateType, aggregateId, status: 'accepted', version };
-      counts.accepted++;
-    }
-    results.push(result);
-    remember(incoming, tp, result);
-    fresh.push({ kept: { result, at: record.timestamp }, remembered: true });
+    const tp = positionKey(topicPartition(incoming.record), batch.incarnationOf(incoming.record));
+    if (!answerKnown(batch, tally, incoming, tp)) decideNew(batch, tally, incoming, tp, tooLarge.has(i));
   }
-
   const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
-  // An acceptance without events is remembered too (the head is written for it, at version 0
-  // if the aggregate has no events yet): a re-sent commandId (a reaction's, from a redelivered
-  // event batch) must get the same answer, not a decision at another version.
-  const remembers = acceptedWithoutEvents;
-  if (events.length === 0 && !remembers) {
-    const unkept = fresh.map((f) => f.kept);
-    return {
-      outcome: { results, deadLetters, toPublish: carried, next: null, counts, retryFrom, archive: [], unkept },
-      handled: limit,
-      added: 0,
-    };
-  }
-  const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
-  const keep = Math.max(RECENT_COMMANDS, limit);
-  const evicted = recent.slice(0, Math.max(0, recent.length - keep));
-  // Rejections too, so that the command API keeps answering a rejected commandId (an
-  // acceptance of the same commandId, decided after it, wins: it comes later in the map).
-  // By fingerprint: a head read back remembers commands by it, and the archive keys them so.
-  const archive = [
-    ...new Map(
-      evicted.map((r) =>
-        r.result.status === 'accepted'
-          ? ([fingerprint(r.commandId), { commandId: r.commandId, version: r.result.version, at: r.at }] as const)
-          : ([fingerprint(r.commandId), { commandId: r.commandId, version: 0, at: r.at, rejected: r.result.reason }] as const),
-      ),
-    ).values(),
-  ];
-  const next: Head = {
-    aggregateType,
-    aggregateId,
-    version,
-    state,
-    offsets,
-    recent: recent.slice(-keep),
-    archivedUntil: Math.max(base.archivedUntil, ...archive.map((a) => a.at)),
-    outbox: [...carried, ...events],
-    writtenAt: last ?? base.writtenAt,
-  };
-  return {
-    outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, archive, unkept },
-    handled: limit,
-    added: events.length,
-  };
+  return outcomeOf(batch.base, batch.outboxConfirmed, tally, limit, retryFrom);
 };
 
 const fits = (batch: AggregateBatch, folded: Folded): boolean =>

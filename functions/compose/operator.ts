@@ -13,6 +13,7 @@ import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createKafka, createProducer } from '../adapters/kafka/clients.ts';
 import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { KafkaGenerationLog } from '../adapters/kafka/generation-log.ts';
 import { TopicLog } from '../adapters/kafka/topic-log.ts';
 import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
 import { names as configuredNames, type Names } from '../config.ts';
@@ -25,12 +26,15 @@ export { createDocumentClient, createDynamoClient } from '../adapters/dynamodb/c
 export { createKafka, createProducer } from '../adapters/kafka/clients.ts';
 export { ensureTopics, waitForLeaders, type NamedTopic } from '../adapters/kafka/topics.ts';
 export { PRODUCE_REQUEST_BYTES } from '../adapters/kafka/publisher.ts';
+// check-deploy replays into a scratch store, never into the deployed tables.
+export { MemoryReadModels } from '../adapters/memory/read-models.ts';
 export type { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 export type { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 export type { ReleaseList } from '../adapters/dynamodb/release-list.ts';
 export type { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 export type { KafkaPublisher } from '../adapters/kafka/publisher.ts';
 export type { LogRecord, PartitionOffsets, TopicLog } from '../adapters/kafka/topic-log.ts';
+export type { KafkaGenerationLog } from '../adapters/kafka/generation-log.ts';
 
 /** Tables and topics as an operator's tool sees them. */
 export interface Operator {
@@ -44,6 +48,8 @@ export interface Operator {
   readonly readModels: ReadModelsTable;
   /** A topic read as a log; the caller closes it. */
   readonly log: (topic: string) => TopicLog;
+  /** The generations of a keyed topic (oldest first) read as one log, each to its end before the next; the caller closes it. */
+  readonly generationLog: (topics: readonly string[]) => KafkaGenerationLog;
   /** A consumer group's committed offsets on a topic; the caller closes it. */
   readonly group: (topic: string, groupId: string) => ConsumerOffsets;
   /** A trigger's next position per partition (`topic-partition`), from its group's committed offsets. */
@@ -84,6 +90,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
       return dynamoSide().readModels;
     },
     log: (topic) => new TopicLog(kafka, topic),
+    generationLog: (topics) => new KafkaGenerationLog(kafka, topics),
     group: (topic, groupId) => new ConsumerOffsets(kafka, topic, groupId),
     positions: (topic, groupId) => triggerPositions(kafka, topic, groupId),
     publisher: () => new KafkaPublisher(createProducer(kafka), names.topics),

@@ -1,20 +1,22 @@
 /**
  * The rebuild wired from configuration: both tables, the events topic, where both triggers
  * stand, and the commands trigger it holds (functions/handlers/rebuild.ts, the CLI, npm start).
+ * Every run reads every generation of the keyed topics the configuration names at its start
+ * (core/generation-log.ts), so a run after a grow sees the new generation.
  */
 import { createLambdaClient } from '../adapters/aws/clients.ts';
 import { EventSourceMappingGate, lockOnlyGate } from '../adapters/aws/trigger-gate.ts';
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
-import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
+import { generationTriggerPositions, KafkaGenerationLog, KafkaGenerationPositions } from '../adapters/kafka/generation-log.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
-import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
-import { triggerPositions } from '../adapters/kafka/trigger-positions.ts';
+import { TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { partitionGenerations, readerGroupPrefix, rebuildHold, retentions } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
+import { generations } from '../topology.ts';
 import type { CommandGate } from '../rebuild/ports.ts';
 import type { Progress } from '../rebuild/rebuild-aggregates.ts';
 import { runRebuildRequest, type AnyRebuildReport, type RebuildRequest } from '../rebuild/requests.ts';
@@ -33,7 +35,6 @@ export interface RebuildRunOptions {
 export interface Rebuild {
   readonly heads: AggregatesTable;
   readonly readModels: ReadModelsTable;
-  readonly eventLog: TopicLog;
   /** Runs one request. */
   run(request: RebuildRequest, options?: RebuildRunOptions): Promise<AnyRebuildReport>;
   close(): Promise<void>;
@@ -46,10 +47,9 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   const hold = rebuildHold();
   const heads = new AggregatesTable(doc, names.tables.aggregates);
   const readModels = new ReadModelsTable(doc, names.tables.readModels);
-  const eventLog = new TopicLog(kafka, names.topics.events, own);
   const commandLog = new TopicLogs(kafka, readerGroupPrefix());
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
-  const eventTrigger = new ConsumerOffsets(kafka, names.topics.events, eventsTrigger);
+  const generationsOf = (base: string) => generations(base, partitionGenerations()).map((g) => g.name);
   // One commands trigger per generation of the commands topic (core/generations.ts): the rebuild holds them all.
   const gates = (hold.commandsTriggerUuid ?? '')
     .split(',')
@@ -65,51 +65,48 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   return {
     heads,
     readModels,
-    eventLog,
-    run: (request, options = {}) => {
-      // The rebuilds read one events topic: over several generations they would miss the newer
-      // ones' events and write heads behind the log. Refused until they read every generation.
-      if (partitionGenerations().length > 1)
-        return Promise.reject(
-          new Error(
-            `the rebuilds read only the first generation of ${names.topics.events}, and it has grown (PARTITION_GENERATIONS=${partitionGenerations().join(',')}): ` +
-              'a rebuild would write heads behind the log, so none runs (docs/OPERATIONS.md, "Growing the partitions")',
-          ),
-        );
+    run: async (request, options = {}) => {
+      const [eventTopics, commandTopics] = [generationsOf(names.topics.events), generationsOf(names.topics.commands)];
+      const eventLog = new KafkaGenerationLog(kafka, eventTopics, own);
+      const eventTrigger = new KafkaGenerationPositions(kafka, eventTopics, eventsTrigger);
       const onProgress = options.onProgress === undefined ? {} : { onProgress: options.onProgress };
-      return runRebuildRequest(
-        {
-          projections,
-          eventLog,
-          aggregatesRebuild: {
-            aggregates,
-            heads,
-            eventLog,
-            publisher,
-            gate: options.gate ?? defaultGate,
-            drainMs: hold.commandDrainMs,
-            commandsTrigger: { positions: () => triggerPositions(kafka, names.topics.commands, commandsTrigger) },
-            commandLog,
-            dedupeWindowMs: retentions().dedupeWindowMs,
-            ...onProgress,
-          },
-          readModelsRebuild: {
-            aggregates,
+      try {
+        return await runRebuildRequest(
+          {
             projections,
-            reactions,
-            readModels,
             eventLog,
-            trigger: eventTrigger,
-            drainMs: hold.readModelsDrainMs,
-            ...onProgress,
+            aggregatesRebuild: {
+              aggregates,
+              heads,
+              eventLog,
+              publisher,
+              gate: options.gate ?? defaultGate,
+              drainMs: hold.commandDrainMs,
+              commandsTrigger: { positions: () => generationTriggerPositions(kafka, commandTopics, commandsTrigger) },
+              commandLog,
+              dedupeWindowMs: retentions().dedupeWindowMs,
+              ...onProgress,
+            },
+            readModelsRebuild: {
+              aggregates,
+              projections,
+              reactions,
+              readModels,
+              eventLog,
+              trigger: eventTrigger,
+              drainMs: hold.readModelsDrainMs,
+              ...onProgress,
+            },
           },
-        },
-        request,
-        options.deadline,
-      );
+          request,
+          options.deadline,
+        );
+      } finally {
+        await Promise.all([eventLog.close(), eventTrigger.close()]);
+      }
     },
     close: async () => {
-      await Promise.all([publisher.close(), eventLog.close(), commandLog.close(), eventTrigger.close()]);
+      await Promise.all([publisher.close(), commandLog.close()]);
       release();
     },
   };

@@ -54,6 +54,7 @@ export class RebuildInProgressError extends KafkaAggregatesError {
  */
 export class TableBehindLogError extends KafkaAggregatesError {
   static override readonly disposition = 'retry-batch';
+  static override readonly alarm = 'tableBehindLog';
   override readonly name = 'TableBehindLogError';
   constructor(
     readonly tableName: string,

@@ -32,13 +32,45 @@ export const DISPOSITIONS: readonly Disposition[] = ['retry-batch', 'halt-partit
 export abstract class KafkaAggregatesError extends Error {
   /** What errors of this class do to a batch. Each subclass states its own. */
   static readonly disposition?: Disposition;
+  /**
+   * For a `retry-batch` error that no retry cures until an operator acts (a table behind its
+   * log waits for a rebuild): the alarmed metric a handler counts it in, backing off before it
+   * fails the batch, so that the trigger does not retry it at full rate.
+   */
+  static readonly alarm?: string;
   override readonly name: string = 'KafkaAggregatesError';
 
   /** What this error does to its batch: its class's disposition. */
   get disposition(): Disposition {
     return (this.constructor as typeof KafkaAggregatesError).disposition ?? 'retry-batch';
   }
+
+  /** The alarmed metric of an error that waits for an operator (see the static field), or undefined. */
+  get alarm(): string | undefined {
+    return (this.constructor as typeof KafkaAggregatesError).alarm;
+  }
 }
 
 /** What `error` does to its batch: its own disposition, or `retry-batch` for any error not the project's. */
 export const dispositionOf = (error: unknown): Disposition => (error instanceof KafkaAggregatesError ? error.disposition : 'retry-batch');
+
+/** What a caller does with the errors it can take: a halted partition, a rejected record. */
+export interface DispositionHandlers<T> {
+  readonly 'halt-partition'?: (error: KafkaAggregatesError) => T;
+  readonly 'reject-record'?: (error: KafkaAggregatesError) => T;
+}
+
+/**
+ * The one place where a disposition becomes an act: the handler for `error`'s disposition
+ * answers it; an error no handler takes (every `retry-batch` one, and any error not the
+ * project's) is thrown on, failing the batch so that the trigger retries it.
+ */
+export const dispose = <T>(error: unknown, handlers: DispositionHandlers<T>): T => {
+  const disposition = dispositionOf(error);
+  const handler = disposition === 'retry-batch' ? undefined : handlers[disposition];
+  if (handler === undefined) throw error;
+  return handler(error as KafkaAggregatesError);
+};
+
+/** The alarmed metric of an error that waits for an operator before a retry can succeed (`alarm`), or undefined. */
+export const alarmOf = (error: unknown): string | undefined => (error instanceof KafkaAggregatesError ? error.alarm : undefined);

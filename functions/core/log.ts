@@ -4,7 +4,10 @@
  * adapter (adapters/kafka/topic-log.ts) implements them.
  */
 
-/** Offsets per partition number. */
+/**
+ * Offsets per partition: keyed by partition number, and for a partition of a later generation
+ * of the topic by `<generation's topic>-<partition>` (generation-log.ts `offsetKey`).
+ */
 export type PartitionOffsets = Readonly<Record<string, number>>;
 
 /** A record of a topic, read back as stored. */
@@ -17,6 +20,8 @@ export interface LogRecord {
   readonly value: Buffer | null;
   /** Its `traceparent` header, when it has one (W3C trace context; core/trace-context.ts). */
   readonly traceparent?: string;
+  /** The generation's topic it was read from, when the reader reads every generation of a topic (generation-log.ts). */
+  readonly topic?: string;
 }
 
 /** One topic read as a log (the events topic, for rebuilds and checks). */

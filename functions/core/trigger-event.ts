@@ -86,6 +86,16 @@ const decodeRecord = (record: MskRecord): TriggerRecord => {
 export const decodeMskEvent = (event: MskEvent): TriggerRecord[][] =>
   Object.values(event.records).map((records) => records.map(decodeRecord).sort((a, b) => a.offset - b.offset));
 
+/** A record read from the log as a trigger's payload carries it (key and value in base64). */
+export const mskRecordOf = (topic: string, record: LogRecord): MskRecord => ({
+  topic,
+  partition: record.partition,
+  offset: record.offset,
+  timestamp: record.timestamp,
+  key: record.key === null ? null : record.key.toString('base64'),
+  value: record.value === null ? null : record.value.toString('base64'),
+});
+
 /**
  * A record read from the log as the trigger would have delivered it, without building the
  * payload: the base64 original is made only if a dead letter asks for it.
@@ -98,14 +108,7 @@ export const triggerRecordOf = (topic: string, record: LogRecord): TriggerRecord
   key: record.key ?? undefined,
   value: record.value ?? undefined,
   get original(): MskRecord {
-    return {
-      topic,
-      partition: record.partition,
-      offset: record.offset,
-      timestamp: record.timestamp,
-      key: record.key === null ? null : record.key.toString('base64'),
-      value: record.value === null ? null : record.value.toString('base64'),
-    };
+    return mskRecordOf(topic, record);
   },
 });
 

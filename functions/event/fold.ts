@@ -18,7 +18,8 @@ import { contentProblem, DYNAMODB, itemBytes } from '../core/limits.ts';
 import { topicPartition, type CommandEnvelope, type Reason, type SourcePosition } from '../core/wire.ts';
 import type { ReadEvent } from '../core/event-reader.ts';
 import type { ItemKey, RefusedFlag, StoredItem } from './ports.ts';
-import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
+import { dispose, type KafkaAggregatesError } from '../core/errors.ts';
+import type { ConsumerRef } from './errors.ts';
 
 /** An event as the event side folds it: read (core/event-reader.ts), with where it was read. */
 export type IncomingEvent = Pick<ReadEvent, 'event' | 'position'>;
@@ -84,7 +85,7 @@ export interface ItemPlan {
   /** Events whose effect the item refused. */
   readonly refused: readonly Refusal[];
   /** The event the projection's or reaction's code failed on; events from it on were not folded. */
-  readonly failed?: { readonly position: SourcePosition; readonly error: ConsumerFailedError };
+  readonly failed?: { readonly position: SourcePosition; readonly error: KafkaAggregatesError };
 }
 
 /** Bytes an item keeps free for what its write adds (`revision`, `updatedAt`). */
@@ -211,8 +212,7 @@ const foldEvents = (
       result = folder.apply(data, event);
     } catch (error) {
       // User code that fails on this event: like a gap, its partition halts here (process-batch.ts).
-      if (!(error instanceof ConsumerFailedError)) throw error;
-      failed = { position, error };
+      failed = { position, error: dispose(error, { 'halt-partition': (halting) => halting }) };
       break;
     }
     let refusal = result !== undefined && 'refused' in result ? result.refused : undefined;

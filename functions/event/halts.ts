@@ -6,7 +6,8 @@ import { partialBatchResponse, type PartialBatchResponse } from '../core/batch-r
 import { EventChainError, type EventFault } from '../core/event-reader.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
-import { EventGapError, type ConsumerFailedError } from './errors.ts';
+import type { KafkaAggregatesError } from '../core/errors.ts';
+import { EventGapError } from './errors.ts';
 import type { GapFound, ItemPlan } from './fold.ts';
 
 /**
@@ -17,7 +18,7 @@ import type { GapFound, ItemPlan } from './fold.ts';
 export type Halt =
   | { readonly cause: 'gap'; readonly position: SourcePosition; readonly gap: GapFound }
   | { readonly cause: 'unreadable'; readonly position: SourcePosition; readonly fault: EventFault }
-  | { readonly cause: 'failed'; readonly position: SourcePosition; readonly error: ConsumerFailedError };
+  | { readonly cause: 'failed'; readonly position: SourcePosition; readonly error: KafkaAggregatesError };
 
 /**
  * The halts of a summary as the MSK trigger's partial batch response (core/batch-response.ts):
@@ -33,9 +34,16 @@ export const batchItemFailures = (halted: readonly Halt[], delivered: MskEvent):
 export const gapError = (gap: GapFound): EventGapError =>
   new EventGapError(gap.consumer, gap.item, gap.aggregateType, gap.aggregateId, gap.appliedVersion, gap.eventVersion, gap.position);
 
-/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read, ConsumerFailedError for failing user code. */
-export const haltError = (halt: Halt): EventGapError | EventChainError | ConsumerFailedError =>
+/** The error that says where and why a partition halts: EventGapError for a gap, EventChainError for a record this code cannot read, the consumer's (ConsumerFailedError) for failing user code. */
+export const haltError = (halt: Halt): KafkaAggregatesError =>
   halt.cause === 'gap' ? gapError(halt.gap) : halt.cause === 'unreadable' ? new EventChainError(halt.fault) : halt.error;
+
+/** An error's own fields (a ConsumerFailedError's `consumer` and `eventId`), without its name. */
+const fieldsOf = (error: KafkaAggregatesError): Record<string, unknown> => {
+  const fields: Record<string, unknown> = { ...error };
+  delete fields.name;
+  return fields;
+};
 
 /** What to do about each cause of halt, as the log line says it. */
 const REMEDY: Record<Halt['cause'], string> = {
@@ -57,12 +65,7 @@ export const haltLogLine = (
   halt: Halt,
 ): { readonly level: 'warn' | 'error'; readonly message: string; readonly attributes: Record<string, unknown> } => {
   const error = haltError(halt);
-  const details =
-    halt.cause === 'gap'
-      ? { gap: halt.gap }
-      : halt.cause === 'unreadable'
-        ? { fault: halt.fault }
-        : { consumer: halt.error.consumer, eventId: halt.error.eventId };
+  const details = halt.cause === 'gap' ? { gap: halt.gap } : halt.cause === 'unreadable' ? { fault: halt.fault } : fieldsOf(halt.error);
   return {
     level: halt.cause === 'failed' ? 'error' : 'warn',
     message: REMEDY[halt.cause],

@@ -33,6 +33,7 @@ import { ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts
 import { FirstHalts, haltOf, type Halt } from './halts.ts';
 import { readRecords, releaseAt } from './read-records.ts';
 import { writeItems } from './write-items.ts';
+import { censusKeys, writeCensus } from './census.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
@@ -146,7 +147,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
     let routes = routeEvents(good, registry, () => undefined);
     // Items whose key the store refuses are neither read nor written: their events are refused.
     const snapshot = await deps.readModels.readBatch(
-      [...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
+      [...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key), ...censusKeys(read.sightings)],
       partitions,
     );
     await checkReady(deps, snapshot);
@@ -213,12 +214,11 @@ export const createEventApplier = (deps: EventSideDeps) => {
     await deps.publisher.publish({ commands, deadLetters, traces });
     for (const c of commands) published.add(c.commandId);
 
-    const written = await writeItems(
-      { ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters },
-      plans,
-      routes,
-      snapshot,
-    );
+    // The census counts what is on the log, halted records too (census.ts): beside the items, not after them.
+    const [written] = await Promise.all([
+      writeItems({ ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters }, plans, routes, snapshot),
+      writeCensus(deps.readModels, snapshot, read.sightings),
+    ]);
     const outcomes = written.final;
     return {
       records: records.length,

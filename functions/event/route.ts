@@ -8,6 +8,7 @@ import type { AnyProjection, DomainEvent } from '../core/projection.ts';
 import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
 import { checkCommand, type Reason } from '../core/wire.ts';
 import { itemId, projectionRowKey, reactionCheckpointKey, type ItemKey } from './ports.ts';
+import { dispose, dispositionOf, type KafkaAggregatesError } from '../core/errors.ts';
 import { ConsumerFailedError, type ConsumerRef } from './errors.ts';
 import type { IncomingEvent, ItemFolder } from './fold.ts';
 import type { EventRegistry } from './registry.ts';
@@ -32,7 +33,8 @@ const guard = <T>(consumer: ConsumerRef, event: DomainEvent, run: () => T): T =>
   try {
     return run();
   } catch (error) {
-    if (error instanceof ConsumerFailedError) throw error;
+    // Its own halt stands as it is; anything else the consumer's code throws is its failure.
+    if (dispositionOf(error) === 'halt-partition') throw error;
     throw new ConsumerFailedError(consumer, event.eventId, `it threw: ${(error as Error).message}`, { cause: error });
   }
 };
@@ -108,7 +110,7 @@ const rowIdOf = (projection: AnyProjection, event: DomainEvent): string => {
 export const routeEvents = (
   events: readonly IncomingEvent[],
   registry: EventRegistry,
-  onFailure?: (incoming: IncomingEvent, error: ConsumerFailedError) => void,
+  onFailure?: (incoming: IncomingEvent, error: KafkaAggregatesError) => void,
 ): Map<string, Route> => {
   const routes = new Map<string, Route>();
   const add = (folder: ItemFolder, incoming: IncomingEvent) => {
@@ -126,8 +128,8 @@ export const routeEvents = (
     try {
       rows = registry.projectionsFor(event.aggregateType, event.type).map((p) => [p, rowIdOf(p, event)]);
     } catch (error) {
-      if (onFailure === undefined || !(error instanceof ConsumerFailedError)) throw error;
-      onFailure(incoming, error);
+      if (onFailure === undefined) throw error;
+      dispose(error, { 'halt-partition': (halting) => onFailure(incoming, halting) });
       continue;
     }
     for (const [projection, rowId] of rows) add(projectionFolder(projection, rowId), incoming);

@@ -2,9 +2,10 @@
  * Lambda entry for the MSK trigger on the commands topic: decides each batch against the
  * aggregate heads and publishes events and results (functions/command/process-batch.ts).
  * Throws only on infrastructure failures, so the trigger retries the batch (idempotently);
- * commands that do not fit one head write come back in the partial batch response. A table
- * behind its log is counted (`tableBehindLog`, alarmed) and the batch fails only after a
- * wait, so that the trigger does not retry it at full rate until someone rebuilds.
+ * commands that do not fit one head write come back in the partial batch response. An error
+ * that waits for an operator (core/errors.ts `alarm`: a table behind its log) is counted in
+ * its alarmed metric and the batch fails only after a wait, so that the trigger does not
+ * retry it at full rate until someone rebuilds.
  */
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -14,8 +15,8 @@ import { addRecordAges, logTraceIds, observability, publishMetrics } from '../ad
 import type { BatchItemFailure } from '../command/process-batch.ts';
 import { composeCommandSide } from '../compose/command-side.ts';
 import { tableBehindBackoffMs } from '../config.ts';
-import { TableBehindLogError } from '../control/control.ts';
 import { backOff } from '../core/async.ts';
+import { alarmOf } from '../core/errors.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 
 const { logger, metrics } = observability('command-handler');
@@ -29,9 +30,10 @@ export const handleCommands = async (
   logTraceIds(logger, event);
   addRecordAges(metrics, 'commandHandler', event);
   const { batchItemFailures, ...summary } = await side.process(event).catch(async (error: unknown) => {
-    if (error instanceof TableBehindLogError) {
-      metrics.addMetric('tableBehindLog', MetricUnit.Count, 1);
-      logger.error('table behind its log: commands wait until the snapshot rebuild has caught it up', { reason: error.message });
+    const alarm = alarmOf(error);
+    if (alarm !== undefined) {
+      metrics.addMetric(alarm, MetricUnit.Count, 1);
+      logger.error('the batch waits for an operator', { reason: (error as Error).message });
       await backOff(tableBehindBackoffMs(), context?.getRemainingTimeInMillis());
     }
     throw error;

@@ -8,7 +8,7 @@ import type { Release } from '../core/release.ts';
 import type { ResultRecord } from '../core/wire.ts';
 import type { ArchivedCommand, Head } from './head.ts';
 import type { StoredCheckpoint } from './partition.ts';
-import { KafkaAggregatesError } from '../core/errors.ts';
+import type { HeadStream } from './stream.ts';
 
 /** What a batch reads before it decides, in one consistent batched read. */
 export interface HeadsSnapshot {
@@ -28,29 +28,14 @@ export interface ArchiveLookup {
   readonly commandId: string;
 }
 
-/** A head's conditional write lost: another writer committed first. Carries that writer's head. */
-export class VersionConflictError extends KafkaAggregatesError {
-  static override readonly disposition = 'retry-batch';
-  override readonly name = 'VersionConflictError';
-  constructor(
-    readonly aggregateType: string,
-    readonly aggregateId: string,
-    readonly expectedVersion: number,
-    /** The head as the winning writer left it. */
-    readonly current: Head | undefined,
-    options?: ErrorOptions,
-  ) {
-    super(`${aggregateType} ${aggregateId}: expected version ${expectedVersion}, found ${current?.version ?? 'none'}`, options);
-  }
-}
-
-/** Where heads, partition checkpoints, the archive and kept outcomes are stored (the aggregates table). */
-export interface HeadsStore {
+/**
+ * Where heads, partition checkpoints, the archive and kept outcomes are stored (the aggregates
+ * table). Heads are written as streams (stream.ts): `trySync` on the token of the read.
+ */
+export interface HeadsStore extends HeadStream {
   readonly tableName: string;
   /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
   read(aggregateKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot>;
-  /** Commits a head if the stored one is still at `expectedVersion` (absent when 0); a lost race throws VersionConflictError. */
-  commit(head: Head, expectedVersion: number): Promise<void>;
   /** Size of a head's item as stored, in bytes: what counts against the item limit. */
   sizeOf(head: Head): number;
   /** Stores a checkpoint if the stored one is still `previous` (absent when undefined); false when it lost. */

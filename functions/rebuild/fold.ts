@@ -8,6 +8,7 @@
 import { laterSource, type LastSource } from './command-lives.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
+import { offsetKey } from '../core/generation-log.ts';
 import type { LogRecord } from '../core/log.ts';
 import { topicPartition } from '../core/wire.ts';
 import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
@@ -40,7 +41,9 @@ export type FoldStep = 'applied' | 'duplicate' | 'unusable' | 'held';
 
 /** Reads a chunk of the log through the event reader. */
 export const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
-  records.map((r) => readEvent({ key: r.key, value: r.value, position: { topic, partition: r.partition, offset: r.offset } }, aggregates));
+  records.map((r) =>
+    readEvent({ key: r.key, value: r.value, position: { topic: r.topic ?? topic, partition: r.partition, offset: r.offset } }, aggregates),
+  );
 
 /** The head fields that are a function of the log alone: what a rebuild must reproduce exactly. */
 export const canonicalHead = (head: Head): string =>
@@ -182,15 +185,17 @@ export class LogFold {
   }
 
   /**
-   * Per partition of the events topic, the lowest offset of an event still held: a position
-   * saved for resuming must not pass it, or the event would never be read again.
+   * Per partition of the events topic (keyed as the log's offsets: core/generation-log.ts), the
+   * lowest offset of an event still held: a position saved for resuming must not pass it, or
+   * the event would never be read again.
    */
-  heldFloor(): Map<number, number> {
-    const floor = new Map<number, number>();
+  heldFloor(): Map<string, number> {
+    const floor = new Map<string, number>();
     for (const held of this.held.values())
       for (const { read } of held.values()) {
-        const { partition, offset } = read.position;
-        floor.set(partition, Math.min(floor.get(partition) ?? Infinity, offset));
+        const { topic, partition, offset } = read.position;
+        const key = offsetKey(topic, partition);
+        floor.set(key, Math.min(floor.get(key) ?? Infinity, offset));
       }
     return floor;
   }

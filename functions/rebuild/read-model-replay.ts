@@ -7,6 +7,7 @@
  * publishes nothing (and dead-letters nothing a second time).
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
+import { offsetKey } from '../core/generation-log.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
@@ -109,20 +110,27 @@ export const replayReadModels = async (
   let gaps: Halt[] = [];
   const applyHeld = async (records: readonly LogRecord[]) => {
     const batch = [...held, ...records];
-    const summary = await apply(batch.map((r) => triggerRecordOf(eventLog.topic, r)));
+    const summary = await apply(batch.map((r) => triggerRecordOf(r.topic ?? eventLog.topic, r)));
     const stop = summary.halted.find((h) => h.cause !== 'gap');
     if (stop !== undefined) throw haltError(stop);
     applied += summary.applied;
     unusable += summary.unusable;
     refused += summary.refused;
     gaps = summary.halted;
-    held = batch.filter((r) => gaps.some((h) => h.position.partition === r.partition && r.offset >= h.position.offset));
+    held = batch.filter((r) =>
+      gaps.some(
+        (h) => h.position.topic === (r.topic ?? eventLog.topic) && h.position.partition === r.partition && r.offset >= h.position.offset,
+      ),
+    );
     if (held.length > MAX_HELD) throw haltError(gaps[0] as Halt);
   };
   // A saved position never passes a held record: a resumed replay reads it again.
   const behindHeld = (position: ReplayPosition): ReplayProgress => {
     const checkpoint: Record<string, number> = { ...position.checkpoint };
-    for (const r of held) checkpoint[String(r.partition)] = Math.min(checkpoint[String(r.partition)] ?? r.offset, r.offset);
+    for (const r of held) {
+      const key = offsetKey(r.topic, r.partition);
+      checkpoint[key] = Math.min(checkpoint[key] ?? r.offset, r.offset);
+    }
     return { endOffsets, checkpoint, eventsRead: position.eventsRead - held.length };
   };
   const { stoppedEarly, at, eventsTotal } = await replayLog(

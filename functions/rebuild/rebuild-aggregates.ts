@@ -10,6 +10,7 @@
 import { mapConcurrent, sleep } from '../core/async.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
+import { splitGeneration } from '../core/generations.ts';
 import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
@@ -132,7 +133,12 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     const { heads: all, checkpoints } = await heads.scanAll();
     stored = all;
     const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
-    if (unconfirmed.length > 0) await deps.publisher.publish({ events: unconfirmed, results: [], deadLetters: [] });
+    // Each to the generation of the events topic its command's generation writes to, as the command side sends it.
+    const generations = [...new Set(unconfirmed.map((e) => splitGeneration(e.source.topic).index))].sort((a, b) => a - b);
+    for (const generation of generations) {
+      const events = unconfirmed.filter((e) => splitGeneration(e.source.topic).index === generation);
+      await deps.publisher.publish({ events, results: [], deadLetters: [], generation });
+    }
     outboxRepublished = unconfirmed.length;
     const { start, end } = await eventLog.offsets();
     const progress: RebuildProgress = { endOffsets: end, checkpoint: start, eventsRead: 0, startedAt: new Date().toISOString() };

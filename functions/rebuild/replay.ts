@@ -5,6 +5,7 @@
  * every so many events or so much time, and a stop at a deadline so that the next invocation
  * resumes from the last position saved.
  */
+import { offsetKey } from '../core/generation-log.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
 
 /** Progress of a rebuild or verify, reported as it goes. */
@@ -68,7 +69,7 @@ export const replayLog = async (
   let stoppedEarly = false;
   await log.read(from.checkpoint, to, async (records) => {
     await steps.apply(records);
-    for (const r of records) position[String(r.partition)] = r.offset + 1;
+    for (const r of records) position[offsetKey(r.topic, r.partition)] = r.offset + 1;
     eventsRead += records.length;
     sinceSave += records.length;
     options.onProgress?.({ phase: 'reading', eventsRead, eventsTotal });

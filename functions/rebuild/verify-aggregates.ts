@@ -5,6 +5,7 @@
 import { aggregateKey } from '../core/aggregate.ts';
 import { registry } from '../core/registry.ts';
 import { canonicalHead, LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
+import type { Head } from '../heads/head.ts';
 import type { RebuildHeadsStore } from './ports.ts';
 import type { RebuildDeps } from './rebuild-aggregates.ts';
 import { replayLog } from './replay.ts';
@@ -58,9 +59,16 @@ export const verifyAggregates = async (
   );
   fold.finish();
   const { heads: stored } = await deps.heads.scanAll();
+  const differences = headDifferences(fold.all(), stored);
+  deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
+  return { eventsRead, aggregates: fold.size, differences, gaps: fold.gaps, unusable: fold.unusable, duplicates: fold.duplicates };
+};
+
+/** The heads of `stored` that are not what the log folds to (`folded`), and the ones either side lacks. */
+export const headDifferences = (folded: Iterable<Head>, stored: readonly Head[]): Difference[] => {
   const table = new Map(stored.map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
   const differences: Difference[] = [];
-  for (const head of fold.all()) {
+  for (const head of folded) {
     const k = aggregateKey(head.aggregateType, head.aggregateId);
     const inTable = table.get(k);
     table.delete(k);
@@ -91,6 +99,5 @@ export const verifyAggregates = async (
         log: null,
         kind: 'missing in log',
       });
-  deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
-  return { eventsRead, aggregates: fold.size, differences, gaps: fold.gaps, unusable: fold.unusable, duplicates: fold.duplicates };
+  return differences;
 };

@@ -57,6 +57,20 @@ export const parse = <O extends Options>(command: string, args: readonly string[
   }
 };
 
+/**
+ * Parses the arguments of a command that takes options only: their values, or undefined when
+ * `--help` asked for its help (printed here). Any positional argument is a usage error.
+ */
+export const parseOptions = <O extends Options>(command: string, help: string, args: readonly string[], options: O) => {
+  const { values, positionals } = parse(command, args, options);
+  if ((values as { help?: boolean }).help === true) {
+    console.log(help);
+    return undefined;
+  }
+  if (positionals.length > 0) throw usageError(command, `${command} takes no arguments, got ${positionals.join(' ')}`);
+  return values;
+};
+
 /** A `--name` option that must be a whole number ≥ 0; undefined when not given. */
 export const wholeNumber = (command: string, name: string, text: string | undefined): number | undefined => {
   if (text === undefined) return undefined;

@@ -1,7 +1,7 @@
 /** `kafka-aggregates grow --partitions N`: a new generation of the keyed topics with more partitions (local/generations.ts). */
 import { createKafka } from '../../functions/compose/operator.ts';
 import { growGenerations } from '../generations.ts';
-import { CliError, explain, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
+import { CliError, explain, parseOptions, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates grow --partitions <n>
 
@@ -28,12 +28,8 @@ export const grow: CliCommand = {
   summary: 'more partitions for the keyed topics, in order: a new generation of each',
   help,
   async run(args) {
-    const { values, positionals } = parse('grow', args, { partitions: { type: 'string' } });
-    if (values.help === true) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw usageError('grow', `grow takes no arguments, got ${positionals.join(' ')}`);
+    const values = parseOptions('grow', help, args, { partitions: { type: 'string' } });
+    if (values === undefined) return 0;
     const partitions = wholeNumber('grow', 'partitions', values.partitions);
     if (partitions === undefined) throw usageError('grow', 'give the new partition count: --partitions <n>');
     await requireBroker();

@@ -1,9 +1,11 @@
 /** `kafka-aggregates rebuild`: the snapshot rebuild (or verify, a projection's or the read models' rebuild), with a progress bar. */
 import { functions } from '../../functions/topology.ts';
 import { composeRebuild } from '../../functions/compose/rebuild.ts';
+import { createKafka } from '../../functions/compose/operator.ts';
+import { adoptGenerations } from '../generations.ts';
 import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
-import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+import { explain, parseOptions, requireBroker, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates rebuild [--verify] [--projection <name>] [--read-models]
 
@@ -31,7 +33,7 @@ Examples:
   kafka-aggregates rebuild --read-models`;
 
 /** A one-line progress bar on a terminal; a line every few seconds otherwise. */
-const progressBar = () => {
+export const progressBar = () => {
   let last = 0;
   const tty = process.stderr.isTTY;
   return {
@@ -58,16 +60,12 @@ export const rebuild: CliCommand = {
   summary: 'rebuild the aggregates table (or a projection) from the events topic; --verify compares only',
   help,
   async run(args) {
-    const { values, positionals } = parse('rebuild', args, {
+    const values = parseOptions('rebuild', help, args, {
       verify: { type: 'boolean' },
       projection: { type: 'string' },
       'read-models': { type: 'boolean' },
     });
-    if (values.help === true) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw usageError('rebuild', `rebuild takes no arguments, got ${positionals.join(' ')}`);
+    if (values === undefined) return 0;
     const readModels = values['read-models'] === true;
     if (values.verify === true && (values.projection !== undefined || readModels))
       throw usageError('rebuild', '--verify applies to the aggregates table only');
@@ -76,6 +74,10 @@ export const rebuild: CliCommand = {
     if (readModels && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
     await requireBroker();
     const bar = progressBar();
+    // Every generation of the keyed topics the broker has (after `kafka-aggregates grow`): the rebuild reads them all.
+    const admin = createKafka('kafka-aggregates-rebuild').admin();
+    await admin.connect();
+    await adoptGenerations(admin).finally(() => admin.disconnect());
     const rebuild = composeRebuild();
     try {
       const report = await rebuild

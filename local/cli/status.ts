@@ -4,7 +4,7 @@ import { splitGeneration } from '../../functions/core/generations.ts';
 import { adoptGenerations } from '../generations.ts';
 import { allGenerations, mappingsFromTopology } from '../trigger/mappings.ts';
 import { readStatus } from '../trigger/status.ts';
-import { explain, parse, requireBroker, usageError, type CliCommand } from './common.ts';
+import { explain, parseOptions, requireBroker, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates status [--json]
 
@@ -51,12 +51,8 @@ export const status: CliCommand = {
   summary: "each trigger's lag per partition, and the partitions that are blocked",
   help,
   async run(args) {
-    const { values, positionals } = parse('status', args, { json: { type: 'boolean' } });
-    if (values.help === true) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw usageError('status', `status takes no arguments, got ${positionals.join(' ')}`);
+    const values = parseOptions('status', help, args, { json: { type: 'boolean' } });
+    if (values === undefined) return 0;
     await requireBroker();
     const local = readStatus();
     const admin = createKafka('kafka-aggregates-status').admin();

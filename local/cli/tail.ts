@@ -5,7 +5,9 @@ import { readDeadLetter } from '../../functions/core/dead-letter.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';
 import { registry } from '../../functions/core/registry.ts';
 import { currentRevision } from '../../functions/core/upcast.ts';
-import { topicName } from '../../functions/config.ts';
+import { topicGenerations } from '../../functions/config.ts';
+import { splitGeneration } from '../../functions/core/generations.ts';
+import { adoptGenerations } from '../generations.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import type { TopicKey } from '../../functions/topology.ts';
 import { watchTopics, type WatchedRecord } from '../client/watch.ts';
@@ -45,12 +47,16 @@ Example:
 
 const text = (bytes: Buffer | null): string => (bytes === null ? '(null)' : bytes.toString('utf8'));
 
+/** Where a record is: `partition@offset`, with its topic when it is a later generation's (core/generations.ts). */
+const place = (r: Pick<WatchedRecord, 'topic' | 'partition' | 'offset'>): string =>
+  `${splitGeneration(r.topic).index === 0 ? '' : `${r.topic}-`}${r.partition}@${r.offset}`;
+
 /** One line for a record. */
 export const formatRecord = (r: WatchedRecord): string => {
   const headers = Object.entries(r.headers ?? {})
     .map(([name, value]) => `${name}=${String(value)}`)
     .join(',');
-  return `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()} ${text(r.key)} ${text(r.value)}${headers === '' ? '' : ` [${headers}]`}`;
+  return `${place(r)} ${new Date(r.timestamp).toISOString()} ${text(r.key)} ${text(r.value)}${headers === '' ? '' : ` [${headers}]`}`;
 };
 
 /** The lines of an events record: as stored, then what the current code reads it as when upcast, or why it cannot. */
@@ -69,7 +75,7 @@ const decoded = (base64: string | null): string => (base64 === null ? '(null)' :
 export const formatDeadLetter = (r: WatchedRecord): string => {
   const views = r.value === null ? undefined : readDeadLetter(r.value.toString('utf8'));
   if (views === undefined || views.length === 0) return formatRecord(r);
-  const at = `${r.partition}@${r.offset} ${new Date(r.timestamp).toISOString()}`;
+  const at = `${place(r)} ${new Date(r.timestamp).toISOString()}`;
   return views
     .map(
       (v) =>
@@ -93,16 +99,20 @@ export const tail: CliCommand = {
     const key = which === undefined ? undefined : TOPICS[which];
     if (key === undefined || extra.length > 0) throw usageError('tail', `tail needs one of ${Object.keys(TOPICS).join(', ')}`);
     await requireBroker();
-    const topic = topicName(key);
+    // Every generation of a keyed topic (after `kafka-aggregates grow`), as the broker has them now.
+    const admin = createKafka('kafka-aggregates-cli').admin();
+    await admin.connect();
+    await adoptGenerations(admin).finally(() => admin.disconnect());
+    const generations = topicGenerations(key).map((g) => g.name);
     const known = registry(aggregates);
     const format = key === 'deadLetter' ? formatDeadLetter : key === 'events' ? (r: WatchedRecord) => formatEvent(r, known) : formatRecord;
-    const watcher = await watchTopics(createKafka('kafka-aggregates-cli'), [topic], (r) => console.log(format(r)), {
+    const watcher = await watchTopics(createKafka('kafka-aggregates-cli'), generations, (r) => console.log(format(r)), {
       fromBeginning: values['from-beginning'] ?? false,
       groupPrefix: 'kafka-aggregates-tail',
     }).catch((error: unknown) => {
       throw explain(error);
     });
-    console.error(`tailing ${topic}${values['from-beginning'] === true ? ' from the beginning' : ''}; Ctrl-C to stop`);
+    console.error(`tailing ${generations.join(', ')}${values['from-beginning'] === true ? ' from the beginning' : ''}; Ctrl-C to stop`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

@@ -1,7 +1,11 @@
 /** `kafka-aggregates trace`: one command followed end to end (local/trace/chain.ts). */
-import { composeOperator, type LogRecord, type TopicLog } from '../../functions/compose/operator.ts';
+import { composeOperator, type LogRecord } from '../../functions/compose/operator.ts';
+import { topicGenerations } from '../../functions/config.ts';
+import type { LogReader } from '../../functions/core/log.ts';
+import { adoptGenerations } from '../generations.ts';
 import { aggregateKey } from '../../functions/core/aggregate.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';
+import { splitGeneration } from '../../functions/core/generations.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { eventRegistry } from '../../functions/event/registry.ts';
@@ -29,7 +33,7 @@ Options:
   -h, --help   show this help`;
 
 /** Every record of a topic, from its start to its end now. */
-const readAll = async (log: TopicLog): Promise<LogRecord[]> => {
+const readAll = async (log: LogReader): Promise<LogRecord[]> => {
   const { start, end } = await log.offsets();
   const records: LogRecord[] = [];
   await log.read(start, end, (chunk) => {
@@ -48,6 +52,13 @@ const json = (record: LogRecord): Record<string, unknown> | undefined => {
   }
 };
 
+/** Where a record is, its topic named when it is a later generation's. */
+const placeOf = (r: LogRecord): Place => ({
+  ...(r.topic === undefined || splitGeneration(r.topic).index === 0 ? {} : { topic: r.topic }),
+  partition: r.partition,
+  offset: r.offset,
+});
+
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /** A command record, with its cause from the field or, as reactions wrote it before, from metadata. */
@@ -65,7 +76,7 @@ const asCommand = (record: LogRecord): TracedCommand | undefined => {
     type,
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(causationId === undefined ? {} : { causationId }),
-    place: { partition: record.partition, offset: record.offset },
+    place: placeOf(record),
     ...(record.traceparent === undefined ? {} : { traceparent: record.traceparent }),
   };
 };
@@ -86,9 +97,14 @@ export const trace: CliCommand = {
     await requireBroker();
     const operator = composeOperator('kafka-aggregates-trace');
     const { names } = operator;
+    // Every generation of the keyed topics (after `kafka-aggregates grow`), oldest first.
+    const admin = operator.kafka.admin();
+    await admin.connect();
+    await adoptGenerations(admin).finally(() => admin.disconnect());
+    const generationsOf = (key: 'commands' | 'events') => topicGenerations(key).map((g) => g.name);
     const logs = {
-      commands: operator.log(names.topics.commands),
-      events: operator.log(names.topics.events),
+      commands: operator.generationLog(generationsOf('commands')),
+      events: operator.generationLog(generationsOf('events')),
       results: operator.log(names.topics.results),
     };
     try {
@@ -102,11 +118,11 @@ export const trace: CliCommand = {
       const known = new Map(aggregates.map((a) => [a.type, a]));
       const events = eventRecords.flatMap((r) => {
         const read = readEvent(
-          { key: r.key, value: r.value, position: { topic: names.topics.events, partition: r.partition, offset: r.offset } },
+          { key: r.key, value: r.value, position: { topic: r.topic ?? names.topics.events, partition: r.partition, offset: r.offset } },
           known,
         );
         if (!('event' in read)) return [];
-        const place = { partition: r.partition, offset: r.offset };
+        const place = placeOf(r);
         return [
           { event: read.event.stored, place, ...(r.traceparent === undefined ? {} : { traceparent: r.traceparent }), read: read.event },
         ];
@@ -129,7 +145,7 @@ export const trace: CliCommand = {
       const itemsOf = (event: EventRecord, place: Place): TracedItem[] =>
         (reached.get(event.eventId) ?? []).map(({ kind, name, item, key }) => {
           const stored = items.get(`${key.pk}\n${key.sk}`);
-          const tp = `${names.topics.events}-${place.partition}`;
+          const tp = `${place.topic ?? names.topics.events}-${place.partition}`;
           const applied =
             (stored?.versions[aggregateKey(event.aggregateType, event.aggregateId)] ?? 0) >= event.version ||
             (stored?.offsets?.[tp] ?? -1) >= place.offset;

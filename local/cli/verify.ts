@@ -7,7 +7,7 @@ import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { readHistory } from '../verify/history.ts';
 import { checkHistory } from '../verify/invariants.ts';
 import { formatReport } from '../verify/report.ts';
-import { explain, explainDynamo, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
+import { explain, explainDynamo, parseOptions, requireBroker, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates verify [--limit <n>] [--settle-ms <ms>] [--quiescent] [--json]
 
@@ -48,17 +48,13 @@ export const verify: CliCommand = {
   summary: 'check the topics and tables against the invariants; list violations',
   help,
   async run(args) {
-    const { values, positionals } = parse('verify', args, {
+    const values = parseOptions('verify', help, args, {
       limit: { type: 'string' },
       'settle-ms': { type: 'string' },
       quiescent: { type: 'boolean' },
       json: { type: 'boolean' },
     });
-    if (values.help === true) {
-      console.log(help);
-      return 0;
-    }
-    if (positionals.length > 0) throw usageError('verify', `verify takes no arguments, got ${positionals.join(' ')}`);
+    if (values === undefined) return 0;
     const limit = wholeNumber('verify', 'limit', values.limit) ?? 20;
     const settleMs = wholeNumber('verify', 'settle-ms', values['settle-ms']) ?? 30_000;
     await requireBroker();

@@ -9,6 +9,8 @@ import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 
 /** A record's place in its topic. */
 export interface Place {
+  /** Its topic when it is a later generation's (core/generations.ts); the first generation's otherwise. */
+  readonly topic?: string;
   readonly partition: number;
   readonly offset: number;
 }
@@ -147,14 +149,14 @@ export const formatTrace = (
   const lines = [
     c === undefined
       ? `${indent}command ${node.commandId} (not on ${topics.commands})`
-      : `${indent}command ${c.commandId}  ${c.aggregateType} ${c.aggregateId} ${c.type}  ${topics.commands}-${c.place.partition}@${c.place.offset}` +
+      : `${indent}command ${c.commandId}  ${c.aggregateType} ${c.aggregateId} ${c.type}  ${c.place.topic ?? topics.commands}-${c.place.partition}@${c.place.offset}` +
         `${c.correlationId === undefined ? '' : `  correlation ${c.correlationId}`}${c.causationId === undefined ? '' : `  caused by ${c.causationId}`}` +
         spanText(c.traceparent, trace),
     `${indent}  result  ${outcome(result)}${spanText(result?.traceparent, own)}`,
   ];
   for (const e of node.events) {
     lines.push(
-      `${indent}  event   ${e.event.eventId} ${e.event.type}  ${topics.events}-${e.place.partition}@${e.place.offset}${spanText(e.traceparent, own)}`,
+      `${indent}  event   ${e.event.eventId} ${e.event.type}  ${e.place.topic ?? topics.events}-${e.place.partition}@${e.place.offset}${spanText(e.traceparent, own)}`,
     );
     for (const item of e.items)
       lines.push(`${indent}    ${item.kind.padEnd(10)} ${item.name} ${item.item}: ${item.applied ? 'applied' : 'not applied yet'}`);

@@ -9,7 +9,8 @@ import { RebuildLockError } from '../../functions/control/control.ts';
 import { emptyHead, type Head } from '../../functions/heads/head.ts';
 import type { StoredCheckpoint } from '../../functions/heads/partition.ts';
 import { type CommandLog } from '../../functions/command/ports.ts';
-import { VersionConflictError, type HeadsStore } from '../../functions/heads/ports.ts';
+import type { HeadsStore } from '../../functions/heads/ports.ts';
+import type { Synced } from '../../functions/heads/stream.ts';
 import type { LogReader, LogRecord } from '../../functions/core/log.ts';
 import { RevisionConflictError, type ReadModels } from '../../functions/event/ports.ts';
 import type { RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
@@ -27,6 +28,15 @@ export interface PortsFactory {
     produce(messages: readonly { key: string; value: string }[]): Promise<void>;
     recreate(): Promise<void>;
   }>;
+  /**
+   * Fresh generations of a keyed topic (`<base>`, `<base>.g2`, …) of `partitions` each, read as
+   * one log (core/generation-log.ts); `produce` writes keyed messages to generation `index`.
+   */
+  generations(partitions: readonly number[]): Promise<{
+    readonly log: LogReader;
+    readonly topics: readonly string[];
+    produce(index: number, messages: readonly { key: string; value: string }[]): Promise<void>;
+  }>;
   /** Records an operator release for a commands partition, as `kafka-aggregates skip` does. */
   addRelease(heads: HeadsStore, tp: string, release: Release): Promise<void>;
   /** A unique id. */
@@ -39,6 +49,10 @@ const head = (id: string, version: number, balance = version): Head => ({
   state: { status: 'open', owner: 'Ann', balance },
   offsets: { 'commands-0': version },
 });
+
+/** Writes `h` over the stored head at `version`, as the command side does after reading it. */
+const sync = (heads: HeadsStore, h: Head, version: number): Promise<Synced> =>
+  heads.trySync({ key: `${h.aggregateType}#${h.aggregateId}`, version }, h);
 
 const checkpoint = (tp: string, through: number, incarnation = 1): StoredCheckpoint => ({
   tp,
@@ -61,27 +75,34 @@ const readAll = async (log: LogReader): Promise<LogRecord[]> => {
 /** The contract, for one implementation. */
 export const portsContract = (name: string, factory: PortsFactory): void => {
   describe(`${name}: the heads store`, () => {
-    it('commits a head on the version it read, and a lost race carries the winner', async () => {
+    it('loads a head with its token and syncs on it; a lost race answers the winner and its token', async () => {
       const heads = await factory.heads();
       const id = factory.unique('acc');
-      await heads.commit(head(id, 1), 0);
-      const lost = await heads.commit(head(id, 1, 99), 0).catch((e: unknown) => e);
-      expect(lost).toBeInstanceOf(VersionConflictError);
-      expect((lost as VersionConflictError).current).toMatchObject({ version: 1, state: { balance: 1 } });
-      await expect(heads.commit(head(id, 3), 2)).rejects.toBeInstanceOf(VersionConflictError);
-      await heads.commit(head(id, 2), 1);
-      const read = await heads.read([`account#${id}`, `account#${factory.unique('none')}`], []);
+      const key = `account#${id}`;
+      const none = await heads.load(key);
+      expect(none).toEqual({ head: undefined, token: { key, version: 0 } });
+      expect(await heads.trySync(none.token, head(id, 1))).toEqual({ outcome: 'written', token: { key, version: 1 } });
+      const lost = await heads.trySync(none.token, head(id, 1, 99));
+      expect(lost).toMatchObject({
+        outcome: 'conflict',
+        resync: { head: { version: 1, state: { balance: 1 } }, token: { key, version: 1 } },
+      });
+      expect(await sync(heads, head(id, 3), 2)).toMatchObject({ outcome: 'conflict', resync: { token: { version: 1 } } });
+      if (lost.outcome !== 'conflict') throw new Error('the race was not lost');
+      expect(await heads.trySync(lost.resync.token, head(id, 2))).toEqual({ outcome: 'written', token: { key, version: 2 } });
+      expect(await heads.load(key)).toMatchObject({ head: { version: 2, state: { balance: 2 } }, token: { key, version: 2 } });
+      const read = await heads.read([key, `account#${factory.unique('none')}`], []);
       expect([...read.heads.values()].map((h) => h.version)).toEqual([2]);
     });
 
-    it('commits over a head at version 0 (one that only remembers commands accepted without events) as over none', async () => {
+    it('syncs over a head at version 0 (one that only remembers commands accepted without events) as over none', async () => {
       const heads = await factory.heads();
       const id = factory.unique('acc');
-      await heads.commit(head(id, 0), 0);
-      await heads.commit({ ...head(id, 0), recent: [] }, 0);
-      await heads.commit(head(id, 1), 0);
-      await expect(heads.commit(head(id, 1, 9), 0)).rejects.toBeInstanceOf(VersionConflictError);
-      expect((await heads.read([`account#${id}`], [])).heads.get(`account#${id}`)).toMatchObject({ version: 1, state: { balance: 1 } });
+      expect(await sync(heads, head(id, 0), 0)).toMatchObject({ outcome: 'written', token: { version: 0 } });
+      expect(await sync(heads, { ...head(id, 0), recent: [] }, 0)).toMatchObject({ outcome: 'written' });
+      expect(await sync(heads, head(id, 1), 0)).toMatchObject({ outcome: 'written' });
+      expect(await sync(heads, head(id, 1, 9), 0)).toMatchObject({ outcome: 'conflict' });
+      expect((await heads.load(`account#${id}`)).head).toMatchObject({ version: 1, state: { balance: 1 } });
     });
 
     it('puts a checkpoint only over the one it was derived from', async () => {
@@ -133,7 +154,7 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       const [low, high] = [factory.unique('acc'), factory.unique('acc')];
       await expect(heads.putRebuiltAll([head(low, 1)], 1, 1)).rejects.toBeInstanceOf(RebuildLockError);
       expect(await heads.putControl({ status: 'rebuilding', epoch: 1, progress: null }, undefined)).toBe(true);
-      await heads.commit(head(high, 5), 0);
+      await sync(heads, head(high, 5), 0);
       expect(await heads.putRebuiltAll([head(low, 1), head(high, 4)], 1, 1)).toEqual({ written: 1, fencedOff: 1 });
       expect([...(await heads.readRebuilt([`account#${low}`, `account#${high}`], 1)).keys()]).toEqual([`account#${low}`]);
       // A resumed rebuild goes on from the head that fenced it off: read whoever wrote it.
@@ -187,11 +208,11 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       const heads: HeadsStore & RebuildHeadsStore = await factory.heads({
         afterFenceRead: async () => {
           committed = true;
-          await heads.commit(head(id, 4, 40), 3);
+          await sync(heads, head(id, 4, 40), 3);
         },
       });
       expect(await heads.putControl({ status: 'rebuilding', epoch: 2, progress: null }, undefined)).toBe(true);
-      await heads.commit(head(id, 3, 30), 0);
+      await sync(heads, head(id, 3, 30), 0);
       expect(await heads.putRebuiltAll([head(id, 3, 30)], 2, 1)).toEqual({ written: 0, fencedOff: 1 });
       expect(committed).toBe(true);
       expect((await heads.read([`account#${id}`], [])).heads.get(`account#${id}`)).toMatchObject({ version: 4, state: { balance: 40 } });
@@ -238,6 +259,58 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
       expect(await topic.log.isEmpty()).toBe(true);
       await topic.produce([{ key: 'k', value: 'e' }]);
       expect((await readAll(topic.log)).map((r) => [r.offset, r.value?.toString('utf8')])).toEqual([[0, 'e']]);
+    });
+
+    it('reads every generation of a topic, each to its end before the next, with positions that resume on either', async () => {
+      const generations = await factory.generations([2, 4]);
+      const { log, topics } = generations;
+      const [first, second] = topics as [string, string];
+      const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+      await generations.produce(
+        0,
+        keys.map((key) => ({ key, value: `${key}1` })),
+      );
+      await generations.produce(
+        1,
+        keys.map((key) => ({ key, value: `${key}2` })),
+      );
+      const { start, end } = await log.offsets();
+      // The first generation keeps its partition numbers; a later one's are named by its topic.
+      expect(Object.keys(end).sort()).toEqual(['0', '1', `${second}-0`, `${second}-1`, `${second}-2`, `${second}-3`].sort());
+      expect(Object.values(end).reduce((n, o) => n + o, 0)).toBe(12);
+      const read: LogRecord[] = [];
+      await log.read(start, end, (chunk) => {
+        read.push(...chunk);
+        return Promise.resolve('continue' as const);
+      });
+      expect(read.map((r) => r.value?.toString('utf8').at(-1))).toEqual([...keys.map(() => '1'), ...keys.map(() => '2')]);
+      expect(new Set(read.slice(0, 6).map((r) => r.topic ?? first))).toEqual(new Set([first]));
+      expect(new Set(read.slice(6).map((r) => r.topic))).toEqual(new Set([second]));
+      // Stopped in the first generation: nothing of the second is read.
+      let chunks = 0;
+      await log.read(start, end, () => {
+        chunks++;
+        return Promise.resolve('stop' as const);
+      });
+      expect(chunks).toBe(1);
+      // From a position past the first generation's end: only the second's records.
+      const rest: LogRecord[] = [];
+      await log.read(
+        {
+          ...end,
+          ...Object.fromEntries(
+            Object.keys(end)
+              .filter((k) => k.startsWith(second))
+              .map((k) => [k, 0]),
+          ),
+        },
+        end,
+        (chunk) => {
+          rest.push(...chunk);
+          return Promise.resolve('continue' as const);
+        },
+      );
+      expect(rest.map((r) => r.value?.toString('utf8')).sort()).toEqual(keys.map((k) => `${k}2`));
     });
   });
 };

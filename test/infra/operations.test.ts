@@ -152,10 +152,12 @@ describe('stalls seen', () => {
   });
 
   it('charts and alarms only on metrics the handlers publish (functions/handlers/*.ts and their Powertools helper, addMetric)', () => {
-    // The handlers, and the Powertools helper through which they publish the records' ages.
+    // The handlers, the Powertools helper through which they publish the records' ages, and the
+    // errors whose alarm metric the command handler publishes (core/errors.ts `alarm`).
     const handlers = [
       ...readdirSync(join(PROJECT_ROOT, 'functions/handlers')).map((f) => join('functions/handlers', f)),
       'functions/adapters/aws/powertools.ts',
+      'functions/control/control.ts',
     ]
       .map((f) => readFileSync(join(PROJECT_ROOT, f), 'utf8'))
       .join('\n');
@@ -327,6 +329,23 @@ describe('partitions chosen at creation', () => {
       'Fn::Join': [string, unknown[]];
     };
     expect(controlled['Fn::Join'][1].filter((part) => typeof part !== 'string')).toHaveLength(2);
+    // The rebuilds read where every generation's trigger stands: each .g2 group may be described.
+    const statements = Object.values(resourcesOf(grown.template, 'AWS::IAM::Policy')).flatMap(
+      (p) => (p.Properties?.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
+    );
+    const described = JSON.stringify(statements.filter((s) => JSON.stringify(s.Action).includes('kafka-cluster:DescribeGroup')));
+    for (const group of ['kafka-aggregates-command-handler.g2', 'kafka-aggregates-event-handler.g2'])
+      expect(described).toContain(`KafkaAggregates.${group}`);
+    // Every generation's trigger has its own error and not-polling alarms; the newest keeps the names it had.
+    for (const key of ['CommandHandler', 'EventHandler']) {
+      const [older, newest] = [alarm(grown, `${key}TriggerNotPollingG1`), alarm(grown, `${key}TriggerNotPolling`)];
+      expect(older.Dimensions).not.toEqual(newest.Dimensions);
+      expect(
+        Object.values(expressionMetrics(alarm(grown, `${key}TriggerErrorsG1`)))
+          .map((m) => m?.MetricName)
+          .sort(),
+      ).toEqual(['CommitErrorCount', 'InvokeErrorCount', 'PollingErrorCount']);
+    }
   });
 
   it('refuses generations that do not grow', () => {

@@ -11,6 +11,8 @@ import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import type { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import type { HeadsSnapshot } from '../../functions/heads/ports.ts';
+import type { Head } from '../../functions/heads/head.ts';
+import type { SyncToken } from '../../functions/heads/stream.ts';
 import { TableBehindLogError } from '../../functions/control/control.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { DeadLetterRecord, ResultRecord } from '../../functions/core/wire.ts';
@@ -46,14 +48,9 @@ describe('the command side under the faults operations bring', () => {
     let topic = await CommandsTopic.create(side().kafka, 1, name);
     const first = [command(id, 'OpenAccount', { owner: 'Ann' }), ...[1, 2, 3, 4, 5].map((n) => command(id, 'Deposit', { amount: n }))];
     await deliverTo(topic, await topic.append(first));
-    await topic.close();
 
     // Operations delete and recreate the topic: offsets start again at 0, below the head's offset 5.
-    const admin = side().kafka.admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: [name] });
-    await admin.disconnect();
-    topic = await CommandsTopic.create(side().kafka, 1, name);
+    topic = await topic.recreate();
     const second = [command(id, 'Deposit', { amount: 10 }), command(id, 'Deposit', { amount: 20 })];
     const summary = await deliverTo(topic, await topic.append(second));
 
@@ -241,10 +238,8 @@ describe('the command side under the faults operations bring', () => {
     const poison = unique('acc');
     // An infrastructure fault bound to one aggregate: its head write fails whatever is retried.
     const refusing = Object.assign(Object.create(side().heads) as AggregatesTable, {
-      commit: (head: Parameters<AggregatesTable['commit']>[0], expected: number) =>
-        head.aggregateId === poison
-          ? Promise.reject(new Error('injected: DynamoDB refuses this item'))
-          : side().heads.commit(head, expected),
+      trySync: (token: SyncToken, head: Head) =>
+        head.aggregateId === poison ? Promise.reject(new Error('injected: DynamoDB refuses this item')) : side().heads.trySync(token, head),
     });
     const blocked = side().processor({ heads: refusing });
     const values = [

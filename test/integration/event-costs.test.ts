@@ -42,7 +42,7 @@ describe('DynamoDB requests per event batch, counted by an SDK middleware', () =
     [10, 100],
     [150, 2],
   ])(
-    'a batch over %i aggregates with %i events each costs ceil(keys/100) batched reads and one write per item touched',
+    'a batch over %i aggregates with %i events each costs ceil(keys/100) batched reads and one write per item touched and per partition',
     async (aggregates, perAggregate) => {
       const process = side.processor();
       side.requests.reset();
@@ -50,9 +50,10 @@ describe('DynamoDB requests per event batch, counted by an SDK middleware', () =
       const counts = side.requests.snapshot();
 
       // Items: one account-summary row and one low-balance-alert checkpoint per account. Read with
-      // them, in the same requests: the control item and the releases item of each of the 3 partitions.
+      // them, in the same requests: the control item, and the releases item and the census item
+      // (event/census.ts) of each of the 3 partitions; the census costs one more write per partition.
       const items = 2 * aggregates;
-      const keys = items + 1 + 3;
+      const keys = items + 1 + 3 + 3;
       expect(summary).toMatchObject({
         events: aggregates * perAggregate,
         items,
@@ -61,8 +62,8 @@ describe('DynamoDB requests per event batch, counted by an SDK middleware', () =
         conflicts: 0,
       });
       expect(side.requests.get('BatchGetItemCommand')).toBe(Math.ceil(keys / 100));
-      expect(side.requests.get('PutItemCommand')).toBe(items);
-      expect(side.requests.total()).toBe(Math.ceil(keys / 100) + items);
+      expect(side.requests.get('PutItemCommand')).toBe(items + 3);
+      expect(side.requests.total()).toBe(Math.ceil(keys / 100) + items + 3);
       const events = aggregates * perAggregate;
       figures.push(
         `  ${perAggregate} per aggregate × ${aggregates} aggregates: ${side.requests.total()} requests for ${events} events = ` +

@@ -10,6 +10,8 @@ import { createDocumentClient, createDynamoClient } from '../../functions/adapte
 import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { TopicLog, TopicLogs } from '../../functions/adapters/kafka/topic-log.ts';
+import { KafkaGenerationLog } from '../../functions/adapters/kafka/generation-log.ts';
+import { generationName } from '../../functions/core/generations.ts';
 import { createAggregatesTable } from '../support/dynamo.ts';
 import { createReadModelsTable } from '../support/event-side.ts';
 import { createTopics, testKafka, unique } from '../support/kafka.ts';
@@ -84,6 +86,21 @@ portsContract('DynamoDB and Kafka', {
       recreate: async () => {
         await admin.deleteTopics({ topics: [name] });
         await createTopics(admin, { [name]: partitions });
+      },
+    };
+  },
+  generations: async (partitions) => {
+    const base = unique('contract');
+    const topics = partitions.map((_, index) => generationName(base, index));
+    await createTopics(admin, Object.fromEntries(topics.map((topic, index) => [topic, partitions[index] as number])));
+    const log = new KafkaGenerationLog(kafka, topics);
+    closing.push(() => log.close());
+    return {
+      log,
+      topics,
+      produce: async (index, messages) => {
+        const topic = topics[index] as string;
+        await producer.send({ topic, acks: -1, messages: messages.map((m) => ({ key: m.key, value: m.value })) });
       },
     };
   },

@@ -24,7 +24,7 @@ describe('a command committed between the rebuild’s read of the fences and its
     const id = unique('acc');
     const now = await side.heads.getControl();
     expect(await side.heads.putControl({ status: 'rebuilding', epoch: 21, progress: null }, now)).toBe(true);
-    await side.heads.commit(head(id, 3, 30), 0);
+    await side.heads.trySync({ key: `account#${id}`, version: 0 }, head(id, 3, 30));
 
     // Right after the rebuild's BatchGetItem of the fences, a batch that read the control item
     // before the lock commits version 4.
@@ -34,7 +34,7 @@ describe('a command committed between the rebuild’s read of the fences and its
         const out = await next(args);
         if (!committed && context.commandName === 'BatchGetItemCommand') {
           committed = true;
-          await side.heads.commit(head(id, 4, 40), 3);
+          await side.heads.trySync({ key: `account#${id}`, version: 3 }, head(id, 4, 40));
         }
         return out;
       },

@@ -48,7 +48,7 @@ describe("the rebuild's batched head writes", () => {
   it('leave a head stored at a higher version or by a newer rebuild as it is', async () => {
     const [higher, newer, plain] = [unique('acc'), unique('acc'), unique('acc')];
     await control({ status: 'rebuilding', epoch: 10, progress: null });
-    await side.heads.commit(head(higher, 4, 40), 0);
+    await side.heads.trySync({ key: `account#${higher}`, version: 0 }, head(higher, 4, 40));
     expect(await side.heads.putRebuiltAll([head(newer, 2, 20)], 10, 1)).toEqual({ written: 1, fencedOff: 0 });
     await control({ status: 'rebuilding', epoch: 9, progress: null });
     expect(await side.heads.putRebuiltAll([head(higher, 3, 30), head(newer, 2, 99), head(plain, 1, 10)], 9, 1)).toEqual({

@@ -30,16 +30,6 @@ const deliver = async (topic: CommandsTopic, event: MskEvent) => {
   return result;
 };
 
-/** Deletes the topic and creates it again under the same name: offsets start again at 0. */
-const recreate = async (topic: CommandsTopic): Promise<CommandsTopic> => {
-  await topic.close();
-  const admin = side.kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: [topic.name] });
-  await admin.disconnect();
-  return CommandsTopic.create(side.kafka, 1, topic.name);
-};
-
 describe('a skip recorded in an old life of the commands topic', () => {
   it('does not release the same offset of the new life, after a table restore and a rebuild', async () => {
     const id = unique('acc');
@@ -61,7 +51,7 @@ describe('a skip recorded in an old life of the commands topic', () => {
     const beforeRecreation = await side.heads.getCheckpoint(tp);
 
     // The topic is recreated and its new life decided from offset 0.
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     expect(await deliver(topic, await topic.append([command(id, 'Deposit', { amount: 5 })]))).toMatchObject({ accepted: 1 });
 
     // The table is restored from before the recreation (its checkpoint back in the first life), then rebuilt.
@@ -92,7 +82,7 @@ describe('a skip recorded in an old life of the commands topic', () => {
       anchor: sampledOf(first!),
     });
 
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     expect(await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Bob' })]))).toMatchObject({
       accepted: 1,
       deadLettered: 0,

@@ -43,16 +43,6 @@ const outcomes = async (commandIds: readonly string[]): Promise<string[]> => {
   });
 };
 
-/** Deletes the topic and creates it again under the same name: offsets start again at 0. */
-const recreate = async (topic: CommandsTopic): Promise<CommandsTopic> => {
-  await topic.close();
-  const admin = side.kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: [topic.name] });
-  await admin.disconnect();
-  return CommandsTopic.create(side.kafka, 1, topic.name);
-};
-
 describe('a recreated commands topic, the checkpoint without a fingerprint', () => {
   it('after a rebuild: the new life is decided in a new incarnation', async () => {
     const id = unique('acc');
@@ -60,7 +50,7 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
     await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Deposit', { amount: 10 })]));
     expect((await rebuildAggregates(rebuildDeps(side, { commands: topic }))).status).toBe('complete');
 
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     const second = [1, 2, 3].map((n) => command(id, 'Deposit', { amount: n }));
     await deliver(topic, await topic.append(second));
 
@@ -74,12 +64,12 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
     let topic = await CommandsTopic.create(side.kafka, 1);
     await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' })]));
 
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     const second = [command(id, 'Deposit', { amount: 1 }), command(id, 'Deposit', { amount: 2 })];
     const crashing = side.processor({ publisher: crashingPublisher(side.publisher) });
     await expect(crashing(await topic.append(second))).rejects.toThrow(/injected crash/);
 
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     const third = [command(id, 'Deposit', { amount: 10 }), command(id, 'Deposit', { amount: 20 })];
     await deliver(topic, await topic.append(third));
 
@@ -95,7 +85,7 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
     const crashing = side.processor({ publisher: crashingPublisher(side.publisher) });
     await expect(crashing(await topic.append(first))).rejects.toThrow(/injected crash/);
 
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     // Another command at offset 0 of the new life, then the client sends again what was never acknowledged.
     const other = command(id, 'Deposit', { amount: 5 });
     await deliver(topic, await topic.append([other, ...first]));
@@ -113,7 +103,7 @@ describe('a recreated commands topic, the checkpoint without a fingerprint', () 
     let topic = await CommandsTopic.create(side.kafka, 1);
     await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Ann' }), command(id, 'Deposit', { amount: 10 })]));
 
-    topic = await recreate(topic);
+    topic = await topic.recreate();
     const next = command(id, 'Deposit', { amount: 5 });
     const held = await topic.append([next]);
     await expect(side.processor({ heads: restored })(held)).rejects.toBeInstanceOf(TableBehindLogError);

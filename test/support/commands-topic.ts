@@ -82,6 +82,16 @@ export class CommandsTopic {
   }
 
   /** Disconnects the producer. */
+  /** Deletes the topic and creates it again under the same name, as one partition: offsets start again at 0. This one is closed. */
+  async recreate(): Promise<CommandsTopic> {
+    await this.close();
+    const admin = this.kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [this.name] });
+    await admin.disconnect();
+    return CommandsTopic.create(this.kafka, 1, this.name);
+  }
+
   async close(): Promise<void> {
     await this.producer.disconnect();
   }

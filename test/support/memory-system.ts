@@ -12,6 +12,7 @@ import type { BatchOutput, BatchPublisher } from '../../functions/command/ports.
 import { createCommandProcessor, type BatchResult } from '../../functions/command/process-batch.ts';
 import type { Release } from '../../functions/core/release.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
+import { mskRecord } from '../../sim/trigger.ts';
 import { sampledOf } from '../../functions/heads/partition.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -146,15 +147,6 @@ export const failingPublisher: BatchPublisher = {
 const eventOf = (records: readonly StoredRecord[]): MskEvent => ({
   eventSource: 'SelfManagedKafka',
   records: {
-    [`${TOPICS.commands}-0`]: records.map((r) => ({
-      topic: TOPICS.commands,
-      partition: r.partition,
-      offset: r.offset,
-      timestamp: r.timestamp,
-      timestampType: 'CREATE_TIME',
-      key: r.key === null ? null : r.key.toString('base64'),
-      value: r.value === null ? null : r.value.toString('base64'),
-      headers: [],
-    })),
+    [`${TOPICS.commands}-0`]: records.map((r) => mskRecord(TOPICS.commands, r)),
   },
 });

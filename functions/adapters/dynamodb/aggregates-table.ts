@@ -13,7 +13,8 @@ import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
-import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../heads/ports.ts';
+import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../../heads/ports.ts';
+import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import {
   archivedFromItem,
@@ -155,10 +156,11 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   }
 
   /**
-   * Commits a head on the condition that the stored one is still at `expectedVersion`
-   * (absent when 0). A lost race is a VersionConflictError carrying the winner's head.
+   * Writes a head on the condition that the stored one is still at the token's version
+   * (absent when 0). A lost race answers the winner's head.
    */
-  async commit(head: Head, expectedVersion: number): Promise<void> {
+  async trySync(token: SyncToken, head: Head): Promise<Synced> {
+    const expectedVersion = token.version;
     try {
       await this.doc.send(
         new PutCommand({
@@ -172,19 +174,23 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
+      return { outcome: 'written', token: tokenOf(token.key, head) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const current = error.Item === undefined ? await this.get(head.aggregateType, head.aggregateId) : this.decode(unmarshall(error.Item));
-      throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, current, { cause: error });
+      if (error.Item === undefined) return { outcome: 'conflict', resync: await this.load(token.key) };
+      return { outcome: 'conflict', resync: loaded(token.key, this.decode(unmarshall(error.Item))) };
     }
+  }
+
+  /** One head by consistent read, with its token. */
+  async load(key: string): Promise<Loaded> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }));
+    return loaded(key, out.Item === undefined ? undefined : this.decode(out.Item));
   }
 
   /** One head by consistent read. */
   async get(aggregateType: string, aggregateId: string): Promise<Head | undefined> {
-    const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: aggregateKey(aggregateType, aggregateId) }, ConsistentRead: true }),
-    );
-    return out.Item === undefined ? undefined : this.decode(out.Item);
+    return (await this.load(aggregateKey(aggregateType, aggregateId))).head;
   }
 
   /** A head from its item, noting whether the previous layout archived its commands (kept in the heads written from it). */

@@ -12,6 +12,7 @@
  *   events topic (`ready`) or being rebuilt (`rebuilding`). A table without one is new, or
  *   lost its items (the local emulator restarted): see event/readiness.ts.
  * - operator releases of an events partition: pk = `~release`, sk = `<topic>-<partition>`.
+ * - the census of an events partition (event/census.ts): pk = `~census`, sk = `<topic>-<partition>`.
  * Rows and checkpoints carry `versions` (per aggregate, the version applied; for a row that
  * dedupes per partition, the most recent aggregates only), `offsets` for such a row (per
  * partition, the last offset applied), `revision` (bumped by every write; the

@@ -14,7 +14,8 @@ import type { ResultRecord } from '../../core/wire.ts';
 import { RebuildLockError, type ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
-import { VersionConflictError, type ArchiveLookup, type HeadsSnapshot, type HeadsStore, type UnkeptResult } from '../../heads/ports.ts';
+import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../../heads/ports.ts';
+import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import { headItemBytes } from '../dynamodb/aggregates-items.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
@@ -126,15 +127,17 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     return { heads, checkpoints, releases, control };
   }
 
-  async commit(head: Head, expectedVersion: number): Promise<void> {
-    const key = aggregateKey(head.aggregateType, head.aggregateId);
-    const lost = await perform(this.io, 'heads.commit', () => {
-      const stored = this.headAt(key);
-      if ((stored?.version ?? 0) !== expectedVersion) return { current: stored };
-      this.put(key, { kind: 'head', head });
-      return undefined;
+  async load(key: string): Promise<Loaded> {
+    return loaded(key, await perform(this.io, 'heads.load', () => this.headAt(key)));
+  }
+
+  async trySync(token: SyncToken, next: Head): Promise<Synced> {
+    return perform(this.io, 'heads.commit', (): Synced => {
+      const stored = this.headAt(token.key);
+      if ((stored?.version ?? 0) !== token.version) return { outcome: 'conflict', resync: loaded(token.key, stored) };
+      this.put(token.key, { kind: 'head', head: next });
+      return { outcome: 'written', token: tokenOf(token.key, next) };
     });
-    if (lost !== undefined) throw new VersionConflictError(head.aggregateType, head.aggregateId, expectedVersion, lost.current);
   }
 
   /** The item's size as DynamoDB counts it (the adapter's own measure), once per head: a head is not changed once made. */

@@ -4,6 +4,7 @@
  * Each send to one topic is one scheduler point, so a batch can fail between them, or after a
  * send that landed (the records stay: consumers dedupe).
  */
+import { generationName } from '../../core/generations.ts';
 import type { BatchOutput, BatchPublisher } from '../../command/ports.ts';
 import type { DeadLetter } from '../../core/dead-letter.ts';
 import type { EventSideOutput, EventSidePublisherPort } from '../../event/ports.ts';
@@ -41,7 +42,8 @@ export class MemoryBatchPublisher implements BatchPublisher {
     await send(
       cluster,
       io,
-      topics.events,
+      // As the Kafka publisher: to the batch's generation of the events topic.
+      generationName(topics.events, output.generation ?? 0),
       output.events.map((e) => ({ key: e.aggregateId, value: JSON.stringify(e) })),
     );
     await send(

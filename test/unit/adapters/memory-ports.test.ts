@@ -4,6 +4,8 @@ import { MemoryHeadsStore } from '../../../functions/adapters/memory/heads-store
 import type { Interleaver } from '../../../functions/adapters/memory/interleave.ts';
 import { MemoryReadModels } from '../../../functions/adapters/memory/read-models.ts';
 import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
+import { GenerationLog } from '../../../functions/core/generation-log.ts';
+import { generationName } from '../../../functions/core/generations.ts';
 import { portsContract } from '../../contract/ports.ts';
 
 let n = 0;
@@ -37,6 +39,19 @@ portsContract('in memory', {
       },
       recreate: () => {
         cluster.recreate('t');
+        return Promise.resolve();
+      },
+    });
+  },
+  generations: (partitions) => {
+    const cluster = new MemoryCluster();
+    const topics = partitions.map((_, index) => generationName('g', index));
+    partitions.forEach((count, index) => cluster.create(topics[index] as string, count));
+    return Promise.resolve({
+      log: new GenerationLog(topics.map((topic) => new MemoryTopicLog(cluster, topic))),
+      topics,
+      produce: (index, messages) => {
+        cluster.append(topics[index] as string, messages);
         return Promise.resolve();
       },
     });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { account, type AccountEvent } from '../../../functions/domain/account/index.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
 import { projections } from '../../../functions/projections/index.ts';
-import { eventOf, historyOf, projectionSpec } from '../../../functions/testing/index.ts';
+import { eventOf, historyOf, projectionSpec } from 'kafka-aggregates/testing';
 
 const opened: AccountEvent = { type: 'AccountOpened', data: { owner: 'Ada' } };
 const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isRejection, type DecideContext } from '../../../functions/index.ts';
+import { isRejection, type DecideContext } from 'kafka-aggregates';
 import { account, type AccountCommand, type AccountEvent, type AccountState } from '../../../functions/domain/account/index.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
-import { given, givenStored, raw, stored } from '../../../functions/testing/index.ts';
+import { given, givenStored, raw, stored } from 'kafka-aggregates/testing';
 
 const opened: AccountEvent = { type: 'AccountOpened', data: { owner: 'Ada' } };
 const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { alert, type AlertEvent, type BalanceObservation } from '../../../functions/domain/alert/index.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
-import { given, raw } from '../../../functions/testing/index.ts';
+import { given, raw } from 'kafka-aggregates/testing';
 
 const seen = (balance: number, sourceVersion: number): BalanceObservation => ({ balance, threshold: 1000, sourceVersion });
 const raised = (balance: number, sourceVersion: number): AlertEvent => ({

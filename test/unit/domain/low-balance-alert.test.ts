@@ -4,7 +4,7 @@ import { aggregateKey } from '../../../functions/core/aggregate.ts';
 import { account, type AccountEvent } from '../../../functions/domain/account/index.ts';
 import { lowBalanceAlert } from '../../../functions/reactions/low-balance-alert.ts';
 import { reactions } from '../../../functions/reactions/index.ts';
-import { eventOf, historyOf, reactionSpec } from '../../../functions/testing/index.ts';
+import { eventOf, historyOf, reactionSpec } from 'kafka-aggregates/testing';
 
 const opened: AccountEvent = { type: 'AccountOpened', data: { owner: 'Ada' } };
 const deposited = (amount: number): AccountEvent => ({ type: 'MoneyDeposited', data: { amount, currency: 'EUR' } });

@@ -77,6 +77,11 @@ describe('command handler on a table behind its log', () => {
     await invocation;
     expect(failed).toBeInstanceOf(TableBehindLogError);
     expect(added).toContainEqual(['tableBehindLog', 'Count', 1]);
-    expect(logs.at('ERROR')).toEqual([expect.objectContaining({ message: expect.stringMatching(/table behind its log/) as unknown })]);
+    expect(logs.at('ERROR')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/waits for an operator/) as unknown,
+        reason: expect.stringMatching(/is behind its log/) as unknown,
+      }),
+    ]);
   });
 });

@@ -134,7 +134,7 @@ describe('LogFold: applying events in version order', () => {
       event('acc-1', 6, deposited(1)),
     ]);
     expect(steps).toStrictEqual(['applied', 'applied', 'held', 'held']);
-    expect(fold.heldFloor()).toStrictEqual(new Map([[0, 2]]));
+    expect(fold.heldFloor()).toStrictEqual(new Map([['0', 2]]));
     expect(fold.gaps).toStrictEqual([]);
     fold.finish();
     expect(fold.gaps).toStrictEqual([{ aggregateType: 'account', aggregateId: 'acc-1', expected: 3, found: 5 }]);

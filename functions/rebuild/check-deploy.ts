@@ -1,0 +1,205 @@
+/**
+ * `check-deploy`: what the code about to be deployed would do to the log and the tables,
+ * found before the deploy. First the census (event/census.ts) against the code's aggregates
+ * (census-revisions.ts): every revision on the log must have a way in. Then a replay of the
+ * events topic through that code, writing nothing: every record is read through its event
+ * reader (upcasters and schemas, on the real records), and the heads of a sample of aggregates
+ * (or all) are folded as the rebuild's verify folds them and compared with the aggregates
+ * table, and their projection rows and reaction checkpoints applied by the event side's own
+ * applier into a scratch store and compared with the read-models table as of where the event
+ * trigger stands. A sampled aggregate is folded from its whole history; a row is compared only
+ * when every aggregate it holds a version of is sampled.
+ */
+import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
+import { isChainFault, type EventFault } from '../core/event-reader.ts';
+import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
+import type { AnyProjection } from '../core/projection.ts';
+import type { AnyReaction } from '../core/reaction.ts';
+import { registry } from '../core/registry.ts';
+import { triggerRecordOf } from '../core/trigger-event.ts';
+import { censusRows, type CensusRow, type PartitionCensus } from '../event/census.ts';
+import { haltError } from '../event/halts.ts';
+import { reactionCheckpointPk, type ReadModels, type StoredItem } from '../event/ports.ts';
+import { createEventApplier } from '../event/process-batch.ts';
+import type { Head } from '../heads/head.ts';
+import { revisionProblems, type RevisionProblem } from './census-revisions.ts';
+import { canonicalHead, LogFold, readChunk, type Gap } from './fold.ts';
+import type { RebuildHeadsStore } from './ports.ts';
+import { replayLog, type Progress } from './replay.ts';
+import { headDifferences, type Difference } from './verify-aggregates.ts';
+import { firstDifference, rowChanges, type RowChange } from './row-changes.ts';
+
+/** What check-deploy reads, and the code it checks. */
+export interface CheckDeployDeps {
+  /** The code about to be deployed. */
+  readonly aggregates: readonly AnyAggregate[];
+  readonly projections: readonly AnyProjection[];
+  readonly reactions: readonly AnyReaction[];
+  readonly eventLog: LogReader;
+  readonly heads: Pick<RebuildHeadsStore, 'scanAll'>;
+  readonly readModels: Pick<ReadModels, 'query'>;
+  /** An empty read-models store that the replay applies into (nothing is written to the deployed tables). */
+  readonly scratch: ReadModels;
+  /** Where the event trigger stands (next offset per partition number): the rows are compared as of there. */
+  readonly triggerPosition: () => Promise<PartitionOffsets>;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+/** A head the new code would fold differently, at the same version. */
+export interface HeadChange extends Difference {
+  /** Where the two first differ (`state.balance: 150 → 15000`). */
+  readonly detail: string;
+}
+
+/** What the replay found. */
+export interface ReplayFindings {
+  readonly eventsRead: number;
+  /** 1: every aggregate; n: one in n, by a hash of its id. */
+  readonly sampleEvery: number;
+  /** Records the new code cannot read (it would halt there), the first 100. */
+  readonly unreadable: readonly EventFault[];
+  readonly unreadableCount: number;
+  /** Records that are no event at all: dead-lettered by any code. */
+  readonly malformed: number;
+  readonly headsCompared: number;
+  readonly headChanges: readonly HeadChange[];
+  /** Heads that differ in version: the table not in step with the log (commands in flight, or a table behind), not the code. */
+  readonly headsNotInStep: readonly Difference[];
+  readonly rowsCompared: number;
+  readonly rowChanges: readonly RowChange[];
+  /** Rows whose applied versions differ from the replay's: the event side in flight, not the code. */
+  readonly rowsNotInStep: number;
+  /** Where the new event side would halt on a sampled aggregate's events (a projection or reaction failing). */
+  readonly halts: readonly string[];
+  readonly gaps: readonly Gap[];
+}
+
+/** The outcome of check-deploy. */
+export interface CheckDeployReport {
+  readonly census: readonly CensusRow[];
+  readonly revisionProblems: readonly RevisionProblem[];
+  /** Absent with `censusOnly`. */
+  readonly replay?: ReplayFindings;
+}
+
+/** True when the deploy would halt the event side or change a head or a row (changes allowed: halts only). */
+export const refused = (report: CheckDeployReport, allowChanges = false): boolean =>
+  report.revisionProblems.length > 0 ||
+  (report.replay !== undefined &&
+    (report.replay.unreadableCount > 0 ||
+      report.replay.halts.length > 0 ||
+      (!allowChanges && (report.replay.headChanges.length > 0 || report.replay.rowChanges.length > 0))));
+
+/** A stable hash of an aggregate id (FNV-1a), for the sample. */
+const hash = (text: string): number => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+};
+
+/** Checks the census against the code, then (unless `censusOnly`) replays the log through it. */
+export const checkDeploy = async (
+  deps: CheckDeployDeps,
+  census: ReadonlyMap<string, PartitionCensus>,
+  options: { readonly sampleEvery: number; readonly censusOnly?: boolean },
+): Promise<CheckDeployReport> => {
+  const aggregates = registry(deps.aggregates);
+  const rows = censusRows(census);
+  const problems = revisionProblems(rows, aggregates);
+  if (options.censusOnly === true) return { census: rows, revisionProblems: problems };
+  return { census: rows, revisionProblems: problems, replay: await replay(deps, aggregates, Math.max(1, options.sampleEvery)) };
+};
+
+const replay = async (
+  deps: CheckDeployDeps,
+  aggregates: ReadonlyMap<string, AnyAggregate>,
+  sampleEvery: number,
+): Promise<ReplayFindings> => {
+  const sampled = (aggregateId: string) => sampleEvery === 1 || hash(aggregateId) % sampleEvery === 0;
+  const topic = deps.eventLog.topic;
+  const fold = new LogFold(aggregates);
+  const apply = createEventApplier({ ...deps, readModels: deps.scratch, publisher: { publish: () => Promise.resolve() } });
+  const unreadable: EventFault[] = [];
+  let unreadableCount = 0;
+  let malformed = 0;
+  const halts: string[] = [];
+  const haltedPartitions = new Set<number>();
+  const { start, end } = await deps.eventLog.offsets();
+  const upTo = await deps.triggerPosition();
+  const { at } = await replayLog(
+    deps.eventLog,
+    { checkpoint: start, eventsRead: 0 },
+    end,
+    {
+      apply: async (records) => {
+        const forRows: LogRecord[] = [];
+        readChunk(topic, records, aggregates).forEach((outcome, i) => {
+          const record = records[i] as LogRecord;
+          if ('fault' in outcome) {
+            if (!isChainFault(outcome.fault)) malformed++;
+            else if (unreadableCount++ < 100) unreadable.push(outcome.fault);
+            return;
+          }
+          if (!sampled(outcome.event.stored.aggregateId)) return;
+          fold.applyRead(outcome);
+          if (record.offset < (upTo[record.partition] ?? 0) && !haltedPartitions.has(record.partition)) forRows.push(record);
+        });
+        if (forRows.length === 0) return;
+        const summary = await apply(forRows.map((r) => triggerRecordOf(topic, r)));
+        for (const halt of summary.halted) {
+          haltedPartitions.add(halt.position.partition);
+          halts.push(haltError(halt).message);
+        }
+      },
+      save: () => Promise.resolve(),
+    },
+    { checkpointEvery: Infinity, onProgress: deps.onProgress },
+  );
+  fold.finish();
+
+  const folded = [...fold.all()];
+  const stored = (await deps.heads.scanAll()).heads.filter((h) => sampled(h.aggregateId));
+  const byKey = (heads: readonly Head[]) => new Map(heads.map((h) => [aggregateKey(h.aggregateType, h.aggregateId), h]));
+  const [logHeads, tableHeads] = [byKey(folded), byKey(stored)];
+  const headChanges: HeadChange[] = [];
+  const headsNotInStep: Difference[] = [];
+  for (const d of headDifferences(folded, stored)) {
+    const key = aggregateKey(d.aggregateType, d.aggregateId);
+    if (d.kind !== 'differs' || d.table !== d.log) {
+      headsNotInStep.push(d);
+      continue;
+    }
+    const [a, b] = [tableHeads.get(key), logHeads.get(key)].map((h) => JSON.parse(canonicalHead(h as Head)) as unknown);
+    headChanges.push({ ...d, detail: firstDifference(a, b) });
+  }
+
+  // Rows: every projection's and reaction's items, stored against replayed.
+  const pks = [...deps.projections.map((p) => p.name), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))];
+  const comparable = (item: StoredItem) =>
+    (sampleEvery === 1 || item.offsets === undefined) && Object.keys(item.versions).every((k) => sampled(k.slice(k.indexOf('#') + 1)));
+  let rowsCompared = 0;
+  let rowsNotInStep = 0;
+  const rowChangesFound: RowChange[] = [];
+  for (const pk of pks) {
+    const [table, replayed] = await Promise.all([deps.readModels.query(pk), deps.scratch.query(pk)]);
+    const found = rowChanges(pk, table, replayed, comparable);
+    rowsCompared += found.compared;
+    rowsNotInStep += found.notInStep;
+    rowChangesFound.push(...found.changes);
+  }
+  return {
+    eventsRead: at.eventsRead,
+    sampleEvery,
+    unreadable,
+    unreadableCount,
+    malformed,
+    headsCompared: folded.length,
+    headChanges,
+    headsNotInStep,
+    rowsCompared,
+    rowChanges: rowChangesFound,
+    rowsNotInStep,
+    halts,
+    gaps: fold.gaps,
+  };
+};
