@@ -191,7 +191,7 @@ export const checkWorld = async (
   if (quiescent) {
     violations.push(...censusViolations(world));
     const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);
-    for (const m of compareWithDecisions(decided, resultsByCommand(world)))
+    for (const m of compareWithDecisions(decided, resultsByCommand(world), world.restored))
       violations.push({
         kind: 'outcome-mismatch',
         message: `${m.commandId}: decided ${JSON.stringify(m.expected)}, results ${JSON.stringify(m.actual.map((r) => (r.status === 'accepted' ? `accepted v${r.version}` : `rejected ${r.reason.code}`)))}`,

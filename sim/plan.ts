@@ -39,6 +39,8 @@ export const FAULT_KINDS = [
   'grow-events',
   /** The command API: a client sends a command again through it, bursts of commands push outcomes out of the heads, outcomes read at the end. */
   'api',
+  /** User code (the account-summary projection) that throws on one account's events until the code is rolled forward. */
+  'user-code',
 ] as const;
 
 /** One fault kind. */
@@ -65,7 +67,8 @@ export type StepKind =
   | 'verify'
   | 'grow-events'
   | 'api-resend'
-  | 'burst';
+  | 'burst'
+  | 'user-code';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -95,6 +98,7 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'grow-events': { weight: 0.7, needs: 'grow-events' },
   'api-resend': { weight: 3, needs: 'api' },
   burst: { weight: 1, needs: 'api' },
+  'user-code': { weight: 1.5, needs: 'user-code' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

@@ -108,6 +108,7 @@ const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
  */
 const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void => {
   world.forgets = true;
+  world.restored = true;
   for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
   for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
   world.coldStart();
@@ -206,6 +207,10 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.code[part] = pick(random, ['current', 'newer'] as const) as CodeVersion;
       return;
     }
+    case 'user-code':
+      // A release whose projection fails on one account's events, or the release that fixes it.
+      world.failingFor = world.failingFor === undefined ? `acc-${random.int(0, 4)}` : undefined;
+      return;
     case 'wipe-read-models':
       world.readModels.restore(new Map());
       return;

@@ -16,6 +16,7 @@ import type { MskEvent } from '../functions/core/trigger-event.ts';
 import { dispositionOf } from '../functions/core/errors.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
 import { createEventProcessor } from '../functions/event/process-batch.ts';
+import { accountSummary } from '../functions/projections/account-summary.ts';
 import { projections } from '../functions/projections/index.ts';
 import { reactions } from '../functions/reactions/index.ts';
 import type { CommandGate } from '../functions/rebuild/ports.ts';
@@ -71,6 +72,14 @@ export class World {
    * API's outcomes are then not checked.
    */
   forgets = false;
+  /**
+   * Set once the table was replaced by a restore or a copy: an outcome it lacks may be on no
+   * topic but the results (an acceptance that changed nothing), so a redelivery of that
+   * command may be answered `OutcomeNotRetained`.
+   */
+  restored = false;
+  /** The account whose events the deployed account-summary projection fails on (`user-code`), until a release fixes it. */
+  failingFor: string | undefined;
   /** What the command API answered that it must not have. */
   readonly apiViolations: string[] = [];
   /** Commands sent in bursts so far (their commandIds). */
@@ -124,10 +133,19 @@ export class World {
     this.warm.clear();
   }
 
+  /** The account-summary projection as deployed: failing on one account's events while `failingFor` names it. */
+  private readonly summary: typeof accountSummary = {
+    ...accountSummary,
+    evolve: (row, event) => {
+      if (event.aggregateId === this.failingFor) throw new Error(`user-code fault: account-summary fails on ${event.aggregateId}`);
+      return accountSummary.evolve(row, event);
+    },
+  };
+
   private eventHandler(): (event: MskEvent) => Promise<InvocationResult> {
     const process = createEventProcessor({
       aggregates: deployments[this.code.events],
-      projections,
+      projections: [this.summary],
       reactions,
       readModels: this.readModels,
       publisher: new MemoryEventSidePublisher(this.cluster, TOPICS, this.scheduler),

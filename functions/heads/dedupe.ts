@@ -67,8 +67,8 @@ export const classify = (memory: Memory, incoming: ArrivedCommand, tp: string): 
       reason: {
         code: 'OutcomeNotRetained',
         message:
-          `${tp}@${record.offset} was handled before (this aggregate has handled ${tp} up to offset ${seen}) and was not accepted; ` +
-          'its rejection is no longer kept. Send it again with a new commandId to have it decided now',
+          `${tp}@${record.offset} was handled before (this aggregate has handled ${tp} up to offset ${seen}) and its outcome is no longer kept ` +
+          '(a rejection, or an acceptance that changed nothing, after a restore or rebuild). Send it again with a new commandId to have it decided now',
       },
     };
   }

@@ -79,6 +79,8 @@ export class LogFold {
   private readonly dirty = new Set<string>();
   /** Accepted commands each head let go of that are still within the dedupe window, by head key. */
   private readonly evicted = new Map<string, ArchivedCommand[]>();
+  /** What stored heads remembered before the rebuild, by head key: kept where the rebuilt head covers it. */
+  private readonly remembered = new Map<string, readonly RecentCommand[]>();
   /** Per commands partition, the last command of its latest incarnation that caused events: where its life can be checked. */
   readonly lastSources = new Map<string, LastSource>();
   readonly gaps: Gap[] = [];
@@ -98,6 +100,15 @@ export class LogFold {
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
     this.heads.set(aggregateKey(head.aggregateType, head.aggregateId), { ...head, offsets: { ...head.offsets }, recent: [...head.recent] });
+  }
+
+  /**
+   * Keeps what a stored head remembers of commands the log cannot name (accepted without
+   * events, or rejected): its rebuilt head's offsets cover their positions, so without them
+   * a redelivery would be answered `OutcomeNotRetained` instead of its outcome.
+   */
+  remember(head: Head): void {
+    this.remembered.set(aggregateKey(head.aggregateType, head.aggregateId), head.recent);
   }
 
   /** True when the fold already holds this aggregate. */
@@ -257,7 +268,8 @@ export class LogFold {
       head.archivedUntil = Math.max(head.archivedUntil, ...archive.map((a) => a.at));
       if (pages.length > 0) head.pages = pages;
       else delete head.pages;
-      return { head: { ...head, offsets: { ...head.offsets }, recent: [...head.recent] }, page, archive };
+      const recent = withRemembered(head, this.remembered.get(k));
+      return { head: { ...head, offsets: { ...head.offsets }, recent }, page, archive };
     });
     this.dirty.clear();
     this.evicted.clear();
@@ -273,3 +285,15 @@ export class LogFold {
     return this.heads.size;
   }
 }
+
+/**
+ * The rebuilt head's recent commands with the remembered ones it lacks at positions its offsets
+ * cover (the same life of the same partition), in decision order, the newest `RECENT_COMMANDS`.
+ */
+const withRemembered = (head: FoldedHead, remembered: readonly RecentCommand[] | undefined): RecentCommand[] => {
+  if (remembered === undefined) return [...head.recent];
+  const known = new Set(head.recent.map((r) => `${r.tp}@${r.offset}`));
+  const extra = remembered.filter((r) => !known.has(`${r.tp}@${r.offset}`) && r.offset <= (head.offsets[r.tp] ?? -1));
+  if (extra.length === 0) return [...head.recent];
+  return [...head.recent, ...extra].sort((a, b) => a.at - b.at).slice(-RECENT_COMMANDS);
+};

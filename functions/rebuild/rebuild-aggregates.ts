@@ -127,9 +127,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
 
   // 2. A complete topic: publish what was committed but not confirmed published, then capture its end.
   let outboxRepublished = 0;
+  let stored: readonly Head[] = [];
   if (control.status === 'rebuilding' && control.progress === null) {
     report({ phase: 'publishing outbox', eventsRead: 0, eventsTotal: 0 });
     const { heads: all, checkpoints } = await heads.scanAll();
+    stored = all;
     const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
     // Each to the generation of the events topic its command's generation writes to, as the command side sends it.
     const generations = [...new Set(unconfirmed.map((e) => splitGeneration(e.source.topic).index))].sort((a, b) => a - b);
@@ -152,6 +154,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
+  // A resumed rebuild's own heads kept this already; the stored heads it has not written yet are not read again.
+  for (const head of stored) fold.remember(head);
   for (const [tp, source] of Object.entries(started.sources ?? {})) fold.lastSources.set(tp, source);
   let headsWritten = 0;
   let fencedOff = 0;
