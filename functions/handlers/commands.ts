@@ -33,7 +33,7 @@ export const handleCommands = async (
     const alarm = alarmOf(error);
     if (alarm !== undefined) {
       metrics.addMetric(alarm, MetricUnit.Count, 1);
-      logger.error('the batch waits for an operator', { reason: (error as Error).message });
+      logger.error(`the batch waits for an operator (${alarm})`, { reason: (error as Error).message });
       await backOff(tableBehindBackoffMs(), context?.getRemainingTimeInMillis());
     }
     throw error;

@@ -95,7 +95,7 @@ describe('npm start twice in a row, the emulator empty in between', () => {
       expect(
         logs()
           .at('ERROR')
-          .some((l) => /table behind its log/.test(l.message)),
+          .some((l) => /waits for an operator \(tableBehindLog\)/.test(l.message) && /is behind its log/.test(String(l.reason))),
       ).toBe(true);
       expect(lines.some((l) => l.startsWith('[rebuild] the aggregates table is behind its log (the command handler refuses it)'))).toBe(
         true,
