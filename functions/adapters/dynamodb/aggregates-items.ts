@@ -7,7 +7,8 @@ import type { EventRecord, Reason, ResultRecord } from '../../core/wire.ts';
 import { fingerprint, type ArchivedCommand, type Head, type RecentCommand } from '../../heads/head.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord, RebuildProgress } from '../../control/control.ts';
-import { itemBytes, toWellFormed } from '../../core/limits.ts';
+import { isStorableId, itemBytes, MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_NAME_CHARS, toWellFormed } from '../../core/limits.ts';
+import type { UnkeptResult } from '../../heads/ports.ts';
 import { fromBodyItem, isBodyItem, toBodyItem } from './head-body.ts';
 
 export { itemBytes } from '../../core/limits.ts';
@@ -196,3 +197,27 @@ export const storedHeadBytes = (item: Item): number => itemBytes({ ...item, ...C
 
 /** The size of a head's item as stored, in bytes. */
 export const headItemBytes = (head: Head): number => storedHeadBytes(toItem(head));
+
+/**
+ * The items of outcomes no head remembers, one per key (BatchWriteItem refuses a request that
+ * names a key twice: the first, as a head's recent commands answer). Ids the edge refuses
+ * could never be asked for, and their keys might be refused: not kept.
+ */
+export const keptResultItems = (unkept: readonly UnkeptResult[], retentionMs: number): Item[] => {
+  const items = unkept.flatMap(({ result, at }) =>
+    isStorableId(result.commandId, MAX_COMMAND_ID_CHARS) &&
+    isStorableId(result.aggregateType, MAX_NAME_CHARS) &&
+    isStorableId(result.aggregateId, MAX_AGGREGATE_ID_CHARS)
+      ? [
+          resultItem(
+            { ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId },
+            at,
+            retentionMs,
+          ),
+        ]
+      : [],
+  );
+  const byKey = new Map<string, Item>();
+  for (const item of items) if (!byKey.has(item.pk as string)) byKey.set(item.pk as string, item);
+  return [...byKey.values()];
+};

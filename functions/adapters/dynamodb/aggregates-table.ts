@@ -8,7 +8,7 @@
 import { ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { isStorableId, isWellFormed, MAX_AGGREGATE_ID_CHARS, MAX_COMMAND_ID_CHARS, MAX_NAME_CHARS } from '../../core/limits.ts';
+import { isWellFormed } from '../../core/limits.ts';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
@@ -25,7 +25,7 @@ import {
   controlFromItem,
   decodeHead,
   legacyArchiveKey,
-  resultItem,
+  keptResultItems,
   storedHeadBytes,
   toItem,
 } from './aggregates-items.ts';
@@ -284,23 +284,6 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
    * (a record whose commandId or aggregate could not be read) cannot be asked for, and are not kept.
    */
   async keepResults(unkept: readonly UnkeptResult[], retentionMs: number): Promise<void> {
-    const items = unkept.flatMap(({ result, at }) =>
-      // Ids the edge refuses could never be asked for, and their keys might be refused: not kept.
-      isStorableId(result.commandId, MAX_COMMAND_ID_CHARS) &&
-      isStorableId(result.aggregateType, MAX_NAME_CHARS) &&
-      isStorableId(result.aggregateId, MAX_AGGREGATE_ID_CHARS)
-        ? [
-            resultItem(
-              { ...result, commandId: result.commandId, aggregateType: result.aggregateType, aggregateId: result.aggregateId },
-              at,
-              retentionMs,
-            ),
-          ]
-        : [],
-    );
-    // One item per key (BatchWriteItem refuses a request that names a key twice): the first, as a head's recent commands answer.
-    const byKey = new Map<string, Item>();
-    for (const item of items) if (!byKey.has(item.pk as string)) byKey.set(item.pk as string, item);
-    await this.putAll([...byKey.values()], 'kept outcomes');
+    await this.putAll(keptResultItems(unkept, retentionMs), 'kept outcomes');
   }
 }

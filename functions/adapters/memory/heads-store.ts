@@ -20,41 +20,20 @@ import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../..
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import { headItemBytes } from '../dynamodb/aggregates-items.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
+import {
+  archiveKey,
+  checkpointKey,
+  CONTROL,
+  groups,
+  pageKey,
+  releasesKey,
+  resultKey,
+  writable,
+  type HeadsItem,
+  type HeadsItems,
+} from './heads-items.ts';
 
-/** One item of the table. */
-export type HeadsItem =
-  | { readonly kind: 'control'; readonly control: ControlRecord }
-  | { readonly kind: 'head'; readonly head: Head; readonly rebuildEpoch?: number }
-  | { readonly kind: 'checkpoint'; readonly checkpoint: StoredCheckpoint }
-  | { readonly kind: 'releases'; readonly releases: readonly Release[] }
-  | { readonly kind: 'archived'; readonly command: ArchivedCommand }
-  | { readonly kind: 'page'; readonly page: ArchivePage }
-  | { readonly kind: 'result'; readonly result: ResultRecord; readonly at: number };
-
-/** The table's items by key, as a restore or a copy hands them over. */
-export type HeadsItems = ReadonlyMap<string, HeadsItem>;
-
-const CONTROL = '~control';
-const checkpointKey = (tp: string) => `~partition#${tp}`;
-const releasesKey = (tp: string) => `~releases#${tp}`;
-const archiveKey = (type: string, id: string, commandId: string) => `~archive#${aggregateKey(type, id)}#${commandId}`;
-const pageKey = (type: string, id: string, page: string) => `~page#${aggregateKey(type, id)}#${page}`;
-const resultKey = (type: string, id: string, commandId: string) => `~result#${aggregateKey(type, id)}#${commandId}`;
-
-const groups = <T>(items: readonly T[], size: number): T[][] =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
-
-/** `items` with an operator release of a commands partition added, unless they hold it (recorded again into a restored table). */
-export const withRelease = (items: HeadsItems, tp: string, release: Release): HeadsItems => {
-  const item = items.get(releasesKey(tp));
-  const kept = item?.kind === 'releases' ? item.releases : [];
-  if (kept.some((r) => r.at === release.at && r.from === release.from && r.to === release.to)) return items;
-  return new Map([...items, [releasesKey(tp), { kind: 'releases', releases: addRelease(kept, release) }]]);
-};
-
-/** The rebuild's fences: never over a newer rebuild's head, never lowering a stored version. */
-const writable = (current: HeadsItem | undefined, head: Head, epoch: number): boolean =>
-  current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);
+export { withRelease, type HeadsItem, type HeadsItems } from './heads-items.ts';
 
 /** The aggregates table in memory; `io` lets a scheduler interleave its requests. */
 export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
