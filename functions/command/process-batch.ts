@@ -23,7 +23,7 @@ import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
-import { checkGenerationDrained } from './generation-gate.ts';
+import { checkGenerationDrained, refuseSealed } from './generation-gate.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
@@ -165,6 +165,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       snapshot.checkpoints,
       fresh,
     );
+    // A partition sealed once its generation was drained: what reached it since is refused, not decided.
+    const refused = refuseSealed(byAggregate, (tp) => effective.get(tp)?.sealed);
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
     const releases = new Map(
       await Promise.all(
@@ -215,6 +217,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
     // decodeBatch gives a bad record's result and dead letter at the same index.
     const unkept: UnkeptResult[] = results.map(({ result }, i) => ({ result, at: deadLetters[i]?.record.source.timestamp ?? 0 }));
+    results.push(...refused.results);
+    unkept.push(...refused.unkept);
     for (const [key, outcome] of outcomes) {
       const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
       events.push(...outcome.toPublish);
