@@ -24,6 +24,7 @@ import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
 import { checkGenerationDrained, refuseSealed } from './generation-gate.ts';
+import { addCarriedTraces } from './carried-traces.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
@@ -237,6 +238,14 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     summary.retried = [...retryFrom].reduce(
       (n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0),
       0,
+    );
+    // An outbox carried from a batch that failed to publish goes out in its commands' traces.
+    await addCarriedTraces(
+      deps.commandLog,
+      events,
+      traces,
+      (tp, offset) => spans.get(tp)?.records.some((r) => r.offset === offset) === true,
+      (tp) => effective.get(tp)?.incarnation ?? 1,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
     await deps.publisher.publish({ events, results: [], deadLetters: [], traces, generation });
