@@ -55,7 +55,10 @@ describe('the re-send of a committed but unpublished outbox', () => {
     await side.processor()(mskEvent(records.slice(0, 1)));
     const events = (await readTopic(side.kafka, side.topics.events))
       .filter((r) => r.key === id)
-      .map((r) => ({ version: (JSON.parse(r.value ?? 'null') as EventRecord).version, trace: parseTraceparent(r.headers[TRACEPARENT])?.traceId }));
+      .map((r) => ({
+        version: (JSON.parse(r.value ?? 'null') as EventRecord).version,
+        trace: parseTraceparent(r.headers[TRACEPARENT])?.traceId,
+      }));
     expect(events).toEqual([
       { version: 1, trace: '1'.repeat(32) },
       { version: 2, trace: '2'.repeat(32) },
