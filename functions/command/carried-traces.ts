@@ -25,7 +25,7 @@ const commandIdOf = (value: Buffer | null): string | undefined => {
 /**
  * Adds to `traces` (by commandId) the `traceparent` of the commands of `events` that are not in
  * the batch (`inBatch`), read from the commands topic in the incarnation the batch is in
- * (`incarnationOf`); a command record found without one adds nothing.
+ * (`incarnationOf`); a command record found without one, or not read, adds nothing.
  */
 export const addCarriedTraces = async (
   commandLog: Pick<CommandLog, 'sample'>,
@@ -47,7 +47,9 @@ export const addCarriedTraces = async (
       const offsets = [...byOffset.keys()];
       const from = Math.min(...offsets);
       const to = Math.max(...offsets);
-      const records = await commandLog.sample(topic, partition, from, to, Math.min(to - from + 1, MAX_READ));
+      // The trace is for following, the events are what counts: a failed read (the topic gone,
+      // a broker away) sends them without a header rather than holding the partition.
+      const records = await commandLog.sample(topic, partition, from, to, Math.min(to - from + 1, MAX_READ)).catch(() => []);
       for (const record of records) {
         const commandId = byOffset.get(record.offset);
         // The record at the position is that command (the topic was not recreated under it).
