@@ -161,6 +161,9 @@ const waitReady = async (): Promise<void> => {
  * loaded their internal topics; until then every client's first join or idempotent producer
  * logs retriable errors. Waiting for both here keeps that noise out of the tests.
  */
+/** How long a started broker may take to load its group coordinator. */
+const coordinatorTimeoutMs = 180_000;
+
 const warmUp = async (): Promise<void> => {
   const client = createKafka('kafka-aggregates-stack-warmup', [LOCAL_KAFKA_BROKERS]);
   client.logger().setLogLevel(logLevel.NOTHING);
@@ -168,7 +171,24 @@ const warmUp = async (): Promise<void> => {
   const producer = createProducer(client);
   try {
     await admin.connect();
-    await admin.describeGroups(['kafka-aggregates-stack-warmup']);
+    // The group coordinator loads every partition of its internal topic first: on a data
+    // directory that kept the topics of many earlier runs that takes longer than one call's retries.
+    const loaded = await waitUntil(
+      () =>
+        admin.describeGroups(['kafka-aggregates-stack-warmup']).then(
+          () => true,
+          () => false,
+        ),
+      coordinatorTimeoutMs,
+      running,
+    );
+    if (!loaded)
+      throw new StartTimeoutError(
+        'kafka',
+        log,
+        `The local Kafka broker did not load its group coordinator within ${coordinatorTimeoutMs / 1000} s. ` +
+          `If ${dataDir} holds the topics of many earlier runs, stop the stack and delete it. Its log is ${log}; last lines:\n${logTail(log)}`,
+      );
     await producer.connect();
   } finally {
     await producer.disconnect();
