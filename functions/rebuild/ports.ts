@@ -37,6 +37,6 @@ export interface RebuildHeadsStore {
   putPages(pages: readonly PageWrite[], windowMs: number): Promise<void>;
   /** One partition's checkpoint by consistent read. */
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
-  /** Replaces a partition's checkpoint whatever it was. */
-  resetCheckpoint(next: StoredCheckpoint): Promise<void>;
+  /** Stores a partition's checkpoint if it is still `previous` (absent when undefined): a batch beside the rebuild may move it. */
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
 }

@@ -211,11 +211,6 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
     return this.partitions.putCheckpoint(next, previous);
   }
 
-  /** Replaces a partition's checkpoint whatever it was (the rebuild, with commands held). */
-  resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    return this.partitions.resetCheckpoint(next);
-  }
-
   /** One checkpoint by consistent read. */
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
     return this.partitions.getCheckpoint(tp);

@@ -149,10 +149,6 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     });
   }
 
-  resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    return perform(this.io, 'heads.resetCheckpoint', () => this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: next }));
-  }
-
   getControl(): Promise<ControlRecord | undefined> {
     return perform(this.io, 'heads.getControl', () => {
       const item = this.get(CONTROL);
