@@ -143,7 +143,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // resumed: its progress and rebuilt heads are that table's at some moment. Start again.
   const own = found?.status === 'rebuilding' && (found.table === undefined || found.table === table);
   const resumed = own && found.progress !== null;
-  const epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
+  let epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
   let control: ControlRecord = own ? found : { status: 'rebuilding', epoch, progress: null, table };
   if (!own && !(await heads.putControl(control, found)))
     throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
@@ -153,8 +153,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let stored: readonly Head[] = [];
   if (control.status === 'rebuilding' && control.progress === null) {
     report({ phase: 'publishing outbox', eventsRead: 0, eventsTotal: 0 });
-    const { heads: all, checkpoints } = await heads.scanAll();
+    const { heads: all, checkpoints, rebuildEpoch } = await heads.scanAll();
     stored = all;
+    // A copy that is not one point in time may hold heads a later rebuild wrote than its control
+    // item knows of: this rebuild's writes would be fenced off as an older rebuild's. Pass them.
+    epoch = Math.max(epoch, rebuildEpoch + 1);
     const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
     // Each to the generation of the events topic its command's generation writes to, as the command side sends it.
     const generations = [...new Set(unconfirmed.map((e) => splitGeneration(e.source.topic).index))].sort((a, b) => a - b);

@@ -191,6 +191,8 @@ export const portsContract = (name: string, factory: PortsFactory): void => {
           [low, 1],
         ].sort(),
       );
+      // The highest epoch a rebuilt head carries: a rebuild over a copy passes it (rebuild-aggregates.ts).
+      expect(scanned.rebuildEpoch).toBe(1);
     });
     it('reads releases back with the batch, each with the incarnation it was recorded in', async () => {
       const heads = await factory.heads();

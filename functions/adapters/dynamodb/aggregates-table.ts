@@ -153,7 +153,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   }
 
   /** Every head and checkpoint in the table (a full scan: for rebuilds and checks, never the hot path). */
-  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint>; rebuildEpoch: number }> {
     return scanAll(this.io);
   }
 
