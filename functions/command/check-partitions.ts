@@ -99,6 +99,26 @@ const storeFirst = async (
   written.set(tp, stored);
 };
 
+/**
+ * Anchors a checkpoint that knows no record of its life (a rebuild left it before any batch
+ * came) at the batch's first record, before anything is decided under it, as a first
+ * checkpoint is: heads committed by this batch would otherwise hold offsets that nothing ties
+ * to this life, and a recreated topic's next batch would take them for its own. A racing
+ * batch that changed it first makes this one go again.
+ */
+const storeAnchor = async (
+  deps: PartitionCheckDeps,
+  checkpoint: StoredCheckpoint,
+  anchor: SampledRecord,
+  effective: Map<string, StoredCheckpoint>,
+  written: Map<string, StoredCheckpoint>,
+): Promise<void> => {
+  const anchored: StoredCheckpoint = { ...checkpoint, anchor };
+  if (!(await deps.checkpoints.putCheckpoint(anchored, checkpoint))) throw new CheckpointContendedError(checkpoint.tp);
+  effective.set(checkpoint.tp, anchored);
+  written.set(checkpoint.tp, anchored);
+};
+
 /** The batch's records, partition by partition. */
 export const spansOf = (partitions: readonly (readonly TriggerRecord[])[]): Map<string, PartitionSpan> =>
   new Map(
@@ -170,6 +190,8 @@ export const checkPartitions = async (
         if (verdict === 'behind') return;
         if (checkpoint === undefined)
           await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
+        else if (checkpoint.fingerprint === null && checkpoint.anchor === undefined && anchor !== undefined)
+          await storeAnchor(deps, checkpoint, anchor, effective, written);
         else effective.set(tp, checkpoint);
         return;
       }

@@ -21,8 +21,8 @@ export interface RebuildHeadsStore {
   getControl(): Promise<ControlRecord | undefined>;
   /** Replaces the control item if it is still as `expected` (absent when undefined); false when it had changed. */
   putControl(next: ControlRecord, expected: ControlRecord | undefined): Promise<boolean>;
-  /** Every head and checkpoint in the table. */
-  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }>;
+  /** Every head and checkpoint in the table, and the highest rebuild epoch a head carries (0 when none). */
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint>; rebuildEpoch: number }>;
   /**
    * Writes rebuilt heads many per request, each unless a newer rebuild wrote it or the stored
    * one is at a higher version (fenced off), only while the
@@ -37,6 +37,6 @@ export interface RebuildHeadsStore {
   putPages(pages: readonly PageWrite[], windowMs: number): Promise<void>;
   /** One partition's checkpoint by consistent read. */
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
-  /** Replaces a partition's checkpoint whatever it was. */
-  resetCheckpoint(next: StoredCheckpoint): Promise<void>;
+  /** Stores a partition's checkpoint if it is still `previous` (absent when undefined): a batch beside the rebuild may move it. */
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
 }

@@ -14,7 +14,7 @@ import { splitGeneration } from '../core/generations.ts';
 import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
-import { checkpointAfterRebuild } from './command-lives.ts';
+import { checkpointAfterRebuild, type LastSource } from './command-lives.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
@@ -103,6 +103,29 @@ const seedResumed = async (heads: RebuildHeadsStore, fold: LogFold, outcomes: re
   for (const head of [...ours.values(), ...stored.values()]) fold.seed(head);
 };
 
+/** How often a checkpoint reset is derived again because a batch moved the checkpoint meanwhile, before the rebuild gives up (and is run again). */
+const RESET_ATTEMPTS = 10;
+
+/**
+ * Resets a commands partition's checkpoint to where the trigger goes on (command-lives.ts).
+ * Beside a running command side (a CLI rebuild beside `npm start`) a batch may store or move
+ * the checkpoint between the read and the write: a first checkpoint's anchor overwritten
+ * would let a recreated topic go unnoticed. So the write is conditional on the checkpoint
+ * it was derived from, and derived again when that moved; the trigger's position is read
+ * after the checkpoint, so it is never older than it.
+ */
+const resetCheckpoint = async (deps: RebuildDeps, epoch: number, tp: string, last: LastSource | undefined): Promise<void> => {
+  for (let attempt = 1; ; attempt++) {
+    // By key, not by a scan: the table holds every head by now.
+    const old = await deps.heads.getCheckpoint(tp);
+    const next = (await deps.commandsTrigger.positions()).get(tp);
+    if (next === undefined) return;
+    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString());
+    if (await deps.heads.putCheckpoint(reset, old)) return;
+    if (attempt >= RESET_ATTEMPTS) throw new RebuildLockError(epoch, `the checkpoint of ${tp} kept changing under the rebuild`);
+  }
+};
+
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
 export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
   const { heads, eventLog, gate } = deps;
@@ -120,7 +143,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // resumed: its progress and rebuilt heads are that table's at some moment. Start again.
   const own = found?.status === 'rebuilding' && (found.table === undefined || found.table === table);
   const resumed = own && found.progress !== null;
-  const epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
+  let epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
   let control: ControlRecord = own ? found : { status: 'rebuilding', epoch, progress: null, table };
   if (!own && !(await heads.putControl(control, found)))
     throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
@@ -130,8 +153,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let stored: readonly Head[] = [];
   if (control.status === 'rebuilding' && control.progress === null) {
     report({ phase: 'publishing outbox', eventsRead: 0, eventsTotal: 0 });
-    const { heads: all, checkpoints } = await heads.scanAll();
+    const { heads: all, checkpoints, rebuildEpoch } = await heads.scanAll();
     stored = all;
+    // A copy that is not one point in time may hold heads a later rebuild wrote than its control
+    // item knows of: this rebuild's writes would be fenced off as an older rebuild's. Pass them.
+    epoch = Math.max(epoch, rebuildEpoch + 1);
     const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
     // Each to the generation of the events topic its command's generation writes to, as the command side sends it.
     const generations = [...new Set(unconfirmed.map((e) => splitGeneration(e.source.topic).index))].sort((a, b) => a - b);
@@ -241,14 +267,8 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // life of the topic it is in now: command-lives.ts), then release the lock and let commands through.
   let checkpointsReset = 0;
   if (!stoppedEarly) {
-    const positions = await deps.commandsTrigger.positions();
-    // By key, not by a scan: the table holds every head by now.
-    const checkpoints = new Map(await Promise.all([...positions.keys()].map(async (tp) => [tp, await heads.getCheckpoint(tp)] as const)));
-    for (const [tp, next] of positions) {
-      const last = fold.lastSources.get(tp);
-      await heads.resetCheckpoint(
-        await checkpointAfterRebuild(deps.commandLog, tp, next, checkpoints.get(tp), last, () => new Date().toISOString()),
-      );
+    for (const tp of (await deps.commandsTrigger.positions()).keys()) {
+      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp));
       checkpointsReset++;
     }
     if (!(await heads.putControl({ status: 'ready', epoch, table }, control)))

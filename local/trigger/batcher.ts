@@ -26,6 +26,11 @@ export class PartitionBuffer {
   private readonly received = new Map<string, number>();
   /** Per partition, how many times its log has started again. */
   private readonly lives = new Map<string, number>();
+  /**
+   * Per partition, the records received and not yet committed (queued or in a batch), by
+   * offset: kept across a rejoin, so that a re-fetch can be told from a recreated topic's records.
+   */
+  private readonly uncommitted = new Map<string, Map<number, MskRecord>>();
   private count = 0;
 
   /** Records waiting, in all partitions. */
@@ -45,6 +50,9 @@ export class PartitionBuffer {
     const queue = this.queues.get(tp) ?? [];
     const last = queue.at(-1)?.record.offset ?? -1;
     if (record.offset < (this.floors.get(tp) ?? 0) || record.offset <= last) return false;
+    const uncommitted = this.uncommitted.get(tp) ?? new Map<number, MskRecord>();
+    if (!uncommitted.has(record.offset)) uncommitted.set(record.offset, record);
+    this.uncommitted.set(tp, uncommitted);
     queue.push({ record, arrivedAt: now });
     this.queues.set(tp, queue);
     this.count++;
@@ -133,6 +141,8 @@ export class PartitionBuffer {
   advance(tp: string, nextOffset: number): void {
     if (nextOffset <= (this.floors.get(tp) ?? 0)) return;
     this.floors.set(tp, nextOffset);
+    const uncommitted = this.uncommitted.get(tp);
+    for (const offset of uncommitted?.keys() ?? []) if (offset < nextOffset) uncommitted?.delete(offset);
     const queue = this.queues.get(tp);
     if (queue === undefined) return;
     const keep = queue.filter((w) => w.record.offset >= nextOffset);
@@ -148,15 +158,23 @@ export class PartitionBuffer {
   }
 
   /**
-   * True when a fetched batch starting at `offset` goes back: to an offset the consumer gave
+   * True when a fetched batch starting at `first` goes back: to an offset the consumer gave
    * since it last joined its group, or (after a rejoin, which fetches from the group's
-   * committed offsets) below what was committed here. Both happen when the partition's log
-   * started again: its topic was deleted and recreated, which deletes the group's offsets too.
+   * committed offsets) below what was committed here, or to an offset whose record, received
+   * and not committed yet, was another one. All happen when the partition's log started again:
+   * its topic was deleted and recreated, which deletes the group's offsets too (and a rejoin
+   * with nothing committed fetches from the log start, as it does for a re-fetch).
    */
-  wentBack(tp: string, offset: number): boolean {
+  wentBack(first: MskRecord): boolean {
+    const tp = topicPartition(first);
     const received = this.received.get(tp);
     const floor = this.floors.get(tp);
-    return (received !== undefined && offset <= received) || (floor !== undefined && offset < floor);
+    const before = this.uncommitted.get(tp)?.get(first.offset);
+    return (
+      (received !== undefined && first.offset <= received) ||
+      (floor !== undefined && first.offset < floor) ||
+      (before !== undefined && !sameRecord(before, first))
+    );
   }
 
   /** The first offset not yet committed here, if anything was. */
@@ -174,6 +192,7 @@ export class PartitionBuffer {
     this.queues.delete(tp);
     this.floors.delete(tp);
     this.received.delete(tp);
+    this.uncommitted.delete(tp);
     this.lives.set(tp, this.life(tp) + 1);
   }
 
@@ -182,3 +201,6 @@ export class PartitionBuffer {
     return this.lives.get(tp) ?? 0;
   }
 }
+
+/** Two records at one offset are the same when they hold the same time, key and value: a new life's record differs at least in time. */
+const sameRecord = (a: MskRecord, b: MskRecord): boolean => a.timestamp === b.timestamp && a.key === b.key && a.value === b.value;

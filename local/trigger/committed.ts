@@ -70,10 +70,14 @@ export const sameLife = ({ mapping, buffer, log }: CommitContext, batch: Batch, 
 
 /**
  * Commits the offset after each partition's last record of `batch` (already cut to the
- * partitions whose log has not started again); a failed commit (lost partition) means a later
- * redelivery.
+ * partitions whose log has not started again, in `lives`); a failed commit (lost partition)
+ * means a later redelivery.
  */
-export const commitBatch = async ({ mapping, buffer, consumer, log }: CommitContext, batch: Batch): Promise<void> => {
+export const commitBatch = async (
+  { mapping, buffer, consumer, log }: CommitContext,
+  batch: Batch,
+  lives: ReadonlyMap<string, number>,
+): Promise<void> => {
   const offsets = [...batch.values()].flatMap((records) => {
     const last = records.at(-1);
     return last === undefined ? [] : [{ topic: last.topic, partition: last.partition, offset: String(last.offset + 1) }];
@@ -86,5 +90,9 @@ export const commitBatch = async ({ mapping, buffer, consumer, log }: CommitCont
       `${mapping.functionName}: commit of ${offsets.map((o) => `${o.topic}-${o.partition}@${o.offset}`).join(' ')} failed (${message(error)}); the records will be delivered again`,
     );
   }
-  for (const o of offsets) buffer.advance(`${o.topic}-${o.partition}`, Number(o.offset));
+  // A partition that started again during the commit keeps its new records: the old offset would drop them.
+  for (const o of offsets) {
+    const tp = `${o.topic}-${o.partition}`;
+    if (buffer.life(tp) === lives.get(tp)) buffer.advance(tp, Number(o.offset));
+  }
 };

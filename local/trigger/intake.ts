@@ -25,11 +25,11 @@ export class Intake {
     const { batch } = payload;
     const now = Date.now();
     const tp = `${batch.topic}-${batch.partition}`;
-    const first = batch.messages[0]?.offset;
-    if (first !== undefined && this.buffer.wentBack(tp, Number(first))) {
+    const first = batch.messages[0];
+    if (first !== undefined && this.buffer.wentBack(toMskRecord(batch.topic, batch.partition, first))) {
       this.buffer.restart(tp);
       this.log(
-        `${this.functionName}: ${tp} starts again at offset ${first}: its topic was recreated. What was fetched of the old topic is dropped, ` +
+        `${this.functionName}: ${tp} starts again at offset ${first.offset}: its topic was recreated. What was fetched of the old topic is dropped, ` +
           'and a batch of it still running is not committed (its offsets would skip records of the new one)',
       );
     }

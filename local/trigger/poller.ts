@@ -267,6 +267,6 @@ export class Poller {
 
   /** Commits the batch (committed.ts), except partitions whose log started again since it was taken: the old offset would skip the new topic's records. */
   private commit(batch: Batch, lives: ReadonlyMap<string, number>): Promise<void> {
-    return commitBatch(this.commitContext(), sameLife(this.commitContext(), batch, lives));
+    return commitBatch(this.commitContext(), sameLife(this.commitContext(), batch, lives), lives);
   }
 }

@@ -16,6 +16,8 @@ import { mskRecord } from '../../sim/trigger.ts';
 import { sampledOf } from '../../functions/heads/partition.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
+import type { HeadsStore } from '../../functions/heads/ports.ts';
+import type { RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
 import { rebuildAggregates, type RebuildReport } from '../../functions/rebuild/rebuild-aggregates.ts';
 
 const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
@@ -38,11 +40,11 @@ export class MemorySystem {
     for (const name of Object.values(TOPICS)) this.cluster.create(name, 1);
   }
 
-  /** A command processor (a cold container); `publisher` replaces the real one. */
-  processor(publisher: BatchPublisher = this.publisher): (event: MskEvent) => Promise<BatchResult> {
+  /** A command processor (a cold container); `publisher` replaces the real one, `heads` the table as it sees it. */
+  processor(publisher: BatchPublisher = this.publisher, heads: HeadsStore = this.heads): (event: MskEvent) => Promise<BatchResult> {
     return createCommandProcessor({
       aggregates,
-      heads: this.heads,
+      heads,
       publisher,
       eventLog: new MemoryTopicLog(this.cluster, TOPICS.events),
       commandLog: new MemoryTopicLogs(this.cluster),
@@ -105,12 +107,18 @@ export class MemorySystem {
     this.heads.restore(items);
   }
 
-  /** The aggregates rebuild, the trigger held (nothing runs beside it here); `options` as rebuildAggregates's, `checkpointEvery` too. */
-  rebuild(options: { readonly deadline?: number; readonly checkpointEvery?: number } = {}): Promise<RebuildReport> {
+  /**
+   * The aggregates rebuild, the trigger held (nothing runs beside it here unless `heads`, the
+   * table as the rebuild sees it, lets something run between its requests); `options` as
+   * rebuildAggregates's, `checkpointEvery` too.
+   */
+  rebuild(
+    options: { readonly deadline?: number; readonly checkpointEvery?: number; readonly heads?: RebuildHeadsStore } = {},
+  ): Promise<RebuildReport> {
     return rebuildAggregates(
       {
         aggregates,
-        heads: this.heads,
+        heads: options.heads ?? this.heads,
         eventLog: new MemoryTopicLog(this.cluster, TOPICS.events),
         publisher: this.publisher,
         gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },

@@ -153,7 +153,7 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   }
 
   /** Every head and checkpoint in the table (a full scan: for rebuilds and checks, never the hot path). */
-  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint>; rebuildEpoch: number }> {
     return scanAll(this.io);
   }
 
@@ -209,11 +209,6 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
    */
   putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
     return this.partitions.putCheckpoint(next, previous);
-  }
-
-  /** Replaces a partition's checkpoint whatever it was (the rebuild, with commands held). */
-  resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    return this.partitions.resetCheckpoint(next);
   }
 
   /** One checkpoint by consistent read. */

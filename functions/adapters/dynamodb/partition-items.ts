@@ -188,11 +188,6 @@ export class PartitionItems {
     }
   }
 
-  /** Replaces a partition's checkpoint whatever it was (the rebuild, with commands held); its releases stay. */
-  async resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    await this.update(next, undefined, {});
-  }
-
   /** One checkpoint by consistent read. */
   async getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
     const { doc, tableName } = this.io;

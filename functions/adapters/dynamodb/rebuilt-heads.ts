@@ -98,9 +98,13 @@ export const readRebuilt = async (io: TableIo, headKeys: readonly string[], epoc
 };
 
 /** Every head and checkpoint in the table (a full scan: for rebuilds and checks, never the hot path). */
-export const scanAll = async ({ doc, tableName }: TableIo): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> => {
+export const scanAll = async ({
+  doc,
+  tableName,
+}: TableIo): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint>; rebuildEpoch: number }> => {
   const heads: Head[] = [];
   const checkpoints = new Map<string, StoredCheckpoint>();
+  let rebuildEpoch = 0;
   let start: Item | undefined;
   do {
     const out = await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }));
@@ -110,9 +114,12 @@ export const scanAll = async ({ doc, tableName }: TableIo): Promise<{ heads: Hea
         if (!isCheckpointItem(item)) continue;
         const checkpoint = checkpointFromItem(item);
         checkpoints.set(checkpoint.tp, checkpoint);
-      } else if (!pk.startsWith('~')) heads.push(fromItem(item));
+      } else if (!pk.startsWith('~')) {
+        heads.push(fromItem(item));
+        if (item.rebuildEpoch !== undefined) rebuildEpoch = Math.max(rebuildEpoch, Number(item.rebuildEpoch));
+      }
     }
     start = out.LastEvaluatedKey;
   } while (start !== undefined);
-  return { heads, checkpoints };
+  return { heads, checkpoints, rebuildEpoch };
 };

@@ -152,10 +152,6 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     });
   }
 
-  resetCheckpoint(next: StoredCheckpoint): Promise<void> {
-    return perform(this.io, 'heads.resetCheckpoint', () => this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: next }));
-  }
-
   getControl(): Promise<ControlRecord | undefined> {
     return perform(this.io, 'heads.getControl', () => {
       const item = this.get(CONTROL);
@@ -227,15 +223,18 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     return item?.kind === 'result' ? item.result : undefined;
   }
 
-  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint> }> {
+  scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint>; rebuildEpoch: number }> {
     return perform(this.io, 'heads.scanAll', () => {
       const heads: Head[] = [];
       const checkpoints = new Map<string, StoredCheckpoint>();
+      let rebuildEpoch = 0;
       for (const item of this.items.values()) {
-        if (item.kind === 'head') heads.push(copy(item.head));
-        else if (item.kind === 'checkpoint') checkpoints.set(item.checkpoint.tp, copy(item.checkpoint));
+        if (item.kind === 'head') {
+          heads.push(copy(item.head));
+          rebuildEpoch = Math.max(rebuildEpoch, item.rebuildEpoch ?? 0);
+        } else if (item.kind === 'checkpoint') checkpoints.set(item.checkpoint.tp, copy(item.checkpoint));
       }
-      return { heads, checkpoints };
+      return { heads, checkpoints, rebuildEpoch };
     });
   }
 

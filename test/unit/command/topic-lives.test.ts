@@ -25,6 +25,24 @@ describe('lives of the commands topic, in memory', () => {
     expect(sys.outcomes([other.commandId, ...first.map((c) => c.commandId)])).toEqual(['accepted v2', 'accepted v1', 'InsufficientFunds']);
   });
 
+  it('a rebuild before the partition’s first batch, that batch committed and died, then a recreation: the new life is decided in a new incarnation', async () => {
+    // Seed 68 of every kind: the rebuild left the partition a checkpoint with neither a
+    // fingerprint nor an anchor (nothing delivered yet), and the first batch kept it so.
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    const first = [command(id, 'Deposit', { amount: 30 }), command(id, 'OpenAccount', { owner: 'Ann' })];
+    const firstLife = sys.send(first);
+    expect(await sys.rebuild()).toMatchObject({ status: 'complete', checkpointsReset: 1 });
+    await expect(sys.deliver(firstLife, sys.processor(failingPublisher))).rejects.toThrow(/injected crash/);
+
+    sys.recreate();
+    const probe = command(id, 'Deposit', { amount: 1 });
+    await sys.deliver(sys.send([...first, probe]));
+
+    // Decided in a new incarnation: the deposit now meets an open account.
+    expect(sys.outcomes([...first, probe].map((c) => c.commandId))).toEqual(['accepted v2', 'accepted v1', 'accepted v3']);
+  });
+
   it('recreated after a backup, then the table restored from it and rebuilt: the new life is decided in a new incarnation', async () => {
     const sys = new MemorySystem();
     const id = 'acc-1';

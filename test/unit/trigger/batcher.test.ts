@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MskRecord } from '../../../functions/core/trigger-event.ts';
 import { PartitionBuffer } from '../../../local/trigger/batcher.ts';
 
-const record = (partition: number, offset: number): MskRecord => ({ topic: 't', partition, offset, timestamp: 0 });
+const record = (partition: number, offset: number, timestamp = 0): MskRecord => ({ topic: 't', partition, offset, timestamp });
 
 const fill = (buffer: PartitionBuffer, partition: number, offsets: number[], now = 0): void => {
   for (const offset of offsets) buffer.add(record(partition, offset), now);
@@ -65,8 +65,8 @@ describe('the trigger buffer', () => {
     fill(buffer, 0, [0, 1, 2, 3]);
     buffer.take(2);
     buffer.advance('t-0', 2);
-    expect(buffer.wentBack('t-0', 4)).toBe(false);
-    expect(buffer.wentBack('t-0', 0)).toBe(true);
+    expect(buffer.wentBack(record(0, 4))).toBe(false);
+    expect(buffer.wentBack(record(0, 0))).toBe(true);
     buffer.restart('t-0');
     expect(buffer.life('t-0')).toBe(1);
     expect(buffer.size).toBe(0);
@@ -83,7 +83,20 @@ describe('the trigger buffer', () => {
     buffer.take(4);
     buffer.advance('t-0', 2);
     buffer.clear();
-    expect(buffer.wentBack('t-0', 2)).toBe(false);
+    expect(buffer.wentBack(record(0, 2))).toBe(false);
+  });
+
+  it('notices a rejoin with nothing committed that fetches another record at an offset still in a batch: a recreated topic, not a re-fetch', () => {
+    const buffer = new PartitionBuffer();
+    fill(buffer, 0, [0, 1, 2, 3, 4]);
+    buffer.take(5);
+    buffer.clear();
+    // Both fetch from the log start: the same record there is a re-fetch, another one a new life.
+    expect(buffer.wentBack(record(0, 0))).toBe(false);
+    expect(buffer.wentBack(record(0, 0, 1))).toBe(true);
+    buffer.restart('t-0');
+    expect(buffer.add(record(0, 0, 1), 0)).toBe(true);
+    expect(buffer.life('t-0')).toBe(1);
   });
 
   it('notices a rejoin that fetches below what was committed: the group lost its offsets with the deleted topic', () => {
@@ -92,7 +105,7 @@ describe('the trigger buffer', () => {
     buffer.take(4);
     buffer.advance('t-0', 4);
     buffer.clear();
-    expect(buffer.wentBack('t-0', 0)).toBe(true);
+    expect(buffer.wentBack(record(0, 0))).toBe(true);
     buffer.restart('t-0');
     expect(buffer.floor('t-0')).toBeUndefined();
     expect(buffer.add(record(0, 0), 0)).toBe(true);
