@@ -9,6 +9,7 @@ import type { TriggerRecord } from '../core/trigger-event.ts';
 import { TableBehindLogError } from '../control/control.ts';
 import type { CommandLog } from './ports.ts';
 import type { HeadsStore } from '../heads/ports.ts';
+import type { StampWrite } from '../heads/stamp.ts';
 import {
   anchorOf,
   assess,
@@ -86,9 +87,10 @@ const storeFirst = async (
   fingerprintAt: (offset: number) => string | undefined,
   effective: Map<string, StoredCheckpoint>,
   written: Map<string, StoredCheckpoint>,
+  stamp: StampWrite,
 ): Promise<void> => {
-  let stored = first;
-  if (!(await deps.checkpoints.putCheckpoint(first, undefined))) {
+  let stored: StoredCheckpoint = { ...first, stamp: stamp.stamp };
+  if (!(await deps.checkpoints.putCheckpoint(first, undefined, stamp))) {
     const now = await deps.checkpoints.getCheckpoint(tp);
     const known = now === undefined ? undefined : anchorOf(now);
     if (now?.incarnation !== 1 || known === undefined || fingerprintAt(known.offset) !== known.fingerprint)
@@ -122,6 +124,7 @@ export const checkPartitions = async (
   spans: ReadonlyMap<string, PartitionSpan>,
   stored: ReadonlyMap<string, StoredCheckpoint>,
   fresh: boolean,
+  stampOf: (tp: string) => StampWrite,
 ): Promise<{ effective: Map<string, StoredCheckpoint>; written: Map<string, StoredCheckpoint> }> => {
   const effective = new Map<string, StoredCheckpoint>();
   const written = new Map<string, StoredCheckpoint>();
@@ -140,7 +143,7 @@ export const checkPartitions = async (
       const first = span.records[0];
       const anchor = first === undefined ? undefined : { offset: first.offset, fingerprint: fingerprintOf(first) };
       if (checkpoint === undefined && fresh) {
-        await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
+        await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written, stampOf(tp));
         return;
       }
       // No batch completed since the checkpoint was set (a new incarnation, a rebuild): the
@@ -169,7 +172,7 @@ export const checkPartitions = async (
       if (verdict !== 'recreated' || checkpoint === undefined) {
         if (verdict === 'behind') return;
         if (checkpoint === undefined)
-          await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
+          await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written, stampOf(tp));
         else effective.set(tp, checkpoint);
         return;
       }
@@ -180,9 +183,9 @@ export const checkPartitions = async (
         return;
       }
       const next: StoredCheckpoint = { ...nextIncarnation(checkpoint, span.from, anchor), since: new Date().toISOString() };
-      if (await deps.checkpoints.putCheckpoint(next, checkpoint)) {
+      if (await deps.checkpoints.putCheckpoint(next, checkpoint, stampOf(tp))) {
         effective.set(tp, next);
-        written.set(tp, next);
+        written.set(tp, { ...next, stamp: stampOf(tp).stamp });
         return;
       }
       // A racing invocation saw the same and recorded it first.

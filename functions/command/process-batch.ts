@@ -1,6 +1,7 @@
 /**
- * One command batch, end to end: decode (decode.ts); read the heads of its aggregates, its
- * partitions' checkpoints and releases and the control item in one consistent batched read;
+ * One command batch, end to end: decode (decode.ts); read the heads of its aggregates and its
+ * partitions' checkpoints and releases in one consistent batched read, and the control item
+ * when the checkpoints' stamps do not stand in for it (control-gate.ts);
  * check each partition against its checkpoint (check-partitions.ts); decide and commit one
  * conditional write per aggregate (commit-aggregate.ts); publish; then advance each
  * partition's checkpoint (advance-checkpoints.ts). Bad input becomes results and dead
@@ -15,7 +16,7 @@ import { releaseFor, type Release } from '../core/release.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
-import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
+import { ControlGate } from './control-gate.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
 import { releasesOfLife } from './releases.ts';
@@ -88,32 +89,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
 
   const cache = new HeadCache(deps.headCache);
   const pages = new PageCache();
-  // The table's identity, described once per container (again after any failure: a table
-  // deleted and restored under its name fails every batch until it is back).
-  let identity: string | undefined;
-  const ownIdentity = async (): Promise<string> => (identity ??= await deps.heads.identity());
-
-  /**
-   * A control item written in another table: this one holds a restore or a copy of it. Its
-   * heads may be older than its checkpoints (a copy made during traffic takes each item at
-   * another moment) or the next batches may line up with a checkpoint of the past, so
-   * decisions could repeat or contradict the log: it is behind its log until the rebuild.
-   */
-  const checkTable = async (control: ControlRecord): Promise<void> => {
-    let table = await ownIdentity();
-    if (control.table === table) return;
-    // Described before the table was recreated under its name (an emulator restarted empty): ask again.
-    identity = undefined;
-    table = await ownIdentity();
-    if (control.table === table) return;
-    if (control.table !== undefined)
-      throw new TableBehindLogError(
-        deps.heads.tableName,
-        `its items were restored or copied from another table (${control.table}): its heads may be older than its checkpoints`,
-      );
-    // Written before control items named their table: this one is taken as its own.
-    await deps.heads.putControl({ ...control, table }, control);
-  };
+  const gate = new ControlGate(deps);
 
   const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
@@ -131,9 +107,10 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       (c) => c.record.original,
     );
 
-    // Warm heads are not read again; the control item, checkpoints and releases always are:
-    // they tell a rebuild in progress, a table behind its log or a recreated topic, which no
-    // kept head can (a cache must never hide them).
+    // Warm heads are not read again; checkpoints and releases always are, and the control
+    // item whenever a checkpoint's stamp is not the one this container went by: they tell a
+    // rebuild in progress, a table behind its log or a recreated topic, which no kept head
+    // can (a cache must never hide them).
     const warm = new Map<string, Head>();
     for (const key of byAggregate.keys()) {
       const head = cache.get(key);
@@ -145,25 +122,22 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     let snapshot = await deps.heads.read(
       [...byAggregate.keys()].filter((key) => !warm.has(key)),
       [...spans.keys()],
+      gate.readsControl,
     );
-    if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);
-    if (!cache.holdsEpoch(snapshot.control?.epoch ?? 0) && warm.size > 0) {
+    const { control, fresh, stamp } = await gate.check(snapshot, [...spans.keys()]);
+    if (!cache.holdsEpoch(control.epoch) && warm.size > 0) {
       // The table was rebuilt (or is new) since the heads were kept: read them after all.
-      const again = await deps.heads.read([...warm.keys()], []);
+      const again = await deps.heads.read([...warm.keys()], [], false);
       snapshot = { ...snapshot, heads: new Map([...snapshot.heads, ...again.heads]) };
       warm.clear();
     }
-    const fresh = snapshot.control === undefined;
-    if (snapshot.control === undefined) {
-      // A new table, or one that lost its items: it may start empty only if the log is empty too.
-      if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
-      await deps.heads.putControl({ status: 'ready', epoch: 0, table: await ownIdentity() }, undefined);
-    } else await checkTable(snapshot.control);
+    const stampOf = (tp: string) => ({ stamp, expected: snapshot.stamps.get(tp) });
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
       spans,
       snapshot.checkpoints,
       fresh,
+      stampOf,
     );
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
     const releases = new Map(
@@ -244,7 +218,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // need no order, and the next batch of the partition starts one round trip sooner.
     await Promise.all([
       deps.publisher.publish({ events: [], results, deadLetters, traces }),
-      advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
+      advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective, stampOf }),
     ]);
     return { ...summary, batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures };
   };
@@ -255,7 +229,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     } catch (error) {
       // Whatever failed, what the batch kept may not be what the table holds, nor the table the one described.
       cache.clear();
-      identity = undefined;
+      gate.forget();
       throw error;
     }
   };

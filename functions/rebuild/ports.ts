@@ -37,6 +37,8 @@ export interface RebuildHeadsStore {
   putPages(pages: readonly PageWrite[], windowMs: number): Promise<void>;
   /** One partition's checkpoint by consistent read. */
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
-  /** Replaces a partition's checkpoint whatever it was. */
+  /** Replaces a partition's checkpoint whatever it was; its stamp stays. */
   resetCheckpoint(next: StoredCheckpoint): Promise<void>;
+  /** Sets the control stamp (heads/stamp.ts) of each partition's checkpoint item, whatever it was, creating the item if absent. */
+  stampCheckpoints(tps: readonly string[], stamp: string): Promise<void>;
 }
