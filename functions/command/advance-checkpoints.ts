@@ -6,8 +6,7 @@
 import { CheckpointContendedError, fingerprintOf, type PartitionSpan } from './check-partitions.ts';
 import { advance, type StoredCheckpoint } from '../heads/partition.ts';
 import type { HeadsStore } from '../heads/ports.ts';
-import { stampEpoch, type StampWrite } from '../heads/stamp.ts';
-import { RebuildInProgressError } from '../control/control.ts';
+import type { StampWrite } from '../heads/stamp.ts';
 
 /** Where a batch leaves its partitions. */
 export interface BatchCheckpoints {
@@ -35,7 +34,8 @@ export const advanceCheckpoints = async (
       if (last === undefined) return;
       let stored = written.get(tp) ?? read.get(tp);
       let base = effective.get(tp) as StoredCheckpoint;
-      const { stamp, expected: stampRead } = stampOf(tp);
+      const { stamp: own, expected: stampRead } = stampOf(tp);
+      let stamp = own;
       let expected = written.has(tp) ? written.get(tp)?.stamp : stampRead;
       for (let attempt = 0; attempt < 5; attempt++) {
         const next = advance(base, last.offset, fingerprintOf(last));
@@ -44,11 +44,10 @@ export const advanceCheckpoints = async (
         stored = await store.getCheckpoint(tp);
         // Another invocation moved it (a racing delivery of the same records) or began a new incarnation.
         if (stored === undefined || stored.incarnation !== base.incarnation) break;
-        // Or a rebuild stamped it after this batch read its stamp: `ready` is not this batch's to write back.
-        if (stored.stamp !== stamp && stored.stamp !== expected) {
-          if (stored.stamp !== undefined) throw new RebuildInProgressError(stampEpoch(stored.stamp));
-          break;
-        }
+        // Or a rebuild stamped it after this batch read its stamp (the batch read `ready` before the
+        // lock, and its commit stands): it moves the checkpoint, leaving the rebuild's stamp.
+        if (stored.stamp === undefined && expected !== undefined) break;
+        if (stored.stamp !== undefined && stored.stamp !== expected && stored.stamp !== own) stamp = stored.stamp;
         expected = stored.stamp;
         base = stored;
       }
