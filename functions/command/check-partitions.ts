@@ -9,6 +9,7 @@ import type { TriggerRecord } from '../core/trigger-event.ts';
 import { TableBehindLogError } from '../control/control.ts';
 import type { CommandLog } from './ports.ts';
 import type { HeadsStore } from '../heads/ports.ts';
+import type { StampWrite } from '../heads/stamp.ts';
 import {
   anchorOf,
   assess,
@@ -86,9 +87,10 @@ const storeFirst = async (
   fingerprintAt: (offset: number) => string | undefined,
   effective: Map<string, StoredCheckpoint>,
   written: Map<string, StoredCheckpoint>,
+  stamp: StampWrite,
 ): Promise<void> => {
-  let stored = first;
-  if (!(await deps.checkpoints.putCheckpoint(first, undefined))) {
+  let stored: StoredCheckpoint = { ...first, stamp: stamp.stamp };
+  if (!(await deps.checkpoints.putCheckpoint(first, undefined, stamp))) {
     const now = await deps.checkpoints.getCheckpoint(tp);
     const known = now === undefined ? undefined : anchorOf(now);
     if (now?.incarnation !== 1 || known === undefined || fingerprintAt(known.offset) !== known.fingerprint)
@@ -112,11 +114,12 @@ const storeAnchor = async (
   anchor: SampledRecord,
   effective: Map<string, StoredCheckpoint>,
   written: Map<string, StoredCheckpoint>,
+  stamp: StampWrite,
 ): Promise<void> => {
   const anchored: StoredCheckpoint = { ...checkpoint, anchor };
-  if (!(await deps.checkpoints.putCheckpoint(anchored, checkpoint))) throw new CheckpointContendedError(checkpoint.tp);
+  if (!(await deps.checkpoints.putCheckpoint(anchored, checkpoint, stamp))) throw new CheckpointContendedError(checkpoint.tp);
   effective.set(checkpoint.tp, anchored);
-  written.set(checkpoint.tp, anchored);
+  written.set(checkpoint.tp, { ...anchored, stamp: stamp.stamp });
 };
 
 /** The batch's records, partition by partition. */
@@ -142,6 +145,7 @@ export const checkPartitions = async (
   spans: ReadonlyMap<string, PartitionSpan>,
   stored: ReadonlyMap<string, StoredCheckpoint>,
   fresh: boolean,
+  stampOf: (tp: string) => StampWrite,
 ): Promise<{ effective: Map<string, StoredCheckpoint>; written: Map<string, StoredCheckpoint> }> => {
   const effective = new Map<string, StoredCheckpoint>();
   const written = new Map<string, StoredCheckpoint>();
@@ -160,7 +164,7 @@ export const checkPartitions = async (
       const first = span.records[0];
       const anchor = first === undefined ? undefined : { offset: first.offset, fingerprint: fingerprintOf(first) };
       if (checkpoint === undefined && fresh) {
-        await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
+        await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written, stampOf(tp));
         return;
       }
       // No batch completed since the checkpoint was set (a new incarnation, a rebuild): the
@@ -189,9 +193,9 @@ export const checkPartitions = async (
       if (verdict !== 'recreated' || checkpoint === undefined) {
         if (verdict === 'behind') return;
         if (checkpoint === undefined)
-          await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written);
+          await storeFirst(deps, tp, firstCheckpoint(tp, span.from, anchor), batch.fingerprintAt, effective, written, stampOf(tp));
         else if (checkpoint.fingerprint === null && checkpoint.anchor === undefined && anchor !== undefined)
-          await storeAnchor(deps, checkpoint, anchor, effective, written);
+          await storeAnchor(deps, checkpoint, anchor, effective, written, stampOf(tp));
         else effective.set(tp, checkpoint);
         return;
       }
@@ -202,9 +206,9 @@ export const checkPartitions = async (
         return;
       }
       const next: StoredCheckpoint = { ...nextIncarnation(checkpoint, span.from, anchor), since: new Date().toISOString() };
-      if (await deps.checkpoints.putCheckpoint(next, checkpoint)) {
+      if (await deps.checkpoints.putCheckpoint(next, checkpoint, stampOf(tp))) {
         effective.set(tp, next);
-        written.set(tp, next);
+        written.set(tp, { ...next, stamp: stampOf(tp).stamp });
         return;
       }
       // A racing invocation saw the same and recorded it first.

@@ -1,6 +1,7 @@
 /**
- * One command batch, end to end: decode (decode.ts); read the heads of its aggregates, its
- * partitions' checkpoints and releases and the control item in one consistent batched read;
+ * One command batch, end to end: decode (decode.ts); read the heads of its aggregates and its
+ * partitions' checkpoints and releases in one consistent batched read, and the control item
+ * when the checkpoints' stamps do not stand in for it (control-gate.ts);
  * check each partition against its checkpoint (check-partitions.ts); decide and commit one
  * conditional write per aggregate (commit-aggregate.ts); publish; then advance each
  * partition's checkpoint (advance-checkpoints.ts). Bad input becomes results and dead
@@ -15,6 +16,7 @@ import { releaseFor, type Release } from '../core/release.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
+import { ControlGate } from './control-gate.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
 import { releasesOfLife } from './releases.ts';
@@ -22,7 +24,7 @@ import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type DecodedBatch, type IncomingCommand } from './decode.ts';
-import { readBatch, TableIdentity } from './read-batch.ts';
+import { readBatch } from './read-batch.ts';
 import { checkGenerationDrained, refuseSealed } from './generation-gate.ts';
 import { addCarriedTraces } from './carried-traces.ts';
 import { splitGeneration } from '../core/generations.ts';
@@ -133,7 +135,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
 
   const cache = new HeadCache(deps.headCache);
   const pages = new PageCache();
-  const identity = new TableIdentity(deps.heads);
+  const gate = new ControlGate(deps);
 
   const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
@@ -155,12 +157,14 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // Under `park`, the park index is read beside the heads (awaited before deciding; its failure fails the batch).
     const parkingRead = deps.parking === undefined ? undefined : beginParking(deps.parking);
     parkingRead?.catch(() => undefined);
-    const { warm, snapshot, fresh } = await readBatch(deps, cache, identity, [...byAggregate.keys()], [...spans.keys()]);
+    const { warm, snapshot, fresh, stamp } = await readBatch(deps, cache, gate, [...byAggregate.keys()], [...spans.keys()]);
+    const stampOf = (tp: string) => ({ stamp, expected: snapshot.stamps.get(tp) });
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
       spans,
       snapshot.checkpoints,
       fresh,
+      stampOf,
     );
     // A partition sealed once its generation was drained: what reached it since is refused, not decided.
     const refused = refuseSealed(byAggregate, (tp) => effective.get(tp)?.sealed);
@@ -225,7 +229,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // need no order, and the next batch of the partition starts one round trip sooner.
     await Promise.all([
       deps.publisher.publish({ events: [], results, deadLetters, traces }),
-      advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
+      advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective, stampOf }),
     ]);
     return { ...summary, batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures };
   };
@@ -236,7 +240,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     } catch (error) {
       // Whatever failed, what the batch kept may not be what the table holds, nor the table the one described.
       cache.clear();
-      identity.forget();
+      gate.forget();
       throw error;
     }
   };

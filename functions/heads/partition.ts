@@ -52,8 +52,8 @@ export interface PartitionCheckpoint {
   readonly sealed?: number;
 }
 
-/** A checkpoint as stored, with when its incarnation began (absent for the first). */
-export type StoredCheckpoint = PartitionCheckpoint & { readonly since?: string };
+/** A checkpoint as stored, with when its incarnation began (absent for the first) and, as read, its item's control stamp (stamp.ts; written apart). */
+export type StoredCheckpoint = PartitionCheckpoint & { readonly since?: string; readonly stamp?: string };
 
 /** The offsets of one incarnation that completed (their outboxes published). */
 export interface CompletedRange {

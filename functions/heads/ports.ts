@@ -9,6 +9,7 @@ import type { ResultRecord } from '../core/wire.ts';
 import type { ArchivedCommand, Head } from './head.ts';
 import type { StoredCheckpoint } from './partition.ts';
 import type { HeadStream } from './stream.ts';
+import type { StampWrite } from './stamp.ts';
 import type { ArchivePage, PageRef } from './archive-pages.ts';
 
 /** What a batch reads before it decides, in one consistent batched read. */
@@ -19,6 +20,9 @@ export interface HeadsSnapshot {
   readonly checkpoints: ReadonlyMap<string, StoredCheckpoint>;
   /** Operator releases by `topic-partition` (absent: none). */
   readonly releases: ReadonlyMap<string, readonly Release[]>;
+  /** Control stamps (stamp.ts) by `topic-partition`, of checkpoint items with or without a checkpoint (absent: none). */
+  readonly stamps: ReadonlyMap<string, string>;
+  /** The control item; undefined when absent, or when the read left it out. */
   readonly control: ControlRecord | undefined;
 }
 
@@ -35,12 +39,17 @@ export interface ArchiveLookup {
  */
 export interface HeadsStore extends HeadStream {
   readonly tableName: string;
-  /** Consistent batched read of the given heads, the checkpoints and releases of the given partitions, and the control item. */
-  read(aggregateKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot>;
+  /** Consistent batched read of the given heads, the checkpoints, releases and stamps of the given partitions, and the control item unless `withControl` is false. */
+  read(aggregateKeys: readonly string[], tps: readonly string[], withControl?: boolean): Promise<HeadsSnapshot>;
+  /** The control item by consistent read. */
+  getControl(): Promise<ControlRecord | undefined>;
   /** Size of a head's item as stored, in bytes: what counts against the item limit. */
   sizeOf(head: Head): number;
-  /** Stores a checkpoint if the stored one is still `previous` (absent when undefined); false when it lost. */
-  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
+  /**
+   * Stores a checkpoint if the stored one is still `previous` (absent when undefined) and, with
+   * `stamp`, the item's stamp still its `expected`, writing its stamp; false when it lost.
+   */
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined, stamp?: StampWrite): Promise<boolean>;
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
   /**
    * The table's own identity: another for a table restored from a backup or filled from a

@@ -39,4 +39,6 @@ export interface RebuildHeadsStore {
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined>;
   /** Stores a partition's checkpoint if it is still `previous` (absent when undefined): a batch beside the rebuild may move it. */
   putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
+  /** Sets the control stamp (heads/stamp.ts) of each partition's checkpoint item, whatever it was, creating the item if absent. */
+  stampCheckpoints(tps: readonly string[], stamp: string): Promise<void>;
 }

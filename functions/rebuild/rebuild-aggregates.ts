@@ -15,6 +15,7 @@ import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
 import { checkpointAfterRebuild, type LastSource } from './command-lives.ts';
+import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
@@ -147,6 +148,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let control: ControlRecord = own ? found : { status: 'rebuilding', epoch, progress: null, table };
   if (!own && !(await heads.putControl(control, found)))
     throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
+  // Every checkpoint item stamped with the lock before anything is read: a warm command
+  // function goes by the stamps and reads the control item only when one is not its own.
+  const stamp = (tps: Iterable<string>) => heads.stampCheckpoints([...new Set(tps)], controlStamp('rebuilding', epoch, table));
+  const triggered = await deps.commandsTrigger.positions();
+  await stamp(triggered.keys());
 
   // 2. A complete topic: publish what was committed but not confirmed published, then capture its end.
   let outboxRepublished = 0;
@@ -158,6 +164,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     // A copy that is not one point in time may hold heads a later rebuild wrote than its control
     // item knows of: this rebuild's writes would be fenced off as an older rebuild's. Pass them.
     epoch = Math.max(epoch, rebuildEpoch + 1);
+    await stamp([...checkpoints.keys()].filter((tp) => !triggered.has(tp)));
     const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
     // Each to the generation of the events topic its command's generation writes to, as the command side sends it.
     const generations = [...new Set(unconfirmed.map((e) => splitGeneration(e.source.topic).index))].sort((a, b) => a - b);

@@ -1,8 +1,9 @@
 /**
  * Warm heads against the real emulator and broker: a command function that keeps the heads it
  * last wrote reads them no more, yet never decides on a stale one (another writer, a rebuild,
- * a table replaced), because the conditional write, the checked rejections and the control
- * item and checkpoints read every batch stand guard.
+ * a table replaced), because the conditional write, the checked rejections and the
+ * checkpoints read every batch (and the control item whenever their stamps are not the one
+ * the function went by) stand guard.
  */
 import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import type { HeadsSnapshot } from '../../functions/heads/ports.ts';
 import { RebuildInProgressError, TableBehindLogError } from '../../functions/control/control.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
+import { controlStamp } from '../../functions/heads/stamp.ts';
 import { CommandsTopic, deliver } from '../support/commands-topic.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { unique } from '../support/kafka.ts';
@@ -46,7 +48,7 @@ const outcomes = async (commandIds: readonly string[]): Promise<string[]> => {
 };
 
 describe('warm heads', () => {
-  it("reads a hot aggregate's head once, then only the control item, checkpoints and releases", async () => {
+  it("reads a hot aggregate's head once, then only its partition's checkpoint item", async () => {
     const topic = await CommandsTopic.create(side.kafka, 1);
     const id = unique('acc');
     const { asked, process } = watched();
@@ -89,10 +91,12 @@ describe('warm heads', () => {
     const id = unique('acc');
     const key = `account#${id}`;
     const { asked, process } = watched();
+    // As the rebuild takes the lock: the control item, then every checkpoint's stamp.
     const lock = async () => {
       const control = await side.heads.getControl();
       const epoch = (control?.epoch ?? 0) + 1;
       expect(await side.heads.putControl({ status: 'rebuilding', epoch, progress: null }, control)).toBe(true);
+      await side.heads.stampCheckpoints([`${topic.name}-0`], controlStamp('rebuilding', epoch, await side.heads.identity()));
       return () => side.heads.putControl({ status: 'ready', epoch }, { status: 'rebuilding', epoch, progress: null });
     };
     await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Di' }), command(id, 'Deposit', { amount: 4 })]), process);
@@ -132,5 +136,63 @@ describe('warm heads', () => {
     expect(await deliver(topic, late, warm)).toMatchObject({ accepted: 1 });
     expect((await side.heads.get('account', id))?.state).toMatchObject({ balance: 0 });
     await topic.close();
+  });
+  it('goes by the checkpoint stamps, and a batch that read `ready` before the lock cannot stamp over the rebuild', async () => {
+    const topic = await CommandsTopic.create(side.kafka, 1);
+    const tp = `${topic.name}-0`;
+    const id = unique('acc');
+    const warm = side.processor();
+    const table = await side.heads.identity();
+    // Requests that name the control item, and a rebuild's lock taken right after a chosen batch's read.
+    let controlReads = 0;
+    let lockAfterRead: (() => Promise<void>) | undefined;
+    side.dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'PutItemCommand' && JSON.stringify(args.input).includes('"~control"')) controlReads++;
+        const out = await next(args);
+        const lock = lockAfterRead;
+        if (lock !== undefined && context.commandName === 'BatchGetItemCommand') {
+          lockAfterRead = undefined;
+          await lock();
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'controlWatch' },
+    );
+    try {
+      await deliver(topic, await topic.append([command(id, 'OpenAccount', { owner: 'Flo' })]), warm);
+      expect(controlReads).toBe(1);
+      await deliver(topic, await topic.append([command(id, 'Deposit', { amount: 1 })]), warm);
+      await deliver(topic, await topic.append([command(id, 'Deposit', { amount: 2 })]), warm);
+      expect(controlReads).toBe(1);
+
+      // The rebuild takes the lock and stamps the checkpoint after this batch read `ready`.
+      const control = await side.heads.getControl();
+      const epoch = (control?.epoch ?? 0) + 1;
+      const rebuilding = controlStamp('rebuilding', epoch, table);
+      lockAfterRead = async () => {
+        expect(await side.heads.putControl({ status: 'rebuilding', epoch, progress: null }, control)).toBe(true);
+        await side.heads.stampCheckpoints([tp], rebuilding);
+      };
+      // Its commit stands (the rebuild's writes are fenced by version) and its checkpoint moves, but the stamp stays the rebuild's.
+      expect(await deliver(topic, await topic.append([command(id, 'Deposit', { amount: 4 })]), warm)).toMatchObject({ accepted: 1 });
+      expect((await side.heads.getCheckpoint(tp))?.stamp).toBe(rebuilding);
+      // So the next batch reads the control item, and is held.
+      const held = await topic.append([command(id, 'Deposit', { amount: 8 })]);
+      await expect(warm(held)).rejects.toBeInstanceOf(RebuildInProgressError);
+
+      // Released: the retry is decided and stamps the checkpoint ready at the new epoch, which the next batch goes by.
+      expect(await side.heads.putControl({ status: 'ready', epoch, table }, { status: 'rebuilding', epoch, progress: null })).toBe(true);
+      const reads = controlReads;
+      expect(await deliver(topic, held, warm)).toMatchObject({ accepted: 1 });
+      expect(controlReads).toBe(reads + 1);
+      expect((await side.heads.getCheckpoint(tp))?.stamp).toBe(controlStamp('ready', epoch, table));
+      expect(await deliver(topic, await topic.append([command(id, 'Deposit', { amount: 16 })]), warm)).toMatchObject({ accepted: 1 });
+      expect(controlReads).toBe(reads + 1);
+      expect((await side.heads.get('account', id))?.state).toMatchObject({ balance: 31 });
+    } finally {
+      side.dynamo.middlewareStack.remove('controlWatch');
+      await topic.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import { aggregateKey } from '../../core/aggregate.ts';
 import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
+import type { StampWrite } from '../../heads/stamp.ts';
 import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../../heads/ports.ts';
 import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
@@ -71,18 +72,18 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   }
 
   /**
-   * Consistent batched read of the given heads, the checkpoints and releases of the given
-   * partitions (one item each), and the control item. The previous layout's releases items
+   * Consistent batched read of the given heads, the checkpoints, releases and control stamps
+   * of the given partitions (one item each), and the control item unless `withControl` is false. The previous layout's releases items
    * are read in the same request for partitions whose checkpoint item this table has not yet
    * seen holding releases (so at most once per partition and container), and again after
    * all for one that no longer does (a table restored from an older copy).
    */
-  async read(headKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
+  async read(headKeys: readonly string[], tps: readonly string[], withControl = true): Promise<HeadsSnapshot> {
     const heads = new Map<string, Head>();
     let control: ControlRecord | undefined;
     const partitionKeys = this.partitions.keys(tps);
     const partitionItems: Item[] = [];
-    for (const item of await this.batchGetItems([CONTROL_KEY, ...headKeys, ...partitionKeys])) {
+    for (const item of await this.batchGetItems([...(withControl ? [CONTROL_KEY] : []), ...headKeys, ...partitionKeys])) {
       const pk = item.pk as string;
       if (pk === CONTROL_KEY) control = controlFromItem(item);
       else if (partitionKeys.includes(pk)) partitionItems.push(item);
@@ -205,10 +206,15 @@ export class AggregatesTable implements HeadsStore, RebuildHeadsStore {
   /**
    * Stores a partition's checkpoint, conditional on the one it was derived from (absent when
    * undefined), so two invocations racing on a partition cannot move it backwards or lose a
-   * new incarnation. Returns false when it lost.
+   * new incarnation, and on its stamp (heads/stamp.ts). Returns false when it lost.
    */
-  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
-    return this.partitions.putCheckpoint(next, previous);
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined, stamp?: StampWrite): Promise<boolean> {
+    return this.partitions.putCheckpoint(next, previous, stamp);
+  }
+
+  /** Sets the control stamp of each partition's checkpoint item (the rebuild, once it holds the lock). */
+  stampCheckpoints(tps: readonly string[], stamp: string): Promise<void> {
+    return this.partitions.stamp(tps, stamp);
   }
 
   /** One checkpoint by consistent read. */

@@ -8,6 +8,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Release } from '../../core/release.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
+import type { StampWrite } from '../../heads/stamp.ts';
 import { checkpointKey, releasesKey } from './aggregates-items.ts';
 import { ReleaseList, releasesFromItem } from './release-list.ts';
 import { batchGetAll, type TableIo } from './requests.ts';
@@ -76,6 +77,7 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
     ? { anchor: { offset: Number((item.anchor as Item).offset), fingerprint: String((item.anchor as Item).fingerprint) } }
     : {}),
   ...(typeof item.since === 'string' ? { since: item.since } : {}),
+  ...(typeof item.stamp === 'string' ? { stamp: item.stamp } : {}),
   ...(Array.isArray(item.earlier)
     ? {
         earlier: (item.earlier as Item[]).map((r) => ({
@@ -129,7 +131,7 @@ export class PartitionItems {
   async take(
     tps: readonly string[],
     items: readonly Item[],
-  ): Promise<{ checkpoints: Map<string, StoredCheckpoint>; releases: Map<string, readonly Release[]> }> {
+  ): Promise<{ checkpoints: Map<string, StoredCheckpoint>; releases: Map<string, readonly Release[]>; stamps: Map<string, string> }> {
     const byKey = new Map(items.map((item) => [item.pk as string, item]));
     const unread = tps.filter((tp) => this.releasesMoved.has(tp) && byKey.get(checkpointKey(tp))?.releases === undefined);
     if (unread.length > 0)
@@ -142,9 +144,11 @@ export class PartitionItems {
         byKey.set(item.pk as string, item);
     const checkpoints = new Map<string, StoredCheckpoint>();
     const releases = new Map<string, readonly Release[]>();
+    const stamps = new Map<string, string>();
     for (const tp of tps) {
       const item = byKey.get(checkpointKey(tp));
       if (item !== undefined && isCheckpointItem(item)) checkpoints.set(tp, checkpointFromItem(item));
+      if (typeof item?.stamp === 'string') stamps.set(tp, item.stamp);
       if (item?.releases !== undefined) {
         this.releasesMoved.add(tp);
         releases.set(tp, releasesFromItem(item));
@@ -155,30 +159,41 @@ export class PartitionItems {
       this.legacyReleases.set(tp, JSON.stringify(list));
       if (list.length > 0) releases.set(tp, list);
     }
-    return { checkpoints, releases };
+    return { checkpoints, releases, stamps };
   }
 
   /**
    * Stores a partition's checkpoint, conditional on the one it was derived from (absent when
-   * undefined); false when it lost. Copies in the previous layout's releases if the item has none.
+   * undefined) and, with `stamp`, on the item's stamp, which it writes; false when it lost.
+   * Copies in the previous layout's releases if the item has none.
    */
-  async putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
+  async putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined, stamp?: StampWrite): Promise<boolean> {
+    const onStamp =
+      stamp === undefined ? '' : stamp.expected === undefined ? ' AND attribute_not_exists(#stamp)' : ' AND #stamp = :expectedStamp';
+    const stampNames: Record<string, string> = stamp === undefined ? {} : { '#stamp': 'stamp' };
+    const stampValues: Item = stamp?.expected === undefined ? {} : { ':expectedStamp': stamp.expected };
     try {
       await this.update(
         next,
         this.legacyReleases.get(next.tp),
         previous === undefined
-          ? { ConditionExpression: 'attribute_not_exists(#through)', ExpressionAttributeNames: { '#through': 'through' } }
+          ? {
+              ConditionExpression: `attribute_not_exists(#through)${onStamp}`,
+              ExpressionAttributeNames: { '#through': 'through', ...stampNames },
+              ExpressionAttributeValues: stampValues,
+            }
           : {
               // A seal is never lost to a writer that read the checkpoint before it (generation-gate.ts).
-              ConditionExpression: `incarnation = :incarnation AND #through = :through AND ${previous.sealed === undefined ? 'attribute_not_exists(#sealed)' : '#sealed = :sealed'}`,
-              ExpressionAttributeNames: { '#through': 'through', '#sealed': 'sealed' },
+              ConditionExpression: `incarnation = :incarnation AND #through = :through AND ${previous.sealed === undefined ? 'attribute_not_exists(#sealed)' : '#sealed = :sealed'}${onStamp}`,
+              ExpressionAttributeNames: { '#through': 'through', '#sealed': 'sealed', ...stampNames },
               ExpressionAttributeValues: {
                 ':incarnation': previous.incarnation,
                 ':through': previous.through,
                 ...(previous.sealed === undefined ? {} : { ':sealed': previous.sealed }),
+                ...stampValues,
               },
             },
+        stamp === undefined ? {} : { stamp: stamp.stamp },
       );
       this.legacyReleases.delete(next.tp);
       return true;
@@ -188,6 +203,20 @@ export class PartitionItems {
     }
   }
 
+  /** Sets each partition's control stamp whatever it was (the rebuild, once it holds the lock), creating the item if absent. */
+  async stamp(tps: readonly string[], stamp: string): Promise<void> {
+    for (const tp of tps)
+      await this.io.doc.send(
+        new UpdateCommand({
+          TableName: this.io.tableName,
+          Key: { pk: checkpointKey(tp) },
+          UpdateExpression: 'SET #stamp = :stamp',
+          ExpressionAttributeNames: { '#stamp': 'stamp' },
+          ExpressionAttributeValues: { ':stamp': stamp },
+        }),
+      );
+  }
+
   /** One checkpoint by consistent read. */
   async getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
     const { doc, tableName } = this.io;
@@ -195,8 +224,8 @@ export class PartitionItems {
     return out.Item === undefined || !isCheckpointItem(out.Item) ? undefined : checkpointFromItem(out.Item);
   }
 
-  private async update(next: StoredCheckpoint, releases: string | undefined, condition: Condition): Promise<void> {
-    const update = checkpointUpdate(next, { updatedAt: new Date().toISOString() }, releases);
+  private async update(next: StoredCheckpoint, releases: string | undefined, condition: Condition, extra: Item = {}): Promise<void> {
+    const update = checkpointUpdate(next, { updatedAt: new Date().toISOString(), ...extra }, releases);
     await this.io.doc.send(
       new UpdateCommand({
         TableName: this.io.tableName,

@@ -15,6 +15,8 @@ export type HeadsItem =
   | { readonly kind: 'control'; readonly control: ControlRecord }
   | { readonly kind: 'head'; readonly head: Head; readonly rebuildEpoch?: number }
   | { readonly kind: 'checkpoint'; readonly checkpoint: StoredCheckpoint }
+  /** A partition's control stamp (heads/stamp.ts): an attribute of its checkpoint item in DynamoDB, an item of its own here. */
+  | { readonly kind: 'stamp'; readonly stamp: string }
   | { readonly kind: 'releases'; readonly releases: readonly Release[] }
   | { readonly kind: 'archived'; readonly command: ArchivedCommand }
   | { readonly kind: 'page'; readonly page: ArchivePage }
@@ -27,6 +29,7 @@ export type HeadsItems = ReadonlyMap<string, HeadsItem>;
 export const CONTROL = '~control';
 export const checkpointKey = (tp: string) => `~partition#${tp}`;
 export const releasesKey = (tp: string) => `~releases#${tp}`;
+export const stampKey = (tp: string) => `~stamp#${tp}`;
 export const archiveKey = (type: string, id: string, commandId: string) => `~archive#${aggregateKey(type, id)}#${commandId}`;
 export const pageKey = (type: string, id: string, page: string) => `~page#${aggregateKey(type, id)}#${page}`;
 export const resultKey = (type: string, id: string, commandId: string) => `~result#${aggregateKey(type, id)}#${commandId}`;
@@ -46,3 +49,10 @@ export const withRelease = (items: HeadsItems, tp: string, release: Release): He
 /** The rebuild's fences: never over a newer rebuild's head, never lowering a stored version. */
 export const writable = (current: HeadsItem | undefined, head: Head, epoch: number): boolean =>
   current?.kind !== 'head' || ((current.rebuildEpoch ?? 0) <= epoch && current.head.version <= head.version);
+
+/** A checkpoint as its item holds it: the stamp is written apart (stampKey). */
+export const withoutStamp = (checkpoint: StoredCheckpoint): StoredCheckpoint => {
+  const rest = { ...checkpoint };
+  delete rest.stamp;
+  return rest;
+};

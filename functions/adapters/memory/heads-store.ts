@@ -16,6 +16,7 @@ import type { ArchivedCommand, Head } from '../../heads/head.ts';
 import type { ArchivePage, PageRef, PageWrite } from '../../heads/archive-pages.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
 import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../../heads/ports.ts';
+import type { StampWrite } from '../../heads/stamp.ts';
 import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import { headItemBytes } from '../dynamodb/aggregates-items.ts';
@@ -28,6 +29,8 @@ import {
   pageKey,
   releasesKey,
   resultKey,
+  stampKey,
+  withoutStamp,
   writable,
   type HeadsItem,
   type HeadsItems,
@@ -94,19 +97,25 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     for (const group of groups(entries, 25)) await perform(this.io, op, () => group.forEach(([key, item]) => this.put(key, item)));
   }
 
-  async read(aggregateKeys: readonly string[], tps: readonly string[]): Promise<HeadsSnapshot> {
-    const found = await this.batchGet('heads.read', [CONTROL, ...aggregateKeys, ...tps.map(checkpointKey), ...tps.map(releasesKey)]);
+  async read(aggregateKeys: readonly string[], tps: readonly string[], withControl = true): Promise<HeadsSnapshot> {
+    const found = await this.batchGet('heads.read', [
+      ...(withControl ? [CONTROL] : []),
+      ...aggregateKeys,
+      ...tps.flatMap((tp) => [checkpointKey(tp), releasesKey(tp), stampKey(tp)]),
+    ]);
     const heads = new Map<string, Head>();
     const checkpoints = new Map<string, StoredCheckpoint>();
     const releases = new Map<string, readonly Release[]>();
+    const stamps = new Map<string, string>();
     let control: ControlRecord | undefined;
     for (const [key, item] of found) {
       if (item.kind === 'control') control = item.control;
       else if (item.kind === 'head') heads.set(key, item.head);
       else if (item.kind === 'checkpoint') checkpoints.set(item.checkpoint.tp, item.checkpoint);
       else if (item.kind === 'releases') releases.set(key.slice(releasesKey('').length), item.releases);
+      else if (item.kind === 'stamp') stamps.set(key.slice(stampKey('').length), item.stamp);
     }
-    return { heads, checkpoints, releases, control };
+    return { heads, checkpoints, releases, stamps, control };
   }
 
   async load(key: string): Promise<Loaded> {
@@ -129,18 +138,23 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     return bytes;
   }
 
-  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean> {
+  /** The adapter's conditions, the stamp's included: one UpdateItem of the checkpoint item there. */
+  putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined, stamp?: StampWrite): Promise<boolean> {
     return perform(this.io, 'heads.putCheckpoint', () => {
       const item = this.get(checkpointKey(next.tp));
       const stored = item?.kind === 'checkpoint' ? item.checkpoint : undefined;
       const holds =
-        previous === undefined
+        (previous === undefined
           ? item === undefined
           : stored !== undefined &&
             stored.incarnation === previous.incarnation &&
             stored.through === previous.through &&
-            stored.sealed === previous.sealed;
-      if (holds) this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: next });
+            stored.sealed === previous.sealed) &&
+        (stamp === undefined || this.stampOf(next.tp) === stamp.expected);
+      if (holds) {
+        this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: withoutStamp(next) });
+        if (stamp !== undefined) this.put(stampKey(next.tp), { kind: 'stamp', stamp: stamp.stamp });
+      }
       return holds;
     });
   }
@@ -148,8 +162,19 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
   getCheckpoint(tp: string): Promise<StoredCheckpoint | undefined> {
     return perform(this.io, 'heads.getCheckpoint', () => {
       const item = this.get(checkpointKey(tp));
-      return item?.kind === 'checkpoint' ? item.checkpoint : undefined;
+      const stamp = this.stampOf(tp);
+      return item?.kind !== 'checkpoint' ? undefined : stamp === undefined ? item.checkpoint : { ...item.checkpoint, stamp };
     });
+  }
+
+  private stampOf(tp: string): string | undefined {
+    const item = this.get(stampKey(tp));
+    return item?.kind === 'stamp' ? item.stamp : undefined;
+  }
+
+  /** As the adapter: one UpdateItem per partition, whatever the stamp was. */
+  async stampCheckpoints(tps: readonly string[], stamp: string): Promise<void> {
+    for (const tp of tps) await perform(this.io, 'heads.stampCheckpoints', () => this.put(stampKey(tp), { kind: 'stamp', stamp }));
   }
 
   getControl(): Promise<ControlRecord | undefined> {

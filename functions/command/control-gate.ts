@@ -1,0 +1,87 @@
+/**
+ * What a command batch goes by before it decides: the control item's facts (a rebuild in
+ * progress, a table new or behind its log, a table restored or copied from another), read
+ * from the control item on a container's first batch and whenever a partition's checkpoint
+ * stamp is not the one the container last went by (heads/stamp.ts); otherwise from the stamps
+ * alone, which the batch's read of its checkpoints brings anyway.
+ */
+import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
+import type { HeadsSnapshot, HeadsStore } from '../heads/ports.ts';
+import { checkStampsAgainst, controlStamp } from '../heads/stamp.ts';
+import type { EventsTopicState } from './ports.ts';
+
+/** The control facts a batch is decided under. */
+export interface BatchControl {
+  readonly control: ControlRecord;
+  /** The table was created by this batch, so no partition can be behind it. */
+  readonly fresh: boolean;
+  /** The stamp the batch's checkpoint writes carry. */
+  readonly stamp: string;
+}
+
+/** The control facts of one container's batches (forget them after any failure). */
+export class ControlGate {
+  /** The control item and stamp the last batch went by; undefined until one is read. */
+  private known: { readonly control: ControlRecord; readonly stamp: string } | undefined;
+  /** The table's identity, described once per container (again after any failure). */
+  private identity: string | undefined;
+
+  constructor(private readonly deps: { readonly heads: HeadsStore; readonly eventLog: EventsTopicState }) {}
+
+  /** Whether the batch's read must bring the control item (no stamp can stand in for it yet). */
+  get readsControl(): boolean {
+    return this.known === undefined;
+  }
+
+  /** Forgets what was known: a failed batch may have met another table, or a rebuild. */
+  forget(): void {
+    this.known = undefined;
+    this.identity = undefined;
+  }
+
+  /** The control facts for a batch over partitions `tps`, from `snapshot` (read with the control item when `readsControl`). */
+  async check(snapshot: HeadsSnapshot, tps: readonly string[]): Promise<BatchControl> {
+    const known = this.known;
+    const stamps = tps.map((tp) => snapshot.stamps.get(tp));
+    if (known !== undefined && stamps.every((s) => s === known.stamp)) return { ...known, fresh: false };
+    const control = known === undefined ? snapshot.control : await this.deps.heads.getControl();
+    if (control?.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
+    checkStampsAgainst(control, stamps);
+    let ready: ControlRecord;
+    if (control === undefined) {
+      // A new table, or one that lost its items: it may start empty only if the log is empty too.
+      if (!(await this.deps.eventLog.isEmpty())) throw new TableBehindLogError(this.deps.heads.tableName);
+      ready = { status: 'ready', epoch: 0, table: await this.ownIdentity() };
+      await this.deps.heads.putControl(ready, undefined);
+    } else ready = await this.checkTable(control);
+    this.known = { control: ready, stamp: controlStamp('ready', ready.epoch, await this.ownIdentity()) };
+    return { ...this.known, fresh: control === undefined };
+  }
+
+  private async ownIdentity(): Promise<string> {
+    return (this.identity ??= await this.deps.heads.identity());
+  }
+
+  /**
+   * A control item written in another table: this one holds a restore or a copy of it. Its
+   * heads may be older than its checkpoints (a copy made during traffic takes each item at
+   * another moment) or the next batches may line up with a checkpoint of the past, so
+   * decisions could repeat or contradict the log: it is behind its log until the rebuild.
+   */
+  private async checkTable(control: ControlRecord): Promise<ControlRecord> {
+    let table = await this.ownIdentity();
+    if (control.table === table) return control;
+    // Described before the table was recreated under its name (an emulator restarted empty): ask again.
+    this.identity = undefined;
+    table = await this.ownIdentity();
+    if (control.table === table) return control;
+    if (control.table !== undefined)
+      throw new TableBehindLogError(
+        this.deps.heads.tableName,
+        `its items were restored or copied from another table (${control.table}): its heads may be older than its checkpoints`,
+      );
+    // Written before control items named their table: this one is taken as its own.
+    await this.deps.heads.putControl({ ...control, table }, control);
+    return { ...control, table };
+  }
+}
