@@ -9,10 +9,35 @@ import type { ControlRecord } from '../functions/control/control.ts';
 import type { Head } from '../functions/heads/head.ts';
 import type { PageWrite } from '../functions/heads/archive-pages.ts';
 
+/** Wall time while at least one call is in flight: overlapping calls are counted once. */
+class Busy {
+  ms = 0;
+  private inFlight = 0;
+  private since = 0;
+
+  async time<T>(call: () => Promise<T>): Promise<T> {
+    if (this.inFlight++ === 0) this.since = performance.now();
+    try {
+      return await call();
+    } finally {
+      if (--this.inFlight === 0) this.ms += performance.now() - this.since;
+    }
+  }
+}
+
 /** Heads table that times its checkpoint writes: from the first head write to the control put that ends the checkpoint. */
 export class TimedHeadsTable extends AggregatesTable {
   puts = 0;
-  putMs = 0;
+  private readonly putting = new Busy();
+  private readonly paging = new Busy();
+  /** Wall time while heads were being written (groups overlap). */
+  get putMs(): number {
+    return this.putting.ms;
+  }
+  /** Wall time while archive pages were being written. */
+  get pagesMs(): number {
+    return this.paging.ms;
+  }
   checkpoints: { heads: number; ms: number }[] = [];
   private openedAt: number | undefined;
   private headsInCheckpoint = 0;
@@ -22,28 +47,23 @@ export class TimedHeadsTable extends AggregatesTable {
     epoch: number,
     concurrency: number,
   ): Promise<{ written: number; fencedOff: number }> {
-    const t0 = performance.now();
-    this.openedAt ??= t0;
+    this.openedAt ??= performance.now();
     this.headsInCheckpoint += heads.length;
     try {
-      return await super.putRebuiltAll(heads, epoch, concurrency);
+      return await this.putting.time(() => super.putRebuiltAll(heads, epoch, concurrency));
     } finally {
       this.puts += heads.length;
-      this.putMs += performance.now() - t0;
     }
   }
 
-  /** Time spent writing archive pages, and how many. */
+  /** Archive pages written. */
   pages = 0;
-  pagesMs = 0;
 
   override async putPages(pages: readonly PageWrite[], windowMs: number): Promise<void> {
-    const t0 = performance.now();
     try {
-      await super.putPages(pages, windowMs);
+      await this.paging.time(() => super.putPages(pages, windowMs));
     } finally {
       this.pages += pages.length;
-      this.pagesMs += performance.now() - t0;
     }
   }
 

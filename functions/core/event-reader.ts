@@ -11,7 +11,8 @@ import { decodeUtf8, keyIs, type TriggerRecord } from './trigger-event.ts';
 import type { DomainEvent } from './projection.ts';
 import { describeIssues } from './schema.ts';
 import { upcastEvent, type UpcastFault } from './upcast.ts';
-import { eventEnvelopeSchema, topicPartition, type EventRecord, type SourcePosition } from './wire.ts';
+import { parseEnvelope } from './envelope.ts';
+import { topicPartition, type EventRecord, type SourcePosition } from './wire.ts';
 import { KafkaAggregatesError } from './errors.ts';
 
 /** A record of the events topic as its readers have it: key and value as bytes (or text already decoded), and where it is. */
@@ -90,42 +91,44 @@ const text = (bytes: Uint8Array | string): string | undefined => (typeof bytes =
 const keyMatches = (key: Uint8Array | string | null, id: string): boolean =>
   key === null ? false : typeof key === 'string' ? key === id : keyIs(key, id);
 
+/** The outcome of a record that is not a usable event: `problem` after where it is (and which event, once the envelope is read). */
+const faultAt = (position: SourcePosition, code: EventFault['code'], problem: string, stored?: EventRecord): ReadOutcome => ({
+  fault: {
+    code,
+    message:
+      stored === undefined
+        ? `${where(position)}: ${problem}`
+        : `${where(position)}: ${stored.aggregateType} ${stored.aggregateId} version ${stored.version}, ${stored.type} revision ${stored.revision ?? 1}: ${problem}`,
+    position,
+    ...(stored === undefined ? {} : { stored }),
+  },
+});
+
 /** Reads one record of the events topic against the deployment's aggregates (core/registry.ts). */
 export const readEvent = (record: StoredRecord, aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome => {
   const { position } = record;
-  const fault = (code: EventFault['code'], problem: string, stored?: EventRecord): ReadOutcome => ({
-    fault: {
-      code,
-      message:
-        stored === undefined
-          ? `${where(position)}: ${problem}`
-          : `${where(position)}: ${stored.aggregateType} ${stored.aggregateId} version ${stored.version}, ${stored.type} revision ${stored.revision ?? 1}: ${problem}`,
-      position,
-      ...(stored === undefined ? {} : { stored }),
-    },
-  });
-
-  if (record.value === null) return fault('InvalidEvent', 'record has no value');
+  if (record.value === null) return faultAt(position, 'InvalidEvent', 'record has no value');
   const value = text(record.value);
-  if (value === undefined) return fault('InvalidEvent', 'record value is not valid UTF-8');
+  if (value === undefined) return faultAt(position, 'InvalidEvent', 'record value is not valid UTF-8');
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
   } catch (error) {
-    return fault('InvalidEvent', `record value is not JSON: ${(error as Error).message}`);
+    return faultAt(position, 'InvalidEvent', `record value is not JSON: ${(error as Error).message}`);
   }
-  const envelope = eventEnvelopeSchema.safeParse(parsed);
-  if (!envelope.success) return fault('InvalidEvent', `invalid event: ${describeIssues(envelope.error.issues)}`);
+  const envelope = parseEnvelope(parsed);
+  if (!envelope.success) return faultAt(position, 'InvalidEvent', `invalid event: ${describeIssues(envelope.error.issues)}`);
   const stored: EventRecord = envelope.data;
 
   // Per-aggregate order holds only if every event of an aggregate is on its key's partition.
   if (!keyMatches(record.key, stored.aggregateId)) {
     const key = record.key === null ? '(none)' : JSON.stringify(text(record.key) ?? '(not UTF-8)');
-    return fault('KeyMismatch', `record key ${key} differs from aggregateId ${JSON.stringify(stored.aggregateId)}`, stored);
+    return faultAt(position, 'KeyMismatch', `record key ${key} differs from aggregateId ${JSON.stringify(stored.aggregateId)}`, stored);
   }
   const aggregate = aggregates.get(stored.aggregateType);
   if (aggregate === undefined)
-    return fault(
+    return faultAt(
+      position,
       'UnknownAggregateType',
       `unknown aggregateType ${JSON.stringify(stored.aggregateType)}; known: ${[...aggregates.keys()].join(', ')}`,
       stored,
@@ -135,7 +138,7 @@ export const readEvent = (record: StoredRecord, aggregates: ReadonlyMap<string, 
   const extra = { ...(metadata === undefined ? {} : { metadata }), ...(correlationId === undefined ? {} : { correlationId }) };
   const context = { aggregateType, aggregateId, version, commandId, occurredAt, ...extra };
   const outcome = upcastEvent(aggregate, { type: stored.type, revision: stored.revision ?? 1, data: envelope.data.data }, context);
-  if ('fault' in outcome) return fault(outcome.fault.code, outcome.fault.problem, stored);
+  if ('fault' in outcome) return faultAt(position, outcome.fault.code, outcome.fault.problem, stored);
   const { type, data } = outcome.event;
   const event = { eventId, aggregateType, aggregateId, version, type, data, commandId, occurredAt, ...extra } as DomainEvent;
   return { event: { stored, event, upcast: outcome.upcast, position } };

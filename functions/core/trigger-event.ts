@@ -120,6 +120,14 @@ const encoder = new TextEncoder();
  */
 export const keyIs = (key: Uint8Array | undefined, id: string): boolean => {
   if (key === undefined) return false;
+  // An ASCII id (the usual) is its own UTF-8: compared unit by byte, without encoding it.
+  let ascii = key.length === id.length;
+  for (let i = 0; ascii && i < id.length; i++) {
+    const unit = id.charCodeAt(i);
+    if (unit >= 0x80) ascii = false;
+    else if (key[i] !== unit) return false;
+  }
+  if (ascii) return key.length === id.length;
   const expected = encoder.encode(id);
   return key.length === expected.length && key.every((byte, i) => byte === expected[i]);
 };

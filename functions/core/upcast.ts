@@ -40,9 +40,35 @@ const chainOf = (aggregate: AnyAggregate, type: string): Chain | undefined => ow
 
 const schemaOf = (aggregate: AnyAggregate, type: string): Schema | undefined => own(aggregate.events, type);
 
+/** Per set of upcasters, what every read needs and never changes: the current revision per type, and the steps a chain may take. */
+interface ChainFacts {
+  readonly revisions: Map<string, number>;
+  readonly maxSteps: number;
+}
+const NO_UPCASTERS = {};
+const facts = new WeakMap<object, ChainFacts>();
+/** Worked out once per aggregate's upcasters (readonly), not once per event read. */
+const chainFacts = (aggregate: AnyAggregate): ChainFacts => {
+  const upcasters = (aggregate.upcasters ?? NO_UPCASTERS) as Readonly<Record<string, Chain>>;
+  let known = facts.get(upcasters);
+  if (known === undefined) {
+    // Each step uses one upcaster; more steps than upcasters means types upcast into each other.
+    known = { revisions: new Map(), maxSteps: Object.values(upcasters).reduce((n, chain) => n + Object.keys(chain).length, 0) };
+    facts.set(upcasters, known);
+  }
+  return known;
+};
+
 /** The revision `type` is written at now: one past its last upcaster, 1 without any. */
-export const currentRevision = (aggregate: AnyAggregate, type: string): number =>
-  Object.keys(chainOf(aggregate, type) ?? {}).reduce((max, key) => Math.max(max, Number(key) + 1), 1);
+export const currentRevision = (aggregate: AnyAggregate, type: string): number => {
+  const { revisions } = chainFacts(aggregate);
+  let revision = revisions.get(type);
+  if (revision === undefined) {
+    revision = Object.keys(chainOf(aggregate, type) ?? {}).reduce((max, key) => Math.max(max, Number(key) + 1), 1);
+    revisions.set(type, revision);
+  }
+  return revision;
+};
 
 /** What is wrong with the aggregate's upcaster chains (empty when nothing): gaps, keys that are not revisions, non-functions. */
 export const chainProblems = (aggregate: AnyAggregate): string[] => {
@@ -89,27 +115,26 @@ const shown = (value: unknown): string => {
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 };
 
+// Module functions, not closures made per event read: the rebuild reads every event through here.
+const fault = (code: UpcastFault['code'], problem: string): UpcastOutcome => ({ fault: { code, problem } });
+const via = (steps: number, stored: EventAtRevision, event: EventAtRevision): string =>
+  steps === 0 ? '' : `upcast from ${named(stored)} into ${named(event)}: `;
+
 /**
  * Reads `stored` through the chains of `aggregate` until it is at its type's current
  * revision, then validates it against that type's schema. Never throws: an upcaster that
  * throws or returns something unusable is an `UpcastFailed` fault, never a skip.
  */
 export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, context: UpcastContext): UpcastOutcome => {
-  const fault = (code: UpcastFault['code'], problem: string): UpcastOutcome => ({ fault: { code, problem } });
-  // Each step uses one upcaster; more steps than upcasters means types upcast into each other.
-  const maxSteps = Object.values((aggregate.upcasters ?? {}) as Readonly<Record<string, Chain>>).reduce(
-    (n, chain) => n + Object.keys(chain).length,
-    0,
-  );
+  const { maxSteps } = chainFacts(aggregate);
   let event = stored;
   for (let steps = 0; ; steps++) {
     const schema = schemaOf(aggregate, event.type);
     const chain = chainOf(aggregate, event.type);
-    const via = steps === 0 ? '' : `upcast from ${named(stored)} into ${named(event)}: `;
     if (schema === undefined && chain === undefined)
       return fault(
         steps === 0 ? 'UnknownEventType' : 'UpcastFailed',
-        `${via}${aggregate.type} has no event ${JSON.stringify(event.type)}; known: ${Object.keys(aggregate.events).join(', ')}`,
+        `${via(steps, stored, event)}${aggregate.type} has no event ${JSON.stringify(event.type)}; known: ${Object.keys(aggregate.events).join(', ')}`,
       );
     const current = currentRevision(aggregate, event.type);
     if (schema !== undefined && event.revision === current) {
@@ -119,7 +144,10 @@ export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, co
       if (validated.issues !== undefined)
         return steps === 0
           ? fault('SchemaRefused', `invalid ${event.type} data: ${describeIssues(validated.issues)}`)
-          : fault('UpcastFailed', `${via}the data fails the ${event.type} schema: ${describeIssues(validated.issues)}`);
+          : fault(
+              'UpcastFailed',
+              `${via(steps, stored, event)}the data fails the ${event.type} schema: ${describeIssues(validated.issues)}`,
+            );
       // The data as stored (or as upcast), not the schema's output: what the command side evolved.
       return { event: { type: event.type, data: event.data }, upcast: steps > 0 };
     }
@@ -128,7 +156,7 @@ export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, co
       const known = schema === undefined ? current - 1 : current;
       return fault(
         steps === 0 ? 'UnknownRevision' : 'UpcastFailed',
-        `${via}this code reads ${event.type} up to revision ${known}${schema === undefined ? ' (the type is retired)' : ''}` +
+        `${via(steps, stored, event)}this code reads ${event.type} up to revision ${known}${schema === undefined ? ' (the type is retired)' : ''}` +
           (steps === 0 ? '; a later revision was written by newer code' : ''),
       );
     }

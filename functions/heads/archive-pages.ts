@@ -7,7 +7,7 @@
  * commands write the same item, and ones that evict others never overwrite each other's.
  * A head whose list is full archives per command (the items of ports.ts `archive`). Pure.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { fingerprint, isCommand, type ArchivedCommand } from './head.ts';
 
 /** A page as a head lists it: its id (16 hex digits) and the newest command time it holds (ms). */
@@ -47,7 +47,7 @@ export const pageOf = (key: string, commands: readonly ArchivedCommand[]): Archi
     if (seen === undefined || seen.rejected !== undefined) byPrint.set(print, { ...c, commandId: print });
   }
   const kept = [...byPrint.values()];
-  const id = createHash('sha256').update(key).update('\u0000').update(JSON.stringify(kept)).digest('hex').slice(0, 16);
+  const id = hash('sha256', `${key}\u0000${JSON.stringify(kept)}`, 'hex').slice(0, 16);
   return { id, until: Math.max(0, ...kept.map((c) => c.at)), commands: kept };
 };
 

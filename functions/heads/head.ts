@@ -2,7 +2,7 @@
  * The aggregate head: everything the command side keeps per aggregate, in one item. Pure
  * types and rules; the DynamoDB layout lives in adapters/dynamodb/aggregates-table.ts.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EventRecord, Reason, ResultRecord } from '../core/wire.ts';
 import type { PageRef } from './archive-pages.ts';
 
@@ -82,7 +82,7 @@ export const isFingerprint = (commandId: string): boolean =>
  * commands' commandIds (and their results') in this form; one decided since, the commandId itself.
  */
 export const fingerprint = (commandId: string): string =>
-  isFingerprint(commandId) ? commandId : `\u0000${createHash('sha256').update(commandId, 'utf8').digest('hex').slice(0, 16)}`;
+  isFingerprint(commandId) ? commandId : `\u0000${hash('sha256', commandId, 'hex').slice(0, 16)}`;
 
 /** A test of whether a remembered command is `commandId`, by the commandId or by its fingerprint. */
 export const isCommand = (commandId: string): ((r: { readonly commandId: string }) => boolean) => {

@@ -77,6 +77,9 @@ export interface RebuildReport {
   readonly checkpointsReset: number;
 }
 
+/** Heads per group of a checkpoint's writes: one lock check each (99 heads and the control item: one BatchGetItem). */
+const HEADS_PER_GROUP = 99;
+
 /** Head keys of the events in a chunk (to resume: unusable records are reported when applied). */
 const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
   ...new Set(outcomes.flatMap((o) => ('event' in o ? [aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
@@ -132,7 +135,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   const { heads, eventLog, gate } = deps;
   const checkpointEvery = deps.checkpointEvery ?? 100_000;
   const checkpointIntervalMs = deps.checkpointIntervalMs ?? 30_000;
-  const writeConcurrency = deps.writeConcurrency ?? 16;
+  const writeConcurrency = deps.writeConcurrency ?? 32;
   const report = (progress: Progress) => deps.onProgress?.(progress);
 
   // 1. Hold commands first and let a batch in flight end, then take the lock: a batch that
@@ -214,26 +217,31 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
     writing = (async () => {
       await previous;
-      const archives = dirty.filter((d) => d.archive.length > 0);
-      const pages = dirty.flatMap(({ head, page }) =>
-        page === null ? [] : [{ aggregateType: head.aggregateType, aggregateId: head.aggregateId, page }],
-      );
-      // Archived before the heads that forget them are written, as the command side does.
-      await Promise.all([
-        heads.putPages(pages, deps.dedupeWindowMs),
-        mapConcurrent(archives, writeConcurrency, async ({ head, archive }) => {
-          await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
-        }),
-      ]);
-      archived += pages.reduce((n, p) => n + p.page.commands.length, 0) + archives.reduce((n, a) => n + a.archive.length, 0);
-      // A group is a read, then eight conditional puts at a time: about writeConcurrency requests in flight.
-      const written = await heads.putRebuiltAll(
-        dirty.map((d) => d.head),
-        epoch,
-        Math.max(1, Math.ceil(writeConcurrency / 8)),
-      );
-      headsWritten += written.written;
-      fencedOff += written.fencedOff;
+      // In groups of one lock check each, a group's archive written before its heads (as the
+      // command side does), groups overlapping: the table is kept busy while the next group's
+      // items are made. A group is one read, then eight conditional puts at a time.
+      const groups: (typeof dirty)[] = [];
+      for (let i = 0; i < dirty.length; i += HEADS_PER_GROUP) groups.push(dirty.slice(i, i + HEADS_PER_GROUP));
+      await mapConcurrent(groups, Math.max(1, Math.ceil(writeConcurrency / 8)), async (group) => {
+        const archives = group.filter((d) => d.archive.length > 0);
+        const pages = group.flatMap(({ head, page }) =>
+          page === null ? [] : [{ aggregateType: head.aggregateType, aggregateId: head.aggregateId, page }],
+        );
+        await Promise.all([
+          heads.putPages(pages, deps.dedupeWindowMs),
+          mapConcurrent(archives, 8, async ({ head, archive }) => {
+            await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
+          }),
+        ]);
+        archived += pages.reduce((n, p) => n + p.page.commands.length, 0) + archives.reduce((n, a) => n + a.archive.length, 0);
+        const written = await heads.putRebuiltAll(
+          group.map((d) => d.head),
+          epoch,
+          1,
+        );
+        headsWritten += written.written;
+        fencedOff += written.fencedOff;
+      });
       const next: ControlRecord = { status: 'rebuilding', epoch, progress, table };
       if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
       control = next;

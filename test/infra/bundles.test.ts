@@ -23,6 +23,8 @@
  * generation whether a new table may start empty, and read a re-sent outbox's trace back: 782.8 kB.
  * The rebuild's by 4 kB when checkpoints carried the control item's facts as stamps
  * (heads/stamp.ts, command/control-gate.ts): 868.8 kB, the command handler 784.7 kB.
+ * The rebuild's budget of 872 kB also held when the event reader checked the usual envelope by hand before zod
+ * (core/envelope.ts): 869.2 kB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
