@@ -139,9 +139,10 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       const head = cache.get(key);
       if (head !== undefined) warm.set(key, head);
     }
-    // Under `park`, the park index is read beside the heads (awaited before deciding; its failure fails the batch).
-    const parkingRead = deps.parking === undefined ? undefined : beginParking(deps.parking);
-    parkingRead?.catch(() => undefined);
+    // Under `park`, the park index is read before the heads: a release that lifts a park after
+    // it commits, read in the other order, would leave this batch deciding that aggregate live
+    // on the head from before the release (a rejection writes nothing that a condition would check).
+    const parking = deps.parking === undefined ? undefined : await beginParking(deps.parking);
     let snapshot = await deps.heads.read(
       [...byAggregate.keys()].filter((key) => !warm.has(key)),
       [...spans.keys()],
@@ -171,7 +172,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
         [...spans].map(async ([tp, span]) => [tp, await releasesOfLife(deps, span, snapshot.releases.get(tp), effective.get(tp))] as const),
       ),
     );
-    const releaseOf = (record: TriggerRecord): Release | undefined => releaseFor(releases.get(topicPartition(record)) ?? [], record.offset);
+    const releaseOf = (record: TriggerRecord, aggregate: string): Release | undefined =>
+      releaseFor(releases.get(topicPartition(record)) ?? [], record.offset, aggregate);
     const summary: BatchSummary = {
       records: records.length,
       aggregates: byAggregate.size,
@@ -198,7 +200,6 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       onConflict: () => summary.conflicts++,
     };
     const outcomes = new Map<string, AggregateOutcome>();
-    const parking = await parkingRead;
     await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
       const head = warm.get(key) ?? snapshot.heads.get(key);
       outcomes.set(
