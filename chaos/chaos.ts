@@ -29,6 +29,7 @@ import { TcpProxy } from './tcp-proxy.ts';
 import { Workload, type PlannedCommand } from './workload.ts';
 import { INFRASTRUCTURE_FAULTS, planSteps, sendAroundSteps, type InfrastructureFault } from './schedule.ts';
 import { awaitQuiescence, checkRun } from './settle.ts';
+import { PARK_ENV, parkTwoAggregates } from './parking.ts';
 
 export type { OutcomeMismatch } from './outcomes.ts';
 export type { TableLoss } from './run-state.ts';
@@ -65,6 +66,8 @@ export interface ChaosOptions {
   readonly quiescenceTimeoutMs?: number;
   /** Keep the topics and tables (they are kept anyway when something is wrong). */
   readonly keep?: boolean;
+  /** Policy `park` on the command side, and a step after every other fault that parks, releases and discards (chaos/parking.ts). */
+  readonly park?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -150,6 +153,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
       COMMANDS_CONSUMER_GROUP: commandsGroup,
       TRIGGER_CONSUMER_GROUP: eventsGroup,
+      ...(options.park === true ? PARK_ENV : {}),
     };
     const startRuntime = async (startup: RuntimeConfig['startup']): Promise<RuntimeProcess> => {
       const config: RuntimeConfig = {
@@ -210,6 +214,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     };
     const operator = new Operator(run);
     const { names, steps } = planSteps(operator, faults, options.tableLoss);
+    // Last: the parked sequences live in the aggregates table, which the faults before may lose.
+    if (options.park === true) steps.push({ at: 0.99, barrier: false, run: () => parkTwoAggregates(run, planned, runId) });
 
     const random = new Random(options.seed);
     const accountIds = Array.from({ length: options.accounts }, (_, i) => `${runId}-acct-${i}`);

@@ -61,6 +61,8 @@ const parkedOutcome = (
 
 /** One batch's view of the parked aggregates. */
 export interface BatchParking {
+  /** How many aggregates are parked (the index as read). */
+  readonly parked: number;
   /** Whether an aggregate (by its key) is parked: its commands are appended, not decided. */
   isParked(key: string): boolean;
   /** Appends an aggregate's commands to its parked sequence; each is answered `parked`. */
@@ -80,6 +82,7 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
   const empty = { deadLetters: [], toPublish: [], next: null, retryFrom: null, page: null, archive: [] } as const;
   const zero = { accepted: 0, rejected: 0, duplicates: 0 };
   return {
+    parked: parkedKeys.size,
     isParked: (key) => parkedKeys.has(key),
     append: async (commands) => {
       const first = commands[0] as IncomingCommand;

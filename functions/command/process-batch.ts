@@ -76,6 +76,8 @@ export type { BatchItemFailure } from '../core/batch-response.ts';
 /** What a batch comes to: its counts, and the records to deliver again (none in the common case): each partition's from the first left undecided to the end of the batch. */
 export interface BatchResult extends BatchSummary {
   readonly batchItemFailures: readonly BatchItemFailure[];
+  /** Under `park`: aggregates parked, as the batch read the park index. */
+  readonly parked?: number;
 }
 
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
@@ -247,7 +249,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       deps.publisher.publish({ events: [], results, deadLetters, traces }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective }),
     ]);
-    return { ...summary, batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures };
+    return {
+      ...summary,
+      batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures,
+      ...(parking === undefined ? {} : { parked: parking.parked }),
+    };
   };
 
   return async (event: MskEvent): Promise<BatchResult> => {

@@ -22,6 +22,9 @@ export const FAILURE_POLICIES: readonly FailurePolicy[] = ['block', 'park'];
 export const PARKED = 'Parked';
 export { DISCARDED_BY_OPERATOR } from '../core/release.ts';
 
+/** The metric of the aggregates parked, as each command batch under `park` read the park index (the stack alarms on it). */
+export const PARKED_AGGREGATES_METRIC = 'parkedAggregates';
+
 /** Attempts of a record that fails for a cause bound to it before its aggregate is parked (the first included). */
 export const DEFAULT_PARK_ATTEMPTS = 3;
 
