@@ -48,27 +48,31 @@ the outcome decided in order.
 
 Options, and what they cost:
   --commands <n>        commands to send (default 1000); the faults, not the commands, take most of a default run
-  --accounts <n>        accounts they race on (default 100)
-  --rate <n>            commands per second between faults (default 400)
-  --fault-rate <p>      share of invocations that meet a handler fault, 0 to 1 (default 0.3)
-  --seed <n>            the seed to replay (a run prints its own)
+  --accounts <n>        accounts they race on (default 100); fewer: more races on each, not a longer run
+  --rate <n>            commands per second between faults (default 400); sending takes commands/rate
+                        seconds, and a rate above what the handlers keep up with only adds lag to drain
+  --fault-rate <p>      share of invocations that meet a handler fault, 0 to 1 (default 0.3); each fault
+                        is a retried batch, so a higher share drains more slowly
+  --seed <n>            the seed to replay (a run prints its own); costs nothing
   --outage <s>          least length of the DynamoDB outage, in seconds (default 5); the run lasts as much longer
   --large-every <n>     a burst of ten large commands every n commands (0: none; default 250)
-  --skip <faults>       infrastructure faults to leave out, comma separated (names above)
+  --skip <faults>       infrastructure faults to leave out, comma separated (names above); each one
+                        left out shortens the run by that fault and the drain after it
   --restart-broker      also stop the local broker (broker-restart, kafka-outage, and in the hard kill): about
                         6 minutes more, and everything else on that broker loses it meanwhile. Refused while
                         npm start's triggers are connected to it; only a broker this project's stack started is stopped
-  --no-table-loss       no table-loss
-  --emulator-port <n>   port of the run's own DynamoDB emulator (default 8011)
+  --no-table-loss       no table-loss: saves the emulator restart and the rebuild of every table after it
+  --emulator-port <n>   port of the run's own DynamoDB emulator (default 8011); costs nothing
   --partial-response <r> how the emulated trigger reads a partial batch response: checkpoint (the
                         lowest failed record and all after it retried; default) or listed (only the
                         records named retried, the others committed, as SQS does); AWS does not say
-                        which a Kafka trigger follows, so the run must pass under both
+                        which a Kafka trigger follows, so the run must pass under both; same cost
   --park                the command side under policy park (COMMAND_FAILURE_POLICY=park) with a bug that
                         throws on poisoned commands; after every other fault, two aggregates are parked,
                         one released with the fixed code (crashing half way once, run again, a command
                         arriving meanwhile), the other discarded; their final outcomes are checked
-  --keep                keep the run's topics and tables
+  --keep                keep the run's topics and tables (kept anyway when something is wrong): they
+                        stay on the broker and the emulator until deleted
 
 Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error or refused.`;
 

@@ -23,104 +23,63 @@ const header = (description: string, required = false): Json => ({
   schema: { type: 'string' },
 });
 
+/** A closed object schema: these properties and no other, `required` of them required. */
+const closed = (required: readonly string[], properties: Json, description?: string): Json => ({
+  ...(description === undefined ? {} : { description }),
+  type: 'object',
+  required,
+  additionalProperties: false,
+  properties,
+});
+
+/** A command's outcome of `status`: the command and its aggregate, then `more` (all required). */
+const outcome = (status: string, more: Json, description?: string): Json =>
+  closed(
+    ['commandId', 'aggregateType', 'aggregateId', 'status', ...Object.keys(more)],
+    { commandId: { type: 'string' }, aggregateType, aggregateId: { type: 'string' }, status: { const: status }, ...more },
+    description,
+  );
+
 const schemas: Record<string, Json> = {
   Result: {
     description: 'The outcome of a command, as the results topic carries it.',
     oneOf: [ref('Accepted'), ref('Rejected'), ref('Parked')],
   },
-  Accepted: {
-    type: 'object',
-    required: ['commandId', 'aggregateType', 'aggregateId', 'status', 'version'],
-    additionalProperties: false,
-    properties: {
-      commandId: { type: 'string' },
-      aggregateType,
-      aggregateId: { type: 'string' },
-      status: { const: 'accepted' },
-      version: { type: 'integer', minimum: 0, description: "The aggregate's version after the command's events." },
-    },
-  },
-  Rejected: {
-    type: 'object',
-    required: ['commandId', 'aggregateType', 'aggregateId', 'status', 'reason'],
-    additionalProperties: false,
-    properties: {
-      commandId: { type: 'string' },
-      aggregateType,
-      aggregateId: { type: 'string' },
-      status: { const: 'rejected' },
-      reason: ref('Error'),
-    },
-  },
-  Parked: {
-    description:
-      "Not decided yet: an earlier command of its aggregate failed for a cause bound to it (policy `park`), and the aggregate's commands wait, in order, for an operator's release or discard. Ask again for the final outcome.",
-    type: 'object',
-    required: ['commandId', 'aggregateType', 'aggregateId', 'status', 'reason'],
-    additionalProperties: false,
-    properties: {
-      commandId: { type: 'string' },
-      aggregateType,
-      aggregateId: { type: 'string' },
-      status: { const: 'parked' },
-      reason: ref('Error'),
-    },
-  },
-  Pending: {
-    type: 'object',
-    required: ['commandId', 'aggregateType', 'aggregateId', 'status', 'location', 'partition', 'offset'],
-    additionalProperties: false,
-    properties: {
-      commandId: { type: 'string' },
-      aggregateType,
-      aggregateId: { type: 'string' },
-      status: { const: 'pending' },
-      location: { type: 'string', description: 'GET this for the outcome.' },
-      partition: { type: 'integer', description: 'Where the command record landed on the commands topic.' },
-      offset: { type: 'integer' },
-    },
-  },
-  Error: {
-    type: 'object',
-    required: ['code', 'message'],
-    additionalProperties: false,
-    properties: {
-      code: { type: 'string', description: "A rejection code of the command side, or one of the API's own." },
-      message: { type: 'string' },
-    },
-  },
-  Unavailable: {
-    type: 'object',
-    required: ['code', 'message'],
-    additionalProperties: false,
-    properties: {
-      code: { const: 'Unavailable' },
-      message: { type: 'string' },
-      commandId: { type: 'string', description: 'POST only: the commandId to send the command again with (given or generated).' },
-    },
-  },
+  Accepted: outcome('accepted', {
+    version: { type: 'integer', minimum: 0, description: "The aggregate's version after the command's events." },
+  }),
+  Rejected: outcome('rejected', { reason: ref('Error') }),
+  Parked: outcome(
+    'parked',
+    { reason: ref('Error') },
+    "Not decided yet: an earlier command of its aggregate failed for a cause bound to it (policy `park`), and the aggregate's commands wait, in order, for an operator's release or discard. Ask again for the final outcome.",
+  ),
+  Pending: outcome('pending', {
+    location: { type: 'string', description: 'GET this for the outcome.' },
+    partition: { type: 'integer', description: 'Where the command record landed on the commands topic.' },
+    offset: { type: 'integer' },
+  }),
+  Error: closed(['code', 'message'], {
+    code: { type: 'string', description: "A rejection code of the command side, or one of the API's own." },
+    message: { type: 'string' },
+  }),
+  Unavailable: closed(['code', 'message'], {
+    code: { const: 'Unavailable' },
+    message: { type: 'string' },
+    commandId: { type: 'string', description: 'POST only: the commandId to send the command again with (given or generated).' },
+  }),
   GatewayMessage: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
-  Aggregate: {
-    type: 'object',
-    required: ['aggregateType', 'aggregateId', 'version', 'state'],
-    additionalProperties: false,
-    properties: {
-      aggregateType,
-      aggregateId: { type: 'string' },
-      version: { type: 'integer', minimum: 1 },
-      state: { description: "The aggregate's state, as its evolve left it." },
-    },
-  },
-  Row: {
-    type: 'object',
-    required: ['projection', 'rowId', 'row'],
-    additionalProperties: false,
-    properties: {
-      projection: { type: 'string' },
-      rowId: { type: 'string' },
-      row: { description: "The projection's row." },
-    },
-  },
+  Aggregate: closed(['aggregateType', 'aggregateId', 'version', 'state'], {
+    aggregateType,
+    aggregateId: { type: 'string' },
+    version: { type: 'integer', minimum: 1 },
+    state: { description: "The aggregate's state, as its evolve left it." },
+  }),
+  Row: closed(['projection', 'rowId', 'row'], {
+    projection: { type: 'string' },
+    rowId: { type: 'string' },
+    row: { description: "The projection's row." },
+  }),
 };
 
 const sharedResponses = (target: Target): Record<string, Json> => ({

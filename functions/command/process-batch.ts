@@ -15,17 +15,18 @@ import { releaseFor, type Release } from '../core/release.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
-import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
 import { checkPartitions, spansOf } from './check-partitions.ts';
 import { releasesOfLife } from './releases.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
-import { decodeBatch, type IncomingCommand } from './decode.ts';
-import { checkGenerationDrained } from './generation-gate.ts';
+import { decodeBatch, type DecodedBatch, type IncomingCommand } from './decode.ts';
+import { readBatch, TableIdentity } from './read-batch.ts';
+import { checkGenerationDrained, refuseSealed } from './generation-gate.ts';
+import { addCarriedTraces } from './carried-traces.ts';
 import { splitGeneration } from '../core/generations.ts';
-import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
+import { MAX_HEAD_BYTES } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
 import { PageCache } from '../heads/archive-pages.ts';
 import type { BatchPublisher, CommandLog, EventsTopicState } from './ports.ts';
@@ -80,6 +81,50 @@ export interface BatchResult extends BatchSummary {
   readonly parked?: number;
 }
 
+/** A batch's counts before its aggregates are decided. */
+const startSummary = (records: number, aggregates: number): BatchSummary => ({
+  records,
+  aggregates,
+  accepted: 0,
+  rejected: 0,
+  duplicates: 0,
+  deadLettered: 0,
+  eventsPublished: 0,
+  conflicts: 0,
+  retried: 0,
+});
+
+/**
+ * Gathers what the batch's aggregates came to into the batch's own: the events to publish,
+ * results and dead letters (added to the decoded batch's), the outcomes no head remembers,
+ * the counts, and where each partition stops.
+ */
+const gather = (decoded: DecodedBatch, outcomes: ReadonlyMap<string, AggregateOutcome>, summary: BatchSummary) => {
+  const { byAggregate, results, deadLetters } = decoded;
+  const events = [];
+  const stops: Stop[] = [];
+  // Outcomes no head of this batch remembers (bad records, an aggregate's rejections without events):
+  // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
+  // decodeBatch gives a bad record's result and dead letter at the same index.
+  const unkept: UnkeptResult[] = results.map(({ result }, i) => ({ result, at: deadLetters[i]?.record.source.timestamp ?? 0 }));
+  for (const [key, outcome] of outcomes) {
+    const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
+    events.push(...outcome.toPublish);
+    results.push(...outcome.results.map((result) => ({ key: aggregateId, result })));
+    unkept.push(...outcome.unkept);
+    deadLetters.push(...outcome.deadLetters.map((d) => deadLetter(d.record, d.reason)));
+    summary.accepted += outcome.counts.accepted;
+    summary.rejected += outcome.counts.rejected;
+    summary.duplicates += outcome.counts.duplicates;
+    if (outcome.retryFrom !== null) stops.push(outcome.retryFrom);
+  }
+  return { events, unkept, stops };
+};
+
+/** The records left for the trigger to deliver again: each partition's from its `retryFrom` offset on. */
+const countRetried = (retryFrom: ReadonlyMap<string, number>, spans: ReturnType<typeof spansOf>): number =>
+  [...retryFrom].reduce((n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0), 0);
+
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {
   const aggregates = registry(deps.aggregates);
@@ -90,32 +135,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
 
   const cache = new HeadCache(deps.headCache);
   const pages = new PageCache();
-  // The table's identity, described once per container (again after any failure: a table
-  // deleted and restored under its name fails every batch until it is back).
-  let identity: string | undefined;
-  const ownIdentity = async (): Promise<string> => (identity ??= await deps.heads.identity());
-
-  /**
-   * A control item written in another table: this one holds a restore or a copy of it. Its
-   * heads may be older than its checkpoints (a copy made during traffic takes each item at
-   * another moment) or the next batches may line up with a checkpoint of the past, so
-   * decisions could repeat or contradict the log: it is behind its log until the rebuild.
-   */
-  const checkTable = async (control: ControlRecord): Promise<void> => {
-    let table = await ownIdentity();
-    if (control.table === table) return;
-    // Described before the table was recreated under its name (an emulator restarted empty): ask again.
-    identity = undefined;
-    table = await ownIdentity();
-    if (control.table === table) return;
-    if (control.table !== undefined)
-      throw new TableBehindLogError(
-        deps.heads.tableName,
-        `its items were restored or copied from another table (${control.table}): its heads may be older than its checkpoints`,
-      );
-    // Written before control items named their table: this one is taken as its own.
-    await deps.heads.putControl({ ...control, table }, control);
-  };
+  const identity = new TableIdentity(deps.heads);
 
   const processBatch = async (event: MskEvent): Promise<BatchResult> => {
     const partitions = decodeMskEvent(event);
@@ -126,48 +146,27 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const generation = topic === undefined ? 0 : splitGeneration(topic).index;
     if (topic !== undefined && generation > 0)
       await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads }, topic);
-    const { byAggregate, results, deadLetters } = await decodeBatch(records, aggregates);
+    const decoded = await decodeBatch(records, aggregates);
+    const { byAggregate } = decoded;
     const traces = tracesOf(
       [...byAggregate.values()].flat(),
       (c) => c.envelope.commandId,
       (c) => c.record.original,
     );
 
-    // Warm heads are not read again; the control item, checkpoints and releases always are:
-    // they tell a rebuild in progress, a table behind its log or a recreated topic, which no
-    // kept head can (a cache must never hide them).
-    const warm = new Map<string, Head>();
-    for (const key of byAggregate.keys()) {
-      const head = cache.get(key);
-      if (head !== undefined) warm.set(key, head);
-    }
     // Under `park`, the park index is read before the heads: a release that lifts a park after
     // it commits, read in the other order, would leave this batch deciding that aggregate live
     // on the head from before the release (a rejection writes nothing that a condition would check).
     const parking = deps.parking === undefined ? undefined : await beginParking(deps.parking);
-    let snapshot = await deps.heads.read(
-      [...byAggregate.keys()].filter((key) => !warm.has(key)),
-      [...spans.keys()],
-    );
-    if (snapshot.control?.status === 'rebuilding') throw new RebuildInProgressError(snapshot.control.epoch);
-    if (!cache.holdsEpoch(snapshot.control?.epoch ?? 0) && warm.size > 0) {
-      // The table was rebuilt (or is new) since the heads were kept: read them after all.
-      const again = await deps.heads.read([...warm.keys()], []);
-      snapshot = { ...snapshot, heads: new Map([...snapshot.heads, ...again.heads]) };
-      warm.clear();
-    }
-    const fresh = snapshot.control === undefined;
-    if (snapshot.control === undefined) {
-      // A new table, or one that lost its items: it may start empty only if the log is empty too.
-      if (!(await deps.eventLog.isEmpty())) throw new TableBehindLogError(deps.heads.tableName);
-      await deps.heads.putControl({ status: 'ready', epoch: 0, table: await ownIdentity() }, undefined);
-    } else await checkTable(snapshot.control);
+    const { warm, snapshot, fresh } = await readBatch(deps, cache, identity, [...byAggregate.keys()], [...spans.keys()]);
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
       spans,
       snapshot.checkpoints,
       fresh,
     );
+    // A partition sealed once its generation was drained: what reached it since is refused, not decided.
+    const refused = refuseSealed(byAggregate, (tp) => effective.get(tp)?.sealed);
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
     const releases = new Map(
       await Promise.all(
@@ -176,17 +175,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     );
     const releaseOf = (record: TriggerRecord, aggregate: string): Release | undefined =>
       releaseFor(releases.get(topicPartition(record)) ?? [], record.offset, aggregate);
-    const summary: BatchSummary = {
-      records: records.length,
-      aggregates: byAggregate.size,
-      accepted: 0,
-      rejected: 0,
-      duplicates: 0,
-      deadLettered: 0,
-      eventsPublished: 0,
-      conflicts: 0,
-      retried: 0,
-    };
+    const summary = startSummary(records.length, byAggregate.size);
 
     // Decide and commit each aggregate; a lost race re-decides against the winner's head.
     const context: CommitContext = {
@@ -212,30 +201,22 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       );
     });
 
-    const events = [];
-    const stops: Stop[] = [];
-    // Outcomes no head of this batch remembers (bad records, an aggregate's rejections without events):
-    // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
-    // decodeBatch gives a bad record's result and dead letter at the same index.
-    const unkept: UnkeptResult[] = results.map(({ result }, i) => ({ result, at: deadLetters[i]?.record.source.timestamp ?? 0 }));
-    for (const [key, outcome] of outcomes) {
-      const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
-      events.push(...outcome.toPublish);
-      results.push(...outcome.results.map((result) => ({ key: aggregateId, result })));
-      unkept.push(...outcome.unkept);
-      deadLetters.push(...outcome.deadLetters.map((d) => deadLetter(d.record, d.reason)));
-      summary.accepted += outcome.counts.accepted;
-      summary.rejected += outcome.counts.rejected;
-      summary.duplicates += outcome.counts.duplicates;
-      if (outcome.retryFrom !== null) stops.push(outcome.retryFrom);
-    }
+    const { events, unkept, stops } = gather(decoded, outcomes, summary);
+    const { results, deadLetters } = decoded;
+    results.push(...refused.results);
+    unkept.push(...refused.unkept);
     const retryFrom = firstToRetry(stops);
     summary.rejected += records.length - [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
-    summary.retried = [...retryFrom].reduce(
-      (n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0),
-      0,
+    summary.retried = countRetried(retryFrom, spans);
+    // An outbox carried from a batch that failed to publish goes out in its commands' traces.
+    await addCarriedTraces(
+      deps.commandLog,
+      events,
+      traces,
+      (tp, offset) => spans.get(tp)?.records.some((r) => r.offset === offset) === true,
+      (tp) => effective.get(tp)?.incarnation ?? 1,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
     await deps.publisher.publish({ events, results: [], deadLetters: [], traces, generation });
@@ -262,7 +243,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     } catch (error) {
       // Whatever failed, what the batch kept may not be what the table holds, nor the table the one described.
       cache.clear();
-      identity = undefined;
+      identity.forget();
       throw error;
     }
   };

@@ -20,12 +20,12 @@
 import type { Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/compose/operator.ts';
 import { topicName } from '../../functions/config.ts';
-import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { composeRebuild } from '../../functions/compose/rebuild.ts';
 import { provision, type ProvisionResult } from '../provision.ts';
 import { startStack, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
+import { catchUp } from './catch-up.ts';
 import type { Backoff, PartialResponseReading } from '../trigger/outcome.ts';
 import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../trigger/trigger.ts';
 
@@ -64,32 +64,6 @@ export interface RunningSystem {
   /** Stops the triggers and the clients, then what the stack started (nothing that ran before). */
   stop(): Promise<void>;
 }
-
-/** `[rebuild] …` progress lines, at most one every two seconds while reading. */
-const progressLine = (log: (line: string) => void, what: string): ((p: Progress) => void) => {
-  let lastSaid = 0;
-  return (p) => {
-    if (p.phase === 'reading' && Date.now() - lastSaid < 2_000) return;
-    lastSaid = Date.now();
-    log(`[rebuild] ${what} ${p.phase}: ${p.eventsRead.toLocaleString('en')} of ${p.eventsTotal.toLocaleString('en')} events`);
-  };
-};
-
-/** Runs `attempt` until it succeeds or the startup is cancelled, waiting 1 s doubling up to 30 s between tries. */
-const untilDone = async (what: string, log: (line: string) => void, cancelled: () => boolean, attempt: () => Promise<void>) => {
-  for (let wait = 1_000; ; wait = Math.min(30_000, wait * 2)) {
-    try {
-      return await attempt();
-    } catch (error) {
-      log(
-        `[rebuild] ${what} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; trying again in ${wait / 1000} s`,
-      );
-      if (cancelled()) return;
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      if (cancelled()) return;
-    }
-  }
-};
 
 /** Starts the local system; resolves once every trigger runs and every held side has caught up. */
 export const startSystem = async (options: SystemOptions): Promise<RunningSystem> => {
@@ -141,6 +115,16 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
 
     const commandSide = on(topicName('commands'));
     const triggerLine = (line: string) => log(`${new Date().toISOString().slice(11, 23)}  [trigger] ${line}`);
+    const sides = catchUp({
+      log,
+      cancelled,
+      kafka,
+      rebuild,
+      triggers: () => triggers as Triggers,
+      commandSide,
+      eventFunctions: on(topicName('events')),
+      eventsGroup: eventSide?.consumerGroupId,
+    });
     // The command side refuses a table behind its log (restored from a backup, or it lost items
     // while running): as at the start, hold it and rebuild, rather than wait for someone to.
     let healing: Promise<void> | undefined;
@@ -149,12 +133,12 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       options.onInvocation?.(r);
       if (r.outcome === 'ok' || healing !== undefined) return;
       if (commandSide.includes(r.functionName) && r.error?.startsWith('TableBehindLogError') === true)
-        healing = rebuildAggregatesTable('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
+        healing = sides.aggregates('is behind its log (the command handler refuses it)').finally(() => (healing = undefined));
       // The emulator this system started came back empty: create the tables again and catch up, as at the start.
       else if (r.error?.startsWith('ResourceNotFoundException') === true && (options.healMissingTables ?? stack.started.includes('moto')))
-        healing = recreateTables().finally(() => (healing = undefined));
+        healing = sides.recreateTables().finally(() => (healing = undefined));
     };
-    const running = await startTriggers({
+    triggers = await startTriggers({
       kafka,
       mappings,
       startPaused: [...holdCommands, ...holdEvents],
@@ -167,54 +151,9 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
       log: triggerLine,
       onInvocation,
     });
-    triggers = running;
-    const rebuildAggregatesTable = async (why: string): Promise<void> => {
-      log(`[rebuild] the aggregates table ${why}: ${commandSide.join(', ')} held until the snapshot rebuild has caught up`);
-      // Held (paused by the rebuild's gate, or from the start) until a rebuild succeeds.
-      await untilDone('aggregates', log, cancelled, async () => {
-        const report = await rebuild.run(
-          {},
-          {
-            gate: {
-              pause: async () => void (await Promise.all(commandSide.map((name) => running.pause(name)))),
-              resume: () => Promise.resolve(commandSide.forEach((name) => running.resume(name))),
-            },
-            onProgress: progressLine(log, 'aggregates'),
-          },
-        );
-        log(`[rebuild] aggregates ${'status' in report ? report.status : 'done'}; commands go through`);
-      });
-      for (const name of commandSide) running.resume(name);
-    };
-    const rebuildReadModels = async (): Promise<void> => {
-      await untilDone('read models', log, cancelled, async () => {
-        const report = await rebuild.run({ readModels: true }, { onProgress: progressLine(log, 'read models') });
-        if ('itemsWiped' in report)
-          log(
-            `[rebuild] read models ${report.status}: ${report.applied.toLocaleString('en')} applications of ${report.eventsRead.toLocaleString('en')} events, no command issued; events go on`,
-          );
-      });
-      for (const name of holdEvents) running.resume(name);
-    };
-    const recreateTables = async (): Promise<void> => {
-      const eventFunctions = on(topicName('events'));
-      await Promise.all([...commandSide, ...eventFunctions].map((name) => running.pause(name)));
-      log('[provision] the emulator lost its tables (restarted empty?): creating them again, then catching up as at the start');
-      await untilDone('creating the tables', log, cancelled, async () => {
-        const again = await provision();
-        log(`[provision] created tables [${again.createdTables.join(', ')}]`);
-      });
-      if ((await aggregatesReadiness(kafka)) !== 'ready') await rebuildAggregatesTable('was lost with the emulator');
-      else for (const name of commandSide) running.resume(name);
-      if (eventSide !== undefined && (await readModelsReadiness(kafka, eventSide.consumerGroupId)) !== 'ready') {
-        holdEvents.splice(0, holdEvents.length, ...eventFunctions);
-        await rebuildReadModels();
-      } else for (const name of eventFunctions) running.resume(name);
-    };
     if (cancelled()) return system;
 
-    if (holdCommands.length > 0)
-      await rebuildAggregatesTable(aggregatesState === 'behind' ? 'is behind the events topic' : 'is mid-rebuild');
+    if (holdCommands.length > 0) await sides.aggregates(aggregatesState === 'behind' ? 'is behind the events topic' : 'is mid-rebuild');
     if (cancelled()) return system;
 
     if (eventSide !== undefined && holdEvents.length > 0) {
@@ -222,7 +161,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
         `[rebuild] the read models are ${readModelsState === 'behind' ? 'behind the events topic (their table lost its items, consumer group ' + eventSide.consumerGroupId + ' kept its offsets)' : 'mid-rebuild'}: ` +
           `${holdEvents.join(', ')} held until projections and reaction checkpoints are rebuilt up to where that group stands`,
       );
-      await rebuildReadModels();
+      await sides.readModels(holdEvents);
     }
     return system;
   } catch (error) {

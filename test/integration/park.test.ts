@@ -10,12 +10,11 @@ import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.
 import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
 import { DynamoParkStore } from '../../functions/adapters/dynamodb/park-store.ts';
 import type { BatchPublisher } from '../../functions/command/ports.ts';
-import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import { account } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { releaseParked, type ParkOperatorDeps } from '../../functions/park/release.ts';
+import { buggy, POISON } from '../support/buggy-account.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
 import { commandSideAround, crashingPublisher, dedupeEvents } from '../support/command-side.ts';
 import { WEEK_MS } from '../support/decide.ts';
@@ -23,20 +22,6 @@ import { unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
 
 const side = commandSideAround();
-const POISON = 13;
-
-/** The account aggregate with a bug: its decide throws on a deposit of 13. */
-const buggy: AnyAggregate[] = aggregates.map((a) =>
-  a.type !== 'account'
-    ? a
-    : ({
-        ...account,
-        decide: (cmd: { type: string; data: { amount?: number } }, state: unknown, ctx: unknown) => {
-          if (cmd.type === 'Deposit' && cmd.data.amount === POISON) throw new Error('bug: 13 is unlucky');
-          return (account.decide as (c: unknown, s: unknown, x: unknown) => unknown)(cmd, state, ctx);
-        },
-      } as unknown as AnyAggregate),
-);
 
 /** Delivers `event` in batches of `size` as the trigger does: a partial batch response delivers the partition again from the record it names. */
 const trigger = async (
