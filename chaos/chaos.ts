@@ -17,6 +17,7 @@ import { chaosMappings } from './runtime-protocol.ts';
 import { Workload } from './workload.ts';
 import { INFRASTRUCTURE_FAULTS, planSteps, sendAroundSteps } from './schedule.ts';
 import { awaitQuiescence, checkRun } from './settle.ts';
+import { parkTwoAggregates } from './parking.ts';
 
 export type { OutcomeMismatch } from './outcomes.ts';
 export type { TableLoss } from './run-state.ts';
@@ -29,6 +30,8 @@ export { INFRASTRUCTURE_FAULTS, type InfrastructureFault } from './schedule.ts';
 const sendWorkload = async (run: Opened, state: RunState, operator: Operator, options: ChaosOptions): Promise<void> => {
   const { runId, planned } = run;
   const { names, steps } = planSteps(operator, new Set(options.faults ?? INFRASTRUCTURE_FAULTS), options.tableLoss);
+  // Last: the parked sequences live in the aggregates table, which the faults before may lose.
+  if (options.park === true) steps.push({ at: 0.99, barrier: false, run: () => parkTwoAggregates(state, planned, runId) });
   const random = new Random(options.seed);
   const accountIds = Array.from({ length: options.accounts }, (_, i) => `${runId}-acct-${i}`);
   const workload = new Workload(random.fork(3), accountIds, runId);

@@ -15,7 +15,9 @@ import {
 import type { BatchPublisher } from '../functions/command/ports.ts';
 import type { BatchItemFailure, BatchResult } from '../functions/command/process-batch.ts';
 import { composeCommandSide } from '../functions/compose/command-side.ts';
+import { commandFailurePolicy } from '../functions/config.ts';
 import { currentPlan, InjectedFault, throttleRequests } from './faults.ts';
+import { poisoned } from './parking.ts';
 
 const kafka = createKafka('chaos-command-handler');
 const dynamo = createDynamoClient();
@@ -36,7 +38,9 @@ const publisher = observed(side.publisher);
 /** The second of two racing invocations runs in its own sandbox, with its own producer. */
 const rival = observed(composeOperator('chaos-rival', { kafka }).publisher());
 
-const processor = (p: BatchPublisher) => side.processor({ publisher: p });
+// Under policy park the deployed account code has a bug: it throws on poisoned commands (chaos/parking.ts).
+const deployed = commandFailurePolicy().policy === 'park' ? poisoned(side.deps.aggregates) : side.deps.aggregates;
+const processor = (p: BatchPublisher) => side.processor({ publisher: p, aggregates: deployed });
 
 type Response = { batchItemFailures: BatchItemFailure[] };
 

@@ -39,9 +39,10 @@ export class ResultsFollower {
     this.from = end;
   }
 
-  /** How many of the commands have no result yet. */
+  /** How many of the commands have no result yet (a `parked` one is none). */
   missing(planned: readonly PlannedCommand[]): number {
-    return new Set(planned.map((p) => p.command.commandId).filter((id) => !this.byCommand.has(id))).size;
+    const answered = (id: string) => (this.byCommand.get(id) ?? []).some((r) => r.status !== 'parked');
+    return new Set(planned.map((p) => p.command.commandId).filter((id) => !answered(id))).size;
   }
 
   close(): Promise<void> {
@@ -74,7 +75,8 @@ export const compareOutcomes = (
   const mismatches: OutcomeMismatch[] = [];
   let missingResults = 0;
   for (const [commandId, { aggregateId, expected }] of expectedBy) {
-    const actual = results.get(commandId) ?? [];
+    // A `parked` result is no outcome: the final one follows the release or the discard.
+    const actual = (results.get(commandId) ?? []).filter((r) => r.status !== 'parked');
     if (actual.length === 0) missingResults++;
     const fine = actual.every((r) => expected.some((e) => matches(e, r))) && expected.every((e) => actual.some((r) => matches(e, r)));
     if (!fine) mismatches.push({ commandId, aggregateId, expected, actual });

@@ -22,6 +22,7 @@ import { CommandSender } from './sender.ts';
 import type { InfrastructureFault } from './schedule.ts';
 import { TcpProxy } from './tcp-proxy.ts';
 import type { PlannedCommand } from './workload.ts';
+import { PARK_ENV } from './parking.ts';
 
 /** What to run. */
 export interface ChaosOptions {
@@ -53,6 +54,8 @@ export interface ChaosOptions {
   readonly quiescenceTimeoutMs?: number;
   /** Keep the topics and tables (they are kept anyway when something is wrong). */
   readonly keep?: boolean;
+  /** Policy `park` on the command side, and a step after every other fault that parks, releases and discards (chaos/parking.ts). */
+  readonly park?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -147,6 +150,7 @@ export const start = async (run: Opened, options: ChaosOptions, say: (line: stri
     AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
     COMMANDS_CONSUMER_GROUP: commandsGroup,
     TRIGGER_CONSUMER_GROUP: eventsGroup,
+    ...(options.park === true ? PARK_ENV : {}),
   };
   const startRuntime = async (startup: RuntimeConfig['startup']): Promise<RuntimeProcess> => {
     const config: RuntimeConfig = {

@@ -21,7 +21,7 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const help = `Usage: npm run chaos -- [--commands 1000] [--accounts 100] [--seed n] [--rate 400] [--fault-rate 0.3]
                             [--outage 5] [--large-every 250] [--skip fault,...] [--restart-broker]
-                            [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--keep]
+                            [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--park] [--keep]
 
 With the defaults a run takes about two minutes and restarts nothing that npm start uses.
 
@@ -67,6 +67,10 @@ Options, and what they cost:
                         lowest failed record and all after it retried; default) or listed (only the
                         records named retried, the others committed, as SQS does); AWS does not say
                         which a Kafka trigger follows, so the run must pass under both; same cost
+  --park                the command side under policy park (COMMAND_FAILURE_POLICY=park) with a bug that
+                        throws on poisoned commands; after every other fault, two aggregates are parked,
+                        one released with the fixed code (crashing half way once, run again, a command
+                        arriving meanwhile), the other discarded; their final outcomes are checked
   --keep                keep the run's topics and tables (kept anyway when something is wrong): they
                         stay on the broker and the emulator until deleted
 
@@ -87,6 +91,7 @@ const { values } = parseArgs({
     'emulator-port': { type: 'string', default: '8011' },
     'partial-response': { type: 'string', default: 'checkpoint' },
     keep: { type: 'boolean', default: false },
+    park: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -180,6 +185,7 @@ const main = async (): Promise<number> => {
     values['restart-broker'] ? '--restart-broker' : '',
     values['no-table-loss'] ? '--no-table-loss' : '',
     values['partial-response'] === 'checkpoint' ? '' : `--partial-response ${values['partial-response']}`,
+    values.park ? '--park' : '',
   ]
     .filter((s) => s !== '')
     .join(' ');
@@ -232,6 +238,7 @@ const main = async (): Promise<number> => {
       ...(emulator === undefined ? {} : { emulator }),
       rates: { invocation: faultRate, throttle: 0.02, storm: 0.002 },
       keep: values.keep,
+      park: values.park,
       log: (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`),
     });
     print(report, replay);

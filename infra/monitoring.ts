@@ -64,6 +64,11 @@ export interface MonitoringProps {
    */
   readonly rebuildFunction?: string;
   /**
+   * The command side parks aggregates (policy `park`): an alarm while any is parked.
+   * @default false
+   */
+  readonly parking?: boolean;
+  /**
    * Name of the dashboard.
    * @default - generated
    */
@@ -246,6 +251,21 @@ export class Monitoring extends Construct {
       0,
       'The aggregates table is behind the events topic: commands wait until the snapshot rebuild has caught it up (invoke the rebuild)',
     );
+
+    // A gauge (the park index as each batch read it): its maximum over the period, not its sum.
+    if (props.parking === true)
+      this.addAlarm(
+        'AggregatesParked',
+        new cloudwatch.Metric({
+          namespace: props.metricsNamespace,
+          metricName: 'parkedAggregates',
+          dimensionsMap: { service: props.serviceName },
+          period,
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        0,
+        'Aggregates are parked (policy park): their commands wait. kafka-aggregates status lists them; release after the fix, or discard',
+      );
 
     const rebuild = props.rebuildFunction === undefined ? undefined : props.functions[props.rebuildFunction];
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {

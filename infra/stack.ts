@@ -151,6 +151,7 @@ export class KafkaAggregatesStack extends Stack {
       offsetLagThreshold: settings.offsetLagThreshold,
       recordAgeThresholdSeconds: settings.recordAgeThresholdSeconds,
       ...(functions.snapshotRebuild !== undefined ? { rebuildFunction: 'snapshotRebuild' } : {}),
+      parking: settings.commandFailurePolicy === 'park',
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
       ...(settings.alarmEmail !== undefined ? { alarmEmail: settings.alarmEmail } : {}),
     });

@@ -11,7 +11,9 @@ import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
 import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
+import { DISCARDED_BY_OPERATOR } from '../functions/park/parked.ts';
 import { censusViolations } from './census-check.ts';
+import { checkDiscards } from './park.ts';
 import { deployments } from './code-versions.ts';
 import { compareWithDecisions, decideInOrder, type OrderedCommand } from './oracle.ts';
 import { TOPICS, type World } from './world.ts';
@@ -41,7 +43,8 @@ const deadLetters = (world: World) =>
     const life = world.cluster
       .lives(topic)
       .find((l) => l.partitions[partition]?.some((s) => s.offset === offset && s.timestamp === timestamp))?.life;
-    return { topic, partition, offset, life, code: letter.reason.code };
+    const key = letter.key === null ? null : Buffer.from(letter.key, 'base64').toString('utf8');
+    return { topic, partition, offset, life, code: letter.reason.code, key };
   });
 
 /** No record passed without a release: skips and event dead letters lie in a release recorded for their life. */
@@ -110,11 +113,14 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
         byAggregate.set(aggregateOf(r), Math.max(byAggregate.get(aggregateOf(r)) ?? 0, r.offset + 1));
     return (r) => Math.max(committed, byAggregate.get(aggregateOf(r)) ?? 0);
   };
-  const skippedAt = new Set(
-    deadLetters(world)
-      .filter((d) => d.topic === TOPICS.commands && d.code === SKIPPED_BY_OPERATOR)
-      .map((d) => `${d.life}/${d.partition}/${d.offset}`),
-  );
+  const letteredAt = (code: string) =>
+    new Set(
+      deadLetters(world)
+        .filter((d) => d.topic === TOPICS.commands && d.code === code)
+        .map((d) => `${d.life}/${d.partition}/${d.offset}`),
+    );
+  const skippedAt = letteredAt(SKIPPED_BY_OPERATOR);
+  const discardedAt = letteredAt(DISCARDED_BY_OPERATOR);
   return world.cluster.lives(TOPICS.commands).flatMap((life) =>
     life.partitions.flatMap((records, p) => {
       const upTo = upToOf(records, p, committedAtEnd.get(life.life)?.[p]);
@@ -135,9 +141,10 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
         );
       return records.flatMap((record) => {
         const skipped = skippedAt.has(`${life.life}/${p}/${record.offset}`) || released(record);
-        return record.offset < upTo(record) || skipped
-          ? [{ topic: TOPICS.commands, record, skipped }]
-          : [{ topic: TOPICS.commands, record, skipped, unsure: true }];
+        const discarded = discardedAt.has(`${life.life}/${p}/${record.offset}`);
+        return record.offset < upTo(record) || skipped || discarded
+          ? [{ topic: TOPICS.commands, record, skipped, discarded }]
+          : [{ topic: TOPICS.commands, record, skipped, discarded, unsure: true }];
       });
     }),
   );
@@ -186,6 +193,7 @@ export const checkWorld = async (
   }
   const violations: SimViolation[] = [...found];
   violations.push(...checkReleases(world));
+  violations.push(...checkDiscards(world, deadLetters(world)));
   violations.push(...world.haltedWhole.map((message) => ({ kind: 'invocation-failed-for-a-halt', message })));
   violations.push(...world.apiViolations.map((message) => ({ kind: 'api-answer', message })));
   if (quiescent) {
@@ -194,7 +202,7 @@ export const checkWorld = async (
     for (const m of compareWithDecisions(decided, resultsByCommand(world), world.restored))
       violations.push({
         kind: 'outcome-mismatch',
-        message: `${m.commandId}: decided ${JSON.stringify(m.expected)}, results ${JSON.stringify(m.actual.map((r) => (r.status === 'accepted' ? `accepted v${r.version}` : `rejected ${r.reason.code}`)))}`,
+        message: `${m.commandId}: decided ${JSON.stringify(m.expected)}, results ${JSON.stringify(m.actual.map((r) => (r.status === 'accepted' ? `accepted v${r.version}` : `${r.status} ${r.reason.code}`)))}`,
       });
   }
   return violations;

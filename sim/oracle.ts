@@ -17,6 +17,7 @@ import type { StoredRecord } from '../functions/adapters/memory/cluster.ts';
 import { triggerRecordOf } from '../functions/core/trigger-event.ts';
 import { registry } from '../functions/core/registry.ts';
 import type { ResultRecord } from '../functions/core/wire.ts';
+import { DISCARDED_BY_OPERATOR } from '../functions/park/parked.ts';
 import { matches, type Expected } from '../chaos/workload.ts';
 
 /** A command record to decide, in the order the command side must. */
@@ -25,6 +26,8 @@ export interface OrderedCommand {
   readonly record: StoredRecord;
   /** An operator skipped it (its dead letter says so). */
   readonly skipped: boolean;
+  /** An operator discarded it from its aggregate's parked sequence (its dead letter says so): never decided, of no effect. */
+  readonly discarded?: boolean;
   /**
    * A record of a dead life past what its trigger committed and its events show decided: the
    * client sent it again, but a batch may have rejected it first (a rejection leaves no event).
@@ -59,7 +62,7 @@ export const decideInOrder = async (
     entry.anyVersion ||= anyVersion;
     out.set(commandId, entry);
   };
-  for (const { topic, record, skipped, unsure = false } of commands) {
+  for (const { topic, record, skipped, discarded = false, unsure = false } of commands) {
     const decoded = await decodeCommand(triggerRecordOf(topic, record), known);
     if ('bad' in decoded) {
       // Skipped, it may have been rejected too, by a batch before the release was recorded.
@@ -79,6 +82,7 @@ export const decideInOrder = async (
       const decided = earlier === undefined ? decideOne(decoded.ok, model.state, model.version) : undefined;
       if (decided !== undefined && 'reason' in decided) add(envelope.commandId, { status: 'rejected', code: decided.reason.code });
     } else if (earlier !== undefined) add(envelope.commandId, earlier);
+    else if (discarded) add(envelope.commandId, { status: 'rejected', code: DISCARDED_BY_OPERATOR });
     else if (skipped) {
       add(envelope.commandId, { status: 'rejected', code: 'SkippedByOperator' });
       // A batch may have decided it before the release was recorded (the trigger had not
@@ -117,7 +121,9 @@ export const compareWithDecisions = (
     const ok = (e: Expected, r: ResultRecord) =>
       matches(e, r) ||
       (anyVersion && e.status === 'accepted' && (r.status === 'accepted' || (forgotten && r.reason.code === 'OutcomeNotRetained')));
-    const fine = actual.length > 0 && actual.every((r) => expected.some((e) => ok(e, r)));
+    // A `parked` result is not an outcome: the final one follows the release or the discard.
+    const final = actual.filter((r) => r.status !== 'parked');
+    const fine = final.length > 0 && final.every((r) => expected.some((e) => ok(e, r)));
     if (!fine) mismatches.push({ commandId, expected, actual });
   }
   for (const [commandId, actual] of results) if (!decided.has(commandId)) mismatches.push({ commandId, expected: [], actual });

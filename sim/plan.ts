@@ -41,6 +41,8 @@ export const FAULT_KINDS = [
   'api',
   /** User code (the account-summary projection) that throws on one account's events until the code is rolled forward. */
   'user-code',
+  /** Policy `park` on the command side: a poisoned command parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
+  'park',
 ] as const;
 
 /** One fault kind. */
@@ -68,7 +70,11 @@ export type StepKind =
   | 'grow-events'
   | 'api-resend'
   | 'burst'
-  | 'user-code';
+  | 'user-code'
+  | 'poison'
+  | 'fix-poison'
+  | 'release'
+  | 'discard';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -99,6 +105,10 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'api-resend': { weight: 3, needs: 'api' },
   burst: { weight: 1, needs: 'api' },
   'user-code': { weight: 1.5, needs: 'user-code' },
+  poison: { weight: 2, needs: 'park' },
+  'fix-poison': { weight: 1, needs: 'park' },
+  release: { weight: 2.5, needs: 'park' },
+  discard: { weight: 0.7, needs: 'park' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

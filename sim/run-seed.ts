@@ -11,6 +11,7 @@ import { installClock, resetClock, uninstallClock } from './clock.ts';
 import { checkOutcomes, installDigest, uninstallDigest } from './api.ts';
 import { checkWorld, recordsOf, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
+import { anyParked, operateParked } from './park.ts';
 import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
 import { TOPICS, World } from './world.ts';
 
@@ -47,7 +48,8 @@ const readModelsBehind = async (world: World): Promise<boolean> =>
   (await world.readModels.getControl()) === undefined && (await world.group('events').hasHandledAny());
 
 /** What the operator does when the system does not settle by itself. */
-const operate = async (world: World, faults: ReadonlySet<FaultKind>): Promise<void> => {
+const operate = async (world: World, faults: ReadonlySet<FaultKind>, random: Random): Promise<void> => {
+  if (faults.has('park')) operateParked(world, random);
   const running = world.scheduler.running().map((t) => t.name);
   const control = await world.heads.getControl();
   const rebuilding = running.some((n) => n.startsWith('rebuild'));
@@ -125,10 +127,11 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
       quiet &&
       (await world.heads.getControl())?.status !== 'rebuilding' &&
       (await world.readModels.getControl())?.status !== 'rebuilding' &&
-      !(await readModelsBehind(world))
+      !(await readModelsBehind(world)) &&
+      !anyParked(world)
     )
       return true;
-    await operate(world, faults);
+    await operate(world, faults, new Random(round ^ 0x9a4c));
     for (const trigger of [world.commandTrigger, world.eventTrigger])
       for (const partition of trigger.deliverable()) trigger.deliver(new Random(round), { partition });
   }
@@ -163,6 +166,7 @@ const runUnderClock = async (
   const world = new World(new Random(seed ^ 0x5eed));
   plant?.(world);
   world.scheduler.timeouts = faults.has('timeout') ? 0.03 : 0;
+  world.parking = faults.has('park');
   const accounts = Array.from({ length: new Random(seed).int(2, 5) }, (_, i) => `acc-${i}`);
   const state: RunState = { world, workload: new Workload(new Random(seed).fork(7), accounts, `s${seed}`), committedAtEnd: new Map() };
   const invocations = () => world.commandTrigger.invocations + world.eventTrigger.invocations;

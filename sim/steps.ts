@@ -13,6 +13,7 @@ import type { Workload } from '../chaos/workload.ts';
 import { burst, resendThroughApi } from './api.ts';
 import { advance } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
+import { parkStep } from './park.ts';
 import type { Step } from './plan.ts';
 import { TOPICS, type World } from './world.ts';
 
@@ -223,6 +224,11 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       return resendThroughApi(world, random);
     case 'burst':
       return burst(world, random);
+    case 'poison':
+    case 'fix-poison':
+    case 'release':
+    case 'discard':
+      return parkStep(world, step.kind, random);
     case 'verify':
       world.scheduler.spawn(
         'verify',

@@ -8,6 +8,7 @@
 import { MemoryCluster } from '../functions/adapters/memory/cluster.ts';
 import { MemoryHeadsStore, type HeadsItems } from '../functions/adapters/memory/heads-store.ts';
 import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/adapters/memory/publishers.ts';
+import { MemoryParkStore } from '../functions/adapters/memory/park-store.ts';
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
@@ -25,13 +26,15 @@ import type { ReadModelsRebuildDeps } from '../functions/rebuild/rebuild-read-mo
 import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
 import { deployments, type CodeVersion } from './code-versions.ts';
+import { withPoison } from './park.ts';
 import { Scheduler } from './scheduler.ts';
 import { SimTrigger, type InvocationResult } from './trigger.ts';
 
 /** The topics, with the topology's partition counts. */
 export const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
 const PARTITIONS = { commands: 3, events: 3, results: 3, deadLetter: 1 } as const;
-const WEEK_MS = 7 * 24 * 3600 * 1000;
+/** The dedupe window and the kept outcomes' retention. */
+export const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** What the event side must answer as a halt of one partition, never by failing its invocation: a gap, an unreadable event, failing user code. */
 const isHalt = (error: unknown): boolean => dispositionOf(error) === 'halt-partition';
@@ -86,6 +89,16 @@ export class World {
   bursts = 0;
   /** Event invocations of several partitions that failed whole for what should halt one partition (issue 23's break 6). */
   readonly haltedWhole: string[] = [];
+  /** Parked aggregates (the `park` kind), kept in the aggregates table on AWS. */
+  readonly park: MemoryParkStore;
+  /** The command side runs policy `park` (the `park` kind). */
+  parking = false;
+  /** The deployed account code fails on poisoned commands (the `park` kind), until it rolls forward. */
+  buggy = false;
+  /** Poisoned commands, and commands sent during a release, so far (their commandIds). */
+  poisons = 0;
+  /** Aggregates an operator discarded (their keys). */
+  readonly discarded = new Set<string>();
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
   private readonly warm = new Map<CodeVersion, (event: MskEvent) => Promise<InvocationResult>>();
 
@@ -93,6 +106,7 @@ export class World {
     this.scheduler = new Scheduler(random);
     this.heads = new MemoryHeadsStore('aggregates', this.scheduler);
     this.readModels = new MemoryReadModels('read-models', this.scheduler);
+    this.park = new MemoryParkStore(this.scheduler);
     for (const [key, name] of Object.entries(TOPICS)) this.cluster.create(name, PARTITIONS[key as keyof typeof TOPICS]);
     this.commandTrigger = new SimTrigger(
       this.cluster,
@@ -115,17 +129,23 @@ export class World {
     let handler = this.warm.get(version);
     if (handler === undefined) {
       handler = createCommandProcessor({
-        aggregates: deployments[version],
+        aggregates: this.commandCode(version),
         heads: this.heads,
         publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
         eventLog: this.eventLog(),
         commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
         dedupeWindowMs: WEEK_MS,
         keptResultsMs: WEEK_MS,
+        ...(this.parking ? { parking: { store: this.park, attempts: 2, now: simNow } } : {}),
       });
       this.warm.set(version, handler);
     }
     return handler;
+  }
+
+  /** The command side's code of `version` as deployed: with the bug while `buggy` (the `park` kind). */
+  commandCode(version: CodeVersion) {
+    return withPoison(deployments[version], () => this.buggy);
   }
 
   /** A crash loses the warm containers. */

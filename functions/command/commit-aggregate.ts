@@ -44,7 +44,7 @@ export interface CommitContext {
   /** Each partition's checkpoint as the batch checked it (check-partitions.ts). */
   readonly effective: ReadonlyMap<string, StoredCheckpoint>;
   readonly incarnationOf: (record: TriggerRecord) => number;
-  readonly releaseOf: (record: TriggerRecord) => Release | undefined;
+  readonly releaseOf: (record: TriggerRecord, aggregate: string) => Release | undefined;
   /** Called for each lost version race (the batch counts them). */
   readonly onConflict: () => void;
   /** Where to cut an aggregate's commands (policy `park`, command/parking.ts): the first that failed for a cause bound to it. */

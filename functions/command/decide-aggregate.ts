@@ -5,7 +5,8 @@
  * publish, what to answer and what to archive (outcome.ts); no I/O.
  */
 import type { TriggerRecord } from '../core/trigger-event.ts';
-import { SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
+import { aggregateKey } from '../core/aggregate.ts';
+import { DISCARDED_BY_OPERATOR, discardMessage, SKIPPED_BY_OPERATOR, skipMessage, type Release } from '../core/release.ts';
 import { topicPartition, type Reason, type ResultRecord } from '../core/wire.ts';
 import { classify } from '../heads/dedupe.ts';
 import type { IncomingCommand } from './decode.ts';
@@ -30,8 +31,8 @@ export interface AggregateBatch {
   readonly archived: ReadonlyMap<string, ArchivedCommand>;
   /** How long an accepted commandId is recognised, in ms of record time. */
   readonly dedupeWindowMs: number;
-  /** The operator release that covers a record, if any (core/release.ts). */
-  readonly releaseOf: (record: TriggerRecord) => Release | undefined;
+  /** The operator release that covers a record of an aggregate (by its key), if any (core/release.ts). */
+  readonly releaseOf: (record: TriggerRecord, aggregate: string) => Release | undefined;
   /** Size of the head's item as stored, in bytes. */
   readonly sizeOf: (head: Head) => number;
   readonly maxHeadBytes: number;
@@ -56,10 +57,14 @@ const answerKnown = (batch: AggregateBatch, tally: Tally, incoming: IncomingComm
   }
   // Before the answer to a position handled already: a batch that skipped this record and
   // committed a later one may have failed before its dead letters went out (a skip moves no offset).
-  const release = batch.releaseOf(record);
+  const release = batch.releaseOf(record, aggregateKey(batch.base.aggregateType, batch.base.aggregateId));
   let reason: Reason;
-  if (release?.action === 'skip') {
-    reason = { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) };
+  if (release?.action === 'skip' || release?.action === 'discard') {
+    // A discarded command delivered again (its batch's commit was lost): answered as its discard was.
+    reason =
+      release.action === 'skip'
+        ? { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) }
+        : { code: DISCARDED_BY_OPERATOR, message: discardMessage(release, 'delivered again') };
     tally.deadLetters.push({ record, reason });
   } else if (known.kind === 'answered') reason = known.reason;
   else return false;

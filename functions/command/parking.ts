@@ -61,12 +61,18 @@ const parkedOutcome = (
 
 /** One batch's view of the parked aggregates. */
 export interface BatchParking {
+  /** How many aggregates are parked (the index as read). */
+  readonly parked: number;
   /** Whether an aggregate (by its key) is parked: its commands are appended, not decided. */
   isParked(key: string): boolean;
   /** Appends an aggregate's commands to its parked sequence; each is answered `parked`. */
   append(commands: readonly IncomingCommand[]): Promise<AggregateOutcome>;
   /** What a cut outcome comes to: the partition retried from the record, or the aggregate parked from it. */
-  settle(commands: readonly IncomingCommand[], outcome: CommitOutcome): Promise<AggregateOutcome>;
+  settle(
+    commands: readonly IncomingCommand[],
+    outcome: CommitOutcome,
+    incarnationOf: (record: TriggerRecord) => number,
+  ): Promise<AggregateOutcome>;
 }
 
 /** The batch's view of parked aggregates: one consistent read of the park index. */
@@ -76,6 +82,7 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
   const empty = { deadLetters: [], toPublish: [], next: null, retryFrom: null, page: null, archive: [] } as const;
   const zero = { accepted: 0, rejected: 0, duplicates: 0 };
   return {
+    parked: parkedKeys.size,
     isParked: (key) => parkedKeys.has(key),
     append: async (commands) => {
       const first = commands[0] as IncomingCommand;
@@ -91,7 +98,7 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
       };
       return { ...empty, counts: zero, ...parkedOutcome(commands, parked) };
     },
-    settle: async (commands, outcome) => {
+    settle: async (commands, outcome, incarnationOf) => {
       const { cut, ...decided } = outcome;
       if (cut === undefined) return decided;
       const rest = commands.slice(cut.at);
@@ -108,7 +115,7 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
         cause: cut.reason,
       });
       if (attempts < parking.attempts) return { ...decided, retryFrom: record };
-      const parked = parkedAggregate(first, rest, cut.reason, now());
+      const parked = parkedAggregate(first, rest, cut.reason, now(), incarnationOf(record));
       await parking.store.park(
         parked,
         rest.map((c) => c.record.original),
@@ -119,12 +126,19 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
   };
 };
 
-const parkedAggregate = (first: IncomingCommand, rest: readonly IncomingCommand[], cause: Reason, at: number): ParkedAggregate => ({
+const parkedAggregate = (
+  first: IncomingCommand,
+  rest: readonly IncomingCommand[],
+  cause: Reason,
+  at: number,
+  incarnation: number,
+): ParkedAggregate => ({
   side: 'command',
   aggregateType: first.aggregate.type,
   aggregateId: first.envelope.aggregateId,
   topic: first.record.topic,
   partition: first.record.partition,
+  incarnation,
   cause,
   firstOffset: first.record.offset,
   lastOffset: (rest.at(-1) as IncomingCommand).record.offset,
@@ -156,7 +170,11 @@ export const commitOrPark = async (
 ): Promise<AggregateOutcome> => {
   if (parking.isParked(key)) return parking.append(commands);
   try {
-    return await parking.settle(commands, await commitAggregate({ ...ctx, cut: parkableCut }, key, commands, head, warm));
+    return await parking.settle(
+      commands,
+      await commitAggregate({ ...ctx, cut: parkableCut }, key, commands, head, warm),
+      ctx.incarnationOf,
+    );
   } catch (error) {
     if (!refusedByStore(error)) throw error;
     const reason = { code: 'StoreRefused', message: `the aggregates table refused the head: ${(error as Error).message}` };
@@ -173,6 +191,6 @@ export const commitOrPark = async (
       unkept: [],
       cut: { at: 0, reason },
     };
-    return parking.settle(commands, refused);
+    return parking.settle(commands, refused, ctx.incarnationOf);
   }
 };

@@ -79,6 +79,8 @@ export type { BatchItemFailure } from '../core/batch-response.ts';
 /** What a batch comes to: its counts, and the records to deliver again (none in the common case): each partition's from the first left undecided to the end of the batch. */
 export interface BatchResult extends BatchSummary {
   readonly batchItemFailures: readonly BatchItemFailure[];
+  /** Under `park`: aggregates parked, as the batch read the park index. */
+  readonly parked?: number;
 }
 
 /** A batch's counts before its aggregates are decided. */
@@ -154,9 +156,10 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       (c) => c.record.original,
     );
 
-    // Under `park`, the park index is read beside the heads (awaited before deciding; its failure fails the batch).
-    const parkingRead = deps.parking === undefined ? undefined : beginParking(deps.parking);
-    parkingRead?.catch(() => undefined);
+    // Under `park`, the park index is read before the heads: a release that lifts a park after
+    // it commits, read in the other order, would leave this batch deciding that aggregate live
+    // on the head from before the release (a rejection writes nothing that a condition would check).
+    const parking = deps.parking === undefined ? undefined : await beginParking(deps.parking);
     const { warm, snapshot, fresh, stamp } = await readBatch(deps, cache, gate, [...byAggregate.keys()], [...spans.keys()]);
     const stampOf = (tp: string) => ({ stamp, expected: snapshot.stamps.get(tp) });
     const { effective, written } = await checkPartitions(
@@ -174,7 +177,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
         [...spans].map(async ([tp, span]) => [tp, await releasesOfLife(deps, span, snapshot.releases.get(tp), effective.get(tp))] as const),
       ),
     );
-    const releaseOf = (record: TriggerRecord): Release | undefined => releaseFor(releases.get(topicPartition(record)) ?? [], record.offset);
+    const releaseOf = (record: TriggerRecord, aggregate: string): Release | undefined =>
+      releaseFor(releases.get(topicPartition(record)) ?? [], record.offset, aggregate);
     const summary = startSummary(records.length, byAggregate.size);
 
     // Decide and commit each aggregate; a lost race re-decides against the winner's head.
@@ -191,7 +195,6 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       onConflict: () => summary.conflicts++,
     };
     const outcomes = new Map<string, AggregateOutcome>();
-    const parking = await parkingRead;
     await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
       const head = warm.get(key) ?? snapshot.heads.get(key);
       outcomes.set(
@@ -231,7 +234,11 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       deps.publisher.publish({ events: [], results, deadLetters, traces }),
       advanceCheckpoints(deps.heads, { spans, retryFrom, written, read: snapshot.checkpoints, effective, stampOf }),
     ]);
-    return { ...summary, batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures };
+    return {
+      ...summary,
+      batchItemFailures: partialBatchResponse(partitions, stops).batchItemFailures,
+      ...(parking === undefined ? {} : { parked: parking.parked }),
+    };
   };
 
   return async (event: MskEvent): Promise<BatchResult> => {

@@ -13,8 +13,11 @@
  * `pass-gap`: the event is applied although versions before it are missing (its gap is
  * flagged on the items, as under `skip-and-flag`): for a partition halted on a gap that
  * cannot be filled.
+ * `discard`: the records of one aggregate (`aggregate`) in the range were discarded from its
+ * parked sequence (policy `park`, park/discard.ts): delivered again, each is answered as
+ * discarded, never decided.
  */
-export type ReleaseAction = 'skip' | 'pass-gap';
+export type ReleaseAction = 'skip' | 'pass-gap' | 'discard';
 
 /** One recorded release. */
 export interface Release {
@@ -42,6 +45,8 @@ export interface Release {
    * recreation yet, names the next life as the one it knows.
    */
   readonly anchor?: { readonly offset: number; readonly fingerprint: string };
+  /** (`discard`) The aggregate whose records it covers (core/aggregate.ts `aggregateKey`); the range's other records are not touched. */
+  readonly aggregate?: string;
 }
 
 /** Reason code of records dead-lettered by a `skip` release. */
@@ -50,13 +55,20 @@ export const SKIPPED_BY_OPERATOR = 'SkippedByOperator';
 /** Releases a partition keeps (the most recent ones); the dead letters keep the rest of the story. */
 export const MAX_RELEASES = 100;
 
-/** The most recent release that covers `offset`, if any. */
-export const releaseFor = (releases: readonly Release[], offset: number): Release | undefined =>
-  releases.findLast((r) => offset >= r.from && offset <= r.to);
+/** Reason code of the rejection and dead letter of a parked command an operator discarded (and of its redeliveries). */
+export const DISCARDED_BY_OPERATOR = 'DiscardedByOperator';
+
+/** The most recent release that covers `offset` (of `aggregate`, by its key: a discard covers one aggregate's records only), if any. */
+export const releaseFor = (releases: readonly Release[], offset: number, aggregate?: string): Release | undefined =>
+  releases.findLast((r) => offset >= r.from && offset <= r.to && (r.aggregate === undefined || r.aggregate === aggregate));
 
 /** The message of a record's dead letter or rejection under a `skip` release. */
 export const skipMessage = (release: Release): string =>
   `skipped by ${release.by} at ${release.at} (offsets ${release.from}..${release.to}): ${release.reason}`;
+
+/** The message of a discarded command's dead letter or rejection (its first delivery's, and every redelivery's). */
+export const discardMessage = (release: Pick<Release, 'by' | 'at' | 'from' | 'reason'>, cause: string): string =>
+  `discarded by ${release.by} at ${release.at} (parked since offset ${release.from}, ${cause}): ${release.reason}`;
 
 /** The partition's releases with `release` added, bounded to the most recent MAX_RELEASES. */
 export const addRelease = (releases: readonly Release[], release: Release): Release[] => [...releases, release].slice(-MAX_RELEASES);

@@ -18,6 +18,7 @@ import { tableBehindBackoffMs } from '../config.ts';
 import { backOff } from '../core/async.ts';
 import { alarmOf } from '../core/errors.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
+import { PARKED_AGGREGATES_METRIC } from '../park/parked.ts';
 
 const { logger, metrics } = observability('command-handler');
 const side = composeCommandSide();
@@ -41,6 +42,7 @@ export const handleCommands = async (
   logger.info('batch done', { ...summary });
   for (const name of ['accepted', 'rejected', 'duplicates', 'deadLettered', 'eventsPublished', 'conflicts', 'retried'] as const)
     metrics.addMetric(name, MetricUnit.Count, summary[name]);
+  if (summary.parked !== undefined) metrics.addMetric(PARKED_AGGREGATES_METRIC, MetricUnit.Count, summary.parked);
   return { batchItemFailures: [...batchItemFailures] };
 };
 

@@ -20,8 +20,10 @@ export const FAILURE_POLICIES: readonly FailurePolicy[] = ['block', 'park'];
 
 /** Reason code of a `parked` result: the command is kept, undecided, in its aggregate's parked sequence. */
 export const PARKED = 'Parked';
-/** Reason code of the rejection and dead letter of a parked command an operator discarded. */
-export const DISCARDED_BY_OPERATOR = 'DiscardedByOperator';
+export { DISCARDED_BY_OPERATOR } from '../core/release.ts';
+
+/** The metric of the aggregates parked, as each command batch under `park` read the park index (the stack alarms on it). */
+export const PARKED_AGGREGATES_METRIC = 'parkedAggregates';
 
 /** Attempts of a record that fails for a cause bound to it before its aggregate is parked (the first included). */
 export const DEFAULT_PARK_ATTEMPTS = 3;
@@ -43,6 +45,8 @@ export interface ParkedAggregate {
   /** The topic and partition its records come from. */
   readonly topic: string;
   readonly partition: number;
+  /** The incarnation (life) of the commands topic its records are of (heads/partition.ts); absent on parks recorded before it was kept: the partition's current one. */
+  readonly incarnation?: number;
   /** Why it was parked: the failure of its first parked record. */
   readonly cause: Reason;
   /** Offset of the first parked record. */

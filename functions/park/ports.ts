@@ -4,6 +4,7 @@
  * adapters/memory/park-store.ts for tests and the simulator). Declared here, implemented by
  * the adapters.
  */
+import type { Release } from '../core/release.ts';
 import type { MskRecord } from '../core/trigger-event.ts';
 import type { ParkedAggregate, ParkedRecord, Strike } from './parked.ts';
 
@@ -34,4 +35,9 @@ export interface ParkStore {
   lift(parked: ParkedAggregate): Promise<boolean>;
   /** Counts one more failed attempt of a record; returns the attempts so far (the first is 1). */
   strike(strike: Omit<Strike, 'attempts'>): Promise<number>;
+}
+
+/** Where a discard records its release (the commands partitions' operator releases, core/release.ts), so that a redelivery is answered as discarded. */
+export interface ReleaseRecorder {
+  add(tp: string, release: Release): Promise<unknown>;
 }

@@ -16,7 +16,7 @@
  * publishes the head's outbox again first (its events may not have gone out), and what it
  * decides again is a duplicate (by source position and commandId), answered as before.
  */
-import type { AnyAggregate } from '../core/aggregate.ts';
+import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
 import { splitGeneration } from '../core/generations.ts';
@@ -31,7 +31,7 @@ import { decodeBatch } from '../command/decode.ts';
 import { parkableCut } from '../command/parking.ts';
 import type { BatchPublisher } from '../command/ports.ts';
 import type { ParkedAggregate, ParkedRecord } from './parked.ts';
-import type { ParkStore } from './ports.ts';
+import type { ParkStore, ReleaseRecorder } from './ports.ts';
 
 /** What a release or discard needs. */
 export interface ParkOperatorDeps {
@@ -39,6 +39,8 @@ export interface ParkOperatorDeps {
   readonly aggregates: readonly AnyAggregate[];
   readonly heads: HeadsStore;
   readonly park: ParkStore;
+  /** The commands partitions' operator releases, where a discard is recorded. */
+  readonly releases: ReleaseRecorder;
   readonly publisher: BatchPublisher;
   readonly dedupeWindowMs: number;
   readonly keptResultsMs: number;
@@ -89,8 +91,11 @@ export const beginParkOperation = async (
   operator: ParkOperator,
 ): Promise<ParkedAggregate> => {
   for (;;) {
-    const parked = await deps.park.get(type, id);
+    const [parked, listed] = await Promise.all([deps.park.get(type, id), deps.park.parkedKeys()]);
     if (parked === undefined) throw new ParkOperationError(`${type} ${id} is not parked`);
+    // Not in the index: a park under way, or one whose batch died before it (its commands are decided live since).
+    if (!listed.has(aggregateKey(type, id)) && parked.status === 'parked')
+      throw new ParkOperationError(`${type} ${id} is not parked (its park did not complete; see kafka-aggregates status)`);
     if (parked.status === mode) return parked;
     if (parked.status !== 'parked')
       throw new ParkOperationError(
@@ -132,7 +137,8 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
     dedupeWindowMs: deps.dedupeWindowMs,
     maxHeadBytes: deps.maxHeadBytes ?? MAX_HEAD_BYTES,
     effective: new Map(checkpoint === undefined ? [] : [[tp, checkpoint]]),
-    incarnationOf: () => checkpoint?.incarnation ?? 1,
+    // The life its records are of, which the checkpoint may have left since (a recreated topic).
+    incarnationOf: () => parked.incarnation ?? checkpoint?.incarnation ?? 1,
     releaseOf: () => undefined,
     onConflict: () => undefined,
     cut: parkableCut,

@@ -51,7 +51,10 @@ const target = (name: string, positionals: readonly string[]): { type: string; i
 
 const deps = (operator: Operator) => {
   const publisher = operator.publisher();
-  return { publisher, deps: { aggregates, heads: operator.heads, park: operator.park, publisher, ...retentions() } };
+  return {
+    publisher,
+    deps: { aggregates, heads: operator.heads, park: operator.park, releases: operator.heads.releases, publisher, ...retentions() },
+  };
 };
 
 const run = async (name: string, act: (d: ReturnType<typeof deps>['deps']) => Promise<ParkReport>): Promise<ParkReport> => {

@@ -27,6 +27,9 @@ versions concerned:
   negative-balance, event-after-close, account-rule
                           the account's invariants, from the events alone
   unusable-event          a record of the events topic that is not an event
+  parked-without-outcome  (--quiescent) a command answered parked and nothing else whose
+                          aggregate is parked no more: its parked sequence was lost
+                          (a table restored or rebuilt under policy park)
 
 Heads and rows behind or ahead of the log are counted as in flight, unless --quiescent says
 nothing is (then they are violations, and every event must have its result).
@@ -70,6 +73,7 @@ export const verify: CliCommand = {
         heads: operator.heads,
         readModels: operator.readModels,
         readModel: accountSummary.name,
+        park: operator.park,
       }).catch((error: unknown) => {
         throw explainDynamo(explain(error));
       });

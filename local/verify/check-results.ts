@@ -125,3 +125,39 @@ export const checkEventsWithoutResults = (
     notes: settledBefore === '9999' ? [] : [`events without results: checked for events that occurred before ${settledBefore}`],
   };
 };
+
+/**
+ * `parked-without-outcome`: once quiescent, a command answered `parked` and nothing else whose
+ * aggregate is no longer parked. A release or a discard answers every command of the
+ * sequence before it lifts the park, so such a command was lost with its sequence: a table
+ * restored from a backup or rebuilt after losing its items keeps no parked sequence newer
+ * than it, while the trigger's offsets are past it.
+ */
+export const checkParked = (history: History, options: CheckOptions): Found => {
+  if (history.results === undefined || history.parked === undefined)
+    return { violations: [], notes: ['parked commands not checked: parked aggregates not read'] };
+  const byCommand = new Map<string, ResultRecord[]>();
+  for (const record of history.results) {
+    const result = parse<ResultRecord>(record.value);
+    if (result?.commandId == null) continue;
+    const id = commandKey(result.aggregateType ?? '', result.aggregateId ?? '', result.commandId);
+    byCommand.set(id, [...(byCommand.get(id) ?? []), result]);
+  }
+  const violations: Violation[] = [];
+  let waiting = 0;
+  for (const results of byCommand.values()) {
+    const [first] = results;
+    if (first?.aggregateType == null || first.aggregateId == null || results.some((r) => r.status !== 'parked')) continue;
+    if (history.parked.has(aggregateKey(first.aggregateType, first.aggregateId))) waiting++;
+    else if (options.quiescent === true)
+      violations.push({
+        kind: 'parked-without-outcome',
+        aggregateType: first.aggregateType,
+        aggregateId: first.aggregateId,
+        versions: [],
+        ...(first.commandId === null ? {} : { commandId: first.commandId }),
+        message: `command ${first.commandId} was answered parked, and its aggregate is parked no more, but no outcome of it is on the results topic: its parked sequence was lost (a table restored or rebuilt)`,
+      });
+  }
+  return { violations, notes: waiting === 0 ? [] : [`${waiting} command(s) wait in parked sequences`] };
+};

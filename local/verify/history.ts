@@ -4,6 +4,7 @@
  * and the rows of one projection in the read-models table. A table that does not exist is
  * left out, and the checker says it did not check it.
  */
+import { aggregateKey } from '../../functions/core/aggregate.ts';
 import type { Operator } from '../../functions/compose/operator.ts';
 import type { History, SummaryRow, TopicRecord } from './invariants.ts';
 
@@ -18,6 +19,8 @@ export interface HistorySources {
   readonly readModels?: Pick<Operator['readModels'], 'query'>;
   /** The projection whose rows are read from `readModels`. @default none: no rows read */
   readonly readModel?: string;
+  /** Where parked aggregates are kept (policy `park`). @default none: parked commands not checked */
+  readonly park?: Pick<Operator['park'], 'list'>;
 }
 
 /** Every record of `topic` from its start to the end offsets of the moment; and whether retention has deleted any. */
@@ -65,7 +68,12 @@ export const readHistory = async (sources: HistorySources): Promise<History> => 
       : await sources.readModels
           .query(sources.readModel)
           .then((rows) => rows.map(({ key, item }) => ({ rowId: key.sk, data: item.data, versions: item.versions })), absentIfMissing);
+  const parked =
+    sources.park === undefined
+      ? undefined
+      : await sources.park.list().then((list) => new Set(list.map((p) => aggregateKey(p.aggregateType, p.aggregateId))), absentIfMissing);
   return {
+    ...(parked === undefined ? {} : { parked }),
     events: events.records,
     results: results.records,
     resultsComplete: results.complete,

@@ -6,7 +6,7 @@
  * domain: the aggregates, and the projection whose rows it checks, come in its options.
  */
 import { checkAggregateRules, checkEvents, type Found } from './check-events.ts';
-import { checkEventsWithoutResults, checkResults, commandsOfEvents } from './check-results.ts';
+import { checkEventsWithoutResults, checkParked, checkResults, commandsOfEvents } from './check-results.ts';
 import { checkHeads, checkSummaries } from './check-tables.ts';
 import type { CheckOptions, CheckReport, History, ViolationKind } from './model.ts';
 
@@ -38,7 +38,11 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
     const commands = commandsOfEvents(events.ordered);
     const results = checkResults(history.results, events, commands, new Set(options.acceptsWithoutEvents ?? []));
     ({ duplicateResults, commandsWithResult } = results);
-    found.push(results, checkEventsWithoutResults(history, options, events.ordered, commands, results.accepted));
+    found.push(
+      results,
+      checkEventsWithoutResults(history, options, events.ordered, commands, results.accepted),
+      checkParked(history, options),
+    );
   }
 
   const violations = found.flatMap((f) => f.violations);

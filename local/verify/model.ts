@@ -24,7 +24,9 @@ export type GuaranteeKind =
   /** The same commandId accepted twice at different versions: two effects of one command. */
   | 'result-conflict'
   /** An event whose command has no accepted result on the results topic. */
-  | 'event-without-result';
+  | 'event-without-result'
+  /** A command answered `parked` and nothing else whose aggregate is parked no more (policy `park`): its parked sequence was lost (a table restored or rebuilt). */
+  | 'parked-without-outcome';
 
 /**
  * What a violation breaks: one of the framework's guarantees, or a rule an aggregate
@@ -45,6 +47,7 @@ export const VIOLATION_KINDS: readonly GuaranteeKind[] = [
   'result-event-mismatch',
   'result-conflict',
   'event-without-result',
+  'parked-without-outcome',
 ];
 
 /** One broken guarantee. */
@@ -82,6 +85,8 @@ export interface History {
   readonly resultsComplete?: boolean;
   readonly heads?: readonly Head[];
   readonly summaries?: readonly SummaryRow[];
+  /** The aggregates parked now (their keys, core/aggregate.ts `aggregateKey`; policy `park`). @default not known: parked commands not checked */
+  readonly parked?: ReadonlySet<string>;
 }
 
 /** How strict to be. */

@@ -91,6 +91,7 @@ describe('policy park, command side, on the real broker and emulator', () => {
       aggregates,
       heads: side().heads,
       park,
+      releases: side().heads.releases,
       publisher,
       dedupeWindowMs: WEEK_MS,
       keptResultsMs: WEEK_MS,

@@ -10,10 +10,15 @@
  * - `~parked-record#<seq>#<type>#<id>`: one record of its sequence, as delivered (JSON).
  * - `~strike#<partition>@<offset>#<type>#<id>`: the attempts of a failing record, expiring after a day.
  *
- * The order of the writes makes every crash harmless: a park writes the index, the records,
- * then the aggregate (an index entry without its aggregate is dropped by the next append, and
- * the batch retried); a lift deletes the aggregate, then the index entry, then the records
- * (records of a lifted park are never read: a new park numbers its own from 1 and writes them).
+ * The order of the writes makes every crash harmless: a park writes the records, the aggregate,
+ * then the index (an aggregate not yet in the index is parked again, from the same record, by
+ * the retry of its batch); a lift deletes the aggregate, then the index entry, then the records
+ * (an index entry without its aggregate is a lift under way or cut short: the next append
+ * drops it and the batch is retried; records of a lifted park are never read: a new park
+ * numbers its own from 1 and writes them). The index is written last because a batch that
+ * finds an entry without its aggregate drops it: written first, it was dropped by a racing
+ * invocation of the partition while the park was under way, and the park went unseen (the
+ * simulator's `park` kind found it).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -73,7 +78,31 @@ export class DynamoParkStore implements ParkStore {
 
   async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
-    // The index's map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
+    await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records);
+    const put = (condition: string, values?: Item) =>
+      this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: parkedKey(parked.aggregateType, parked.aggregateId), ...parked },
+          ConditionExpression: condition,
+          ...(values === undefined ? {} : { ExpressionAttributeValues: values }),
+        }),
+      );
+    try {
+      await put('attribute_not_exists(pk)');
+    } catch (error) {
+      if (!failed(error)) throw error;
+      const stored = await this.get(parked.aggregateType, parked.aggregateId);
+      // One from another record is a park whose batch died before the index, and was decided
+      // live since (never answered `parked`, never listed): replaced.
+      if (stored !== undefined && stored.firstOffset !== parked.firstOffset)
+        await put('firstOffset = :stale', { ':stale': stored.firstOffset });
+      // Parked from this record already (a race of two invocations, or a retry of a batch that
+      // died before the index): what is stored stands, and the batch's later records join it.
+      else await this.append(parked.aggregateType, parked.aggregateId, records);
+    }
+    // The index last: an entry always has its aggregate, but while a lift is under way. The
+    // map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
     await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -95,24 +124,11 @@ export class DynamoParkStore implements ParkStore {
         }),
       );
     } catch (error) {
-      if (failed(error)) throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
-      throw error;
-    }
-    await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records);
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk: parkedKey(parked.aggregateType, parked.aggregateId), ...parked },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
       if (!failed(error)) throw error;
-      // Parked from this record already (a race of two invocations): what is stored stands.
-      const stored = await this.get(parked.aggregateType, parked.aggregateId);
-      if (stored?.firstOffset !== parked.firstOffset)
-        throw new Error(`${key} is parked already from another offset than ${parked.firstOffset}`, { cause: error });
+      await this.doc.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { pk: parkedKey(parked.aggregateType, parked.aggregateId) } }),
+      );
+      throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
     }
   }
 

@@ -1,7 +1,9 @@
 /**
  * The park store in memory (park/ports.ts), for unit tests and the simulator: the same
- * conditions as the DynamoDB adapter (adapters/dynamodb/park-store.ts), each method one step.
- * Items are copies: nothing a caller changes afterwards reaches the store.
+ * requests, in the same order and under the same conditions, as the DynamoDB adapter
+ * (adapters/dynamodb/park-store.ts), each request one scheduler point (interleave.ts), so a
+ * caller can die between any two of them. Items are copies: nothing a caller changes
+ * afterwards reaches the store.
  */
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { MskRecord } from '../../core/trigger-event.ts';
@@ -14,107 +16,159 @@ import {
   type Strike,
 } from '../../park/parked.ts';
 import type { ParkStore } from '../../park/ports.ts';
+import { copy, immediate, perform, type Interleaver } from './interleave.ts';
 
-const copy = <T>(value: T): T => structuredClone(value);
+/** Everything the store holds, as a backup keeps it. */
+export interface ParkItems {
+  readonly index: ReadonlyMap<string, number>;
+  readonly parked: ReadonlyMap<string, ParkedAggregate>;
+  readonly records: ReadonlyMap<string, ReadonlyMap<number, MskRecord>>;
+  readonly strikes: ReadonlyMap<string, number>;
+}
 
-/** Parked aggregates, their sequences and strikes, in maps. */
+/** Parked aggregates, their sequences and strikes, in maps; `io` lets a scheduler interleave its requests. */
 export class MemoryParkStore implements ParkStore {
   /** The index, as the DynamoDB adapter's one item: key → first offset. */
-  readonly index = new Map<string, number>();
-  readonly parked = new Map<string, ParkedAggregate>();
+  index = new Map<string, number>();
+  parked = new Map<string, ParkedAggregate>();
   /** Sequences by aggregate key, then number. */
-  readonly records = new Map<string, Map<number, MskRecord>>();
-  readonly strikes = new Map<string, number>();
+  records = new Map<string, Map<number, MskRecord>>();
+  strikes = new Map<string, number>();
+
+  constructor(private readonly io: Interleaver = immediate) {}
+
+  /** A copy of everything (a backup of the table the items live in). */
+  dump(): ParkItems {
+    return copy({ index: this.index, parked: this.parked, records: this.records, strikes: this.strikes });
+  }
+
+  /** Replaces everything (the table restored from a backup). */
+  restore(items: ParkItems): void {
+    const restored = copy(items) as {
+      index: Map<string, number>;
+      parked: Map<string, ParkedAggregate>;
+      records: Map<string, Map<number, MskRecord>>;
+      strikes: Map<string, number>;
+    };
+    ({ index: this.index, parked: this.parked, records: this.records, strikes: this.strikes } = restored);
+  }
 
   async parkedKeys(): Promise<ReadonlySet<string>> {
-    await Promise.resolve();
-    return new Set(this.index.keys());
+    return perform(this.io, 'park.index', () => new Set(this.index.keys()));
   }
 
   async get(aggregateType: string, aggregateId: string): Promise<ParkedAggregate | undefined> {
-    await Promise.resolve();
-    const found = this.parked.get(aggregateKey(aggregateType, aggregateId));
-    return found === undefined ? undefined : copy(found);
+    return perform(this.io, 'park.get', () => {
+      const found = this.parked.get(aggregateKey(aggregateType, aggregateId));
+      return found === undefined ? undefined : copy(found);
+    });
   }
 
   async list(): Promise<ParkedAggregate[]> {
-    await Promise.resolve();
-    return [...this.index.keys()].flatMap((key) => {
-      const found = this.parked.get(key);
-      return found === undefined ? [] : [copy(found)];
-    });
+    const keys = await this.parkedKeys();
+    return perform(this.io, 'park.list', () =>
+      [...keys].flatMap((key) => {
+        const found = this.parked.get(key);
+        return found === undefined ? [] : [copy(found)];
+      }),
+    );
   }
 
   async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
-    await Promise.resolve();
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
-    if (!this.index.has(key) && this.index.size >= MAX_PARKED)
-      throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
-    const stored = this.parked.get(key);
-    if (stored !== undefined && stored.firstOffset !== parked.firstOffset)
-      throw new Error(`${key} is parked already, from offset ${stored.firstOffset}, not ${parked.firstOffset}`);
-    this.index.set(key, parked.firstOffset);
-    this.write(key, 1, records);
-    if (stored === undefined) this.parked.set(key, copy(parked));
+    await perform(this.io, 'park.records', () => this.write(key, 1, records));
+    const stored = await perform(this.io, 'park.put', () => {
+      const found = this.parked.get(key);
+      // One from another record is a park whose batch died before the index and was decided live since: replaced.
+      if (found?.firstOffset !== parked.firstOffset) this.parked.set(key, copy(parked));
+      return found?.firstOffset === parked.firstOffset ? found : undefined;
+    });
+    // Parked from this record already (a race of two invocations, or a retry of a batch that
+    // died before the index): what is stored stands, and the batch's later records join it.
+    if (stored !== undefined) await this.append(parked.aggregateType, parked.aggregateId, records);
+    const room = await perform(this.io, 'park.index-add', () => {
+      if (!this.index.has(key) && this.index.size >= MAX_PARKED) return false;
+      this.index.set(key, parked.firstOffset);
+      return true;
+    });
+    if (room) return;
+    await perform(this.io, 'park.delete', () => this.parked.delete(key));
+    throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
   }
 
   async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void> {
-    await Promise.resolve();
     const key = aggregateKey(aggregateType, aggregateId);
-    const stored = this.parked.get(key);
-    if (stored === undefined) {
-      this.index.delete(key);
-      throw new ParkLiftedError(aggregateType, aggregateId);
+    for (;;) {
+      const stored = await this.get(aggregateType, aggregateId);
+      if (stored === undefined) {
+        await perform(this.io, 'park.index-remove', () => this.index.delete(key));
+        throw new ParkLiftedError(aggregateType, aggregateId);
+      }
+      const fresh = records.filter((r) => r.offset > stored.lastOffset);
+      const last = fresh.at(-1);
+      if (last === undefined) return;
+      await perform(this.io, 'park.records', () => this.write(key, stored.count + 1, fresh));
+      const appended = await perform(this.io, 'park.append', () => {
+        const now = this.parked.get(key);
+        if (now?.count !== stored.count) return false;
+        this.parked.set(key, { ...now, count: stored.count + fresh.length, lastOffset: last.offset });
+        return true;
+      });
+      if (appended) return;
     }
-    const fresh = records.filter((r) => r.offset > stored.lastOffset);
-    const last = fresh.at(-1);
-    if (last === undefined) return;
-    this.write(key, stored.count + 1, fresh);
-    this.parked.set(key, { ...stored, count: stored.count + fresh.length, lastOffset: last.offset });
   }
 
   async read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]> {
-    await Promise.resolve();
-    const sequence = this.records.get(aggregateKey(aggregateType, aggregateId));
-    const found: ParkedRecord[] = [];
-    for (let seq = from; seq <= to; seq++) {
-      const record = sequence?.get(seq);
-      if (record !== undefined) found.push({ seq, record: copy(record) });
-    }
-    return found;
+    return perform(this.io, 'park.read', () => {
+      const sequence = this.records.get(aggregateKey(aggregateType, aggregateId));
+      const found: ParkedRecord[] = [];
+      for (let seq = from; seq <= to; seq++) {
+        const record = sequence?.get(seq);
+        if (record !== undefined) found.push({ seq, record: copy(record) });
+      }
+      return found;
+    });
   }
 
   async update(next: ParkedAggregate, expected: ParkedAggregate): Promise<boolean> {
-    await Promise.resolve();
-    const key = aggregateKey(expected.aggregateType, expected.aggregateId);
-    const stored = this.parked.get(key);
-    if (stored?.done !== expected.done || stored.status !== expected.status) return false;
-    this.parked.set(key, {
-      ...stored,
-      status: next.status,
-      done: next.done,
-      ...(next.operator === undefined ? {} : { operator: next.operator }),
+    return perform(this.io, 'park.update', () => {
+      const key = aggregateKey(expected.aggregateType, expected.aggregateId);
+      const stored = this.parked.get(key);
+      if (stored?.done !== expected.done || stored.status !== expected.status) return false;
+      this.parked.set(key, {
+        ...stored,
+        status: next.status,
+        done: next.done,
+        ...(next.operator === undefined ? {} : { operator: copy(next.operator) }),
+      });
+      return true;
     });
-    return true;
   }
 
   async lift(parked: ParkedAggregate): Promise<boolean> {
-    await Promise.resolve();
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
-    const stored = this.parked.get(key);
-    if (stored !== undefined && stored.count !== parked.count) return false;
-    this.parked.delete(key);
-    this.index.delete(key);
-    this.records.delete(key);
+    const lifted = await perform(this.io, 'park.lift', () => {
+      const stored = this.parked.get(key);
+      if (stored !== undefined && stored.count !== parked.count) return false;
+      this.parked.delete(key);
+      return true;
+    });
+    if (!lifted) return false;
+    await perform(this.io, 'park.index-remove', () => this.index.delete(key));
+    await perform(this.io, 'park.records-delete', () => {
+      const sequence = this.records.get(key);
+      for (let seq = 1; seq <= parked.count; seq++) sequence?.delete(seq);
+    });
     return true;
   }
 
   async strike(strike: Omit<Strike, 'attempts'>): Promise<number> {
-    await Promise.resolve();
-    const key = `${aggregateKey(strike.aggregateType, strike.aggregateId)}#${strike.partition}@${strike.offset}`;
-    const attempts = (this.strikes.get(key) ?? 0) + 1;
-    this.strikes.set(key, attempts);
-    return attempts;
+    return perform(this.io, 'park.strike', () => {
+      const key = `${aggregateKey(strike.aggregateType, strike.aggregateId)}#${strike.partition}@${strike.offset}`;
+      const attempts = (this.strikes.get(key) ?? 0) + 1;
+      this.strikes.set(key, attempts);
+      return attempts;
+    });
   }
 
   private write(key: string, first: number, records: readonly MskRecord[]): void {

@@ -43,6 +43,7 @@ const setup = (attempts = 2) => {
     aggregates: code,
     heads: system.heads,
     park,
+    releases: { add: (tp, release) => system.heads.addRelease(tp, release) },
     publisher: out,
     dedupeWindowMs: WEEK_MS,
     keptResultsMs: WEEK_MS,

@@ -12,16 +12,18 @@ import { MemoryBatchPublisher } from '../../../functions/adapters/memory/publish
  * What the code passes today, about 60 s of CPU on the project's 2-core machine: every kind but
  * the events topic's growth together (the commands topic's recreation included), the recreation
  * with the base faults, the growth with the base faults and the rebuild, and the command API with
- * the base faults, and failing user code with the base faults. The growth beside a read-models wipe, and a live rebuild now and then (seed
+ * the base faults, failing user code with the base faults, and policy park (release, discard,
+ * crashes in either) with the base faults. The growth beside a read-models wipe, and a live rebuild now and then (seed
  * 431 of every kind), still find breaks (docs/SIMULATOR.md).
  */
 const BASE: readonly FaultKind[] = ['crash', 'timeout', 'redeliver', 'race'];
 const CI_RUNS: readonly { readonly faults: ReadonlySet<FaultKind>; readonly seeds: number }[] = [
-  { faults: new Set(FAULT_KINDS.filter((k) => k !== 'grow-events' && k !== 'user-code')), seeds: 400 },
+  { faults: new Set(FAULT_KINDS.filter((k) => k !== 'grow-events' && k !== 'user-code' && k !== 'park')), seeds: 400 },
   { faults: new Set([...BASE, 'recreate']), seeds: 100 },
   { faults: new Set([...BASE, 'grow-events', 'rebuild']), seeds: 150 },
   { faults: new Set([...BASE, 'api']), seeds: 100 },
   { faults: new Set([...BASE, 'user-code']), seeds: 60 },
+  { faults: new Set([...BASE, 'park']), seeds: 40 },
 ];
 
 describe('the simulator', () => {

@@ -1,0 +1,128 @@
+/**
+ * The handovers of policy `park` that the simulator's `park` kind broke (docs/SIMULATOR.md),
+ * each replayed here on the real code over the in-memory ports: a redelivery after a discard,
+ * a command decided before it was parked, a batch that died between its park's writes, and a
+ * live batch beside a release that lifts the park.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryBatchPublisher } from '../../../functions/adapters/memory/publishers.ts';
+import { MemoryParkStore } from '../../../functions/adapters/memory/park-store.ts';
+import { InjectedTimeoutError, type Interleaver } from '../../../functions/adapters/memory/interleave.ts';
+import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
+import { createCommandProcessor } from '../../../functions/command/process-batch.ts';
+import type { AnyAggregate } from '../../../functions/core/aggregate.ts';
+import { account } from '../../../functions/domain/account/index.ts';
+import { aggregates } from '../../../functions/domain/index.ts';
+import { discardParked } from '../../../functions/park/discard.ts';
+import { releaseParked, type ParkOperatorDeps } from '../../../functions/park/release.ts';
+import { MemorySystem } from '../../support/memory-system.ts';
+import { command } from '../../support/msk.ts';
+
+const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
+const WEEK_MS = 7 * 24 * 3600 * 1000;
+const POISON = 13;
+
+/** The account aggregate with a bug: its decide throws on a deposit of 13. */
+const buggy: AnyAggregate[] = aggregates.map((a) =>
+  a.type !== 'account'
+    ? a
+    : ({
+        ...account,
+        decide: (cmd: { type: string; data: { amount?: number } }, state: unknown, ctx: unknown) => {
+          if (cmd.type === 'Deposit' && cmd.data.amount === POISON) throw new Error('bug: 13 is unlucky');
+          return (account.decide as (c: unknown, s: unknown, x: unknown) => unknown)(cmd, state, ctx);
+        },
+      } as unknown as AnyAggregate),
+);
+
+/** Fails the first request named `op` (before it takes effect); every other one goes through. */
+const failingOnce = (op: string): Interleaver => {
+  let armed = true;
+  return {
+    point: (at) => {
+      if (at !== op || !armed) return Promise.resolve('ok');
+      armed = false;
+      return Promise.resolve('fail-before');
+    },
+  };
+};
+
+const setup = (park = new MemoryParkStore()) => {
+  const system = new MemorySystem();
+  const publisher = new MemoryBatchPublisher(system.cluster, TOPICS);
+  const processor = (code: readonly AnyAggregate[] = buggy) =>
+    createCommandProcessor({
+      aggregates: code,
+      heads: system.heads,
+      publisher,
+      eventLog: new MemoryTopicLog(system.cluster, TOPICS.events),
+      commandLog: new MemoryTopicLogs(system.cluster),
+      dedupeWindowMs: WEEK_MS,
+      keptResultsMs: WEEK_MS,
+      parking: { store: park, attempts: 1 },
+    });
+  const operator = (code: readonly AnyAggregate[] = aggregates): ParkOperatorDeps => ({
+    aggregates: code,
+    heads: system.heads,
+    park,
+    releases: { add: (tp, release) => system.heads.addRelease(tp, release) },
+    publisher,
+    dedupeWindowMs: WEEK_MS,
+    keptResultsMs: WEEK_MS,
+  });
+  return { system, park, processor, operator };
+};
+
+const open = (id: string) => command(id, 'OpenAccount', { owner: id }, { commandId: `${id}-open` });
+const deposit = (id: string, amount: number, n: number) => command(id, 'Deposit', { amount }, { commandId: `${id}-d${n}` });
+
+describe('policy park: handovers', () => {
+  it('a discarded command delivered again (its commit lost) is answered as discarded, not decided', async () => {
+    const { system, processor, operator } = setup();
+    const batch = system.send([open('p'), deposit('p', POISON, 1), deposit('p', 7, 2)]);
+    await processor()(batch);
+    await discardParked(operator(), 'account', 'p', { by: 'ops', reason: 'ticket 7' });
+    // The trigger never committed the batch: it delivers it again, to the fixed code.
+    await processor(aggregates)(batch);
+    expect(system.answers('p-d1')).toEqual(['Parked', 'DiscardedByOperator', 'DiscardedByOperator']);
+    expect(system.answers('p-d2')).toEqual(['Parked', 'DiscardedByOperator', 'DiscardedByOperator']);
+  });
+
+  it('a discard answers a command its head knows (a re-send of one accepted before) with its outcome', async () => {
+    const { system, processor, operator } = setup();
+    await system.deliver(system.send([open('p'), deposit('p', 5, 1), deposit('p', POISON, 2), deposit('p', 5, 1)]), processor());
+    expect(system.answers('p-d1')).toEqual(['accepted v2', 'Parked']);
+    await discardParked(operator(), 'account', 'p', { by: 'ops', reason: 'ticket 7' });
+    expect(system.answers('p-d1')).toEqual(['accepted v2', 'Parked', 'accepted v2']);
+    expect(system.outcomes(['p-d2'])).toEqual(['DiscardedByOperator']);
+  });
+
+  it('a batch that died before its park reached the index parks again with its later commands', async () => {
+    const { system, park, processor, operator } = setup(new MemoryParkStore(failingOnce('park.index-add')));
+    const first = system.send([open('p'), deposit('p', POISON, 1)]);
+    await expect(processor()(first)).rejects.toThrow(InjectedTimeoutError);
+    // Delivered again, with a command sent meanwhile (the open is a duplicate now).
+    const later = system.send([deposit('p', 7, 2)]);
+    const batch = { ...first, records: { 'commands-0': [...first.records['commands-0']!, ...later.records['commands-0']!] } };
+    await system.deliver(batch, processor());
+    expect((await park.get('account', 'p'))?.count).toBe(2);
+    await releaseParked(operator(), 'account', 'p', { by: 'ops' });
+    expect(system.outcomes(['p-d1', 'p-d2'])).toEqual(['accepted v2', 'accepted v3']);
+  });
+
+  it('a live batch beside a release that lifts the park decides on the released head', async () => {
+    const { system, park, processor, operator } = setup();
+    // The poisoned deposit comes first: the account is opened by a parked command.
+    await system.deliver(system.send([deposit('p', POISON, 1), open('p')]), processor());
+    const later = system.send([deposit('p', 5, 2)]);
+    // The release runs, and lifts the park, while the batch reads what it decides on.
+    const keys = park.parkedKeys.bind(park);
+    park.parkedKeys = async () => {
+      park.parkedKeys = keys;
+      await releaseParked(operator(), 'account', 'p', { by: 'ops' });
+      return keys();
+    };
+    await system.deliver(later, processor(aggregates));
+    expect(system.outcomes(['p-d1', 'p-open', 'p-d2'])).toEqual(['AccountNotOpen', 'accepted v1', 'accepted v2']);
+  });
+});
