@@ -17,8 +17,7 @@ export const getAccountSummary = async (
   registered: readonly AnyProjection[] = projections,
 ): Promise<AccountSummary | undefined> =>
   (await table.get(projectionRowKey(await activeProjectionPk(table, registered, accountSummary.name), accountId)))?.data as
-    | AccountSummary
-    | undefined;
+    AccountSummary | undefined;
 
 /** Every account's summary, in account id order (pages through the whole projection). */
 export const listAccountSummaries = async (

@@ -84,7 +84,10 @@ const rebuildHeld = async (
       return { start, end };
     },
     async () => {
-      for (const pk of [...deps.projections.map((p) => projectionPk(p.name, versionOf(p))), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))])
+      for (const pk of [
+        ...deps.projections.map((p) => projectionPk(p.name, versionOf(p))),
+        ...deps.reactions.map((r) => reactionCheckpointPk(r.name)),
+      ])
         itemsWiped += await readModels.wipe(pk);
     },
     options,
