@@ -21,6 +21,8 @@ export interface RuntimeOptions {
   readonly logFile: string;
   readonly onReport: (report: InvocationReport) => void;
   readonly onCount: (kind: FaultKind | Observation) => void;
+  /** The runtime's module. @default chaos/runtime.ts */
+  readonly module?: string;
   /** How long the startup may take (a rebuild after a hard kill included). @default 300 s */
   readonly startupTimeoutMs?: number;
 }
@@ -68,7 +70,7 @@ export class RuntimeProcess {
     const out = openSync(options.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = fork(join(projectRoot, 'chaos/runtime.ts'), [], {
+      child = fork(options.module ?? join(projectRoot, 'chaos/runtime.ts'), [], {
         cwd: projectRoot,
         env: { ...options.env, CHAOS_RUNTIME: JSON.stringify(options.config) },
         execArgv: ['--import', 'tsx'],
@@ -118,14 +120,24 @@ export class RuntimeProcess {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 
-  /** A request; a process that is gone has nothing to pause or resume and nothing blocked: it answers nothing. */
+  /**
+   * A request; a process that is gone has nothing to pause or resume and nothing blocked: it
+   * answers nothing. So does one that dies meanwhile: after a SIGKILL (the hard kill) its channel
+   * closes before it is seen to exit, and a write to it then fails with EPIPE, which, with no
+   * callback, node raises as an `error` event that nobody handles and that ends the run.
+   */
   private call(call: RuntimeCall): Promise<readonly BlockedPartition[] | undefined> {
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
+      const dying = () => void this.exited.then(() => resolve(undefined));
       if (this.gone) return resolve(undefined);
-      if (!this.child.connected) return reject(new RuntimeProcessError(`the runtime process ${this.pid} is gone`));
+      if (!this.child.connected) return dying();
       this.pending.set(id, { resolve, reject });
-      this.child.send({ id, call } satisfies ToRuntime);
+      this.child.send({ id, call } satisfies ToRuntime, (error) => {
+        if (error === null) return;
+        this.pending.delete(id);
+        dying();
+      });
     });
   }
 

@@ -3,41 +3,109 @@
  * newer generation decides nothing while an older generation holds a command not yet decided,
  * so no aggregate has a command decided on the new generation before an earlier one of it on
  * the old. Checked per batch of a newer generation: one end-offsets read per older generation
- * and a consistent read of its partitions' checkpoints.
+ * and a consistent read of its partitions' checkpoints. Once drained, each older partition is
+ * sealed on its checkpoint (heads/partition.ts `sealed`): a command that reaches it later (a
+ * producer deployed before the grow) is refused instead of decided after newer ones.
  */
 import { GenerationNotDrainedError, olderGenerations } from '../core/generations.ts';
-import type { HeadsStore } from '../heads/ports.ts';
-import type { CommandLog } from './ports.ts';
+import type { Reason } from '../core/wire.ts';
+import { firstCheckpoint, type StoredCheckpoint } from '../heads/partition.ts';
+import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
+import type { IncomingCommand } from './decode.ts';
+import type { CommandLog, KeyedResult } from './ports.ts';
 
 /** What the gate reads: the older generations' end offsets, and the checkpoints of their partitions. */
 export interface GenerationGateDeps {
   readonly commandLog: Pick<CommandLog, 'ends'>;
-  readonly checkpoints: Pick<HeadsStore, 'getCheckpoint'>;
+  readonly checkpoints: Pick<HeadsStore, 'getCheckpoint' | 'putCheckpoint'>;
 }
 
-/** The partitions of the older generations of `topic` that hold records past their checkpoint, as `topic-partition (through/end)`. */
-export const undrainedPartitions = async (deps: GenerationGateDeps, topic: string): Promise<string[]> => {
-  const older = olderGenerations(topic);
+/** One partition of an older generation as the gate finds it. */
+interface OlderPartition {
+  readonly tp: string;
+  readonly end: { readonly start: number; readonly end: number };
+  readonly checkpoint: StoredCheckpoint | undefined;
+}
+
+const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise<OlderPartition[]> => {
   const perTopic = await Promise.all(
-    older.map(async (name) => {
+    olderGenerations(topic).map(async (name) => {
       const ends = await deps.commandLog.ends(name);
-      const partitions = await Promise.all(
+      return Promise.all(
         Object.entries(ends).map(async ([partition, end]) => {
-          if (end.end <= end.start) return [];
           const tp = `${name}-${partition}`;
-          const through = (await deps.checkpoints.getCheckpoint(tp))?.through ?? -1;
-          return through + 1 >= end.end ? [] : [`${tp} (decided through ${through}, end ${end.end})`];
+          return { tp, end, checkpoint: await deps.checkpoints.getCheckpoint(tp) };
         }),
       );
-      return partitions.flat();
     }),
   );
   return perTopic.flat();
 };
 
-/** Throws GenerationNotDrainedError when a batch of `topic` must wait for an older generation. */
+/** A sealed partition is drained for good: what reaches it later is refused, not decided. */
+const undrainedOf = ({ tp, end, checkpoint }: OlderPartition): string[] => {
+  if (checkpoint?.sealed !== undefined || end.end <= end.start) return [];
+  const through = checkpoint?.through ?? -1;
+  return through + 1 >= end.end ? [] : [`${tp} (decided through ${through}, end ${end.end})`];
+};
+
+/** The partitions of the older generations of `topic` that hold records past their checkpoint, as `topic-partition (through/end)`. */
+export const undrainedPartitions = async (deps: GenerationGateDeps, topic: string): Promise<string[]> =>
+  (await olderPartitions(deps, topic)).flatMap(undrainedOf);
+
+/**
+ * Throws GenerationNotDrainedError when a batch of `topic` must wait for an older generation;
+ * once they are drained, seals each older partition not sealed yet at its end (conditional on
+ * the checkpoint read: a batch of the old generation that moved it since makes this one retry).
+ */
 export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: string): Promise<void> => {
   if (olderGenerations(topic).length === 0) return;
-  const undrained = await undrainedPartitions(deps, topic);
+  const partitions = await olderPartitions(deps, topic);
+  const undrained = partitions.flatMap(undrainedOf);
   if (undrained.length > 0) throw new GenerationNotDrainedError(topic, undrained);
+  const moved = await Promise.all(
+    partitions
+      .filter((p) => p.checkpoint?.sealed === undefined)
+      .map(async ({ tp, end, checkpoint }) => {
+        const sealed = Math.max(end.end, (checkpoint?.through ?? -1) + 1);
+        const next: StoredCheckpoint = { ...(checkpoint ?? firstCheckpoint(tp, sealed)), sealed };
+        return (await deps.checkpoints.putCheckpoint(next, checkpoint)) ? [] : [`${tp} (its checkpoint moved while it was sealed)`];
+      }),
+  );
+  if (moved.flat().length > 0) throw new GenerationNotDrainedError(topic, moved.flat());
+};
+
+/** Why a command on a sealed partition is refused. */
+export const sealedReason = (tp: string, sealed: number): Reason => ({
+  code: 'GenerationSealed',
+  message:
+    `${tp} was sealed at offset ${sealed} when a newer generation of the commands topic began deciding: ` +
+    'this command reached it later and was not decided; send it again (to the newest generation)',
+});
+
+/**
+ * Takes out of `byAggregate` the commands at or past their partition's seal, and answers each
+ * with a rejection (kept for readers by commandId): nothing of them is decided.
+ */
+export const refuseSealed = (
+  byAggregate: Map<string, IncomingCommand[]>,
+  sealedAt: (tp: string) => number | undefined,
+): { readonly results: KeyedResult[]; readonly unkept: UnkeptResult[] } => {
+  const results: KeyedResult[] = [];
+  const unkept: UnkeptResult[] = [];
+  for (const [key, commands] of byAggregate) {
+    const kept = commands.filter((c) => {
+      const tp = `${c.record.topic}-${c.record.partition}`;
+      const sealed = sealedAt(tp);
+      if (sealed === undefined || c.record.offset < sealed) return true;
+      const { commandId, aggregateType, aggregateId } = c.envelope;
+      const result = { commandId, aggregateType, aggregateId, status: 'rejected', reason: sealedReason(tp, sealed) } as const;
+      results.push({ key: aggregateId, result });
+      unkept.push({ result, at: c.record.timestamp });
+      return false;
+    });
+    if (kept.length === 0) byAggregate.delete(key);
+    else if (kept.length < commands.length) byAggregate.set(key, kept);
+  }
+  return { results, unkept };
 };

@@ -23,7 +23,8 @@ import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
 import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type IncomingCommand } from './decode.ts';
-import { checkGenerationDrained } from './generation-gate.ts';
+import { checkGenerationDrained, refuseSealed } from './generation-gate.ts';
+import { addCarriedTraces } from './carried-traces.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES, type Head } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
@@ -165,6 +166,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       snapshot.checkpoints,
       fresh,
     );
+    // A partition sealed once its generation was drained: what reached it since is refused, not decided.
+    const refused = refuseSealed(byAggregate, (tp) => effective.get(tp)?.sealed);
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
     const releases = new Map(
       await Promise.all(
@@ -215,6 +218,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
     // decodeBatch gives a bad record's result and dead letter at the same index.
     const unkept: UnkeptResult[] = results.map(({ result }, i) => ({ result, at: deadLetters[i]?.record.source.timestamp ?? 0 }));
+    results.push(...refused.results);
+    unkept.push(...refused.unkept);
     for (const [key, outcome] of outcomes) {
       const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
       events.push(...outcome.toPublish);
@@ -233,6 +238,14 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     summary.retried = [...retryFrom].reduce(
       (n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0),
       0,
+    );
+    // An outbox carried from a batch that failed to publish goes out in its commands' traces.
+    await addCarriedTraces(
+      deps.commandLog,
+      events,
+      traces,
+      (tp, offset) => spans.get(tp)?.records.some((r) => r.offset === offset) === true,
+      (tp) => effective.get(tp)?.incarnation ?? 1,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
     await deps.publisher.publish({ events, results: [], deadLetters: [], traces, generation });

@@ -5,10 +5,12 @@
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { KafkaGenerationLog } from '../adapters/kafka/generation-log.ts';
 import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { createCommandProcessor, type BatchResult, type CommandSideDeps } from '../command/process-batch.ts';
 import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
-import { commandFailurePolicy, readerGroupPrefix, retentions } from '../config.ts';
+import { commandFailurePolicy, partitionGenerations, readerGroupPrefix, retentions } from '../config.ts';
+import { generations } from '../topology.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { aggregates } from '../domain/index.ts';
 import { clients, type Wiring } from './wiring.ts';
@@ -39,11 +41,21 @@ export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
   const failure = commandFailurePolicy();
   const parking =
     failure.policy === 'park' ? { store: new DynamoParkStore(doc, names.tables.aggregates), attempts: failure.attempts } : undefined;
+  // A table may start empty only if no generation of the events topic holds an event (as it is at the check: it grows at run time).
+  const everyEventGeneration = {
+    isEmpty: async (): Promise<boolean> => {
+      const log = new KafkaGenerationLog(
+        kafka,
+        generations(names.topics.events, partitionGenerations()).map((g) => g.name),
+      );
+      return log.isEmpty().finally(() => log.close());
+    },
+  };
   const deps: CommandSideDeps = {
     aggregates,
     heads,
     publisher,
-    eventLog,
+    eventLog: everyEventGeneration,
     commandLog,
     ...retentions(),
     ...(parking === undefined ? {} : { parking }),

@@ -44,6 +44,12 @@ export interface PartitionCheckpoint {
    * published, so a head carrying it does not refuse a large command for want of room.
    */
   readonly earlier?: readonly CompletedRange[];
+  /**
+   * The partition's generation of the commands topic was sealed once drained (core/generations.ts):
+   * its records from this offset on reached it after a newer generation began deciding, and are
+   * refused, never decided (a stale producer's; the sender sends again, to the newest generation).
+   */
+  readonly sealed?: number;
 }
 
 /** A checkpoint as stored, with when its incarnation began (absent for the first). */

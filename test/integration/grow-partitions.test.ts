@@ -178,6 +178,11 @@ describe('growing the keyed topics from 3 to 6 partitions under load', () => {
       expect(formatReport(report), formatReport(report).join('\n')).toContain('violations  0');
       expect(report.counts.aggregates).toBe(ACCOUNTS);
       expect(report.counts.commandsWithResult).toBe(sent.length);
+      // The new generation decided, so the old one is sealed at its end (generation-gate.ts).
+      for (let p = 0; p < 3; p++) {
+        const checkpoint = await operator.heads.getCheckpoint(`${topicName('commands')}-${p}`);
+        expect(checkpoint?.sealed, `partition ${p}`).toBe((checkpoint?.through ?? -1) + 1);
+      }
     } finally {
       operator.close();
     }

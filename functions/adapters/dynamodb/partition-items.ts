@@ -24,10 +24,11 @@ const checkpointItem = (checkpoint: StoredCheckpoint): Item => ({
   ...(checkpoint.anchor === undefined ? {} : { anchor: { offset: checkpoint.anchor.offset, fingerprint: checkpoint.anchor.fingerprint } }),
   ...(checkpoint.since === undefined ? {} : { since: checkpoint.since }),
   ...(checkpoint.earlier === undefined || checkpoint.earlier.length === 0 ? {} : { earlier: checkpoint.earlier }),
+  ...(checkpoint.sealed === undefined ? {} : { sealed: checkpoint.sealed }),
 });
 
 /** The checkpoint attributes an item may lack: an update whose checkpoint has none removes them. */
-const OPTIONAL_CHECKPOINT_ATTRIBUTES = ['fingerprint', 'anchor', 'since', 'earlier'] as const;
+const OPTIONAL_CHECKPOINT_ATTRIBUTES = ['fingerprint', 'anchor', 'since', 'earlier', 'sealed'] as const;
 
 /**
  * An UpdateItem's expression that makes the checkpoint attributes of its item those of
@@ -84,6 +85,7 @@ export const checkpointFromItem = (item: Item): StoredCheckpoint => ({
         })),
       }
     : {}),
+  ...(item.sealed === undefined ? {} : { sealed: Number(item.sealed) }),
 });
 
 /** True when a checkpoint item holds a checkpoint (it may hold only its partition's releases). */
@@ -168,9 +170,14 @@ export class PartitionItems {
         previous === undefined
           ? { ConditionExpression: 'attribute_not_exists(#through)', ExpressionAttributeNames: { '#through': 'through' } }
           : {
-              ConditionExpression: 'incarnation = :incarnation AND #through = :through',
-              ExpressionAttributeNames: { '#through': 'through' },
-              ExpressionAttributeValues: { ':incarnation': previous.incarnation, ':through': previous.through },
+              // A seal is never lost to a writer that read the checkpoint before it (generation-gate.ts).
+              ConditionExpression: `incarnation = :incarnation AND #through = :through AND ${previous.sealed === undefined ? 'attribute_not_exists(#sealed)' : '#sealed = :sealed'}`,
+              ExpressionAttributeNames: { '#through': 'through', '#sealed': 'sealed' },
+              ExpressionAttributeValues: {
+                ':incarnation': previous.incarnation,
+                ':through': previous.through,
+                ...(previous.sealed === undefined ? {} : { ':sealed': previous.sealed }),
+              },
             },
       );
       this.legacyReleases.delete(next.tp);

@@ -136,7 +136,10 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
       const holds =
         previous === undefined
           ? item === undefined
-          : stored !== undefined && stored.incarnation === previous.incarnation && stored.through === previous.through;
+          : stored !== undefined &&
+            stored.incarnation === previous.incarnation &&
+            stored.through === previous.through &&
+            stored.sealed === previous.sealed;
       if (holds) this.put(checkpointKey(next.tp), { kind: 'checkpoint', checkpoint: next });
       return holds;
     });

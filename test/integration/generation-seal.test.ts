@@ -1,0 +1,103 @@
+/**
+ * Sealing a drained generation of the commands topic, on the real broker and emulator: a batch
+ * of the newer generation waits while the older holds an undecided command, then seals every
+ * older partition on its checkpoint; a command that reaches the old generation afterwards (a
+ * producer deployed before the grow) is refused with GenerationSealed, nothing decided. And a
+ * new table may start empty only if no generation of the events topic holds an event.
+ */
+import type { Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { generationName, GenerationNotDrainedError } from '../../functions/core/generations.ts';
+import { TableBehindLogError } from '../../functions/control/control.ts';
+import type { ResultRecord } from '../../functions/core/wire.ts';
+import { createTopics, unique } from '../support/kafka.ts';
+import { command, mskEvent } from '../support/msk.ts';
+import { startCommandSide, type CommandSide } from '../support/command-side.ts';
+
+let side: CommandSide;
+let producer: Producer;
+const commands = unique('commands');
+const newer = generationName(commands, 1);
+
+/** Sends a command to a partition of a commands topic; returns its record as the trigger would give it. */
+const send = async (topic: string, partition: number, value: ReturnType<typeof command>) => {
+  const [meta] = await producer.send({ topic, acks: -1, messages: [{ partition, key: value.aggregateId, value: JSON.stringify(value) }] });
+  return { topic, partition, offset: Number(meta?.baseOffset), key: value.aggregateId, value };
+};
+
+const outcome = async (commandId: string): Promise<string[]> =>
+  (await side.results())
+    .filter((r: ResultRecord) => r.commandId === commandId)
+    .map((r) => (r.status === 'accepted' ? `v${r.version}` : r.status === 'rejected' ? r.reason.code : r.status));
+
+beforeAll(async () => {
+  vi.stubEnv('PARTITION_GENERATIONS', '3,6');
+  side = await startCommandSide();
+  const admin = side.kafka.admin();
+  await admin.connect();
+  await createTopics(admin, { [commands]: 3, [newer]: 6, [generationName(side.topics.events, 1)]: 6 }).finally(() => admin.disconnect());
+  producer = side.kafka.producer();
+  await producer.connect();
+}, 60_000);
+
+afterAll(async () => {
+  await producer?.disconnect();
+  await side?.close();
+  vi.unstubAllEnvs();
+});
+
+describe('sealing a drained generation of the commands topic', () => {
+  it('waits for the older generation, seals it once drained, then refuses what reaches it late', async () => {
+    const id = unique('acc');
+    const process = side.processor();
+    const open = await send(commands, 0, command(id, 'OpenAccount', { owner: 'Ada' }));
+    await process(mskEvent([open]));
+    const first = await send(commands, 0, command(id, 'Deposit', { amount: 1 }));
+    const second = await send(newer, 2, command(id, 'Deposit', { amount: 2 }));
+
+    // The older generation holds an undecided command: the newer waits, nothing sealed.
+    await expect(process(mskEvent([second]))).rejects.toBeInstanceOf(GenerationNotDrainedError);
+    expect((await side.heads.getCheckpoint(`${commands}-0`))?.sealed).toBeUndefined();
+    await process(mskEvent([first]));
+    await process(mskEvent([second]));
+    expect(await outcome(second.value.commandId)).toEqual(['v3']);
+    // Every older partition sealed at its end, the empty ones too.
+    const sealed = await Promise.all([0, 1, 2].map(async (p) => (await side.heads.getCheckpoint(`${commands}-${p}`))?.sealed));
+    expect(sealed).toEqual([first.offset + 1, 0, 0]);
+
+    // A stale producer's commands on the old generation: refused, not decided after the newer one.
+    const late = await send(commands, 0, command(id, 'Deposit', { amount: 3 }));
+    const other = unique('acc');
+    const lateOpen = await send(commands, 1, command(other, 'OpenAccount', { owner: 'Bo' }));
+    const result = await process(mskEvent([late, lateOpen]));
+    expect(result).toMatchObject({ accepted: 0, rejected: 2, batchItemFailures: [] });
+    expect(await outcome(late.value.commandId)).toEqual(['GenerationSealed']);
+    expect(await outcome(lateOpen.value.commandId)).toEqual(['GenerationSealed']);
+    expect((await side.heads.get('account', id))?.version).toBe(3);
+    expect(await side.heads.get('account', other)).toBeUndefined();
+    expect((await side.events()).filter((e) => e.commandId === late.value.commandId)).toEqual([]);
+    // The checkpoint moved past them and kept its seal; the newer generation goes on.
+    expect(await side.heads.getCheckpoint(`${commands}-0`)).toMatchObject({ through: late.offset, sealed: first.offset + 1 });
+    const next = await send(newer, 2, command(id, 'Deposit', { amount: 4 }));
+    await process(mskEvent([next]));
+    expect(await outcome(next.value.commandId)).toEqual(['v4']);
+  }, 60_000);
+
+  it('starts a new table empty only if no generation of the events topic holds an event', async () => {
+    const fresh = await startCommandSide();
+    try {
+      const admin = fresh.kafka.admin();
+      await admin.connect();
+      const topic = generationName(fresh.topics.events, 1);
+      await createTopics(admin, { [topic]: 6 }).finally(() => admin.disconnect());
+      // An event on the newer generation only (the older is empty): this table never saw it.
+      await producer.send({ topic, acks: -1, messages: [{ key: 'x', value: '{}' }] });
+      const id = unique('acc');
+      const open = await send(commands, 2, command(id, 'OpenAccount', { owner: 'Ada' }));
+      await expect(fresh.processor()(mskEvent([open]))).rejects.toBeInstanceOf(TableBehindLogError);
+      expect(await fresh.heads.get('account', id)).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
+  }, 60_000);
+});
