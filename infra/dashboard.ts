@@ -20,6 +20,8 @@ export interface DashboardSources {
   readonly recordAge: (trigger: string) => cloudwatch.Metric;
   /** Log group of the rebuild, whose `rebuild progress` lines the dashboard charts. */
   readonly rebuildLogGroup?: logs.ILogGroup;
+  /** Events each projection version's catch-up has left (infra/versions.ts). */
+  readonly catchUpRemaining?: cloudwatch.IMetric;
 }
 
 const period = Duration.minutes(5);
@@ -95,6 +97,7 @@ export const dashboardWidgets = (s: DashboardSources): cloudwatch.IWidget[][] =>
       }),
     );
   }
+  if (s.catchUpRemaining !== undefined) widgets.push(graph('projection versions: events left to catch up', [s.catchUpRemaining]));
   widgets.push(
     graph(
       'command API: outcome after (ms) and responses',

@@ -17,6 +17,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { dashboardWidgets, mappingMetric } from './dashboard.ts';
 import { pascal } from './tables.ts';
+import { catchUpRemaining } from './versions.ts';
 
 /** Properties of {@link Monitoring}. */
 export interface MonitoringProps {
@@ -277,7 +278,9 @@ export class Monitoring extends Construct {
         tables: props.tables,
         own,
         recordAge: (trigger) => recordAge(trigger, period),
-        ...(rebuild !== undefined ? { rebuildLogGroup: rebuild.logGroup } : {}),
+        ...(rebuild !== undefined
+          ? { rebuildLogGroup: rebuild.logGroup, catchUpRemaining: catchUpRemaining(props.metricsNamespace, props.serviceName) }
+          : {}),
       }),
     });
   }

@@ -23,6 +23,7 @@ import type { StackSettings } from './settings.ts';
 import { Tables } from './tables.ts';
 import { KafkaTopics } from './topics.ts';
 import { retainProviderLogs } from './log-retention.ts';
+import { ProjectionVersionSchedule } from './versions.ts';
 
 /** Properties of {@link KafkaAggregatesStack}. */
 export interface KafkaAggregatesStackProps extends StackProps {
@@ -155,6 +156,10 @@ export class KafkaAggregatesStack extends Stack {
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
       ...(settings.alarmEmail !== undefined ? { alarmEmail: settings.alarmEmail } : {}),
     });
+
+    const rebuild = this.handlers.functions.snapshotRebuild;
+    // LocalStack's CloudFormation documents no EventBridge rules: there the catch-up is invoked by hand ({"versions": true}).
+    if (rebuild !== undefined && settings.target === 'aws') new ProjectionVersionSchedule(this, 'ProjectionVersions', { rebuild });
 
     new CfnOutput(this, 'ClusterArn', { value: this.cluster.clusterArn });
     new CfnOutput(this, 'BootstrapBrokers', { value: this.cluster.bootstrapBrokers });

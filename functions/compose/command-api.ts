@@ -10,6 +10,7 @@ import { KafkaCommandSender } from '../adapters/kafka/command-sender.ts';
 import { createCommandApi, type CommandApiDeps, type HttpRequest, type HttpResponse, type RequestContext } from '../command-api/api.ts';
 import { commandApiWait, partitionGenerations, retentions } from '../config.ts';
 import { generationName } from '../core/generations.ts';
+import { activeProjectionPk } from '../core/projection-versions.ts';
 import { aggregates } from '../domain/index.ts';
 import { projectionRowKey } from '../event/ports.ts';
 import { projections } from '../projections/index.ts';
@@ -32,11 +33,15 @@ export const composeCommandApi = (wiring: Wiring = {}, hooks: Pick<CommandApiDep
   return {
     handle: createCommandApi({
       aggregates,
-      projections: projections.map((p) => p.name),
+      projections: [...new Set(projections.map((p) => p.name))],
       sender,
       outcomes: new CommandOutcomes(doc, names.tables.aggregates),
       claims: new DynamoCommandClaims(doc, names.tables.aggregates, retentions().dedupeWindowMs),
-      rows: { row: async (projection, rowId) => (await readModels.get(projectionRowKey(projection, rowId)))?.data },
+      // The version that serves reads (core/projection-versions.ts): one more read only for a projection with versions.
+      rows: {
+        row: async (projection, rowId) =>
+          (await readModels.get(projectionRowKey(await activeProjectionPk(readModels, projections, projection), rowId)))?.data,
+      },
       settings: { ...commandApiWait(), commandsTopic: names.topics.commands },
       ...hooks,
     }),

@@ -19,7 +19,7 @@ import { reactions } from '../reactions/index.ts';
 import { generations } from '../topology.ts';
 import type { CommandGate } from '../rebuild/ports.ts';
 import type { Progress } from '../rebuild/rebuild-aggregates.ts';
-import { runRebuildRequest, type AnyRebuildReport, type RebuildRequest } from '../rebuild/requests.ts';
+import { runRebuildRequest, type AnyRebuildReport, type RebuildRequest, type RebuildRequestDeps } from '../rebuild/requests.ts';
 import { clients, type Wiring } from './wiring.ts';
 
 /** How a rebuild run is held and watched. */
@@ -29,6 +29,8 @@ export interface RebuildRunOptions {
   readonly onProgress?: (progress: Progress) => void;
   /** When to stop at a checkpoint (ms since the epoch). @default never */
   readonly deadline?: number;
+  /** A version catch-up's progress and its log lines (the switch, the drop). */
+  readonly versions?: RebuildRequestDeps['versions'];
 }
 
 /** The rebuild, wired. */
@@ -75,6 +77,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
           {
             projections,
             eventLog,
+            ...(options.versions === undefined ? {} : { versions: options.versions }),
             aggregatesRebuild: {
               aggregates,
               heads,

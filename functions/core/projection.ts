@@ -85,6 +85,14 @@ export interface ProjectionDefinition<R, E extends Message> {
    * @default 'per-aggregate'
    */
   readonly dedupe?: 'per-aggregate' | 'per-partition';
+  /**
+   * The version of what the rows hold. Bump it when `evolve` or `rowId` change the rows, and
+   * keep the previous version registered beside it: the new version is built in its own key
+   * space from the start of the events topic while the previous one serves, and reads switch
+   * once it has caught up (core/projection-versions.ts, docs/CHANGING-EVENTS.md).
+   * @default 1
+   */
+  readonly version?: number;
 }
 
 /** A projection definition with its types erased, as the runtime holds it. */

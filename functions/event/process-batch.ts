@@ -38,6 +38,7 @@ import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { routeEvents } from './route.ts';
+import { liveVersions, writeJoins } from './versions.ts';
 
 /**
  * How the live event side checks that its table is in step with the events topic before it
@@ -122,7 +123,7 @@ const checkReady = async (deps: EventSideDeps, snapshot: BatchSnapshot): Promise
 
 /** Builds the batch processor that the event handler Lambda calls once per invocation. */
 export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) => Promise<EventBatchSummary>) => {
-  const apply = createEventApplier(deps);
+  const apply = createEventApplier(deps, { liveVersions: true });
   return async (event) => {
     const records = decodeMskEvent(event).flat();
     const topic = records[0]?.topic;
@@ -133,8 +134,10 @@ export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) =>
 };
 
 /** Applies records read from the log, partition by partition in offset order: the processor without the trigger's payload (replays). */
-export const createEventApplier = (deps: EventSideDeps) => {
+export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVersions?: boolean } = {}) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
+  // The live side applies projection versions as their state says (versions.ts); a replay applies every version it is given.
+  const versions = mode.liveVersions === true ? liveVersions(deps.projections) : undefined;
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
 
@@ -147,10 +150,15 @@ export const createEventApplier = (deps: EventSideDeps) => {
     let routes = routeEvents(good, registry, () => undefined);
     // Items whose key the store refuses are neither read nor written: their events are refused.
     const snapshot = await deps.readModels.readBatch(
-      [...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key), ...censusKeys(read.sightings)],
+      [
+        ...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
+        ...censusKeys(read.sightings),
+        ...(versions?.keys(partitions) ?? []),
+      ],
       partitions,
     );
     await checkReady(deps, snapshot);
+    const versionPlan = versions?.plan(snapshot.items, records);
 
     // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
     const skipped: DeadLetter[] = [];
@@ -181,7 +189,12 @@ export const createEventApplier = (deps: EventSideDeps) => {
     let plans: Map<string, ItemPlan>;
     for (;;) {
       const failures: Halt[] = [];
-      routes = routeEvents(good, registry, (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }));
+      routes = routeEvents(
+        good,
+        registry,
+        (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }),
+        versionPlan?.applies,
+      );
       plans = new Map(
         [...routes]
           .filter(([, route]) => route.keyProblem === undefined)
@@ -218,6 +231,7 @@ export const createEventApplier = (deps: EventSideDeps) => {
     const [written] = await Promise.all([
       writeItems({ ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters }, plans, routes, snapshot),
       writeCensus(deps.readModels, snapshot, read.sightings),
+      writeJoins(deps.readModels, versionPlan?.joins ?? []),
     ]);
     const outcomes = written.final;
     return {

@@ -7,6 +7,7 @@ import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { registry as aggregateRegistry } from '../core/registry.ts';
 import { MAX_NAME_CHARS } from '../core/limits.ts';
+import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import { InvalidDefinitionError } from './errors.ts';
 
 /** Projections and reactions by what they consume. */
@@ -35,14 +36,19 @@ const checkConsumes = (
   }
 };
 
-const checkNames = (kind: string, names: readonly string[]): void => {
+const checkNames = (kind: string, names: readonly string[], versions: readonly number[] = []): void => {
   const seen = new Set<string>();
-  for (const name of names) {
+  for (const [i, name] of names.entries()) {
+    const version = versions[i] ?? 1;
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new InvalidDefinitionError(`${kind} ${name}: version ${String(version)} is not a whole number from 1`);
     if (!NAME.test(name)) throw new InvalidDefinitionError(`${kind} name ${JSON.stringify(name)} must match ${String(NAME)}`);
     // Part of item keys and of every commandId a reaction derives (core/limits.ts).
     if (name.length > MAX_NAME_CHARS) throw new InvalidDefinitionError(`${kind} name ${name} is longer than ${MAX_NAME_CHARS} characters`);
-    if (seen.has(name)) throw new InvalidDefinitionError(`${kind} ${name} is defined twice`);
-    seen.add(name);
+    // Versions of one projection live side by side (core/projection-versions.ts); one version twice is a mistake.
+    const id = projectionPk(name, version);
+    if (seen.has(id)) throw new InvalidDefinitionError(`${kind} ${name}${version > 1 ? ` version ${version}` : ''} is defined twice`);
+    seen.add(id);
   }
 };
 
@@ -60,6 +66,7 @@ export const eventRegistry = (
   checkNames(
     'projection',
     projections.map((p) => p.name),
+    projections.map(versionOf),
   );
   checkNames(
     'reaction',

@@ -5,6 +5,7 @@
  */
 import { DYNAMODB, keyProblem as storableKeyProblem, MAX_REACTION_COMMANDS } from '../core/limits.ts';
 import type { AnyProjection, DomainEvent } from '../core/projection.ts';
+import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import { reactionCommandEnvelope, type AnyReaction, type Reacted } from '../core/reaction.ts';
 import { checkCommand, type Reason } from '../core/wire.ts';
 import { itemId, projectionRowKey, reactionCheckpointKey, type ItemKey } from './ports.ts';
@@ -40,10 +41,12 @@ const guard = <T>(consumer: ConsumerRef, event: DomainEvent, run: () => T): T =>
 };
 
 const projectionFolder = (projection: AnyProjection, rowId: string): ItemFolder => {
-  const consumer: ConsumerRef = { kind: 'projection', name: projection.name };
+  // Each version in its own key space (core/projection-versions.ts): `<name>@v<n>` past version 1.
+  const pk = projectionPk(projection.name, versionOf(projection));
+  const consumer: ConsumerRef = { kind: 'projection', name: pk };
   return {
     consumer,
-    key: projectionRowKey(projection.name, rowId),
+    key: projectionRowKey(pk, rowId),
     policy: projection.onGap ?? (projection.dedupe === 'per-partition' ? 'ignore' : 'halt'),
     dedupe: projection.dedupe ?? 'per-aggregate',
     initial: undefined,
@@ -111,6 +114,8 @@ export const routeEvents = (
   events: readonly IncomingEvent[],
   registry: EventRegistry,
   onFailure?: (incoming: IncomingEvent, error: KafkaAggregatesError) => void,
+  /** Which projection versions apply an event where it was read (event/versions.ts). @default every one */
+  applies: (projection: AnyProjection, incoming: IncomingEvent) => boolean = () => true,
 ): Map<string, Route> => {
   const routes = new Map<string, Route>();
   const add = (folder: ItemFolder, incoming: IncomingEvent) => {
@@ -126,7 +131,10 @@ export const routeEvents = (
     const { event } = incoming;
     let rows: [AnyProjection, string][];
     try {
-      rows = registry.projectionsFor(event.aggregateType, event.type).map((p) => [p, rowIdOf(p, event)]);
+      rows = registry
+        .projectionsFor(event.aggregateType, event.type)
+        .filter((p) => applies(p, incoming))
+        .map((p) => [p, rowIdOf(p, event)]);
     } catch (error) {
       if (onFailure === undefined) throw error;
       dispose(error, { 'halt-partition': (halting) => onFailure(incoming, halting) });

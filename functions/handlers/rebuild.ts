@@ -5,7 +5,9 @@
  * events topic, holding commands until it has caught up; `{"mode":"verify"}` compares the
  * table with the topic and writes nothing; `{"projection":"account-summary"}` rebuilds that
  * projection's rows; `{"readModels":true}` rebuilds every projection and reaction checkpoint
- * up to where the event trigger stands. A run that nears the time limit stops at a checkpoint
+ * up to where the event trigger stands; `{"versions":true}` catches up a projection's new
+ * version beside the one serving reads, switches reads to it and drops the old one
+ * (rebuild/projection-version.ts; invoked on a schedule, infra/versions.ts). A run that nears the time limit stops at a checkpoint
  * and reports `incomplete`: invoke again. The response is bounded (rebuild/report.ts); what it
  * leaves out goes to the log.
  */
@@ -14,11 +16,13 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
 import { observability } from '../adapters/aws/powertools.ts';
 import { composeRebuild } from '../compose/rebuild.ts';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { CatchUpProgress } from '../core/projection-versions.ts';
 import type { Progress } from '../rebuild/rebuild-aggregates.ts';
 import { boundReport } from '../rebuild/report.ts';
 import type { RebuildRequest } from '../rebuild/requests.ts';
 
-const { logger } = observability('snapshot-rebuild');
+const { logger, metrics } = observability('snapshot-rebuild');
 const rebuild = composeRebuild();
 
 /** Time kept in hand to write the last checkpoint before Lambda's limit. */
@@ -36,11 +40,29 @@ const logProgress = () => {
   };
 };
 
+/** A version catch-up's progress as metrics (`projectionCatchUpRemaining`, `projectionCatchUpRate`, by projection), at most every ten seconds. */
+const catchUpMetrics = () => {
+  let last = 0;
+  return (projection: string, p: CatchUpProgress) => {
+    if (Date.now() - last < 10_000 && p.eventsRead < p.eventsTotal) return;
+    last = Date.now();
+    // A single metric is published as it is added, with its own dimensions.
+    const metric = (name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number) => {
+      const single = metrics.singleMetric();
+      single.addDimension('projection', projection);
+      single.addMetric(name, unit, value);
+    };
+    metric('projectionCatchUpRemaining', MetricUnit.Count, Math.max(0, p.eventsTotal - p.eventsRead));
+    metric('projectionCatchUpRate', MetricUnit.CountPerSecond, p.ratePerSecond);
+  };
+};
+
 /** The Lambda handler: the report, bounded; the full lists are in the log. */
 export const handler = middy(async (request: RebuildRequest | null, context: Context) => {
   const report = await rebuild.run(request ?? {}, {
     onProgress: logProgress(),
     deadline: Date.now() + context.getRemainingTimeInMillis() - SAFETY_MS,
+    versions: { onProgress: catchUpMetrics(), log: (message, fields) => logger.info(message, fields) },
   });
   const bounded = boundReport(report, (list, items, firstIndex) => {
     for (let i = 0; i < items.length; i += LOG_CHUNK)

@@ -28,6 +28,7 @@ import type { RebuildHeadsStore } from './ports.ts';
 import { replayLog, type Progress } from './replay.ts';
 import { headDifferences, type Difference } from './verify-aggregates.ts';
 import { firstDifference, rowChanges, type RowChange } from './row-changes.ts';
+import { activeProjectionPk } from '../core/projection-versions.ts';
 
 /** What check-deploy reads, and the code it checks. */
 export interface CheckDeployDeps {
@@ -37,7 +38,7 @@ export interface CheckDeployDeps {
   readonly reactions: readonly AnyReaction[];
   readonly eventLog: LogReader;
   readonly heads: Pick<RebuildHeadsStore, 'scanAll'>;
-  readonly readModels: Pick<ReadModels, 'query'>;
+  readonly readModels: Pick<ReadModels, 'query' | 'get'>;
   /** An empty read-models store that the replay applies into (nothing is written to the deployed tables). */
   readonly scratch: ReadModels;
   /** Where the event trigger stands (next offset per partition number): the rows are compared as of there. */
@@ -174,7 +175,10 @@ const replay = async (
   }
 
   // Rows: every projection's and reaction's items, stored against replayed.
-  const pks = [...deps.projections.map((p) => p.name), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))];
+  // A projection with versions is compared at the version serving reads; one being built beside it is not yet a change.
+  const names = [...new Set(deps.projections.map((p) => p.name))];
+  const served = await Promise.all(names.map((name) => activeProjectionPk(deps.readModels, deps.projections, name)));
+  const pks = [...served, ...deps.reactions.map((r) => reactionCheckpointPk(r.name))];
   const comparable = (item: StoredItem) =>
     (sampleEvery === 1 || item.offsets === undefined) && Object.keys(item.versions).every((k) => sampled(k.slice(k.indexOf('#') + 1)));
   let rowsCompared = 0;

@@ -6,6 +6,7 @@
 import type { AnyAggregate } from '../core/aggregate.ts';
 import type { LogReader } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
+import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { ReadModels } from '../event/ports.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
@@ -39,7 +40,7 @@ export const rebuildProjection = async (
       { ...deps, name: deps.projection.name, projections: [deps.projection], reactions: [], beforeSave: lock.renew },
       () => deps.eventLog.offsets(),
       async () => {
-        rowsWiped = await deps.readModels.wipe(deps.projection.name);
+        rowsWiped = await deps.readModels.wipe(projectionPk(deps.projection.name, versionOf(deps.projection)));
       },
       options,
     );

@@ -8,6 +8,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import { sleep } from '../core/async.ts';
 import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
+import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
 import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
@@ -83,7 +84,10 @@ const rebuildHeld = async (
       return { start, end };
     },
     async () => {
-      for (const pk of [...deps.projections.map((p) => p.name), ...deps.reactions.map((r) => reactionCheckpointPk(r.name))])
+      for (const pk of [
+        ...deps.projections.map((p) => projectionPk(p.name, versionOf(p))),
+        ...deps.reactions.map((r) => reactionCheckpointPk(r.name)),
+      ])
         itemsWiped += await readModels.wipe(pk);
     },
     options,

@@ -10,6 +10,7 @@ import { rebuildAggregates, type RebuildDeps, type RebuildReport } from './rebui
 import { rebuildProjection, type ProjectionRebuildReport } from './rebuild-projection.ts';
 import { rebuildReadModels, type ReadModelsRebuildDeps, type ReadModelsRebuildReport } from './rebuild-read-models.ts';
 import { verifyAggregates, type VerifyReport } from './verify-aggregates.ts';
+import { catchUpVersions, type VersionCatchUpDeps, type VersionCatchUpReport } from './projection-version.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** What to do. */
@@ -19,10 +20,12 @@ export interface RebuildRequest {
   readonly projection?: string;
   /** Rebuild every projection and reaction checkpoint up to where the event trigger stands. */
   readonly readModels?: boolean;
+  /** Catch up every projection version the code registers past the one serving reads; switch and drop when caught up (projection-version.ts). */
+  readonly versions?: boolean;
 }
 
 /** Any report a request comes to. */
-export type AnyRebuildReport = RebuildReport | VerifyReport | ProjectionRebuildReport | ReadModelsRebuildReport;
+export type AnyRebuildReport = RebuildReport | VerifyReport | ProjectionRebuildReport | ReadModelsRebuildReport | VersionCatchUpReport;
 
 /** The request names a projection the deployment does not have. */
 export class UnknownProjectionError extends KafkaAggregatesError {
@@ -43,12 +46,22 @@ export interface RebuildRequestDeps {
   readonly eventLog: LogReader;
   readonly aggregatesRebuild: RebuildDeps;
   readonly readModelsRebuild: ReadModelsRebuildDeps;
+  /** How a version catch-up reports its progress and logs its switch and drop. */
+  readonly versions?: Pick<VersionCatchUpDeps, 'onProgress' | 'log'>;
 }
 
 /** Runs `request`; `deadline` (ms since the epoch) is when to stop at a checkpoint. */
 export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequest, deadline?: number): Promise<AnyRebuildReport> => {
   const options = deadline === undefined ? {} : { deadline };
   if (request.readModels === true) return rebuildReadModels(deps.readModelsRebuild, options);
+  if (request.versions === true) {
+    const { aggregates, readModels, drainMs } = deps.readModelsRebuild;
+    const drain = drainMs === undefined ? {} : { drainMs };
+    return catchUpVersions(
+      { aggregates, projections: deps.projections, readModels, eventLog: deps.eventLog, ...drain, ...deps.versions },
+      options,
+    );
+  }
   if (request.projection !== undefined) {
     const projection = deps.projections.find((p) => p.name === request.projection);
     if (projection === undefined)

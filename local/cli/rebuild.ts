@@ -7,7 +7,7 @@ import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { explain, parseOptions, requireBroker, usageError, type CliCommand } from './common.ts';
 
-const help = `Usage: kafka-aggregates rebuild [--verify] [--projection <name>] [--read-models]
+const help = `Usage: kafka-aggregates rebuild [--verify] [--projection <name>] [--read-models] [--versions]
 
 Rebuilds the aggregates table from the events topic: takes the rebuild lock (commands are
 held: the command handler refuses to decide until the rebuild has caught up), publishes any
@@ -21,6 +21,10 @@ Options:
                         trigger stands (its consumer group's committed offsets), holding the event side
                         meanwhile; replayed events issue no command. With npm start running here, it
                         first waits out an event batch in flight (the event function's timeout)
+  --versions            catch up each projection version the code registers past the one serving reads,
+                        beside it, while the event side goes on (npm start); switch reads to it once
+                        caught up and drop the old version's rows (docs/CHANGING-EVENTS.md). Progress:
+                        \`kafka-aggregates status\`
   -h, --help            show this help
 
 Exit codes: 0 done (verify: no difference), 1 verify found differences, or the log has gaps
@@ -30,7 +34,8 @@ Examples:
   kafka-aggregates rebuild
   kafka-aggregates rebuild --verify
   kafka-aggregates rebuild --projection account-summary
-  kafka-aggregates rebuild --read-models`;
+  kafka-aggregates rebuild --read-models
+  kafka-aggregates rebuild --versions`;
 
 /** A one-line progress bar on a terminal; a line every few seconds otherwise. */
 export const progressBar = () => {
@@ -64,12 +69,18 @@ export const rebuild: CliCommand = {
       verify: { type: 'boolean' },
       projection: { type: 'string' },
       'read-models': { type: 'boolean' },
+      versions: { type: 'boolean' },
     });
     if (values === undefined) return 0;
     const readModels = values['read-models'] === true;
     if (values.verify === true && (values.projection !== undefined || readModels))
       throw usageError('rebuild', '--verify applies to the aggregates table only');
     if (readModels && values.projection !== undefined) throw usageError('rebuild', 'give --projection or --read-models, not both');
+    const versions = values.versions === true;
+    if (versions && (readModels || values.projection !== undefined || values.verify === true))
+      throw usageError('rebuild', '--versions runs alone');
+    // The live event trigger (npm start) may hold a batch that read the state before the switch: the drop waits it out.
+    if (versions && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
     // A live event trigger (npm start) may hold a batch that read the tables before the hold.
     if (readModels && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
     await requireBroker();
@@ -86,8 +97,15 @@ export const rebuild: CliCommand = {
             mode: values.verify === true ? 'verify' : 'rebuild',
             ...(values.projection === undefined ? {} : { projection: values.projection }),
             ...(readModels ? { readModels: true } : {}),
+            ...(versions ? { versions: true } : {}),
           },
-          { onProgress: (p) => bar.update(p) },
+          {
+            onProgress: (p) => bar.update(p),
+            versions: {
+              onProgress: (name, p) => bar.update({ phase: 'reading', eventsRead: p.eventsRead, eventsTotal: p.eventsTotal }),
+              log: (message, fields) => process.stderr.write(`\n${message} ${JSON.stringify(fields)}\n`),
+            },
+          },
         )
         .catch((error: unknown) => {
           throw explain(error);

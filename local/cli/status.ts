@@ -6,6 +6,7 @@ import { allGenerations, mappingsFromTopology } from '../trigger/mappings.ts';
 import { readStatus } from '../trigger/status.ts';
 import { explain, parseOptions, requireBroker, type CliCommand } from './common.ts';
 import { parkedLines, readParked } from './park.ts';
+import { readVersions, versionLines } from './versions.ts';
 
 const help = `Usage: kafka-aggregates status [--json]
 
@@ -24,6 +25,9 @@ projection, aggregate and versions; EventChainError naming the aggregate, versio
 and revision). A partition that stays blocked on a record that can never be handled is
 released only by an explicit act: see \`kafka-aggregates skip --help\`. Last, the parked
 aggregates (policy \`park\`): cause, first offset, records and age; see \`release --help\`.
+Then each projection with versions: the version that serves reads and, while a new version
+is built beside it, its catch-up: events applied and to go, partitions the live side has
+joined, the rate and the time to done (docs/CHANGING-EVENTS.md).
 
 Options:
   --json       print the whole status as JSON
@@ -103,8 +107,19 @@ export const status: CliCommand = {
       const anyBlocked = report.some((f) => f.partitions.some((p) => p.blocked !== undefined));
       const parked = await readParked();
       if (values.json === true) {
+        const versions = await readVersions();
         console.log(
-          JSON.stringify({ triggersRunningHere: local !== undefined, triggers: local?.triggers ?? [], functions: report, parked }, null, 2),
+          JSON.stringify(
+            {
+              triggersRunningHere: local !== undefined,
+              triggers: local?.triggers ?? [],
+              functions: report,
+              parked,
+              projectionVersions: versions,
+            },
+            null,
+            2,
+          ),
         );
         return anyBlocked ? 1 : 0;
       }
@@ -146,6 +161,9 @@ export const status: CliCommand = {
         console.log(
           ['\nParked aggregates (policy park; see `kafka-aggregates release --help`):', ...parkedLines(parked.parked)].join('\n'),
         );
+      const versions = await readVersions();
+      if ('error' in versions) console.log(`\nProjection versions: could not read the read-models table (${versions.error}).`);
+      else if (versions.versions.length > 0) console.log(['\nProjection versions:', ...versionLines(versions.versions)].join('\n'));
       return anyBlocked ? 1 : 0;
     } finally {
       await admin.disconnect();

@@ -1,0 +1,125 @@
+/**
+ * The live event side's part in a projection version switch (core/projection-versions.ts,
+ * rebuild/projection-version.ts). While version n+1 of a projection is built beside version n,
+ * the live side applies version n everywhere and version n+1 on a partition only once the
+ * catch-up has applied everything before the batch there (its marker's `through` is at or past
+ * the batch's first offset): from then on it has joined that partition (recorded on the
+ * marker, beside the batch's writes) and applies the new version there too, in offset order
+ * after the catch-up, so no row meets an event ahead of its predecessors. Once the state item
+ * names the new version active, the live side applies it alone. Projections with version 1
+ * only are untouched, and their batches read nothing more.
+ */
+import type { AnyProjection } from '../core/projection.ts';
+import {
+  activeVersion,
+  isVersioned,
+  registeredVersions,
+  versionMarkerKey,
+  versionOf,
+  versionStateKey,
+  versionStateOf,
+  type VersionMarker,
+} from '../core/projection-versions.ts';
+import type { TriggerRecord } from '../core/trigger-event.ts';
+import { topicPartition } from '../core/wire.ts';
+import { itemId, RevisionConflictError, type ItemKey, type ReadModels, type StoredItem } from './ports.ts';
+import type { IncomingEvent } from './fold.ts';
+
+/** A partition the live side joins in this batch: its marker, as read, gets `joined`. */
+export interface Join {
+  readonly key: ItemKey;
+  readonly marker: VersionMarker;
+  readonly revision: number;
+  readonly from: number;
+}
+
+/** What one batch applies of the versioned projections, and the joins it records. */
+export interface VersionPlan {
+  readonly applies: (projection: AnyProjection, incoming: IncomingEvent) => boolean;
+  readonly joins: readonly Join[];
+}
+
+/** The versions the live side keeps for the deployment's projections. */
+export interface LiveVersions {
+  /** The state items, and the markers of the batch's partitions, to read in the batch's one read. */
+  keys(partitions: readonly string[]): ItemKey[];
+  plan(items: ReadonlyMap<string, StoredItem>, records: readonly TriggerRecord[]): VersionPlan;
+}
+
+const markerOf = (item: StoredItem | undefined): VersionMarker | undefined =>
+  Number.isInteger((item?.data as VersionMarker | undefined)?.through) ? (item?.data as VersionMarker) : undefined;
+
+/** The live side's view of `projections`' versions. */
+export const liveVersions = (projections: readonly AnyProjection[]): LiveVersions => {
+  const names = [...new Set(projections.map((p) => p.name))]
+    .map((name) => ({ name, versions: registeredVersions(projections, name) }))
+    .filter(({ versions }) => isVersioned(versions));
+  const everywhere: VersionPlan = { applies: () => true, joins: [] };
+  return {
+    keys: (partitions) =>
+      names.flatMap(({ name, versions }) => [
+        versionStateKey(name),
+        ...partitions.map((tp) => versionMarkerKey(name, versions.at(-1) as number, tp)),
+      ]),
+    plan: (items, records) => {
+      if (names.length === 0) return everywhere;
+      const firstOffset = new Map<string, number>();
+      for (const r of records) firstOffset.set(topicPartition(r), Math.min(firstOffset.get(topicPartition(r)) ?? r.offset, r.offset));
+      const joins: Join[] = [];
+      // Per name: the active version, and the partitions where the new one applies too.
+      const rule = new Map<string, { active: number; target: number; on: Set<string> }>();
+      for (const { name, versions } of names) {
+        const active = activeVersion(versionStateOf(items.get(itemId(versionStateKey(name)))?.data), versions);
+        const target = versions.at(-1) as number;
+        const on = new Set<string>();
+        if (active < target)
+          for (const [tp, first] of firstOffset) {
+            const key = versionMarkerKey(name, target, tp);
+            const item = items.get(itemId(key));
+            const marker = markerOf(item);
+            if (marker === undefined) continue;
+            if (marker.joined !== undefined) on.add(tp);
+            else if (marker.through >= first) {
+              on.add(tp);
+              joins.push({ key, marker, revision: item?.revision ?? 0, from: first });
+            }
+          }
+        rule.set(name, { active, target, on });
+      }
+      return {
+        joins,
+        applies: (projection, incoming) => {
+          const r = rule.get(projection.name);
+          if (r === undefined) return true;
+          const version = versionOf(projection);
+          return version === r.active || (version === r.target && r.on.has(topicPartition(incoming.position)));
+        },
+      };
+    },
+  };
+};
+
+/** Lost races allowed per marker: the catch-up moves `through` on, which never undoes a join. */
+const MAX_JOIN_ATTEMPTS = 8;
+
+/** Records the batch's joins on their markers, conditional on the revision read; a marker the catch-up moved on is joined all the same. */
+export const writeJoins = async (readModels: Pick<ReadModels, 'write'>, joins: readonly Join[]): Promise<void> => {
+  await Promise.all(
+    joins.map(async (join) => {
+      let { marker, revision } = join;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await readModels.write(join.key, { data: { ...marker, joined: join.from }, versions: {}, gaps: [], gapCount: 0 }, revision);
+          return;
+        } catch (error) {
+          if (!(error instanceof RevisionConflictError) || attempt >= MAX_JOIN_ATTEMPTS) throw error;
+          const current = markerOf(error.current);
+          // Gone (the switch dropped the markers) or joined by another batch: nothing left to record.
+          if (current === undefined || current.joined !== undefined) return;
+          marker = current;
+          revision = error.current?.revision ?? 0;
+        }
+      }
+    }),
+  );
+};

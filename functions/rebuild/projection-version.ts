@@ -1,0 +1,248 @@
+/**
+ * The catch-up of a new projection version (core/projection-versions.ts): version n+1's rows
+ * built in their own key space from the start of the events topic (every generation), while
+ * version n serves reads and the live event side goes on applying it. Projections only: the
+ * applier is given no reactions, so no reaction fires twice and none is held. Each pass reads
+ * every partition the live side has not joined from its marker's `through` to the log's end
+ * as it stood when the pass began, saving `through` per partition as it goes; the live side
+ * joins a partition once `through` reaches its next batch (event/versions.ts), and a partition
+ * the catch-up finds at the log's end it joins itself. When every partition is joined, the new
+ * version holds every event the live side has handled and the live side applies it from then
+ * on: reads switch to it (the state item's `active`), and after a drain the old version's rows
+ * are dropped, each step logged and entered on the state item's record.
+ */
+import type { AnyAggregate } from '../core/aggregate.ts';
+import { sleep } from '../core/async.ts';
+import type { LogReader, PartitionOffsets } from '../core/log.ts';
+import type { AnyProjection } from '../core/projection.ts';
+import {
+  activeVersion,
+  isVersioned,
+  projectionPk,
+  registeredVersions,
+  versionMarkerKey,
+  versionMarkerPk,
+  versionOf,
+  versionStateKey,
+  versionStateOf,
+  type CatchUpProgress,
+  type ProjectionVersionState,
+  type VersionMarker,
+} from '../core/projection-versions.ts';
+import { triggerRecordOf } from '../core/trigger-event.ts';
+import { RevisionConflictError, type ReadModels } from '../event/ports.ts';
+import { haltError } from '../event/halts.ts';
+import { createEventApplier } from '../event/process-batch.ts';
+import { takeReadModelLock } from './read-model-lock.ts';
+import { replayLog } from './replay.ts';
+
+/** What a catch-up needs. */
+export interface VersionCatchUpDeps {
+  readonly aggregates: readonly AnyAggregate[];
+  /** Every projection the code registers: those with a version past the active one are caught up. */
+  readonly projections: readonly AnyProjection[];
+  readonly readModels: ReadModels;
+  readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
+  /** Wait between the switch and the drop, for a live batch that read the state before the switch. @default 0 */
+  readonly drainMs?: number;
+  readonly onProgress?: (name: string, progress: CatchUpProgress) => void;
+  /** Where the switch and the drop are logged, one line each. */
+  readonly log?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/** What a catch-up came to, per projection. */
+export interface VersionCatchUpReport {
+  readonly versions: true;
+  /** `incomplete`: stopped at its deadline; invoke again to resume. */
+  readonly status: 'complete' | 'incomplete';
+  readonly projections: {
+    readonly name: string;
+    readonly from: number;
+    readonly to: number;
+    readonly outcome: 'switched' | 'building';
+    readonly eventsApplied: number;
+    readonly rowsDropped?: number;
+  }[];
+}
+
+type Options = { readonly deadline?: number; readonly checkpointEvery?: number; readonly passPauseMs?: number };
+
+/** Catches up every projection whose code registers a version past the active one; switches and drops when caught up. */
+export const catchUpVersions = async (deps: VersionCatchUpDeps, options: Options = {}): Promise<VersionCatchUpReport> => {
+  const report: VersionCatchUpReport['projections'][number][] = [];
+  for (const name of [...new Set(deps.projections.map((p) => p.name))]) {
+    const versions = registeredVersions(deps.projections, name);
+    if (!isVersioned(versions)) continue;
+    const state = await readState(deps.readModels, name);
+    const from = activeVersion(state.state, versions);
+    const to = versions.at(-1) as number;
+    if (to <= from) continue;
+    const projection = deps.projections.find((p) => p.name === name && versionOf(p) === to) as AnyProjection;
+    // One read-model rebuild or catch-up at a time (read-model-lock.ts).
+    const lock = await takeReadModelLock(deps.readModels, projectionPk(name, to), options.deadline);
+    try {
+      report.push(await catchUpOne(deps, projection, from, options, lock.renew));
+    } finally {
+      await lock.release();
+    }
+    if (report.at(-1)?.outcome !== 'switched') return { versions: true, status: 'incomplete', projections: report };
+  }
+  return { versions: true, status: 'complete', projections: report };
+};
+
+const readState = async (readModels: Pick<ReadModels, 'get'>, name: string) => {
+  const item = await readModels.get(versionStateKey(name));
+  return { state: versionStateOf(item?.data), revision: item?.revision ?? 0 };
+};
+
+const entry = (what: string) => ({ at: new Date().toISOString(), what });
+
+const catchUpOne = async (
+  deps: VersionCatchUpDeps,
+  projection: AnyProjection,
+  from: number,
+  options: Options,
+  renew: () => Promise<void>,
+) => {
+  const { readModels, eventLog } = deps;
+  const name = projection.name;
+  const to = versionOf(projection);
+  let { state, revision } = await readState(readModels, name);
+  const putState = async (next: ProjectionVersionState) => {
+    await readModels.write(versionStateKey(name), { data: next, versions: {}, gaps: [], gapCount: 0 }, revision);
+    revision++;
+    state = next;
+  };
+  if (state?.building !== to)
+    await putState({
+      active: from,
+      building: to,
+      history: [...(state?.history ?? []), entry(`building version ${to} beside version ${from}`)],
+    });
+  const started = Date.now();
+  let eventsApplied = 0;
+  const apply = createEventApplier({
+    aggregates: deps.aggregates,
+    projections: [projection],
+    reactions: [],
+    readModels,
+    publisher: { publish: () => Promise.resolve() },
+  });
+  const tpOf = (key: string) => (/^[0-9]+$/.test(key) ? `${eventLog.topic}-${key}` : key);
+
+  for (;;) {
+    const markers = new Map(
+      (await readModels.query(versionMarkerPk(name, to))).map(({ key, item }) => [
+        key.sk,
+        { marker: item.data as VersionMarker, revision: item.revision },
+      ]),
+    );
+    const putMarker = async (tp: string, through: number, join = false): Promise<void> => {
+      for (;;) {
+        const found = markers.get(tp);
+        const joined = found?.marker.joined ?? (join ? through : undefined);
+        const marker: VersionMarker = {
+          through: Math.max(through, found?.marker.through ?? 0),
+          ...(joined === undefined ? {} : { joined }),
+        };
+        try {
+          await readModels.write(
+            versionMarkerKey(name, to, tp),
+            { data: marker, versions: {}, gaps: [], gapCount: 0 },
+            found?.revision ?? 0,
+          );
+          markers.set(tp, { marker, revision: (found?.revision ?? 0) + 1 });
+          return;
+        } catch (error) {
+          // The live side joined it meanwhile: keep its `joined`, write `through` again.
+          if (!(error instanceof RevisionConflictError) || error.current === undefined) throw error;
+          markers.set(tp, { marker: error.current.data as VersionMarker, revision: error.current.revision });
+        }
+      }
+    };
+    const { start, end } = await eventLog.offsets();
+    const keys = Object.keys(end);
+    const pending = keys.filter((k) => markers.get(tpOf(k))?.marker.joined === undefined);
+    const fromAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, markers.get(tpOf(k))?.marker.through ?? start[k] ?? 0]));
+    const toAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, Math.max(end[k] ?? 0, fromAt[k] ?? 0)]));
+    const remaining = pending.reduce((n, k) => n + (toAt[k] ?? 0) - (fromAt[k] ?? 0), 0);
+    const saveProgress = async (left: number) => {
+      const progress: CatchUpProgress = {
+        eventsRead: eventsApplied,
+        eventsTotal: eventsApplied + left,
+        ratePerSecond: Math.round((eventsApplied / Math.max(1, Date.now() - started)) * 1000),
+        joined: keys.filter((k) => markers.get(tpOf(k))?.marker.joined !== undefined).length,
+        partitions: keys.length,
+        updatedAt: new Date().toISOString(),
+      };
+      await putState({ ...state, active: from, building: to, progress, history: state?.history ?? [] });
+      deps.onProgress?.(name, progress);
+    };
+    await saveProgress(remaining);
+
+    if (pending.length === 0) {
+      const rowsDropped = await switchAndDrop(deps, name, from, to, { get: () => state as ProjectionVersionState, put: putState });
+      return { name, from, to, outcome: 'switched' as const, eventsApplied, rowsDropped };
+    }
+    if (remaining === 0) {
+      // Nothing left before the log's end: join what is still at it now (a record written since goes to the live side).
+      const now = (await eventLog.offsets()).end;
+      for (const k of pending) if ((now[k] ?? 0) <= (fromAt[k] ?? 0)) await putMarker(tpOf(k), fromAt[k] ?? 0, true);
+      continue;
+    }
+    const replayed = await replayLog(
+      eventLog,
+      { checkpoint: fromAt, eventsRead: 0 },
+      toAt,
+      {
+        apply: async (records) => {
+          const summary = await apply(records.map((r) => triggerRecordOf(r.topic ?? eventLog.topic, r)));
+          // A halt here is one the live side halts at too: the catch-up waits for it like any replay.
+          const halt = summary.halted[0];
+          if (halt !== undefined) throw haltError(halt);
+          eventsApplied += records.length;
+        },
+        save: async (at) => {
+          await renew();
+          for (const k of pending)
+            if ((at.checkpoint[k] ?? 0) > (markers.get(tpOf(k))?.marker.through ?? -1)) await putMarker(tpOf(k), at.checkpoint[k] ?? 0);
+          await saveProgress(pending.reduce((n, k) => n + Math.max(0, (toAt[k] ?? 0) - (at.checkpoint[k] ?? fromAt[k] ?? 0)), 0));
+        },
+      },
+      {
+        checkpointEvery: options.checkpointEvery ?? 2_000,
+        checkpointIntervalMs: 1_000,
+        ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
+      },
+    );
+    for (const k of pending)
+      if ((replayed.at.checkpoint[k] ?? 0) > (markers.get(tpOf(k))?.marker.through ?? -1))
+        await putMarker(tpOf(k), replayed.at.checkpoint[k] ?? 0);
+    if (replayed.stoppedEarly || (options.deadline !== undefined && Date.now() >= options.deadline))
+      return { name, from, to, outcome: 'building' as const, eventsApplied };
+    if (replayed.at.eventsRead < 100) await sleep(options.passPauseMs ?? 100);
+  }
+};
+
+/** Switches reads to `to`, waits for the live batches that read the state before, and drops `from`'s rows and the markers. */
+const switchAndDrop = async (
+  deps: VersionCatchUpDeps,
+  name: string,
+  from: number,
+  to: number,
+  state: { get(): ProjectionVersionState; put(next: ProjectionVersionState): Promise<void> },
+): Promise<number> => {
+  const { progress, history } = state.get();
+  await state.put({
+    active: to,
+    ...(progress === undefined ? {} : { progress }),
+    history: [...history, entry(`switched reads to version ${to}`)],
+  });
+  deps.log?.('projection version switched', { projection: name, from, to });
+  if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
+  const rows = await deps.readModels.wipe(projectionPk(name, from));
+  await deps.readModels.wipe(versionMarkerPk(name, to));
+  await state.put({ ...state.get(), history: [...state.get().history, entry(`dropped version ${from}: ${rows} rows`)] });
+  deps.log?.('projection version dropped', { projection: name, version: from, rows });
+  return rows;
+};
