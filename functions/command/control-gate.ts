@@ -46,14 +46,18 @@ export class ControlGate {
     if (known !== undefined && stamps.every((s) => s === known.stamp)) return { ...known, fresh: false };
     const control = known === undefined ? snapshot.control : await this.deps.heads.getControl();
     if (control?.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
-    checkStampsAgainst(control, stamps);
     let ready: ControlRecord;
     if (control === undefined) {
+      checkStampsAgainst(control, stamps);
       // A new table, or one that lost its items: it may start empty only if the log is empty too.
       if (!(await this.deps.eventLog.isEmpty())) throw new TableBehindLogError(this.deps.heads.tableName);
       ready = { status: 'ready', epoch: 0, table: await this.ownIdentity() };
       await this.deps.heads.putControl(ready, undefined);
-    } else ready = await this.checkTable(control);
+    } else {
+      // A copy's stamps may name a rebuild its control item never saw: it is behind its log, not rebuilding.
+      ready = await this.checkTable(control);
+      checkStampsAgainst(control, stamps);
+    }
     this.known = { control: ready, stamp: controlStamp('ready', ready.epoch, await this.ownIdentity()) };
     return { ...this.known, fresh: control === undefined };
   }

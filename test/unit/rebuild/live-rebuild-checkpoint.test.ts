@@ -50,9 +50,12 @@ describe('a rebuild beside a running command side', () => {
         batchRead.fire();
         return read;
       },
-      putCheckpoint: async (...args: Parameters<HeadsStore['putCheckpoint']>) => {
+      // Without the control stamp's condition, as a command function of the version before
+      // stamps writes (a deploy in progress): the stamp would refuse this write, so the
+      // rebuild's conditional reset is what keeps the anchor here.
+      putCheckpoint: async (next: Parameters<HeadsStore['putCheckpoint']>[0], previous: Parameters<HeadsStore['putCheckpoint']>[1]) => {
         await rebuildRead.fired;
-        return sys.heads.putCheckpoint(...args);
+        return sys.heads.putCheckpoint(next, previous);
       },
     });
     const batch = sys
