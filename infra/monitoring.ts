@@ -10,14 +10,14 @@
  * name or by event source mapping) and the functions' Powertools metrics (by service), none of
  * MSK's (whose dimensions differ between MSK Serverless and provisioned clusters).
  */
-import { CfnOutput, Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, aws_sns as sns } from 'aws-cdk-lib';
-import { aws_sns_subscriptions as subscriptions } from 'aws-cdk-lib';
+import { Duration, aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, type aws_sns as sns } from 'aws-cdk-lib';
 import type { aws_dynamodb as dynamodb, aws_lambda as lambda } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { dashboardWidgets, mappingMetric } from './dashboard.ts';
 import { pascal } from './tables.ts';
 import { catchUpRemaining } from './versions.ts';
+import { alarmTopic } from './alarm-topic.ts';
 
 /** Properties of {@link Monitoring}. */
 export interface MonitoringProps {
@@ -89,28 +89,19 @@ export class Monitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
-    if (props.alarmTopicArn !== undefined) {
-      this.alarmTopic = sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn);
-    } else {
-      const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'kafka-aggregates alarms', enforceSSL: true });
-      if (props.alarmEmail !== undefined) topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
-      this.alarmTopic = topic;
-    }
-    new CfnOutput(this, 'AlarmTopicArn', {
-      key: 'AlarmTopicArn',
-      value: this.alarmTopic.topicArn,
-      description: 'SNS topic every alarm of the stack notifies: subscribe to it',
-    });
+    this.alarmTopic = alarmTopic(this, props);
     const period = Duration.minutes(5);
-    // The handlers' lag in time, by the key of the trigger's function (functions/adapters/aws/powertools.ts addRecordAges).
-    const recordAge = (trigger: string, metricPeriod: Duration) =>
+    // A gauge of ours: its maximum over the period, not its sum.
+    const gauge = (metricName: string, metricPeriod: Duration, dimensions: Record<string, string> = {}) =>
       new cloudwatch.Metric({
         namespace: props.metricsNamespace,
-        metricName: 'oldestRecordAgeMs',
-        dimensionsMap: { service: props.serviceName, trigger },
+        metricName,
+        dimensionsMap: { service: props.serviceName, ...dimensions },
         period: metricPeriod,
         statistic: cloudwatch.Stats.MAXIMUM,
       });
+    // The handlers' lag in time, by the key of the trigger's function (functions/adapters/aws/powertools.ts addRecordAges).
+    const recordAge = (trigger: string, metricPeriod: Duration) => gauge('oldestRecordAgeMs', metricPeriod, { trigger });
 
     for (const [key, fn] of Object.entries(props.functions)) {
       this.addAlarm(
@@ -253,17 +244,11 @@ export class Monitoring extends Construct {
       'The aggregates table is behind the events topic: commands wait until the snapshot rebuild has caught it up (invoke the rebuild)',
     );
 
-    // A gauge (the park index as each batch read it): its maximum over the period, not its sum.
+    // A gauge: the park index as each batch read it.
     if (props.parking === true)
       this.addAlarm(
         'AggregatesParked',
-        new cloudwatch.Metric({
-          namespace: props.metricsNamespace,
-          metricName: 'parkedAggregates',
-          dimensionsMap: { service: props.serviceName },
-          period,
-          statistic: cloudwatch.Stats.MAXIMUM,
-        }),
+        gauge('parkedAggregates', period),
         0,
         'Aggregates are parked (policy park): their commands wait. kafka-aggregates status lists them; release after the fix, or discard',
       );

@@ -9,6 +9,8 @@
  * life's offsets never meet the old life's in the rebuilt heads.
  */
 import type { CommandLog } from '../command/ports.ts';
+import { RebuildLockError } from '../control/control.ts';
+import type { RebuildHeadsStore } from './ports.ts';
 import type { CommandSource } from '../control/control.ts';
 import { anchorOf, EARLIER_KEPT, sampledOf, type SampledRecord, type StoredCheckpoint } from '../heads/partition.ts';
 
@@ -98,4 +100,40 @@ export const checkpointAfterRebuild = async (
     earlier: [ended, ...(old?.earlier ?? [])].slice(0, EARLIER_KEPT),
     since: now(),
   };
+};
+
+/** What a checkpoint reset reads and writes. */
+export interface CheckpointResetDeps {
+  readonly heads: Pick<RebuildHeadsStore, 'getCheckpoint' | 'putCheckpoint'>;
+  /** Where the commands trigger goes on, per commands `topic-partition`. */
+  readonly commandsTrigger: { positions(): Promise<ReadonlyMap<string, number>> };
+  readonly commandLog: Pick<CommandLog, 'bounds' | 'sample'>;
+}
+
+/** How often a checkpoint reset is derived again because a batch moved the checkpoint meanwhile, before the rebuild gives up (and is run again). */
+const RESET_ATTEMPTS = 10;
+
+/**
+ * Resets a commands partition's checkpoint to where the trigger goes on (command-lives.ts).
+ * Beside a running command side (a CLI rebuild beside `npm start`) a batch may store or move
+ * the checkpoint between the read and the write: a first checkpoint's anchor overwritten
+ * would let a recreated topic go unnoticed. So the write is conditional on the checkpoint
+ * it was derived from, and derived again when that moved; the trigger's position is read
+ * after the checkpoint, so it is never older than it.
+ */
+export const resetCheckpoint = async (
+  deps: CheckpointResetDeps,
+  epoch: number,
+  tp: string,
+  last: LastSource | undefined,
+): Promise<void> => {
+  for (let attempt = 1; ; attempt++) {
+    // By key, not by a scan: the table holds every head by now.
+    const old = await deps.heads.getCheckpoint(tp);
+    const next = (await deps.commandsTrigger.positions()).get(tp);
+    if (next === undefined) return;
+    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString());
+    if (await deps.heads.putCheckpoint(reset, old)) return;
+    if (attempt >= RESET_ATTEMPTS) throw new RebuildLockError(epoch, `the checkpoint of ${tp} kept changing under the rebuild`);
+  }
 };

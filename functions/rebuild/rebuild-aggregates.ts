@@ -14,7 +14,7 @@ import { splitGeneration } from '../core/generations.ts';
 import type { LogReader } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
-import { checkpointAfterRebuild, type LastSource } from './command-lives.ts';
+import { resetCheckpoint } from './command-lives.ts';
 import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
@@ -105,29 +105,6 @@ const seedResumed = async (heads: RebuildHeadsStore, fold: LogFold, outcomes: re
   const fenced = unseen.filter((k) => !ours.has(k) && (first.get(k) ?? 1) > 1);
   const stored = fenced.length === 0 ? new Map<string, Head>() : await heads.readRebuilt(fenced);
   for (const head of [...ours.values(), ...stored.values()]) fold.seed(head);
-};
-
-/** How often a checkpoint reset is derived again because a batch moved the checkpoint meanwhile, before the rebuild gives up (and is run again). */
-const RESET_ATTEMPTS = 10;
-
-/**
- * Resets a commands partition's checkpoint to where the trigger goes on (command-lives.ts).
- * Beside a running command side (a CLI rebuild beside `npm start`) a batch may store or move
- * the checkpoint between the read and the write: a first checkpoint's anchor overwritten
- * would let a recreated topic go unnoticed. So the write is conditional on the checkpoint
- * it was derived from, and derived again when that moved; the trigger's position is read
- * after the checkpoint, so it is never older than it.
- */
-const resetCheckpoint = async (deps: RebuildDeps, epoch: number, tp: string, last: LastSource | undefined): Promise<void> => {
-  for (let attempt = 1; ; attempt++) {
-    // By key, not by a scan: the table holds every head by now.
-    const old = await deps.heads.getCheckpoint(tp);
-    const next = (await deps.commandsTrigger.positions()).get(tp);
-    if (next === undefined) return;
-    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString());
-    if (await deps.heads.putCheckpoint(reset, old)) return;
-    if (attempt >= RESET_ATTEMPTS) throw new RebuildLockError(epoch, `the checkpoint of ${tp} kept changing under the rebuild`);
-  }
 };
 
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */

@@ -7,11 +7,9 @@
  * and the rebuild's fenced writes read their fences in one request and write in later ones,
  * as the adapter does. Items are copies: nothing a caller changes afterwards reaches the table.
  */
-import { mapConcurrent } from '../../core/async.ts';
-import { aggregateKey } from '../../core/aggregate.ts';
 import { addRelease, type Release } from '../../core/release.ts';
 import type { ResultRecord } from '../../core/wire.ts';
-import { RebuildLockError, type ControlRecord } from '../../control/control.ts';
+import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
 import type { ArchivePage, PageRef, PageWrite } from '../../heads/archive-pages.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
@@ -20,6 +18,7 @@ import type { StampWrite } from '../../heads/stamp.ts';
 import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
 import { headItemBytes } from '../dynamodb/aggregates-items.ts';
+import { putRebuiltAll, readRebuilt, scanAll, type ItemsAccess } from './rebuilt-heads.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
 import {
   archiveKey,
@@ -31,7 +30,6 @@ import {
   resultKey,
   stampKey,
   withoutStamp,
-  writable,
   type HeadsItem,
   type HeadsItems,
 } from './heads-items.ts';
@@ -249,55 +247,27 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
   }
 
   scanAll(): Promise<{ heads: Head[]; checkpoints: Map<string, StoredCheckpoint>; rebuildEpoch: number }> {
-    return perform(this.io, 'heads.scanAll', () => {
-      const heads: Head[] = [];
-      const checkpoints = new Map<string, StoredCheckpoint>();
-      let rebuildEpoch = 0;
-      for (const item of this.items.values()) {
-        if (item.kind === 'head') {
-          heads.push(copy(item.head));
-          rebuildEpoch = Math.max(rebuildEpoch, item.rebuildEpoch ?? 0);
-        } else if (item.kind === 'checkpoint') checkpoints.set(item.checkpoint.tp, copy(item.checkpoint));
-      }
-      return { heads, checkpoints, rebuildEpoch };
-    });
+    return scanAll(this.access());
   }
 
   /** As the adapter: per group of 99, one read of the lock and the fences, then the writes it allows, 25 per request. */
   putRebuiltAll(heads: readonly Head[], epoch: number, concurrency: number): Promise<{ written: number; fencedOff: number }> {
-    const taken = heads.map((head) => copy(head));
-    const totals = { written: 0, fencedOff: 0 };
-    return mapConcurrent(groups(taken, 99), concurrency, async (group) => {
-      const keyOf = (h: Head) => aggregateKey(h.aggregateType, h.aggregateId);
-      const stored = await this.batchGet('heads.putRebuiltAll.read', [CONTROL, ...group.map(keyOf)]);
-      const control = stored.get(CONTROL);
-      if (control?.kind !== 'control' || control.control.status !== 'rebuilding' || control.control.epoch !== epoch)
-        throw new RebuildLockError(epoch, 'the rebuild lock was released or taken by a newer rebuild while heads were written');
-      const allowed = group.filter((head) => writable(stored.get(keyOf(head)), head, epoch));
-      totals.fencedOff += group.length - allowed.length;
-      // Each write is conditional on the same fences, as the adapter's PutItem: a head committed
-      // since the read (where no drain holds the command side) is fenced off, never overwritten.
-      await Promise.all(
-        groups(allowed, 25).map((chunk) =>
-          perform(this.io, 'heads.putRebuiltAll.write', () => {
-            for (const head of chunk) {
-              if (!writable(this.get(keyOf(head)), head, epoch)) totals.fencedOff++;
-              else {
-                this.put(keyOf(head), { kind: 'head', head, rebuildEpoch: epoch });
-                totals.written++;
-              }
-            }
-          }),
-        ),
-      );
-    }).then(() => totals);
+    return putRebuiltAll(this.access(), heads, epoch, concurrency);
   }
 
-  async readRebuilt(aggregateKeys: readonly string[], epoch?: number): Promise<Map<string, Head>> {
-    const out = new Map<string, Head>();
-    for (const [key, item] of await this.batchGet('heads.readRebuilt', aggregateKeys))
-      if (item.kind === 'head' && (epoch === undefined || item.rebuildEpoch === epoch)) out.set(key, item.head);
-    return out;
+  readRebuilt(aggregateKeys: readonly string[], epoch?: number): Promise<Map<string, Head>> {
+    return readRebuilt(this.access(), aggregateKeys, epoch);
+  }
+
+  /** What the rebuild's requests (rebuilt-heads.ts) reach of the items. */
+  private access(): ItemsAccess {
+    return {
+      io: this.io,
+      items: () => this.items.values(),
+      get: (key) => this.get(key),
+      put: (key, item) => this.put(key, item),
+      batchGet: (op, keys) => this.batchGet(op, keys),
+    };
   }
 
   /** The releases of a commands partition, by consistent read. */
