@@ -42,7 +42,13 @@ export interface Demo {
 /** How a scenario ended. */
 export type Verdict = 'passed' | 'failed';
 
-const command = (aggregateId: string, type: string, data: Record<string, unknown> = {}, commandId = newCommandId()): CommandEnvelope => ({
+/** An account command with a fresh id unless one is given. */
+export const command = (
+  aggregateId: string,
+  type: string,
+  data: Record<string, unknown> = {},
+  commandId = newCommandId(),
+): CommandEnvelope => ({
   commandId,
   aggregateType: 'account',
   aggregateId,
@@ -53,12 +59,14 @@ const command = (aggregateId: string, type: string, data: Record<string, unknown
 const outcome = (r: ResultRecord): string =>
   r.status === 'accepted' ? `accepted, version ${r.version}` : `rejected ${r.reason.code}: ${r.reason.message}`;
 
-const check = (ok: boolean, what: string): boolean => {
+/** Prints one check of a scenario and returns it. */
+export const check = (ok: boolean, what: string): boolean => {
   say(`    ${ok ? 'OK  ' : 'FAIL'} ${what}`);
   return ok;
 };
 
-const sendAndWait = async (demo: Demo, c: CommandEnvelope): Promise<ReceivedResult> => {
+/** Sends one command and prints its result when it comes. */
+export const sendAndWait = async (demo: Demo, c: CommandEnvelope): Promise<ReceivedResult> => {
   const sent = await demo.client.send(c);
   const received = await demo.client.result(c.commandId, RESULT_TIMEOUT_MS);
   say(

@@ -19,6 +19,7 @@ import { startTriggers, type Triggers } from './trigger/trigger.ts';
 import { watchTopics } from './client/watch.ts';
 import { startStack, type StackHandle } from './stack/stack.ts';
 import { redelivery, say, staleState, wipeAndRebuild, type Demo, type Verdict } from './demo-scenarios.ts';
+import { traceOne } from './demo-trace.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -87,6 +88,7 @@ const main = async (): Promise<number> => {
       ['(a) stale state', staleState],
       ['(b) redelivery', redelivery],
       ['(c) wipe and rebuild', wipeAndRebuild],
+      ['(d) trace', traceOne],
     ] as const) {
       verdicts.push([name, await scenario(demo)]);
       say();
