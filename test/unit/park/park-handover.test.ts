@@ -11,30 +11,15 @@ import { InjectedTimeoutError, type Interleaver } from '../../../functions/adapt
 import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
 import { createCommandProcessor } from '../../../functions/command/process-batch.ts';
 import type { AnyAggregate } from '../../../functions/core/aggregate.ts';
-import { account } from '../../../functions/domain/account/index.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { discardParked } from '../../../functions/park/discard.ts';
 import { releaseParked, type ParkOperatorDeps } from '../../../functions/park/release.ts';
 import { MemorySystem } from '../../support/memory-system.ts';
 import { command } from '../../support/msk.ts';
+import { buggy, POISON } from '../../support/buggy-account.ts';
 
 const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
 const WEEK_MS = 7 * 24 * 3600 * 1000;
-const POISON = 13;
-
-/** The account aggregate with a bug: its decide throws on a deposit of 13. */
-const buggy: AnyAggregate[] = aggregates.map((a) =>
-  a.type !== 'account'
-    ? a
-    : ({
-        ...account,
-        decide: (cmd: { type: string; data: { amount?: number } }, state: unknown, ctx: unknown) => {
-          if (cmd.type === 'Deposit' && cmd.data.amount === POISON) throw new Error('bug: 13 is unlucky');
-          return (account.decide as (c: unknown, s: unknown, x: unknown) => unknown)(cmd, state, ctx);
-        },
-      } as unknown as AnyAggregate),
-);
-
 /** Fails the first request named `op` (before it takes effect); every other one goes through. */
 const failingOnce = (op: string): Interleaver => {
   let armed = true;
