@@ -39,18 +39,28 @@ export class ControlGate {
     this.identity = undefined;
   }
 
-  /** The control facts for a batch over partitions `tps`, from `snapshot` (read with the control item when `readsControl`). */
-  async check(snapshot: HeadsSnapshot, tps: readonly string[]): Promise<BatchControl> {
+  /**
+   * The control facts for a batch over partitions `tps`, from `snapshot`; `withControl` says
+   * whether that read brought the control item (what `readsControl` said before it). Passed,
+   * not looked up again: a batch failing elsewhere may `forget` in between, and a snapshot
+   * read without the control item must never stand for a table without one.
+   */
+  async check(snapshot: HeadsSnapshot, tps: readonly string[], withControl: boolean): Promise<BatchControl> {
     const known = this.known;
     const stamps = tps.map((tp) => snapshot.stamps.get(tp));
     if (known !== undefined && stamps.every((s) => s === known.stamp)) return { ...known, fresh: false };
-    const control = known === undefined ? snapshot.control : await this.deps.heads.getControl();
+    let control = withControl ? snapshot.control : await this.deps.heads.getControl();
+    if (control === undefined) {
+      checkStampsAgainst(control, stamps);
+      // A new table, or one that lost its items: it may start empty only if the log is empty
+      // too. A container deciding beside this one may have made it ready and published since
+      // the read above; it writes the control item before its first event, so ask again.
+      if (!(await this.deps.eventLog.isEmpty()))
+        control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName);
+    }
     if (control?.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
     let ready: ControlRecord;
     if (control === undefined) {
-      checkStampsAgainst(control, stamps);
-      // A new table, or one that lost its items: it may start empty only if the log is empty too.
-      if (!(await this.deps.eventLog.isEmpty())) throw new TableBehindLogError(this.deps.heads.tableName);
       ready = { status: 'ready', epoch: 0, table: await this.ownIdentity() };
       await this.deps.heads.putControl(ready, undefined);
     } else {
@@ -89,3 +99,7 @@ export class ControlGate {
     return { ...control, table };
   }
 }
+
+const throwBehind = (tableName: string): never => {
+  throw new TableBehindLogError(tableName);
+};

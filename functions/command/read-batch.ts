@@ -39,12 +39,13 @@ export const readBatch = async (
     const head = cache.get(key);
     if (head !== undefined) warm.set(key, head);
   }
+  const withControl = gate.readsControl;
   let snapshot = await deps.heads.read(
     keys.filter((key) => !warm.has(key)),
     tps,
-    gate.readsControl,
+    withControl,
   );
-  const { control, fresh, stamp } = await gate.check(snapshot, tps);
+  const { control, fresh, stamp } = await gate.check(snapshot, tps, withControl);
   if (!cache.holdsEpoch(control.epoch) && warm.size > 0) {
     // The table was rebuilt (or is new) since the heads were kept: read them after all.
     const again = await deps.heads.read([...warm.keys()], [], false);
