@@ -46,8 +46,9 @@ const LAYERS = [
   // The command side parks aggregates through the park store's port and model (policy `park`).
   { layer: 'command', pure: false, may: ['core', 'control', 'heads', 'park/ports.ts', 'park/parked.ts'] },
   // Parked aggregates: their model and store port, and the operator's release and discard, which decide through the command side.
-  { layer: 'park', pure: false, may: ['core', 'control', 'heads', 'command'] },
-  { layer: 'event', pure: false, may: ['core', 'control'] },
+  { layer: 'park', pure: false, may: ['core', 'control', 'heads', 'command', 'event'] },
+  // The event side parks aggregates through the same port and model.
+  { layer: 'event', pure: false, may: ['core', 'control', 'park/ports.ts', 'park/parked.ts'] },
   // The rebuild replays through the event side's applier and writes heads; of the command side it takes only the publisher port.
   { layer: 'rebuild', pure: false, may: ['core', 'control', 'heads', 'event', 'command/ports.ts'] },
   // The command API validates a command with the command side's own decoder.

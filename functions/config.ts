@@ -217,10 +217,22 @@ export const commandApiOrigins = (): readonly string[] =>
  * always was) or `park` (after `PARK_ATTEMPTS` attempts, 3 by default, its aggregate is parked
  * until an operator releases or discards it; docs/OPERATIONS.md). `COMMAND_FAILURE_POLICY`, set by the stack.
  */
-export const commandFailurePolicy = (): { readonly policy: 'block' | 'park'; readonly attempts: number } => {
-  const policy = env('COMMAND_FAILURE_POLICY') ?? 'block';
-  if (policy !== 'block' && policy !== 'park')
-    throw new Error(`COMMAND_FAILURE_POLICY must be block or park, got ${JSON.stringify(policy)}`);
+export const commandFailurePolicy = (): { readonly policy: 'block' | 'park'; readonly attempts: number } =>
+  failurePolicy('COMMAND_FAILURE_POLICY');
+
+/**
+ * What the event side does with an event that halts its partition for a cause bound to it (a
+ * projection or reaction throwing on it, an event this code cannot read): `block` (the
+ * default: the partition halts there until fixed code is deployed or an operator skips it) or
+ * `park` (after `PARK_ATTEMPTS` halts its aggregate's events are set aside, in order, until an
+ * operator releases or discards them; docs/OPERATIONS.md). `EVENT_FAILURE_POLICY`, set by the stack.
+ */
+export const eventFailurePolicy = (): { readonly policy: 'block' | 'park'; readonly attempts: number } =>
+  failurePolicy('EVENT_FAILURE_POLICY');
+
+const failurePolicy = (name: string): { readonly policy: 'block' | 'park'; readonly attempts: number } => {
+  const policy = env(name) ?? 'block';
+  if (policy !== 'block' && policy !== 'park') throw new Error(`${name} must be block or park, got ${JSON.stringify(policy)}`);
   const attempts = wholeNumber('PARK_ATTEMPTS', 3);
   if (attempts < 1) throw new Error('PARK_ATTEMPTS must be at least 1');
   return { policy, attempts };

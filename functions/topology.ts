@@ -195,6 +195,8 @@ export const functions = {
     // Reactions send commands; malformed events go to the dead-letter topic.
     writes: ['commands', 'deadLetter'],
     tables: ['readModels'],
+    // Under policy `park` it writes a parked aggregate's first events 25 per request.
+    tableAccess: 'batches',
   },
   snapshotRebuild: {
     entry: 'functions/handlers/rebuild.ts',

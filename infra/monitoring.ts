@@ -250,7 +250,7 @@ export class Monitoring extends Construct {
         'AggregatesParked',
         gauge('parkedAggregates', period),
         0,
-        'Aggregates are parked (policy park): their commands wait. kafka-aggregates status lists them; release after the fix, or discard',
+        'Aggregates are parked (policy park): their commands or events wait. kafka-aggregates status lists them; release after the fix, or discard',
       );
 
     const rebuild = props.rebuildFunction === undefined ? undefined : props.functions[props.rebuildFunction];

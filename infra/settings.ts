@@ -134,6 +134,13 @@ export interface StackSettings {
    * @default 'block'
    */
   readonly commandFailurePolicy: 'block' | 'park';
+  /**
+   * What the event side does with an event whose handling keeps failing for a cause bound to it
+   * (`EVENT_FAILURE_POLICY`): `block` halts its partition, `park` sets its aggregate's events
+   * aside, in order, until an operator releases or discards them (docs/OPERATIONS.md).
+   * @default 'block'
+   */
+  readonly eventFailurePolicy: 'block' | 'park';
 }
 
 const DEFAULTS = {
@@ -227,5 +234,6 @@ export const settingsFromContext = (node: Node): StackSettings => {
     ...(partitions !== undefined ? { partitions } : {}),
     reservedConcurrency: concurrencies(node, 'reservedConcurrency'),
     commandFailurePolicy: oneOf(node, 'commandFailurePolicy', ['block', 'park'], 'block'),
+    eventFailurePolicy: oneOf(node, 'eventFailurePolicy', ['block', 'park'], 'block'),
   };
 };

@@ -107,6 +107,11 @@ export class KafkaAggregatesStack extends Stack {
     });
     this.tables = new Tables(this, 'Tables', { tables: topologyTables, encryption: settings.tableEncryption });
 
+    // Policy `park` per side (docs/OPERATIONS.md): each function reads its own.
+    const policies = {
+      ...(settings.commandFailurePolicy === 'park' ? { COMMAND_FAILURE_POLICY: 'park' } : {}),
+      ...(settings.eventFailurePolicy === 'park' ? { EVENT_FAILURE_POLICY: 'park' } : {}),
+    };
     this.handlers = new Handlers(this, 'Functions', {
       functions,
       partitions: Object.fromEntries(Object.entries(this.topicSpecs).map(([k, t]) => [k, t.partitions])) as Record<TopicKey, number>,
@@ -119,8 +124,8 @@ export class KafkaAggregatesStack extends Stack {
       securityGroup: this.network.functionSecurityGroup,
       triggersDependOn: this.topics.resource,
       ...(props.triggerErrorHandling !== undefined ? { errorHandling: props.triggerErrorHandling } : {}),
-      ...(props.environment !== undefined || settings.commandFailurePolicy === 'park'
-        ? { environment: { ...props.environment, ...(settings.commandFailurePolicy === 'park' ? { COMMAND_FAILURE_POLICY: 'park' } : {}) } }
+      ...(props.environment !== undefined || Object.keys(policies).length > 0
+        ? { environment: { ...props.environment, ...policies } }
         : {}),
       serviceName: settings.serviceName,
       metricsNamespace: settings.metricsNamespace,
@@ -152,7 +157,7 @@ export class KafkaAggregatesStack extends Stack {
       offsetLagThreshold: settings.offsetLagThreshold,
       recordAgeThresholdSeconds: settings.recordAgeThresholdSeconds,
       ...(functions.snapshotRebuild !== undefined ? { rebuildFunction: 'snapshotRebuild' } : {}),
-      parking: settings.commandFailurePolicy === 'park',
+      parking: settings.commandFailurePolicy === 'park' || settings.eventFailurePolicy === 'park',
       ...(settings.alarmTopicArn !== undefined ? { alarmTopicArn: settings.alarmTopicArn } : {}),
       ...(settings.alarmEmail !== undefined ? { alarmEmail: settings.alarmEmail } : {}),
     });

@@ -3,12 +3,13 @@
  * commands, and its trigger's group to check the table against (functions/handlers/events.ts,
  * tests, chaos).
  */
+import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { GenerationDrain } from '../adapters/kafka/generation-drain.ts';
 import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
-import { partitionGenerations } from '../config.ts';
+import { eventFailurePolicy, partitionGenerations } from '../config.ts';
 import { generationName } from '../core/generations.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { aggregates } from '../domain/index.ts';
@@ -21,6 +22,8 @@ import { clients, type Wiring } from './wiring.ts';
 export interface EventSide {
   readonly deps: EventSideDeps;
   readonly readModels: ReadModelsTable;
+  /** Where the event side parks aggregates (policy `park`; the operator's release and discard use it under either policy). */
+  readonly park: DynamoParkStore;
   /** Applies one trigger batch. */
   readonly process: (event: MskEvent) => Promise<EventBatchSummary>;
   /** A processor over the same parts, with some replaced. */
@@ -37,6 +40,8 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
   const publisher = new EventSidePublisher(createProducer(kafka), { commands, deadLetter: names.topics.deadLetter });
   const trigger = new ConsumerOffsets(kafka, names.topics.events, groups.eventsTrigger);
   const drain = new GenerationDrain(kafka, groups.eventsTrigger);
+  const park = new DynamoParkStore(doc, names.tables.readModels, 'readModels');
+  const failure = eventFailurePolicy();
   const deps: EventSideDeps = {
     aggregates,
     projections,
@@ -45,10 +50,12 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     publisher,
     readiness: { groupId: trigger.groupId, hasHandledAny: () => trigger.hasHandledAny() },
     drain,
+    ...(failure.policy === 'park' ? { parking: { store: park, attempts: failure.attempts } } : {}),
   };
   return {
     deps,
     readModels,
+    park,
     process: createEventProcessor(deps),
     processor: (overrides = {}) => createEventProcessor({ ...deps, ...overrides }),
     close: async () => {

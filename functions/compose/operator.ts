@@ -48,8 +48,10 @@ export interface Operator {
   readonly heads: AggregatesTable;
   /** The read-models table: projection rows, reaction checkpoints, the events topic's releases. */
   readonly readModels: ReadModelsTable;
-  /** Parked aggregates (policy `park`), kept in the aggregates table. */
+  /** Parked aggregates of the command side (policy `park`), kept in the aggregates table. */
   readonly park: DynamoParkStore;
+  /** Parked aggregates of the event side (policy `park`), kept in the read-models table. */
+  readonly eventPark: DynamoParkStore;
   /** A topic read as a log; the caller closes it. */
   readonly log: (topic: string) => TopicLog;
   /** The generations of a keyed topic (oldest first) read as one log, each to its end before the next; the caller closes it. */
@@ -69,7 +71,9 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
   const names = wiring.names ?? configuredNames();
   const kafka = wiring.kafka ?? createKafka(clientId);
   // The DynamoDB side is made on first use: a tool that reads only topics opens no DynamoDB client.
-  let tables: { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable; park: DynamoParkStore } | undefined;
+  let tables:
+    | { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable; park: DynamoParkStore; eventPark: DynamoParkStore }
+    | undefined;
   const dynamoSide = () => {
     if (tables !== undefined) return tables;
     const dynamo = wiring.dynamo ?? createDynamoClient();
@@ -79,6 +83,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
       heads: new AggregatesTable(doc, names.tables.aggregates),
       readModels: new ReadModelsTable(doc, names.tables.readModels),
       park: new DynamoParkStore(doc, names.tables.aggregates),
+      eventPark: new DynamoParkStore(doc, names.tables.readModels, 'readModels'),
     };
     return tables;
   };
@@ -96,6 +101,9 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
     },
     get park() {
       return dynamoSide().park;
+    },
+    get eventPark() {
+      return dynamoSide().eventPark;
     },
     log: (topic) => new TopicLog(kafka, topic),
     generationLog: (topics) => new KafkaGenerationLog(kafka, topics),

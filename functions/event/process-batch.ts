@@ -21,6 +21,7 @@
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
+import type { EventFault } from '../core/event-reader.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
@@ -37,6 +38,7 @@ import { censusKeys, writeCensus } from './census.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
+import { beginEventParking, type EventParking } from './parking.ts';
 import { routeEvents } from './route.ts';
 import { liveVersions, writeJoins } from './versions.ts';
 
@@ -75,6 +77,8 @@ export interface EventSideDeps {
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
   readonly writeConcurrency?: number;
+  /** Policy `park` (parking.ts): where parked aggregates are kept. @default - policy `block`: a halt stops its partition */
+  readonly parking?: EventParking;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -105,6 +109,8 @@ export interface EventBatchSummary {
    * applied, dead-lettered or issued on that partition. The trigger retries it from there.
    */
   halted: Halt[];
+  /** Under `park`: aggregates parked, as the batch read the park index. */
+  parked?: number;
 }
 
 /** Fails the batch unless the table is in step with the log (or, new, may start empty now). */
@@ -143,8 +149,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
 
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
-    const unreadable = read.unreadable;
-    let { good, bad } = read;
+    let { good, bad, unreadable } = read;
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
     // Which items to read; a rowId that fails is met again below, where it halts its partition.
     let routes = routeEvents(good, registry, () => undefined);
@@ -173,39 +178,48 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     if (skipped.length > 0) {
       good = good.filter((e) => skip(e.position) === undefined);
       bad = bad.filter((d) => skip(d.record.source) === undefined);
+      unreadable = unreadable.filter((f) => skip(f.position) === undefined);
     }
-    // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
-    const halts = new FirstHalts();
-    for (const fault of unreadable)
-      if (skip(fault.position) === undefined) halts.add({ cause: 'unreadable', position: fault.position, fault });
-    let deadLetters = [...bad, ...skipped];
-    good = good.filter((e) => halts.before(e.position));
-    deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
-
+    // Policy `park` (parking.ts): the events of parked aggregates join their sequences, not the fold.
+    const parking = await beginEventParking(deps.parking, records, snapshot.releases, good, unreadable);
     const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
-    // A halt stops its partition at its offset, for every item: cut the batch there and fold
-    // again, until no item halts (each round cuts, so it ends). Cutting a suffix off an
-    // aggregate's events creates no new gap; what precedes a halt on every partition is applied.
+    let halts: FirstHalts;
+    let deadLetters: DeadLetter[];
     let plans: Map<string, ItemPlan>;
-    for (;;) {
-      const failures: Halt[] = [];
-      routes = routeEvents(
-        good,
-        registry,
-        (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }),
-        versionPlan?.applies,
-      );
-      plans = new Map(
-        [...routes]
-          .filter(([, route]) => route.keyProblem === undefined)
-          .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
-      );
-      const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
-      if (found.length === 0) break;
-      for (const halt of found) halts.add(halt);
+    do {
+      let unreadable: readonly EventFault[];
+      ({ good, unreadable } = parking.live());
+      // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
+      halts = new FirstHalts();
+      for (const fault of unreadable) halts.add({ cause: 'unreadable', position: fault.position, fault });
+      deadLetters = [...bad, ...skipped, ...parking.discarded];
       good = good.filter((e) => halts.before(e.position));
       deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
-    }
+
+      // A halt stops its partition at its offset, for every item: cut the batch there and fold
+      // again, until no item halts (each round cuts, so it ends). Cutting a suffix off an
+      // aggregate's events creates no new gap; what precedes a halt on every partition is applied.
+      for (;;) {
+        const failures: Halt[] = [];
+        routes = routeEvents(
+          good,
+          registry,
+          (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }),
+          versionPlan?.applies,
+        );
+        plans = new Map(
+          [...routes]
+            .filter(([, route]) => route.keyProblem === undefined)
+            .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
+        );
+        const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
+        if (found.length === 0) break;
+        for (const halt of found) halts.add(halt);
+        good = good.filter((e) => halts.before(e.position));
+        deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
+      }
+      // Under `park` a halt bound to its record that has failed often enough parks its aggregate: fold again without it.
+    } while (await parking.settle(halts.list()));
 
     // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered (refusals.ts).
     const letters = refusalLetters(records);
@@ -249,6 +263,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       refused: refused + written.refused,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
       halted: halts.list(),
+      ...(parking.parked === undefined ? {} : { parked: parking.parked }),
     };
   };
 };

@@ -18,6 +18,7 @@ import { addRecordAges, logTraceIds, observability, publishMetrics } from '../ad
 import { composeEventSide } from '../compose/event-side.ts';
 import type { PartialBatchResponse } from '../core/batch-response.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
+import { PARKED_AGGREGATES_METRIC } from '../park/parked.ts';
 import { batchItemFailures, haltLogLine, type Halt } from '../event/halts.ts';
 
 const { logger, metrics } = observability('event-handler');
@@ -27,7 +28,7 @@ const side = composeEventSide();
 export const handleEvents = async (event: MskEvent): Promise<PartialBatchResponse> => {
   logTraceIds(logger, event);
   addRecordAges(metrics, 'eventHandler', event);
-  const { gapsFlagged, halted, ...summary } = await side.process(event);
+  const { gapsFlagged, halted, parked, ...summary } = await side.process(event);
   for (const gap of gapsFlagged) logger.warn('gap flagged and passed (skip-and-flag or an operator pass-gap release)', { gap });
   for (const halt of halted) {
     const { level, message, attributes } = haltLogLine(halt);
@@ -37,6 +38,7 @@ export const handleEvents = async (event: MskEvent): Promise<PartialBatchRespons
   for (const name of ['applied', 'duplicates', 'deadLettered', 'skippedByOperator', 'itemsWritten', 'commandsIssued', 'conflicts'] as const)
     metrics.addMetric(name, MetricUnit.Count, summary[name]);
   metrics.addMetric('gapsFlagged', MetricUnit.Count, gapsFlagged.length);
+  if (parked !== undefined) metrics.addMetric(PARKED_AGGREGATES_METRIC, MetricUnit.Count, parked);
   const count = (cause: Halt['cause']) => halted.filter((h) => h.cause === cause).length;
   metrics.addMetric('gapsHalted', MetricUnit.Count, count('gap'));
   // Its own count (and alarm): such a halt no longer fails the invocation, and its remedy is a

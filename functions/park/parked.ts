@@ -37,15 +37,18 @@ export const MAX_PARKED = 1000;
 /** Where a parked aggregate stands: parked, or an operator's release or discard under way. */
 export type ParkStatus = 'parked' | 'releasing' | 'discarding';
 
+/** The side an aggregate is parked on: its commands wait, or its events wait to be applied to the read models. */
+export type ParkSide = 'command' | 'event';
+
 /** One parked aggregate, as the park store keeps it. */
 export interface ParkedAggregate {
-  readonly side: 'command';
+  readonly side: ParkSide;
   readonly aggregateType: string;
   readonly aggregateId: string;
   /** The topic and partition its records come from. */
   readonly topic: string;
   readonly partition: number;
-  /** The incarnation (life) of the commands topic its records are of (heads/partition.ts); absent on parks recorded before it was kept: the partition's current one. */
+  /** (Command side) The incarnation (life) of the commands topic its records are of (heads/partition.ts); absent on parks recorded before it was kept: the partition's current one. */
   readonly incarnation?: number;
   /** Why it was parked: the failure of its first parked record. */
   readonly cause: Reason;

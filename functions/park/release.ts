@@ -84,7 +84,7 @@ export type Mode = 'releasing' | 'discarding';
 
 /** Marks a parked aggregate as being released or discarded (`mode`) (or finds it so already: a run resumed). */
 export const beginParkOperation = async (
-  deps: ParkOperatorDeps,
+  deps: Pick<ParkOperatorDeps, 'park' | 'now'>,
   type: string,
   id: string,
   mode: Mode,

@@ -8,10 +8,13 @@ import { retentions } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { discardParked } from '../../functions/park/discard.ts';
 import type { ParkedAggregate } from '../../functions/park/parked.ts';
-import { ParkOperationError, releaseParked, type ParkReport } from '../../functions/park/release.ts';
+import { ParkOperationError, releaseParked, type ParkOperator, type ParkReport } from '../../functions/park/release.ts';
+import { discardParkedEvents, releaseParkedEvents } from '../../functions/park/events.ts';
+import { composeEventSide } from '../../functions/compose/event-side.ts';
+import { createEventApplier } from '../../functions/event/process-batch.ts';
 import { CliError, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
-const usage = (name: string, extra = '') => `Usage: kafka-aggregates ${name} command <aggregateType> <aggregateId>${extra}`;
+const usage = (name: string, extra = '') => `Usage: kafka-aggregates ${name} command|event <aggregateType> <aggregateId>${extra}`;
 
 const releaseHelp = `${usage('release')}
 
@@ -25,6 +28,10 @@ meanwhile join the sequence and are decided after it). A release that stops (a c
 error) is run again: it goes on where it stopped. A command the code still fails on stops the
 release before it; the aggregate stays parked (fix again, or \`discard\`).
 
+\`release event\` does the same for the event side (EVENT_FAILURE_POLICY=park): an aggregate
+whose event a projection or reaction kept failing on (or this code could not read) has its
+events applied to the read models in order, its reactions firing now, once.
+
 Exit codes: 0 released, 1 still failing (stopped before the record it names), 2 error.`;
 
 const discardHelp = `${usage('discard', ' --reason "<why>"')}
@@ -32,7 +39,8 @@ const discardHelp = `${usage('discard', ' --reason "<why>"')}
 Sends a parked aggregate's commands to the dead-letter topic, exactly as delivered, with
 reason code DiscardedByOperator, your reason, who and when; each gets a rejected result saying
 so; then the aggregate returns to live processing from its state before the first parked
-command. Resumable as a release is.
+command. Resumable as a release is. \`discard event\` dead-letters a parked aggregate's events
+instead: they stay on the log and in the heads, but its read models never take them.
 
   --reason     why; required, kept in every dead letter
   -h, --help   show this help
@@ -41,33 +49,60 @@ Exit codes: 0 discarded, 2 error.`;
 
 const who = (): string => `${userInfo().username}@${hostname()}`;
 
-const target = (name: string, positionals: readonly string[]): { type: string; id: string } => {
+type Side = ParkedAggregate['side'];
+
+const target = (name: string, positionals: readonly string[]): { side: Side; type: string; id: string } => {
   const [side, type, id, ...extra] = positionals;
   if (side === undefined || type === undefined || id === undefined || extra.length > 0)
-    throw usageError(name, `${name} needs exactly command <aggregateType> <aggregateId>`);
-  if (side !== 'command') throw usageError(name, `only the command side parks aggregates so far, not ${JSON.stringify(side)}`);
-  return { type, id };
+    throw usageError(name, `${name} needs exactly command|event <aggregateType> <aggregateId>`);
+  if (side !== 'command' && side !== 'event') throw usageError(name, `the side is command or event, not ${JSON.stringify(side)}`);
+  return { side, type, id };
 };
 
-const deps = (operator: Operator) => {
+type Act = {
+  release: (type: string, id: string, operator: ParkOperator) => Promise<ParkReport>;
+  discard: (type: string, id: string, operator: ParkOperator) => Promise<ParkReport>;
+};
+
+/** The command side's release and discard, over the operator's tables and a publisher of its own. */
+const commandSide = (operator: Operator): { act: Act; close: () => Promise<void> } => {
   const publisher = operator.publisher();
+  const d = { aggregates, heads: operator.heads, park: operator.park, releases: operator.heads.releases, publisher, ...retentions() };
   return {
-    publisher,
-    deps: { aggregates, heads: operator.heads, park: operator.park, releases: operator.heads.releases, publisher, ...retentions() },
+    act: { release: (type, id, by) => releaseParked(d, type, id, by), discard: (type, id, by) => discardParked(d, type, id, by) },
+    close: () => publisher.close(),
   };
 };
 
-const run = async (name: string, act: (d: ReturnType<typeof deps>['deps']) => Promise<ParkReport>): Promise<ParkReport> => {
+/** The event side's, over the deployed projections and reactions, applied as the live side applies them but for parking. */
+const eventSide = (): { act: Act; close: () => Promise<void> } => {
+  const side = composeEventSide();
+  const d = {
+    park: side.park,
+    apply: createEventApplier({ ...side.deps, parking: undefined }, { liveVersions: true }),
+    releases: side.readModels.releases,
+    publisher: side.deps.publisher,
+  };
+  return {
+    act: {
+      release: (type, id, by) => releaseParkedEvents(d, type, id, by),
+      discard: (type, id, by) => discardParkedEvents(d, type, id, by),
+    },
+    close: () => side.close(),
+  };
+};
+
+const run = async (name: string, side: Side, act: (a: Act) => Promise<ParkReport>): Promise<ParkReport> => {
   await requireBroker();
   const operator = composeOperator(`kafka-aggregates-${name}`);
-  const { publisher, deps: d } = deps(operator);
+  const parts = side === 'command' ? commandSide(operator) : eventSide();
   try {
-    return await act(d);
+    return await act(parts.act);
   } catch (error) {
     if (error instanceof ParkOperationError) throw new CliError(error.message);
     throw explainDynamo(error);
   } finally {
-    await publisher.close();
+    await parts.close();
     operator.close();
   }
 };
@@ -83,15 +118,17 @@ export const release: CliCommand = {
       console.log(releaseHelp);
       return 0;
     }
-    const { type, id } = target('release', positionals);
-    const report = await run('release', (d) => releaseParked(d, type, id, { by: who() }));
+    const { side, type, id } = target('release', positionals);
+    const report = await run('release', side, (a) => a.release(type, id, { by: who() }));
     console.log(
-      `${type} ${id}: ${report.handled} parked commands decided (${report.accepted} accepted, ${report.rejected} rejected, ${report.duplicates} duplicates)` +
+      (side === 'command'
+        ? `${type} ${id}: ${report.handled} parked commands decided (${report.accepted} accepted, ${report.rejected} rejected, ${report.duplicates} duplicates)`
+        : `${type} ${id}: ${report.handled} parked events applied (${report.rejected} dead-lettered)`) +
         (report.lifted ? '; live again' : ''),
     );
     if (report.stillFailing === undefined) return 0;
     const { seq, offset, reason } = report.stillFailing;
-    console.log(`still failing at parked command ${seq} (offset ${offset}): ${reason}; the aggregate stays parked`);
+    console.log(`still failing at parked ${side} ${seq} (offset ${offset}): ${reason}; the aggregate stays parked`);
     return 1;
   },
 };
@@ -107,28 +144,29 @@ export const discard: CliCommand = {
       console.log(discardHelp);
       return 0;
     }
-    const { type, id } = target('discard', positionals);
+    const { side, type, id } = target('discard', positionals);
     const reason = values.reason?.trim() ?? '';
     if (reason === '') throw usageError('discard', '--reason is required: say why, it is kept in every dead letter');
-    const report = await run('discard', (d) => discardParked(d, type, id, { by: who(), reason }));
-    console.log(`${type} ${id}: ${report.discarded} parked commands sent to the dead-letter topic; live again`);
+    const report = await run('discard', side, (a) => a.discard(type, id, { by: who(), reason }));
+    console.log(`${type} ${id}: ${report.discarded} parked ${side}s sent to the dead-letter topic; live again`);
     return 0;
   },
 };
 
-/** One line per parked aggregate: who, since which offset, why, how many records, how long. */
+/** One line per parked aggregate: which side, who, since which offset, why, how many records, how long. */
 export const parkedLines = (parked: readonly ParkedAggregate[], now = Date.now()): string[] =>
   parked.map(
     (p) =>
-      `  ${p.aggregateType} ${p.aggregateId}  ${p.status}  ${p.topic}-${p.partition} from offset ${p.firstOffset}, ${p.count} records` +
+      `  ${p.side ?? 'command'}  ${p.aggregateType} ${p.aggregateId}  ${p.status}  ${p.topic}-${p.partition} from offset ${p.firstOffset}, ${p.count} records` +
       `${p.done > 0 ? ` (${p.done} done)` : ''}, parked ${Math.round((now - p.parkedAt) / 60_000)} min ago: ${p.cause.code}: ${p.cause.message}`,
   );
 
-/** The parked aggregates of the aggregates table, or why they could not be read. */
+/** The parked aggregates of both sides (the aggregates and the read-models tables), or why they could not be read. */
 export const readParked = async (): Promise<{ parked: ParkedAggregate[] } | { error: string }> => {
   const operator = composeOperator('kafka-aggregates-status');
   try {
-    return { parked: await operator.park.list() };
+    const [commands, events] = await Promise.all([operator.park.list(), operator.eventPark.list()]);
+    return { parked: [...commands, ...events] };
   } catch (error) {
     return { error: (error as Error).message };
   } finally {

@@ -1,6 +1,8 @@
 /**
- * The park store (park/ports.ts) in the aggregates table, under keys of its own (`~` cannot
- * start an aggregate type, so no head shares them, and scans of heads pass them by):
+ * The park store (park/ports.ts): the command side's in the aggregates table, under keys of
+ * its own (`~` cannot start an aggregate type, so no head shares them, and scans of heads pass
+ * them by); the event side's in the read-models table, under the same keys with `sk` = `~`
+ * (`~` cannot start a projection name, so no row shares them, and no wipe reaches them):
  *
  * - `~parked`: the index, one small item read by every batch under `park`: a map from each
  *   parked aggregate's key to its first offset. MAX_PARKED bounds it (the map's size, in the
@@ -38,15 +40,21 @@ import { batchGetAll, batchWriteAll } from './requests.ts';
 type Item = Record<string, unknown>;
 
 const INDEX_KEY = '~parked';
-const parkedKey = (type: string, id: string): string => `~parked#${aggregateKey(type, id)}`;
+const parkedKey = (key: string): string => `~parked#${key}`;
 const recordKey = (type: string, id: string, seq: number): string => `~parked-record#${seq}#${aggregateKey(type, id)}`;
 const strikeKey = (s: Omit<Strike, 'attempts'>): string =>
   `~strike#${s.partition}@${s.offset}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
 const STRIKE_SECONDS = 24 * 3600;
 
+/**
+ * Where a side keeps its parks: the command side in the aggregates table (key `pk`), the event
+ * side in the read-models table (key `pk`, `sk`: `~` cannot start a projection name either).
+ */
+export type ParkTable = 'aggregates' | 'readModels';
+
 /** A parked aggregate's item is the record and its key. */
 const fromItem = (item: Item): ParkedAggregate =>
-  Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk')) as unknown as ParkedAggregate;
+  Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk' && k !== 'sk')) as unknown as ParkedAggregate;
 
 const failed = (error: unknown): boolean => error instanceof ConditionalCheckFailedException;
 
@@ -55,23 +63,33 @@ export class DynamoParkStore implements ParkStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
+    private readonly table: ParkTable = 'aggregates',
     private readonly maxAttempts = 8,
   ) {}
 
+  /** The key of the item under `pk`, as the table has it. */
+  private key(pk: string): Item {
+    return this.table === 'aggregates' ? { pk } : { pk, sk: '~' };
+  }
+
   async parkedKeys(): Promise<ReadonlySet<string>> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: INDEX_KEY }, ConsistentRead: true }));
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.key(INDEX_KEY), ConsistentRead: true }));
     return new Set(Object.keys((out.Item?.aggregates ?? {}) as Item));
   }
 
   async get(aggregateType: string, aggregateId: string): Promise<ParkedAggregate | undefined> {
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: parkedKey(aggregateType, aggregateId) }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: this.key(parkedKey(aggregateKey(aggregateType, aggregateId))),
+        ConsistentRead: true,
+      }),
     );
     return out.Item === undefined ? undefined : fromItem(out.Item);
   }
 
   async list(): Promise<ParkedAggregate[]> {
-    const keys = [...(await this.parkedKeys())].map((key) => ({ pk: `~parked#${key}` }));
+    const keys = [...(await this.parkedKeys())].map((key) => this.key(parkedKey(key)));
     const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
     return items.map(fromItem).sort((a, b) => a.parkedAt - b.parkedAt);
   }
@@ -83,7 +101,7 @@ export class DynamoParkStore implements ParkStore {
       this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: parkedKey(parked.aggregateType, parked.aggregateId), ...parked },
+          Item: { ...this.key(parkedKey(key)), ...parked },
           ConditionExpression: condition,
           ...(values === undefined ? {} : { ExpressionAttributeValues: values }),
         }),
@@ -106,7 +124,7 @@ export class DynamoParkStore implements ParkStore {
     await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: INDEX_KEY },
+        Key: this.key(INDEX_KEY),
         UpdateExpression: 'SET #agg = if_not_exists(#agg, :empty)',
         ExpressionAttributeNames: { '#agg': 'aggregates' },
         ExpressionAttributeValues: { ':empty': {} },
@@ -116,7 +134,7 @@ export class DynamoParkStore implements ParkStore {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: INDEX_KEY },
+          Key: this.key(INDEX_KEY),
           UpdateExpression: 'SET #agg.#k = :first',
           ConditionExpression: 'size(#agg) < :max OR attribute_exists(#agg.#k)',
           ExpressionAttributeNames: { '#agg': 'aggregates', '#k': key },
@@ -125,9 +143,7 @@ export class DynamoParkStore implements ParkStore {
       );
     } catch (error) {
       if (!failed(error)) throw error;
-      await this.doc.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { pk: parkedKey(parked.aggregateType, parked.aggregateId) } }),
-      );
+      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: this.key(parkedKey(key)) }));
       throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
     }
   }
@@ -148,7 +164,7 @@ export class DynamoParkStore implements ParkStore {
         await this.doc.send(
           new UpdateCommand({
             TableName: this.tableName,
-            Key: { pk: parkedKey(aggregateType, aggregateId) },
+            Key: this.key(parkedKey(aggregateKey(aggregateType, aggregateId))),
             UpdateExpression: 'SET #count = :count, lastOffset = :last',
             ConditionExpression: '#count = :expected',
             ExpressionAttributeNames: { '#count': 'count' },
@@ -165,7 +181,7 @@ export class DynamoParkStore implements ParkStore {
 
   async read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]> {
     const keys = [];
-    for (let seq = from; seq <= to; seq++) keys.push({ pk: recordKey(aggregateType, aggregateId, seq) });
+    for (let seq = from; seq <= to; seq++) keys.push(this.key(recordKey(aggregateType, aggregateId, seq)));
     const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
     return items
       .map((item) => ({ seq: Number(item.seq), record: JSON.parse(item.record as string) as MskRecord }))
@@ -177,7 +193,7 @@ export class DynamoParkStore implements ParkStore {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: parkedKey(expected.aggregateType, expected.aggregateId) },
+          Key: this.key(parkedKey(aggregateKey(expected.aggregateType, expected.aggregateId))),
           UpdateExpression: `SET #status = :status, #done = :done${next.operator === undefined ? '' : ', #operator = :operator'}`,
           ConditionExpression: '#status = :expectedStatus AND #done = :expectedDone',
           ExpressionAttributeNames: {
@@ -207,7 +223,7 @@ export class DynamoParkStore implements ParkStore {
       await this.doc.send(
         new DeleteCommand({
           TableName: this.tableName,
-          Key: { pk: parkedKey(aggregateType, aggregateId) },
+          Key: this.key(parkedKey(aggregateKey(aggregateType, aggregateId))),
           ConditionExpression: 'attribute_not_exists(pk) OR #count = :count',
           ExpressionAttributeNames: { '#count': 'count' },
           ExpressionAttributeValues: { ':count': parked.count },
@@ -219,7 +235,8 @@ export class DynamoParkStore implements ParkStore {
     }
     await this.removeFromIndex(aggregateType, aggregateId);
     const keys = [];
-    for (let seq = 1; seq <= parked.count; seq++) keys.push({ DeleteRequest: { Key: { pk: recordKey(aggregateType, aggregateId, seq) } } });
+    for (let seq = 1; seq <= parked.count; seq++)
+      keys.push({ DeleteRequest: { Key: this.key(recordKey(aggregateType, aggregateId, seq)) } });
     await batchWriteAll(this.doc, this.tableName, keys, 'deletes of parked records', this.maxAttempts);
     return true;
   }
@@ -228,7 +245,7 @@ export class DynamoParkStore implements ParkStore {
     const out = await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: strikeKey(strike) },
+        Key: this.key(strikeKey(strike)),
         UpdateExpression: 'ADD #attempts :one SET #cause = :cause, expiresAt = :expires',
         ExpressionAttributeNames: { '#attempts': 'attempts', '#cause': 'cause' },
         ExpressionAttributeValues: { ':one': 1, ':cause': strike.cause, ':expires': Math.ceil(Date.now() / 1000) + STRIKE_SECONDS },
@@ -244,7 +261,7 @@ export class DynamoParkStore implements ParkStore {
       .send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: INDEX_KEY },
+          Key: this.key(INDEX_KEY),
           UpdateExpression: 'REMOVE #agg.#k',
           ConditionExpression: 'attribute_exists(#agg)',
           ExpressionAttributeNames: { '#agg': 'aggregates', '#k': aggregateKey(aggregateType, aggregateId) },
@@ -260,7 +277,9 @@ export class DynamoParkStore implements ParkStore {
       this.doc,
       this.tableName,
       records.map((record, i) => ({
-        PutRequest: { Item: { pk: recordKey(aggregateType, aggregateId, first + i), seq: first + i, record: JSON.stringify(record) } },
+        PutRequest: {
+          Item: { ...this.key(recordKey(aggregateType, aggregateId, first + i)), seq: first + i, record: JSON.stringify(record) },
+        },
       })),
       'parked records',
       this.maxAttempts,
