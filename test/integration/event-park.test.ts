@@ -1,0 +1,160 @@
+/**
+ * Policy `park` on the event side, on the real broker and emulator: an events topic on the
+ * broker, read back and delivered as the trigger does; a projection whose code throws on one
+ * account's event halts the partition once, then parks that account (its events from there
+ * on, in order, in the read-models table) while 1,000 other accounts on the partition are
+ * applied. A release after the fix, crashing once half way and run again, applies the parked
+ * events in order, and its reaction fires then, once; the read model equals the fold of the log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createProducer } from '../../functions/adapters/kafka/clients.ts';
+import { DynamoParkStore } from '../../functions/adapters/dynamodb/park-store.ts';
+import { defineProjection } from '../../functions/index.ts';
+import type { AnyProjection } from '../../functions/core/projection.ts';
+import type { EventRecord } from '../../functions/core/wire.ts';
+import type { AccountEvent } from '../../functions/domain/account/index.ts';
+import { aggregates } from '../../functions/domain/index.ts';
+import { projectionRowKey } from '../../functions/event/ports.ts';
+import { createEventApplier, type EventBatchSummary } from '../../functions/event/process-batch.ts';
+import type { MskEvent } from '../../functions/core/trigger-event.ts';
+import { releaseParkedEvents, type EventParkOperatorDeps } from '../../functions/park/events.ts';
+import { accountSummary, type AccountSummary } from '../../functions/projections/account-summary.ts';
+import { lowBalanceAlert } from '../../functions/reactions/low-balance-alert.ts';
+import { accountEventRecord, canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
+import { createTopologyTopics, readTopic, unique } from '../support/kafka.ts';
+
+const POISON = 666;
+
+/** account-summary with a bug: it throws on a deposit of POISON. */
+const buggySummary: AnyProjection = defineProjection<AccountSummary, AccountEvent>({
+  ...accountSummary,
+  evolve: (row, event) => {
+    if (event.type === 'MoneyDeposited' && event.data.amount === POISON) throw new Error('a bug bound to this event');
+    return accountSummary.evolve(row, event);
+  },
+});
+
+let side: EventSide;
+const dynamo = createDynamoClient();
+beforeAll(async () => {
+  side = await startEventSide();
+});
+afterAll(async () => {
+  await side.close();
+  dynamo.destroy();
+});
+
+/** Delivers the batches as the trigger does: a halt delivers its partition again from the halted record. */
+const deliver = async (batches: readonly MskEvent[], process: (e: MskEvent) => Promise<EventBatchSummary>): Promise<number> => {
+  let retries = 0;
+  for (const event of batches) {
+    let records = Object.values(event.records).flat();
+    for (;;) {
+      const tp = `${records[0]?.topic}-${records[0]?.partition}`;
+      const halt = (await process({ ...event, records: { [tp]: records } })).halted[0];
+      if (halt === undefined) break;
+      retries++;
+      records = records.filter((r) => r.offset >= halt.position.offset);
+    }
+  }
+  return retries;
+};
+
+describe('policy park, event side, on the real broker and emulator', () => {
+  it('parks one poisoned aggregate while 1,000 others on its partition are applied; a release after the fix applies its events in order', async () => {
+    const topic = unique('events');
+    const admin = side.kafka.admin();
+    await admin.connect();
+    await createTopologyTopics(admin, { events: topic });
+    await admin.disconnect();
+    const p = unique('poisoned');
+    const others = Array.from({ length: 1000 }, (_, i) => `${p}-other-${i}`);
+    const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: id });
+    const deposit = (id: string, version: number, amount: number) =>
+      accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
+    const poisoned: EventRecord[] = [
+      deposit(p, 2, POISON),
+      // Below the alert's threshold: the reaction raises an alert, once, when this is released.
+      accountEventRecord(p, 3, 'MoneyWithdrawn', { amount: 100 }),
+    ];
+    const log = [
+      opened(p),
+      ...others.slice(0, 300).map(opened),
+      poisoned[0]!,
+      ...others.slice(300).map(opened),
+      ...others.slice(0, 500).map((id) => deposit(id, 2, 5)),
+      poisoned[1]!,
+      ...others.slice(500).map((id) => deposit(id, 2, 5)),
+    ];
+    const producer = createProducer(side.kafka);
+    await producer.connect();
+    await producer.send({ topic, messages: log.map((e) => ({ key: e.aggregateId, value: JSON.stringify(e), partition: 0 })) });
+    await producer.disconnect();
+    const records = await readTopic(side.kafka, topic);
+    expect(records).toHaveLength(log.length);
+
+    const park = new DynamoParkStore(createDocumentClient(dynamo), side.readModels.tableName, 'readModels');
+    const reactions = [lowBalanceAlert()];
+    const live = side.processor({ projections: [buggySummary], reactions, parking: { store: park, attempts: 2 } });
+    // Attempt 1 of 2 halts the partition at the record; attempt 2 parks.
+    expect(await deliver(triggerBatches(records, topic, 400), live)).toBe(1);
+
+    expect(await park.list()).toMatchObject([
+      { side: 'event', aggregateId: p, status: 'parked', count: 2, firstOffset: 301, cause: { code: 'ConsumerFailedError' } },
+    ]);
+    const rows = async () => {
+      const keys = [p, ...others].map((id) => projectionRowKey(accountSummary.name, id));
+      const { items } = await side.readModels.readBatch(keys, []);
+      return [p, ...others].map((id) => items.get(JSON.stringify([accountSummary.name, id]))?.data);
+    };
+    const before = await rows();
+    expect(before[0]).toMatchObject({ version: 1, balance: 0 });
+    expect(before.slice(1).filter((r) => (r as AccountSummary | undefined)?.balance === 5)).toHaveLength(1000);
+    const alerts = async () =>
+      new Set(
+        (await readTopic(side.kafka, side.topics.commands))
+          .map((r) => JSON.parse(r.value ?? 'null') as { aggregateId: string; commandId: string; type: string })
+          .filter((c) => c.aggregateId === p)
+          .map((c) => `${c.type} ${c.commandId}`),
+      );
+    expect(await alerts()).toEqual(new Set());
+
+    // The fix is deployed; the release crashes once after its first step, and is run again.
+    const apply = createEventApplier({
+      aggregates,
+      projections: [accountSummary],
+      reactions,
+      readModels: side.readModels,
+      publisher: side.publisher,
+    });
+    const operator = (crashAt?: number): EventParkOperatorDeps => {
+      let steps = 0;
+      return {
+        park,
+        apply: (r) => (++steps === crashAt ? Promise.reject(new Error('injected crash')) : apply(r)),
+        releases: side.readModels.releases,
+        publisher: side.publisher,
+        chunk: 1,
+      };
+    };
+    await expect(releaseParkedEvents(operator(2), 'account', p, { by: 'ops' })).rejects.toThrow('injected crash');
+    expect(await park.get('account', p)).toMatchObject({ status: 'releasing', done: 1 });
+    expect(await releaseParkedEvents(operator(), 'account', p, { by: 'ops' })).toMatchObject({ lifted: true, handled: 1 });
+    expect(await park.list()).toEqual([]);
+
+    // The read model equals the fold of the log by the fixed code; the reaction fired once.
+    const fold = new Map<string, unknown>();
+    for (const e of log) fold.set(e.aggregateId, accountSummary.evolve(fold.get(e.aggregateId) as AccountSummary | undefined, e as never));
+    expect((await rows()).map(canonicalJson)).toEqual([p, ...others].map((id) => canonicalJson(fold.get(id))));
+    expect([...(await alerts())].map((c) => c.split(' ')[0])).toEqual(['RaiseLowBalanceAlert']);
+
+    // Live again: a redelivery of the whole log is duplicates only.
+    const again = await Promise.all(
+      triggerBatches(records, topic, 5000).map((b) =>
+        side.processor({ projections: [accountSummary], reactions, parking: { store: park, attempts: 2 } })(b),
+      ),
+    );
+    expect(again.map((s) => [s.applied, s.halted.length])).toEqual([[0, 0]]);
+  }, 240_000);
+});
