@@ -7,48 +7,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryBatchPublisher } from '../../../functions/adapters/memory/publishers.ts';
-import { MemoryParkStore } from '../../../functions/adapters/memory/park-store.ts';
-import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
 import type { BatchOutput, BatchPublisher } from '../../../functions/command/ports.ts';
-import { createCommandProcessor } from '../../../functions/command/process-batch.ts';
-import type { AnyAggregate } from '../../../functions/core/aggregate.ts';
 import type { MskEvent } from '../../../functions/core/trigger-event.ts';
 import type { DeadLetterRecord, EventRecord } from '../../../functions/core/wire.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { discardParked } from '../../../functions/park/discard.ts';
-import { releaseParked, type ParkOperatorDeps } from '../../../functions/park/release.ts';
+import { releaseParked } from '../../../functions/park/release.ts';
 import { buggy, POISON } from '../../support/buggy-account.ts';
-import { WEEK_MS } from '../../support/decide.ts';
-import { MemorySystem } from '../../support/memory-system.ts';
-import { command } from '../../support/msk.ts';
+import { commandParkSetup, deposit, open, PARK_TOPICS } from '../../support/command-park.ts';
 
-const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
+const TOPICS = PARK_TOPICS;
 
 const setup = (attempts = 2) => {
-  const system = new MemorySystem();
-  const park = new MemoryParkStore();
-  const publisher = new MemoryBatchPublisher(system.cluster, TOPICS);
-  const processor = (code: readonly AnyAggregate[] = buggy) =>
-    createCommandProcessor({
-      aggregates: code,
-      heads: system.heads,
-      publisher,
-      eventLog: new MemoryTopicLog(system.cluster, TOPICS.events),
-      commandLog: new MemoryTopicLogs(system.cluster),
-      dedupeWindowMs: WEEK_MS,
-      keptResultsMs: WEEK_MS,
-      parking: { store: park, attempts },
-    });
-  const operatorDeps = (code: readonly AnyAggregate[], out: BatchPublisher = publisher): ParkOperatorDeps => ({
-    aggregates: code,
-    heads: system.heads,
-    park,
-    releases: { add: (tp, release) => system.heads.addRelease(tp, release) },
-    publisher: out,
-    dedupeWindowMs: WEEK_MS,
-    keptResultsMs: WEEK_MS,
-    chunk: 2,
-  });
+  const { system, park, processor, operator: operatorDeps } = commandParkSetup({ attempts, chunk: 2 });
   const records = <T>(topic: string): T[] =>
     system.cluster
       .lives(topic)
@@ -66,9 +37,6 @@ const from = (event: MskEvent, offset: number): MskEvent => ({
   ...event,
   records: Object.fromEntries(Object.entries(event.records).map(([tp, list]) => [tp, list.filter((r) => r.offset >= offset)])),
 });
-
-const open = (id: string) => command(id, 'OpenAccount', { owner: id }, { commandId: `${id}-open` });
-const deposit = (id: string, amount: number, n: number) => command(id, 'Deposit', { amount }, { commandId: `${id}-d${n}` });
 
 describe('policy park, command side', () => {
   it('retries the failing record, then parks its aggregate while the others are decided; a release after the fix applies them in order', async () => {
@@ -205,11 +173,11 @@ describe('policy park, command side', () => {
           return Promise.reject(error);
         },
       });
-    const outage = createOver(system, park, refusing('InternalServerError'));
+    const outage = processor(aggregates, refusing('InternalServerError'));
     const first = system.send([deposit('r', 1, 1)]);
     await expect(outage(first)).rejects.toThrow('parameter values');
     expect(await park.parkedKeys()).toEqual(new Set());
-    const refused = createOver(system, park, refusing('ValidationException'));
+    const refused = processor(aggregates, refusing('ValidationException'));
     await system.deliver(first, refused);
     await system.deliver(system.send([deposit('r', 2, 2), open('s'), deposit('r', 3, 3)]), refused);
     expect(await park.get('account', 'r')).toMatchObject({ count: 3, cause: { code: 'StoreRefused' } });
@@ -219,16 +187,3 @@ describe('policy park, command side', () => {
     expect(versions('r')).toEqual([1, 1, 2, 3, 4]);
   });
 });
-
-/** A live processor over `system` with another heads store. */
-const createOver = (system: MemorySystem, park: MemoryParkStore, heads: MemorySystem['heads']) =>
-  createCommandProcessor({
-    aggregates,
-    heads,
-    publisher: new MemoryBatchPublisher(system.cluster, TOPICS),
-    eventLog: new MemoryTopicLog(system.cluster, TOPICS.events),
-    commandLog: new MemoryTopicLogs(system.cluster),
-    dedupeWindowMs: WEEK_MS,
-    keptResultsMs: WEEK_MS,
-    parking: { store: park, attempts: 1 },
-  });

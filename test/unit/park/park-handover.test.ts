@@ -5,21 +5,14 @@
  * live batch beside a release that lifts the park.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryBatchPublisher } from '../../../functions/adapters/memory/publishers.ts';
 import { MemoryParkStore } from '../../../functions/adapters/memory/park-store.ts';
 import { InjectedTimeoutError, type Interleaver } from '../../../functions/adapters/memory/interleave.ts';
-import { MemoryTopicLog, MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
-import { createCommandProcessor } from '../../../functions/command/process-batch.ts';
-import type { AnyAggregate } from '../../../functions/core/aggregate.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { discardParked } from '../../../functions/park/discard.ts';
-import { releaseParked, type ParkOperatorDeps } from '../../../functions/park/release.ts';
-import { MemorySystem } from '../../support/memory-system.ts';
-import { command } from '../../support/msk.ts';
-import { buggy, POISON } from '../../support/buggy-account.ts';
+import { releaseParked } from '../../../functions/park/release.ts';
+import { commandParkSetup, deposit, open } from '../../support/command-park.ts';
+import { POISON } from '../../support/buggy-account.ts';
 
-const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
-const WEEK_MS = 7 * 24 * 3600 * 1000;
 /** Fails the first request named `op` (before it takes effect); every other one goes through. */
 const failingOnce = (op: string): Interleaver => {
   let armed = true;
@@ -32,34 +25,7 @@ const failingOnce = (op: string): Interleaver => {
   };
 };
 
-const setup = (park = new MemoryParkStore()) => {
-  const system = new MemorySystem();
-  const publisher = new MemoryBatchPublisher(system.cluster, TOPICS);
-  const processor = (code: readonly AnyAggregate[] = buggy) =>
-    createCommandProcessor({
-      aggregates: code,
-      heads: system.heads,
-      publisher,
-      eventLog: new MemoryTopicLog(system.cluster, TOPICS.events),
-      commandLog: new MemoryTopicLogs(system.cluster),
-      dedupeWindowMs: WEEK_MS,
-      keptResultsMs: WEEK_MS,
-      parking: { store: park, attempts: 1 },
-    });
-  const operator = (code: readonly AnyAggregate[] = aggregates): ParkOperatorDeps => ({
-    aggregates: code,
-    heads: system.heads,
-    park,
-    releases: { add: (tp, release) => system.heads.addRelease(tp, release) },
-    publisher,
-    dedupeWindowMs: WEEK_MS,
-    keptResultsMs: WEEK_MS,
-  });
-  return { system, park, processor, operator };
-};
-
-const open = (id: string) => command(id, 'OpenAccount', { owner: id }, { commandId: `${id}-open` });
-const deposit = (id: string, amount: number, n: number) => command(id, 'Deposit', { amount }, { commandId: `${id}-d${n}` });
+const setup = (park = new MemoryParkStore()) => commandParkSetup({ park });
 
 describe('policy park: handovers', () => {
   it('a discarded command delivered again (its commit lost) is answered as discarded, not decided', async () => {
