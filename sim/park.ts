@@ -1,6 +1,7 @@
 /**
- * The `park` fault kind (docs/SIMULATOR.md): the command side runs policy `park`; a release of
- * the account code whose `decide` throws on poisoned commands (a bug bound to the record) is
+ * The `park` fault kind (docs/SIMULATOR.md): both sides run policy `park`; a release of the
+ * account code whose `decide` throws on poisoned commands (a bug bound to the record), or of
+ * the account-summary projection that throws on one account's events (`failingFor`), is
  * deployed with one, until the code rolls forward; the operator releases parked aggregates
  * (with whatever code is deployed: a release before the fix stops at the poisoned command)
  * and discards some; commands of the aggregate arrive while a release runs. Releases and
@@ -8,13 +9,16 @@
  * again. At settle the fix is deployed and every parked aggregate released (a discard under
  * way is finished). The oracle (oracle.ts) then holds every command to one final outcome,
  * decided in order per aggregate by the fixed code, a discarded command rejected and of no
- * effect.
+ * effect. On the event side the operator only releases (a discard leaves the read model short of
+ * the fold the oracle checks it against), and its releases crash and are run again as well.
  */
 import type { AnyAggregate, DecideContext } from '../functions/core/aggregate.ts';
 import { MemoryBatchPublisher } from '../functions/adapters/memory/publishers.ts';
 import { discardParked } from '../functions/park/discard.ts';
 import { DISCARDED_BY_OPERATOR, type ParkedAggregate } from '../functions/park/parked.ts';
 import { releaseParked, type ParkOperatorDeps } from '../functions/park/release.ts';
+import { releaseParkedEvents, type EventParkOperatorDeps } from '../functions/park/events.ts';
+import { createEventApplier } from '../functions/event/process-batch.ts';
 import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
 import type { SimViolation } from './check.ts';
@@ -52,80 +56,100 @@ const operatorDeps = (world: World, random: Random): ParkOperatorDeps => ({
   now: simNow,
 });
 
-const operating = (world: World, key: string): boolean => world.scheduler.running().some((t) => t.name === `park ${key}`);
+/** The event side's operator deps: the projection as deployed now, applied as the live side applies it but for parking. */
+const eventOperatorDeps = (world: World, random: Random): EventParkOperatorDeps => {
+  const deps = world.eventDeps();
+  return {
+    park: world.eventPark,
+    apply: createEventApplier(deps, { liveVersions: true }),
+    releases: { add: (tp, release) => world.readModels.addRelease(tp, release) },
+    publisher: deps.publisher,
+    chunk: random.int(1, 3),
+    now: simNow,
+  };
+};
 
-/** Starts a release (or a discard) of a parked aggregate as a task. */
-const startOperation = (world: World, random: Random, key: string, discard: boolean): void => {
+type Side = ParkedAggregate['side'];
+
+const operating = (world: World, side: Side, key: string): boolean =>
+  world.scheduler.running().some((t) => t.name === `park ${side} ${key}`);
+
+/** Starts a release (or a discard: command side only) of a parked aggregate as a task. */
+const startOperation = (world: World, random: Random, side: Side, key: string, discard: boolean): void => {
   const [type, id] = key.split('#') as [string, string];
   if (discard) world.discarded.add(key);
   world.forgets = true;
   world.scheduler.spawn(
-    `park ${key}`,
+    `park ${side} ${key}`,
     () =>
-      discard
-        ? discardParked(operatorDeps(world, random), type, id, { by: 'sim', reason: 'sim' })
-        : releaseParked(operatorDeps(world, random), type, id, { by: 'sim' }),
-    debugEnd(`${discard ? 'discard' : 'release'} ${key}`),
+      side === 'event'
+        ? releaseParkedEvents(eventOperatorDeps(world, random), type, id, { by: 'sim' })
+        : discard
+          ? discardParked(operatorDeps(world, random), type, id, { by: 'sim', reason: 'sim' })
+          : releaseParked(operatorDeps(world, random), type, id, { by: 'sim' }),
+    debugEnd(`${discard ? 'discard' : 'release'} ${side} ${key}`),
   );
+};
+
+/** Sends a deposit to an account. */
+const deposit = (world: World, id: string, commandId: string, amount: number): void => {
+  const command = { commandId, aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount } };
+  world.cluster.append(TOPICS.commands, [{ key: id, value: JSON.stringify(command) }]);
 };
 
 /** The steps of the `park` kind. */
 export const parkStep = (world: World, kind: 'poison' | 'fix-poison' | 'release' | 'discard', random: Random): void => {
   switch (kind) {
     case 'poison': {
-      // The bug is deployed, and a command it fails on sent.
-      world.buggy = true;
+      // The bug is deployed: in the command side's decide, with a command it fails on sent; or in the projection.
       const id = `acc-${random.int(0, 4)}`;
-      const command = {
-        commandId: `${POISON_PREFIX}${++world.poisons}`,
-        aggregateType: 'account',
-        aggregateId: id,
-        type: 'Deposit',
-        data: { amount: 1 },
-      };
-      world.cluster.append(TOPICS.commands, [{ key: id, value: JSON.stringify(command) }]);
+      if (random.int(0, 2) === 0) {
+        world.failingFor = id;
+        return;
+      }
+      world.buggy = true;
+      deposit(world, id, `${POISON_PREFIX}${++world.poisons}`, 1);
       return;
     }
     case 'fix-poison':
       world.buggy = false;
+      world.failingFor = undefined;
       return;
     case 'release':
     case 'discard': {
-      const keys = listed(world).map(([k]) => k);
-      const key = keys[random.int(0, keys.length - 1)];
-      if (key === undefined) return;
-      startOperation(world, random, key, kind === 'discard');
+      const all = [...listed(world, 'command'), ...(kind === 'release' ? listed(world, 'event') : [])];
+      const picked = all[random.int(0, all.length - 1)];
+      if (picked === undefined) return;
+      const [key, { side }] = picked;
+      startOperation(world, random, side, key, kind === 'discard');
       // Commands of the aggregate arrive while it runs: they join the sequence, or are decided live after it.
       const id = key.split('#')[1] as string;
-      for (let i = random.int(0, 2); i > 0; i--) {
-        const command = {
-          commandId: `during-${++world.poisons}`,
-          aggregateType: 'account',
-          aggregateId: id,
-          type: 'Deposit',
-          data: { amount: 2 },
-        };
-        world.cluster.append(TOPICS.commands, [{ key: id, value: JSON.stringify(command) }]);
-      }
+      for (let i = random.int(0, 2); i > 0; i--) deposit(world, id, `during-${++world.poisons}`, 2);
       return;
     }
   }
 };
 
-/** The runbook at settle: the fix deployed, every parked aggregate released (a discard under way finished). */
+/** The runbook at settle: the fixes deployed, every parked aggregate released (a discard under way finished). */
 export const operateParked = (world: World, random: Random): void => {
   world.buggy = false;
-  for (const [key, parked] of listed(world)) if (!operating(world, key)) startOperation(world, random, key, parked.status === 'discarding');
+  world.failingFor = undefined;
+  for (const side of ['command', 'event'] as const)
+    for (const [key, parked] of listed(world, side))
+      if (!operating(world, side, key)) startOperation(world, random, side, key, parked.status === 'discarding');
 };
 
 /**
- * The parked aggregates `kafka-aggregates status` lists: in the index, with their item. An item
- * without its index entry is a park whose batch died before the index, decided live since.
+ * The parked aggregates of a side that `kafka-aggregates status` lists: in the index, with their
+ * item. An item without its index entry is a park whose batch died before the index, handled live since.
  */
-const listed = (world: World): [string, ParkedAggregate][] => [...world.park.parked].filter(([key]) => world.park.index.has(key));
+const listed = (world: World, side: Side): [string, ParkedAggregate][] => {
+  const store = side === 'command' ? world.park : world.eventPark;
+  return [...store.parked].filter(([key]) => store.index.has(key));
+};
 
-/** True while an aggregate is parked: the system has not settled. */
-export const anyParked = (world: World): boolean => listed(world).length > 0;
+/** True while an aggregate is parked on either side: the system has not settled. */
+export const anyParked = (world: World): boolean => listed(world, 'command').length > 0 || listed(world, 'event').length > 0;
 
 /** Every discard dead letter is of an aggregate an operator discarded. */
 export const checkDiscards = (world: World, letters: readonly { code: string; key: string | null }[]): SimViolation[] =>

@@ -91,6 +91,8 @@ export class World {
   readonly haltedWhole: string[] = [];
   /** Parked aggregates (the `park` kind), kept in the aggregates table on AWS. */
   readonly park: MemoryParkStore;
+  /** Parked aggregates of the event side (the `park` kind), kept in the read-models table on AWS. */
+  readonly eventPark: MemoryParkStore;
   /** The command side runs policy `park` (the `park` kind). */
   parking = false;
   /** The deployed account code fails on poisoned commands (the `park` kind), until it rolls forward. */
@@ -107,6 +109,7 @@ export class World {
     this.heads = new MemoryHeadsStore('aggregates', this.scheduler);
     this.readModels = new MemoryReadModels('read-models', this.scheduler);
     this.park = new MemoryParkStore(this.scheduler);
+    this.eventPark = new MemoryParkStore(this.scheduler);
     for (const [key, name] of Object.entries(TOPICS)) this.cluster.create(name, PARTITIONS[key as keyof typeof TOPICS]);
     this.commandTrigger = new SimTrigger(
       this.cluster,
@@ -162,14 +165,22 @@ export class World {
     },
   };
 
-  private eventHandler(): (event: MskEvent) => Promise<InvocationResult> {
-    const process = createEventProcessor({
+  /** The event side's parts as deployed now (policy `park` apart). */
+  eventDeps() {
+    return {
       aggregates: deployments[this.code.events],
       projections: [this.summary],
       reactions,
       readModels: this.readModels,
       publisher: new MemoryEventSidePublisher(this.cluster, TOPICS, this.scheduler),
       readiness: { groupId: 'events-trigger', hasHandledAny: () => this.group('events').hasHandledAny() },
+    };
+  }
+
+  private eventHandler(): (event: MskEvent) => Promise<InvocationResult> {
+    const process = createEventProcessor({
+      ...this.eventDeps(),
+      ...(this.parking ? { parking: { store: this.eventPark, attempts: 2, now: simNow } } : {}),
     });
     return async (event) => {
       try {
