@@ -17,8 +17,7 @@ import { MemoryBatchPublisher } from '../functions/adapters/memory/publishers.ts
 import { discardParked } from '../functions/park/discard.ts';
 import { DISCARDED_BY_OPERATOR, type ParkedAggregate } from '../functions/park/parked.ts';
 import { releaseParked, type ParkOperatorDeps } from '../functions/park/release.ts';
-import { releaseParkedEvents, type EventParkOperatorDeps } from '../functions/park/events.ts';
-import { createEventApplier } from '../functions/event/process-batch.ts';
+import { parkedApplier, releaseParkedEvents, type EventParkOperatorDeps } from '../functions/park/events.ts';
 import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
 import type { SimViolation } from './check.ts';
@@ -61,7 +60,7 @@ const eventOperatorDeps = (world: World, random: Random): EventParkOperatorDeps 
   const deps = world.eventDeps();
   return {
     park: world.eventPark,
-    apply: createEventApplier(deps, { liveVersions: true }),
+    apply: parkedApplier(deps),
     releases: { add: (tp, release) => world.readModels.addRelease(tp, release) },
     publisher: deps.publisher,
     chunk: random.int(1, 3),

@@ -41,7 +41,7 @@ export const FAULT_KINDS = [
   'api',
   /** User code (the account-summary projection) that throws on one account's events until the code is rolled forward. */
   'user-code',
-  /** Policy `park` on the command side: a poisoned command parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
+  /** Policy `park` on both sides: a poisoned command, or a projection failing on one account's events, parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
   'park',
 ] as const;
 

@@ -139,8 +139,12 @@ export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) =>
   };
 };
 
-/** Applies records read from the log, partition by partition in offset order: the processor without the trigger's payload (replays). */
-export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVersions?: boolean } = {}) => {
+/**
+ * Applies records read from the log, partition by partition in offset order: the processor
+ * without the trigger's payload (replays). `census: false` for records out of log order (a
+ * parked sequence's release): the census counts a partition in order, and the live side counts them.
+ */
+export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVersions?: boolean; readonly census?: boolean } = {}) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
   // The live side applies projection versions as their state says (versions.ts); a replay applies every version it is given.
   const versions = mode.liveVersions === true ? liveVersions(deps.projections) : undefined;
@@ -150,6 +154,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
     let { good, bad, unreadable } = read;
+    const sightings = mode.census === false ? [] : read.sightings;
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
     // Which items to read; a rowId that fails is met again below, where it halts its partition.
     let routes = routeEvents(good, registry, () => undefined);
@@ -157,7 +162,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     const snapshot = await deps.readModels.readBatch(
       [
         ...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
-        ...censusKeys(read.sightings),
+        ...censusKeys(sightings),
         ...(versions?.keys(partitions) ?? []),
       ],
       partitions,
@@ -244,7 +249,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     // The census counts what is on the log, halted records too (census.ts): beside the items, not after them.
     const [written] = await Promise.all([
       writeItems({ ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters }, plans, routes, snapshot),
-      writeCensus(deps.readModels, snapshot, read.sightings),
+      writeCensus(deps.readModels, snapshot, sightings),
       writeJoins(deps.readModels, versionPlan?.joins ?? []),
     ]);
     const outcomes = written.final;

@@ -18,7 +18,7 @@ import { deadLetter } from '../core/dead-letter.ts';
 import { DISCARDED_BY_OPERATOR, discardMessage, type Release } from '../core/release.ts';
 import { decodeMskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { haltError } from '../event/halts.ts';
-import type { EventBatchSummary } from '../event/process-batch.ts';
+import { createEventApplier, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
 import type { EventSidePublisherPort } from '../event/ports.ts';
 import type { ParkedAggregate, ParkedRecord } from './parked.ts';
 import type { ParkStore, ReleaseRecorder } from './ports.ts';
@@ -28,7 +28,7 @@ import { beginParkOperation, ParkOperationError, type ParkOperator, type ParkRep
 export interface EventParkOperatorDeps {
   /** The event side's park store (the read-models table). */
   readonly park: ParkStore;
-  /** The event side's applier over the code now deployed, without parking (event/process-batch.ts `createEventApplier`). */
+  /** The event side's applier over the code now deployed, without parking and census (`parkedApplier`). */
   readonly apply: (records: readonly TriggerRecord[]) => Promise<EventBatchSummary>;
   /** The events partitions' operator releases, where a discard is recorded. */
   readonly releases: ReleaseRecorder;
@@ -39,6 +39,14 @@ export interface EventParkOperatorDeps {
   /** Wall clock (ms). */
   readonly now?: () => number;
 }
+
+/**
+ * The applier of a release: the event side's parts as deployed, applied as the live side applies
+ * them, but not parking (the sequence's own events are what it applies) and not counting the
+ * census (the live side counted these records, in log order, when it parked them).
+ */
+export const parkedApplier = (deps: EventSideDeps): EventParkOperatorDeps['apply'] =>
+  createEventApplier({ ...deps, parking: undefined }, { liveVersions: true, census: false });
 
 const chunkOf = async (
   deps: EventParkOperatorDeps,

@@ -9,9 +9,8 @@ import { aggregates } from '../../functions/domain/index.ts';
 import { discardParked } from '../../functions/park/discard.ts';
 import type { ParkedAggregate } from '../../functions/park/parked.ts';
 import { ParkOperationError, releaseParked, type ParkOperator, type ParkReport } from '../../functions/park/release.ts';
-import { discardParkedEvents, releaseParkedEvents } from '../../functions/park/events.ts';
+import { discardParkedEvents, parkedApplier, releaseParkedEvents } from '../../functions/park/events.ts';
 import { composeEventSide } from '../../functions/compose/event-side.ts';
-import { createEventApplier } from '../../functions/event/process-batch.ts';
 import { CliError, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
 const usage = (name: string, extra = '') => `Usage: kafka-aggregates ${name} command|event <aggregateType> <aggregateId>${extra}`;
@@ -79,7 +78,7 @@ const eventSide = (): { act: Act; close: () => Promise<void> } => {
   const side = composeEventSide();
   const d = {
     park: side.park,
-    apply: createEventApplier({ ...side.deps, parking: undefined }, { liveVersions: true }),
+    apply: parkedApplier(side.deps),
     releases: side.readModels.releases,
     publisher: side.deps.publisher,
   };

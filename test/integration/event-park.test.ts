@@ -16,9 +16,9 @@ import type { EventRecord } from '../../functions/core/wire.ts';
 import type { AccountEvent } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';
-import { createEventApplier, type EventBatchSummary } from '../../functions/event/process-batch.ts';
+import type { EventBatchSummary } from '../../functions/event/process-batch.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
-import { releaseParkedEvents, type EventParkOperatorDeps } from '../../functions/park/events.ts';
+import { parkedApplier, releaseParkedEvents, type EventParkOperatorDeps } from '../../functions/park/events.ts';
 import { accountSummary, type AccountSummary } from '../../functions/projections/account-summary.ts';
 import { lowBalanceAlert } from '../../functions/reactions/low-balance-alert.ts';
 import { accountEventRecord, canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
@@ -121,7 +121,7 @@ describe('policy park, event side, on the real broker and emulator', () => {
     expect(await alerts()).toEqual(new Set());
 
     // The fix is deployed; the release crashes once after its first step, and is run again.
-    const apply = createEventApplier({
+    const apply = parkedApplier({
       aggregates,
       projections: [accountSummary],
       reactions,

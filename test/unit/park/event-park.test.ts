@@ -15,9 +15,10 @@ import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
 import { eventId, type EventRecord } from '../../../functions/core/wire.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import type { EventSideOutput } from '../../../functions/event/ports.ts';
+import { CENSUS_PK, readCensus } from '../../../functions/event/census.ts';
 import { projectionRowKey } from '../../../functions/event/ports.ts';
 import { createEventApplier, createEventProcessor } from '../../../functions/event/process-batch.ts';
-import { discardParkedEvents, releaseParkedEvents, type EventParkOperatorDeps } from '../../../functions/park/events.ts';
+import { discardParkedEvents, parkedApplier, releaseParkedEvents, type EventParkOperatorDeps } from '../../../functions/park/events.ts';
 import { accountSummary, type AccountSummary } from '../../../functions/projections/account-summary.ts';
 import { defineProjection } from '../../../functions/index.ts';
 import type { AccountEvent } from '../../../functions/domain/account/index.ts';
@@ -70,9 +71,28 @@ const setup = () => {
   const publisher = { publish: (o: EventSideOutput) => Promise.resolve(void published.push(o)) };
   const deps = (projection: AnyProjection) => ({ aggregates, projections: [projection], reactions: [], readModels, publisher });
   const live = createEventProcessor({ ...deps(buggySummary), parking: { store: park, attempts: 2 } });
+  /** A live processor whose next census write fails (the batch dies there, after it parked). */
+  const dyingAtCensus = () => {
+    let armed = true;
+    const write: typeof readModels.write = (key, next, revision) => {
+      if (key.pk !== CENSUS_PK || !armed) return readModels.write(key, next, revision);
+      armed = false;
+      return Promise.reject(new Error('crash before the census'));
+    };
+    return createEventProcessor({
+      ...deps(buggySummary),
+      readModels: {
+        tableName: readModels.tableName,
+        readBatch: (k, p) => readModels.readBatch(k, p),
+        putControl: (st, r) => readModels.putControl(st, r),
+        write,
+      },
+      parking: { store: park, attempts: 2 },
+    });
+  };
   const operator = (projection: AnyProjection = accountSummary): EventParkOperatorDeps => ({
     park,
-    apply: createEventApplier(deps(projection), { liveVersions: true }),
+    apply: parkedApplier(deps(projection)),
     releases: { add: (tp, release) => readModels.addRelease(tp, release) },
     publisher,
     chunk: 2,
@@ -80,7 +100,7 @@ const setup = () => {
   const row = async (id: string) =>
     (await readModels.get(projectionRowKey(accountSummary.name, id)))?.data as { balance: number } | undefined;
   const letters = () => published.flatMap((p) => p.deadLetters);
-  return { readModels, park, live, operator, row, letters };
+  return { readModels, park, live, dyingAtCensus, operator, row, letters };
 };
 
 /** The account-summary rows the fixed code folds from the whole log, in one go. */
@@ -150,6 +170,18 @@ describe('event side, policy park', () => {
     expect(await s.park.get('account', 'a')).toMatchObject({ status: 'releasing', done: 2 });
     expect(await releaseParkedEvents(s.operator(), 'account', 'a', { by: 'ops' })).toMatchObject({ lifted: true, handled: 1 });
     expect((await s.row('a'))?.balance).toBe(POISON + 5 + 7);
+  });
+
+  it('a release leaves the census to the live side: a batch that parked and died before counting is counted whole when delivered again', async () => {
+    const s = setup();
+    expect((await s.live(batch(0, 3))).halted).toHaveLength(1);
+    await expect(s.dyingAtCensus()(batch(2, 7))).rejects.toThrow('crash before the census');
+    expect(await s.park.get('account', 'a')).toMatchObject({ count: 3, lastOffset: 6 });
+    expect(await releaseParkedEvents(s.operator(), 'account', 'a', { by: 'ops' })).toMatchObject({ lifted: true });
+    await s.live(batch(2));
+    const census = (await readCensus(s.readModels)).get('events-0');
+    expect(census).toMatchObject({ from: 0, through: LOG.length - 1 });
+    expect(census?.entries.reduce((n, e) => n + e.count, 0)).toBe(LOG.length);
   });
 
   it('discards the sequence to the dead-letter topic, and a redelivery of it too', async () => {
