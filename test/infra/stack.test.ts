@@ -375,10 +375,10 @@ describe('IAM', () => {
     expect(tablesOf('snapshotRebuild')).toEqual(['Aggregates', 'ReadModels']);
   });
 
-  it('grants the handlers the item actions they call (the command handler also batched writes) and the rebuild also its scans, queries and deletes, nothing else on DynamoDB', () => {
+  it('grants the handlers the item actions they call (both handlers also batched writes: heads, parked records) and the rebuild also its scans, queries and deletes, nothing else on DynamoDB', () => {
     const actions = (key: string) => new Set(tableStatements(key).flatMap(actionsOf));
     expect(actions('commandHandler')).toEqual(new Set(TABLE_ACTIONS.batches));
-    expect(actions('eventHandler')).toEqual(new Set(TABLE_ACTIONS.items));
+    expect(actions('eventHandler')).toEqual(new Set(TABLE_ACTIONS.batches));
     expect(actions('snapshotRebuild')).toEqual(new Set(TABLE_ACTIONS.maintenance));
   });
 
