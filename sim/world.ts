@@ -170,6 +170,8 @@ export class World {
       readModels: this.readModels,
       publisher: new MemoryEventSidePublisher(this.cluster, TOPICS, this.scheduler),
       readiness: { groupId: 'events-trigger', hasHandledAny: () => this.group('events').hasHandledAny() },
+      // As deployed: the census left for a few batches, read back from the log after a cold start.
+      census: { log: new MemoryTopicLogs(this.cluster, this.scheduler), batches: 3 },
     });
     return async (event) => {
       try {

@@ -5,10 +5,11 @@
  */
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
+import { TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { GenerationDrain } from '../adapters/kafka/generation-drain.ts';
 import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
-import { partitionGenerations } from '../config.ts';
+import { partitionGenerations, readerGroupPrefix } from '../config.ts';
 import { generationName } from '../core/generations.ts';
 import type { MskEvent } from '../core/trigger-event.ts';
 import { aggregates } from '../domain/index.ts';
@@ -37,6 +38,8 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
   const publisher = new EventSidePublisher(createProducer(kafka), { commands, deadLetter: names.topics.deadLetter });
   const trigger = new ConsumerOffsets(kafka, names.topics.events, groups.eventsTrigger);
   const drain = new GenerationDrain(kafka, groups.eventsTrigger);
+  // Read only when another function ended holding a partition's census unwritten (event/census-writes.ts).
+  const eventLog = new TopicLogs(kafka, readerGroupPrefix());
   const deps: EventSideDeps = {
     aggregates,
     projections,
@@ -45,6 +48,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     publisher,
     readiness: { groupId: trigger.groupId, hasHandledAny: () => trigger.hasHandledAny() },
     drain,
+    census: { log: eventLog },
   };
   return {
     deps,
@@ -52,7 +56,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     process: createEventProcessor(deps),
     processor: (overrides = {}) => createEventProcessor({ ...deps, ...overrides }),
     close: async () => {
-      await Promise.all([publisher.close(), trigger.close(), drain.close()]);
+      await Promise.all([publisher.close(), trigger.close(), drain.close(), eventLog.close()]);
       release();
     },
   };

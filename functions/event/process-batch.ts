@@ -33,7 +33,8 @@ import { ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts
 import { FirstHalts, haltOf, type Halt } from './halts.ts';
 import { readRecords, releaseAt } from './read-records.ts';
 import { writeItems } from './write-items.ts';
-import { censusKeys, writeCensus } from './census.ts';
+import { censusKeys } from './census.ts';
+import { CensusWriter, type PartitionReader } from './census-writes.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
@@ -75,6 +76,11 @@ export interface EventSideDeps {
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
   readonly writeConcurrency?: number;
+  /**
+   * Leave a partition's census unwritten for up to `batches` batches (census-writes.ts),
+   * reading back from `log` what another function held unwritten. @default - written every batch
+   */
+  readonly census?: { readonly log: PartitionReader; readonly batches?: number };
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -140,6 +146,10 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
   const versions = mode.liveVersions === true ? liveVersions(deps.projections) : undefined;
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
+  const census = new CensusWriter(
+    deps.readModels,
+    deps.census === undefined ? undefined : { batches: deps.census.batches ?? 10, log: deps.census.log, aggregates: registry.aggregates },
+  );
 
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
@@ -230,7 +240,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     // The census counts what is on the log, halted records too (census.ts): beside the items, not after them.
     const [written] = await Promise.all([
       writeItems({ ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters }, plans, routes, snapshot),
-      writeCensus(deps.readModels, snapshot, read.sightings),
+      census.write(snapshot, read.sightings),
       writeJoins(deps.readModels, versionPlan?.joins ?? []),
     ]);
     const outcomes = written.final;
