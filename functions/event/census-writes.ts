@@ -134,9 +134,4 @@ export class CensusWriter {
       return { position, ...(stored === undefined ? {} : { stored }) };
     });
   }
-
-  /** Forgets what it held: the next batch of each partition writes what it has, reading the rest back from the log. */
-  forget(): void {
-    this.held.clear();
-  }
 }
