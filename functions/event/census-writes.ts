@@ -32,8 +32,8 @@ export interface PartitionReader {
 
 /** What a live function needs to leave the census unwritten for a few batches. */
 export interface CensusDeferral {
-  /** Batches a partition's census may be left unwritten (1: written every batch). */
-  readonly batches: number;
+  /** Batches a partition's census may be left unwritten (1: written every batch). @default 10 */
+  readonly batches?: number;
   /** Records a function may hold unwritten per partition; more are written at once. */
   readonly records?: number;
   /** Where the records other functions held unwritten are read back from. */
@@ -99,7 +99,7 @@ export class CensusWriter {
       deferral !== undefined &&
       before !== undefined &&
       first.offset === before.through + 1 &&
-      batches < deferral.batches &&
+      batches < (deferral.batches ?? 10) &&
       fresh.length < (deferral.records ?? 500) &&
       knows(before, fresh)
     ) {

@@ -76,10 +76,7 @@ export interface EventSideDeps {
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
   readonly writeConcurrency?: number;
-  /**
-   * Leave a partition's census unwritten for up to `batches` batches (census-writes.ts),
-   * reading back from `log` what another function held unwritten. @default - written every batch
-   */
+  /** Leave a partition's census unwritten for up to `batches` (10) batches, reading back from `log` what another function held (census-writes.ts). @default - written every batch */
   readonly census?: { readonly log: PartitionReader; readonly batches?: number };
 }
 
@@ -146,10 +143,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
   const versions = mode.liveVersions === true ? liveVersions(deps.projections) : undefined;
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
-  const census = new CensusWriter(
-    deps.readModels,
-    deps.census === undefined ? undefined : { batches: deps.census.batches ?? 10, log: deps.census.log, aggregates: registry.aggregates },
-  );
+  const census = new CensusWriter(deps.readModels, deps.census && { ...deps.census, aggregates: registry.aggregates });
 
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
