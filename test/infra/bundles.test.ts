@@ -29,6 +29,8 @@
  * metrics (rebuild/projection-version.ts, handlers/rebuild.ts): 874.1 kB on its own branch.
  * Merged, the command handler came to 786.2 kB (budget 790 kB) and the event handler, with projection
  * versions and the quick envelope check, to 755.8 kB (budget 760 kB).
+ * The event handler's to 765 kB when it read its own topic back for the census another function
+ * held unwritten (event/census-writes.ts, adapters/kafka/topic-log.ts): 760.5 kB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +41,7 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 790_000,
-  eventHandler: 760_000,
+  eventHandler: 765_000,
   snapshotRebuild: 880_000,
   commandApi: 760_000,
   topicsProvider: 615_000,
