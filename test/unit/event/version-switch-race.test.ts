@@ -105,4 +105,22 @@ describe('a live batch across a projection version switch', () => {
     expect(rows(readModels, 'account-summary')).toEqual([]);
     expect(rows(readModels, 'account-summary@v2').map((r) => r.version)).toEqual([4]);
   });
+
+  it('drops version 1 in the next catch-up run when a run stopped between the switch and the drop', async () => {
+    const { readModels, catchUp } = await setUp();
+    const wipe = readModels.wipe.bind(readModels);
+    readModels.wipe = () => Promise.reject(new Error('the run stops here'));
+    await expect(catchUp()).rejects.toThrow('the run stops here');
+    expect(versionStateOf((await readModels.get(versionStateKey('account-summary')))?.data)).toMatchObject({ active: 2, dropping: 1 });
+    readModels.wipe = wipe;
+    expect((await catchUp()).projections).toMatchObject([{ outcome: 'switched', from: 1, to: 2, rowsDropped: 1 }]);
+    const state = versionStateOf((await readModels.get(versionStateKey('account-summary')))?.data);
+    expect(state?.dropping).toBeUndefined();
+    expect(state?.history.map((h) => h.what)).toEqual([
+      'building version 2 beside version 1',
+      'switched reads to version 2',
+      'dropped version 1: 1 rows',
+    ]);
+    expect(rows(readModels, 'account-summary')).toEqual([]);
+  });
 });
