@@ -9,13 +9,13 @@
 import type { StoredRecord } from '../functions/adapters/memory/cluster.ts';
 import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
 import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
-import { accountSummary } from '../functions/projections/account-summary.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
 import { DISCARDED_BY_OPERATOR } from '../functions/park/parked.ts';
 import { censusViolations } from './census-check.ts';
 import { checkDiscards } from './park.ts';
 import { deployments } from './code-versions.ts';
 import { compareWithDecisions, decideInOrder, type OrderedCommand } from './oracle.ts';
+import { servedSummary, versionViolations } from './versions.ts';
 import { TOPICS, type World } from './world.ts';
 
 /** One broken invariant. */
@@ -170,9 +170,11 @@ export const checkWorld = async (
   committedAtEnd: ReadonlyMap<number, readonly number[]>,
 ): Promise<SimViolation[]> => {
   const heads = quiescent ? [...world.heads.dump().values()].flatMap((i) => (i.kind === 'head' ? [i.head] : [])) : undefined;
+  // The rows that serve reads: version 2's once a projection version switch made it active (versions.ts).
+  const served = servedSummary(world);
   const summaries: SummaryRow[] | undefined = quiescent
     ? [...world.readModels.dump().values()].flatMap((e) =>
-        e.kind === 'item' && e.key.pk === accountSummary.name ? [{ rowId: e.key.sk, data: e.item.data, versions: e.item.versions }] : [],
+        e.kind === 'item' && e.key.pk === served.pk ? [{ rowId: e.key.sk, data: e.item.data, versions: e.item.versions }] : [],
       )
     : undefined;
   const topics = `${mark(world, TOPICS.events)}|${mark(world, TOPICS.results)}`;
@@ -186,7 +188,7 @@ export const checkWorld = async (
         ...(heads === undefined ? {} : { heads }),
         ...(summaries === undefined ? {} : { summaries }),
       },
-      { aggregates: deployments.newer, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent },
+      { aggregates: deployments.newer, readModel: served.projection, acceptsWithoutEvents: ['alert'], quiescent },
     );
     found = report.violations.map((v) => ({ kind: v.kind, message: `${v.aggregateType ?? ''} ${v.aggregateId ?? ''}: ${v.message}` }));
     if (!quiescent) lastTopicCheck.set(world, { mark: topics, violations: found });
@@ -196,6 +198,7 @@ export const checkWorld = async (
   violations.push(...checkDiscards(world, deadLetters(world)));
   violations.push(...world.haltedWhole.map((message) => ({ kind: 'invocation-failed-for-a-halt', message })));
   violations.push(...world.apiViolations.map((message) => ({ kind: 'api-answer', message })));
+  violations.push(...versionViolations(world, quiescent));
   if (quiescent) {
     violations.push(...censusViolations(world));
     const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);

@@ -43,6 +43,10 @@ export const FAULT_KINDS = [
   'user-code',
   /** Policy `park` on the command side: a poisoned command parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
   'park',
+  /** account-summary version 2 built beside version 1, switched to and version 1 dropped (sim/versions.ts). */
+  'projection-version',
+  /** check-deploy of a release whose upcaster is broken: refused exactly when the log holds what it breaks on (sim/refused-deploy.ts). */
+  'refused-deploy',
 ] as const;
 
 /** One fault kind. */
@@ -74,7 +78,9 @@ export type StepKind =
   | 'poison'
   | 'fix-poison'
   | 'release'
-  | 'discard';
+  | 'discard'
+  | 'version-deploy'
+  | 'broken-roll';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -109,6 +115,8 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'fix-poison': { weight: 1, needs: 'park' },
   release: { weight: 2.5, needs: 'park' },
   discard: { weight: 0.7, needs: 'park' },
+  'version-deploy': { weight: 1.5, needs: 'projection-version' },
+  'broken-roll': { weight: 1, needs: 'refused-deploy' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

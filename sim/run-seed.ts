@@ -13,6 +13,7 @@ import { checkWorld, recordsOf, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
 import { anyParked, operateParked } from './park.ts';
 import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
+import { operateVersions, versionsSettled } from './versions.ts';
 import { TOPICS, World } from './world.ts';
 
 /** What a run found. */
@@ -50,6 +51,7 @@ const readModelsBehind = async (world: World): Promise<boolean> =>
 /** What the operator does when the system does not settle by itself. */
 const operate = async (world: World, faults: ReadonlySet<FaultKind>, random: Random): Promise<void> => {
   if (faults.has('park')) operateParked(world, random);
+  operateVersions(world);
   const running = world.scheduler.running().map((t) => t.name);
   const control = await world.heads.getControl();
   const rebuilding = running.some((n) => n.startsWith('rebuild'));
@@ -128,7 +130,8 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
       (await world.heads.getControl())?.status !== 'rebuilding' &&
       (await world.readModels.getControl())?.status !== 'rebuilding' &&
       !(await readModelsBehind(world)) &&
-      !anyParked(world)
+      !anyParked(world) &&
+      versionsSettled(world)
     )
       return true;
     await operate(world, faults, new Random(round ^ 0x9a4c));

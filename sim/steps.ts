@@ -14,6 +14,8 @@ import { burst, resendThroughApi } from './api.ts';
 import { advance } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
 import { parkStep } from './park.ts';
+import { brokenRoll } from './refused-deploy.ts';
+import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
 import { TOPICS, type World } from './world.ts';
 
@@ -213,6 +215,7 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.failingFor = world.failingFor === undefined ? `acc-${random.int(0, 4)}` : undefined;
       return;
     case 'wipe-read-models':
+      world.versions.wiped = true;
       world.readModels.restore(new Map());
       return;
     case 'grow-events': {
@@ -229,6 +232,10 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'release':
     case 'discard':
       return parkStep(world, step.kind, random);
+    case 'version-deploy':
+      return versionStep(world, random);
+    case 'broken-roll':
+      return brokenRoll(world, random, world.versions.violations);
     case 'verify':
       world.scheduler.spawn(
         'verify',

@@ -27,6 +27,7 @@ import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
 import { deployments, type CodeVersion } from './code-versions.ts';
 import { withPoison } from './park.ts';
+import { SimVersions } from './versions.ts';
 import { Scheduler } from './scheduler.ts';
 import { SimTrigger, type InvocationResult } from './trigger.ts';
 
@@ -99,6 +100,8 @@ export class World {
   poisons = 0;
   /** Aggregates an operator discarded (their keys). */
   readonly discarded = new Set<string>();
+  /** The projection version switch (the `projection-version` kind). */
+  readonly versions = new SimVersions();
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
   private readonly warm = new Map<CodeVersion, (event: MskEvent) => Promise<InvocationResult>>();
 
@@ -165,7 +168,7 @@ export class World {
   private eventHandler(): (event: MskEvent) => Promise<InvocationResult> {
     const process = createEventProcessor({
       aggregates: deployments[this.code.events],
-      projections: [this.summary],
+      projections: this.versions.projections(this.summary),
       reactions,
       readModels: this.readModels,
       publisher: new MemoryEventSidePublisher(this.cluster, TOPICS, this.scheduler),
@@ -176,6 +179,7 @@ export class World {
     return async (event) => {
       try {
         const summary = await process(event);
+        this.versions.sawHalts(summary.halted);
         return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
       } catch (error) {
         const partitions = Object.keys(event.records);
@@ -228,7 +232,7 @@ export class World {
   readModelsRebuildDeps(): ReadModelsRebuildDeps {
     return {
       aggregates: deployments[this.code.rebuild],
-      projections,
+      projections: this.versions.projections(projections[0]),
       reactions,
       readModels: this.readModels,
       eventLog: this.eventLog(),

@@ -38,8 +38,8 @@ import { CensusWriter, type PartitionReader } from './census-writes.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
-import { routeEvents } from './route.ts';
-import { liveVersions, writeJoins } from './versions.ts';
+import { routeEvents, type Route } from './route.ts';
+import { everyVersion, liveVersions, writeJoins } from './versions.ts';
 
 /**
  * How the live event side checks that its table is in step with the events topic before it
@@ -140,7 +140,7 @@ export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) =>
 export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVersions?: boolean } = {}) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
   // The live side applies projection versions as their state says (versions.ts); a replay applies every version it is given.
-  const versions = mode.liveVersions === true ? liveVersions(deps.projections) : undefined;
+  const versions = mode.liveVersions === true ? liveVersions(deps.projections, deps.readModels) : undefined;
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const census = new CensusWriter(deps.readModels, deps.census && { ...deps.census, aggregates: registry.aggregates });
@@ -162,7 +162,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       partitions,
     );
     await checkReady(deps, snapshot);
-    const versionPlan = versions?.plan(snapshot.items, records);
+    const versionPlan = versions?.plan(snapshot.items, records) ?? everyVersion;
 
     // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
     const skipped: DeadLetter[] = [];
@@ -197,13 +197,16 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
         good,
         registry,
         (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }),
-        versionPlan?.applies,
+        versionPlan.applies,
       );
       plans = new Map(
         [...routes]
           .filter(([, route]) => route.keyProblem === undefined)
           .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
       );
+      const held = [...plans].filter(([, p]) => haltOf(p) !== undefined).map(([id]) => (routes.get(id) as Route).folder.key);
+      // A gap on a row of the version reads switched away from meanwhile is the switch's drop: leave that version, fold again.
+      if (await versionPlan.retired(held)) continue;
       const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
       if (found.length === 0) break;
       for (const halt of found) halts.add(halt);
@@ -233,9 +236,14 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
 
     // The census counts what is on the log, halted records too (census.ts): beside the items, not after them.
     const [written] = await Promise.all([
-      writeItems({ ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters }, plans, routes, snapshot),
+      writeItems(
+        { ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters, retired: versionPlan.retired },
+        plans,
+        routes,
+        snapshot,
+      ),
       census.write(snapshot, read.sightings),
-      writeJoins(deps.readModels, versionPlan?.joins ?? []),
+      writeJoins(deps.readModels, versionPlan.joins),
     ]);
     const outcomes = written.final;
     return {
