@@ -5,8 +5,8 @@
  */
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
-import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { GenerationDrain } from '../adapters/kafka/generation-drain.ts';
+import { KafkaGenerationPositions } from '../adapters/kafka/generation-log.ts';
 import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
 import { partitionGenerations } from '../config.ts';
 import { generationName } from '../core/generations.ts';
@@ -15,6 +15,7 @@ import { aggregates } from '../domain/index.ts';
 import { createEventProcessor, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
+import { generations } from '../topology.ts';
 import { clients, type Wiring } from './wiring.ts';
 
 /** The event side, wired. */
@@ -35,7 +36,17 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
   // Reactions send to the newest generation of the commands topic, as it is at each send.
   const commands = () => generationName(names.topics.commands, partitionGenerations().length - 1);
   const publisher = new EventSidePublisher(createProducer(kafka), { commands, deadLetter: names.topics.deadLetter });
-  const trigger = new ConsumerOffsets(kafka, names.topics.events, groups.eventsTrigger);
+  // Every generation's group, as they are at each check: after a grow the trigger may have
+  // handled the newer generations only (a wiped table would otherwise pass for a new one).
+  const hasHandledAny = async () => {
+    const topics = generations(names.topics.events, partitionGenerations()).map((g) => g.name);
+    const trigger = new KafkaGenerationPositions(kafka, topics, groups.eventsTrigger);
+    try {
+      return await trigger.hasHandledAny();
+    } finally {
+      await trigger.close();
+    }
+  };
   const drain = new GenerationDrain(kafka, groups.eventsTrigger);
   const deps: EventSideDeps = {
     aggregates,
@@ -43,7 +54,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     reactions,
     readModels,
     publisher,
-    readiness: { groupId: trigger.groupId, hasHandledAny: () => trigger.hasHandledAny() },
+    readiness: { groupId: groups.eventsTrigger, hasHandledAny },
     drain,
   };
   return {
@@ -52,7 +63,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     process: createEventProcessor(deps),
     processor: (overrides = {}) => createEventProcessor({ ...deps, ...overrides }),
     close: async () => {
-      await Promise.all([publisher.close(), trigger.close(), drain.close()]);
+      await Promise.all([publisher.close(), drain.close()]);
       release();
     },
   };

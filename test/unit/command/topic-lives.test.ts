@@ -105,7 +105,9 @@ describe('lives of the commands topic, in memory', () => {
     // commands were answered by position with the old life's (`PositionReused`).
     const sys = new MemorySystem();
     const id = 'acc-1';
-    await sys.deliver(sys.send([command(id, 'OpenAccount', { owner: 'Ann' }), ...[1, 2, 3].map(() => command(id, 'Deposit', { amount: 10 }))]));
+    await sys.deliver(
+      sys.send([command(id, 'OpenAccount', { owner: 'Ann' }), ...[1, 2, 3].map(() => command(id, 'Deposit', { amount: 10 }))]),
+    );
 
     sys.recreate();
     const resent = [command(id, 'Withdraw', { amount: 5 }), command(id, 'Deposit', { amount: 7 })];
