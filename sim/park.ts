@@ -83,7 +83,7 @@ export const parkStep = (world: World, kind: 'poison' | 'fix-poison' | 'release'
         type: 'Deposit',
         data: { amount: 1 },
       };
-      world.cluster.append(TOPICS.commands, [{ key: id, value: JSON.stringify(command) }]);
+      world.cluster.append(world.commandsTopic, [{ key: id, value: JSON.stringify(command) }]);
       return;
     }
     case 'fix-poison':
@@ -105,7 +105,7 @@ export const parkStep = (world: World, kind: 'poison' | 'fix-poison' | 'release'
           type: 'Deposit',
           data: { amount: 2 },
         };
-        world.cluster.append(TOPICS.commands, [{ key: id, value: JSON.stringify(command) }]);
+        world.cluster.append(world.commandsTopic, [{ key: id, value: JSON.stringify(command) }]);
       }
       return;
     }

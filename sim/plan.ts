@@ -41,6 +41,8 @@ export const FAULT_KINDS = [
   'api',
   /** User code (the account-summary projection) that throws on one account's events until the code is rolled forward. */
   'user-code',
+  /** A new generation of the keyed topics with more partitions (`kafka-aggregates grow`): the older drained, then sealed. */
+  'grow-commands',
   /** Policy `park` on the command side: a poisoned command parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
   'park',
   /** account-summary version 2 built beside version 1, switched to and version 1 dropped (sim/versions.ts). */
@@ -72,6 +74,7 @@ export type StepKind =
   | 'wipe-read-models'
   | 'verify'
   | 'grow-events'
+  | 'grow-commands'
   | 'api-resend'
   | 'burst'
   | 'user-code'
@@ -108,6 +111,7 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'wipe-read-models': { weight: 1, needs: 'wipe-read-models' },
   verify: { weight: 1, needs: 'verify' },
   'grow-events': { weight: 0.7, needs: 'grow-events' },
+  'grow-commands': { weight: 0.7, needs: 'grow-commands' },
   'api-resend': { weight: 3, needs: 'api' },
   burst: { weight: 1, needs: 'api' },
   'user-code': { weight: 1.5, needs: 'user-code' },

@@ -6,8 +6,8 @@
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { TopicLogs } from '../adapters/kafka/topic-log.ts';
-import { ConsumerOffsets } from '../adapters/kafka/consumer-offsets.ts';
 import { GenerationDrain } from '../adapters/kafka/generation-drain.ts';
+import { KafkaGenerationPositions } from '../adapters/kafka/generation-log.ts';
 import { EventSidePublisher } from '../adapters/kafka/publisher.ts';
 import { partitionGenerations, readerGroupPrefix } from '../config.ts';
 import { generationName } from '../core/generations.ts';
@@ -16,6 +16,7 @@ import { aggregates } from '../domain/index.ts';
 import { createEventProcessor, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
+import { generations } from '../topology.ts';
 import { clients, type Wiring } from './wiring.ts';
 
 /** The event side, wired. */
@@ -36,7 +37,17 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
   // Reactions send to the newest generation of the commands topic, as it is at each send.
   const commands = () => generationName(names.topics.commands, partitionGenerations().length - 1);
   const publisher = new EventSidePublisher(createProducer(kafka), { commands, deadLetter: names.topics.deadLetter });
-  const trigger = new ConsumerOffsets(kafka, names.topics.events, groups.eventsTrigger);
+  // Every generation's group, as they are at each check: after a grow the trigger may have
+  // handled the newer generations only (a wiped table would otherwise pass for a new one).
+  const hasHandledAny = async () => {
+    const topics = generations(names.topics.events, partitionGenerations()).map((g) => g.name);
+    const trigger = new KafkaGenerationPositions(kafka, topics, groups.eventsTrigger);
+    try {
+      return await trigger.hasHandledAny();
+    } finally {
+      await trigger.close();
+    }
+  };
   const drain = new GenerationDrain(kafka, groups.eventsTrigger);
   // Read only when another function ended holding a partition's census unwritten (event/census-writes.ts).
   const eventLog = new TopicLogs(kafka, readerGroupPrefix());
@@ -46,7 +57,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     reactions,
     readModels,
     publisher,
-    readiness: { groupId: trigger.groupId, hasHandledAny: () => trigger.hasHandledAny() },
+    readiness: { groupId: groups.eventsTrigger, hasHandledAny },
     drain,
     census: { log: eventLog },
   };
@@ -56,7 +67,7 @@ export const composeEventSide = (wiring: Wiring = {}): EventSide => {
     process: createEventProcessor(deps),
     processor: (overrides = {}) => createEventProcessor({ ...deps, ...overrides }),
     close: async () => {
-      await Promise.all([publisher.close(), trigger.close(), drain.close(), eventLog.close()]);
+      await Promise.all([publisher.close(), drain.close(), eventLog.close()]);
       release();
     },
   };

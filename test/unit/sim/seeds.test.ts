@@ -15,14 +15,17 @@ import { brokenRollTally } from '../../../sim/refused-deploy.ts';
  * with the base faults, the growth with the base faults and the rebuild, and the command API with
  * the base faults, failing user code with the base faults, and policy park (release, discard,
  * crashes in either) with the base faults, a projection version switch with the base faults,
- * and check-deploy of a broken upcaster beside code rolls. The growth beside a read-models wipe, and a live rebuild now and then (seed
+ * check-deploy of a broken upcaster beside code rolls, and a new generation of the keyed topics
+ * with the base faults, the rebuild, the recreation and a read-models wipe. The growth beside a read-models wipe, and a live rebuild now and then (seed
  * 431 of every kind), still find breaks (docs/SIMULATOR.md).
  */
 const BASE: readonly FaultKind[] = ['crash', 'timeout', 'redeliver', 'race'];
 const CI_RUNS: readonly { readonly faults: ReadonlySet<FaultKind>; readonly seeds: number }[] = [
   {
-    faults: new Set(FAULT_KINDS.filter((k) => !['grow-events', 'user-code', 'park', 'projection-version', 'refused-deploy'].includes(k))),
-    seeds: 400,
+    faults: new Set(
+      FAULT_KINDS.filter((k) => !['grow-events', 'user-code', 'park', 'projection-version', 'refused-deploy', 'grow-commands'].includes(k)),
+    ),
+    seeds: 350,
   },
   { faults: new Set([...BASE, 'recreate']), seeds: 100 },
   { faults: new Set([...BASE, 'grow-events', 'rebuild']), seeds: 150 },
@@ -31,6 +34,7 @@ const CI_RUNS: readonly { readonly faults: ReadonlySet<FaultKind>; readonly seed
   { faults: new Set([...BASE, 'park']), seeds: 40 },
   { faults: new Set([...BASE, 'projection-version']), seeds: 40 },
   { faults: new Set([...BASE, 'refused-deploy', 'code-roll']), seeds: 30 },
+  { faults: new Set([...BASE, 'grow-commands', 'rebuild', 'recreate', 'wipe-read-models']), seeds: 100 },
 ];
 
 describe('the simulator', () => {
