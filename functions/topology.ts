@@ -194,6 +194,8 @@ export const functions = {
     memoryMb: 512,
     // Reactions send commands; malformed events go to the dead-letter topic.
     writes: ['commands', 'deadLetter'],
+    // It reads its own topic back, only for the census another function held unwritten (event/census-writes.ts).
+    reads: ['events'],
     tables: ['readModels'],
     // Under policy `park` it writes a parked aggregate's first events 25 per request.
     tableAccess: 'batches',

@@ -8,7 +8,7 @@ import type { Kafka } from 'kafkajs';
 import { canonicalHead } from '../functions/rebuild/fold.ts';
 import type { CommandGate } from '../functions/rebuild/ports.ts';
 import type { Rebuild } from '../functions/compose/rebuild.ts';
-import type { AggregatesTable } from '../functions/compose/operator.ts';
+import type { AggregatesTable, Operator } from '../functions/compose/operator.ts';
 import { awsRegion, kafkaBrokers } from '../functions/config.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { provision } from './provision.ts';
@@ -18,6 +18,7 @@ import { mappingsFromTopology } from './trigger/mappings.ts';
 import { localClusterArn, mskEvent, toMskRecord } from './trigger/msk-payload.ts';
 import { readAt } from './client/read.ts';
 import { aggregatesReadiness } from './system/readiness.ts';
+import type { EventDeployment } from './demo/event-deployment.ts';
 
 const RESULT_TIMEOUT_MS = 30_000;
 export const say = (line = ''): void => console.log(line);
@@ -37,6 +38,10 @@ export interface Demo {
   id(suffix: string): string;
   /** Holds the demo's command trigger during a rebuild. */
   readonly gate: CommandGate;
+  /** The demo's topics and tables as an operator's tool reaches them. */
+  readonly operator: Operator;
+  /** The demo's event trigger, which scenario (e) moves onto new code. */
+  readonly eventSide: EventDeployment;
 }
 
 /** How a scenario ended. */

@@ -20,6 +20,8 @@ import { watchTopics } from './client/watch.ts';
 import { startStack, type StackHandle } from './stack/stack.ts';
 import { redelivery, say, staleState, wipeAndRebuild, type Demo, type Verdict } from './demo-scenarios.ts';
 import { traceOne } from './demo-trace.ts';
+import { startEventDeployment } from './demo/event-deployment.ts';
+import { projectionVersion, resetVersions } from './demo/versions.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -38,6 +40,7 @@ Object.assign(process.env, {
 const main = async (): Promise<number> => {
   let stack: StackHandle | undefined;
   let triggers: Triggers | undefined;
+  let stopEvents: (() => Promise<void>) | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     stack = await startStack({ log: (line) => say(`[stack] ${line}`) });
@@ -54,9 +57,15 @@ const main = async (): Promise<number> => {
       const report = await rebuild.run({}).finally(() => rebuild.close());
       say(`Rebuild ${'status' in report ? report.status : 'done'}.`);
     }
+    const rebuild = composeRebuild();
+    cleanups.push(() => rebuild.close());
+    await resetVersions({ operator, rebuild });
     const mappings = mappingsFromTopology().map((m) => ({ ...m, consumerGroupId: `${m.consumerGroupId}${DEMO}` }));
-    const own = await startTriggers({ kafka, mappings, log: () => undefined });
+    const isEvents = (m: (typeof mappings)[number]) => m.functionName === 'eventHandler';
+    const own = await startTriggers({ kafka, mappings: mappings.filter((m) => !isEvents(m)), log: () => undefined });
     triggers = own;
+    const eventSide = await startEventDeployment(kafka, mappings.find(isEvents) as (typeof mappings)[number]);
+    stopEvents = () => eventSide.stop();
     const events = new Map<string, EventRecord[]>();
     const run = Date.now().toString(36);
     const watcher = await watchTopics(kafka, [topicName('events')], (r) => {
@@ -72,12 +81,13 @@ const main = async (): Promise<number> => {
       dynamo: operator.dynamo,
       client,
       heads: operator.heads,
-      rebuild: composeRebuild(),
+      rebuild,
       events,
       id: (s) => `acc-demo-${run}-${s}`,
       gate: { pause: () => own.pause('commandHandler'), resume: () => Promise.resolve(own.resume('commandHandler')) },
+      operator,
+      eventSide,
     };
-    cleanups.push(() => demo.rebuild.close());
 
     say(
       `\nThe demo's own topics ${client.topics.commands} -> ${topicName('events')}, ${client.topics.results}; table ${tableName('aggregates')} ` +
@@ -89,6 +99,7 @@ const main = async (): Promise<number> => {
       ['(b) redelivery', redelivery],
       ['(c) wipe and rebuild', wipeAndRebuild],
       ['(d) trace', traceOne],
+      ['(e) projection version', projectionVersion],
     ] as const) {
       verdicts.push([name, await scenario(demo)]);
       say();
@@ -100,6 +111,7 @@ const main = async (): Promise<number> => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     // Closes the command handler's clients too (the module the redelivery used is the one the triggers load).
     await triggers?.stop();
+    await stopEvents?.();
     if (stack !== undefined && stack.started.length > 0) {
       say(`Stopping ${stack.started.join(', ')} (started by the demo)`);
       await stack.stop();

@@ -13,6 +13,8 @@ import { startSystem, type RunningSystem } from './system/system.ts';
 import type { Triggers } from './trigger/trigger.ts';
 import type { Watcher } from './client/watch.ts';
 import { serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
+import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
+import { startVersionCatchUp, type VersionCatchUp } from './system/versions.ts';
 
 // Handlers log through Powertools; the live view says what matters. Set these to see more.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -36,6 +38,7 @@ const main = async (): Promise<void> => {
   let system: RunningSystem | undefined;
   let live: Watcher | undefined;
   let http: HttpFunctionServer | undefined;
+  let versions: { catchUp: VersionCatchUp; rebuild: Rebuild } | undefined;
   let signalled: string | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (signal: string): Promise<void> =>
@@ -43,6 +46,8 @@ const main = async (): Promise<void> => {
       say(`\n${signal}: stopping${system?.triggers === undefined ? '' : ' the triggers (letting running invocations end)'}...`);
       await http?.stop().catch(() => undefined);
       await live?.stop().catch(() => undefined);
+      await versions?.catchUp.stop().catch(() => undefined);
+      await versions?.rebuild.close().catch(() => undefined);
       if (system !== undefined) {
         if (system.stack.started.length === 0) say('The local stack was running before npm start (or is external): left running.');
         await system.stop();
@@ -76,6 +81,11 @@ const main = async (): Promise<void> => {
     const triggers = system.triggers;
     live = await startLiveView(system.kafka, { commands: topicName('commands'), results: topicName('results') }, say);
     http = await serveHttpFunction();
+    // A projection version the code registers past the one serving reads is built and switched to,
+    // as the schedule of infra/versions.ts does on AWS; its drop waits out a live batch that read the state before the switch.
+    process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
+    const rebuild = composeRebuild({ kafka: system.kafka });
+    versions = { rebuild, catchUp: startVersionCatchUp(rebuild, say) };
 
     const ours = (name: string) =>
       system?.stack.started.includes(name) ? 'started by npm start' : 'already running or external; left running on exit';
@@ -102,7 +112,7 @@ const main = async (): Promise<void> => {
         `    curl -s ${http.url}/aggregates/account/acc-2      (docs/openapi.json describes every route)`,
         "  Play the design's problems: npm run demo",
         `  Rebuild or check:  ${cli} rebuild [--verify] [--projection account-summary] [--read-models]`,
-        `  Lag and blocked partitions: ${cli} status`,
+        `  Lag, blocked partitions, projection versions: ${cli} status`,
         '',
         'Ctrl-C stops what npm start started. Command outcomes:',
       ].join('\n'),

@@ -20,7 +20,7 @@ import type { Random } from '../chaos/random.ts';
 import { recordsOf, resultsByCommand, type SimViolation } from './check.ts';
 import { simNow } from './clock.ts';
 import { deployments } from './code-versions.ts';
-import { TOPICS, type World } from './world.ts';
+import type { World } from './world.ts';
 
 /**
  * SHA-256 of `crypto.subtle`, answered at once while a seed runs: POST digests every command
@@ -87,7 +87,7 @@ const outcomeReader = (world: World): OutcomeReader => ({
 const sender = (world: World): CommandSender => ({
   send: (record) =>
     perform(world.scheduler, 'api.send', () => {
-      const [stored] = world.cluster.append(TOPICS.commands, [{ key: record.key, value: Buffer.from(record.value).toString('utf8') }]);
+      const [stored] = world.cluster.append(world.commandsTopic, [{ key: record.key, value: Buffer.from(record.value).toString('utf8') }]);
       if (stored === undefined) throw new Error('nothing appended');
       return { partition: stored.partition, offset: stored.offset, timestamp: stored.timestamp };
     }),
@@ -105,7 +105,7 @@ export const commandApi = (world: World): ((request: HttpRequest) => Promise<Htt
       waitMs: 0,
       maxWaitMs: 0,
       wait: { firstReadAfterMs: 0, gapMs: 1, factor: 1, maxGapMs: 1 },
-      commandsTopic: TOPICS.commands,
+      commandsTopic: world.commandsTopic,
     },
     clock: { now: simNow, sleep: () => Promise.resolve() },
     newCommandId: () => `api-${simNow()}`,
@@ -135,20 +135,20 @@ const pick = <T>(random: Random, items: readonly T[]): T | undefined => items[ra
 
 /** Deposits enough to one account that its earlier outcomes leave the head's recent commands. */
 export const burst = (world: World, random: Random): void => {
-  const accounts = [...new Set(recordsOf(world, TOPICS.commands).flatMap((r) => (r.key === null ? [] : [r.key.toString('utf8')])))];
+  const accounts = [...new Set(recordsOf(world, world.commandsTopic).flatMap((r) => (r.key === null ? [] : [r.key.toString('utf8')])))];
   const aggregateId = pick(random, accounts);
   if (aggregateId === undefined) return;
   const value = (n: number) =>
     JSON.stringify({ commandId: `burst-${n}`, aggregateType: 'account', aggregateId, type: 'Deposit', data: { amount: 1 } });
   world.cluster.append(
-    TOPICS.commands,
+    world.commandsTopic,
     Array.from({ length: random.int(RECENT_COMMANDS, RECENT_COMMANDS + 10) }, () => ({ key: aggregateId, value: value(++world.bursts) })),
   );
 };
 
 /** A client sends a command it sent before again, through the command API: one decided already must be answered, not sent. */
 export const resendThroughApi = (world: World, random: Random): void => {
-  const record = pick(random, recordsOf(world, TOPICS.commands));
+  const record = pick(random, recordsOf(world, world.commandsTopic));
   const value = record?.value?.toString('utf8');
   if (value === undefined) return;
   const { commandId } = JSON.parse(value) as { commandId: string };

@@ -14,7 +14,7 @@ import { addToCensus, censusOf, censusRows, CENSUS_PK, type PartitionCensus, typ
 import { revisionProblems } from '../functions/rebuild/census-revisions.ts';
 import type { SimViolation } from './check.ts';
 import { deployments } from './code-versions.ts';
-import { TOPICS, type World } from './world.ts';
+import type { World } from './world.ts';
 
 const STRUCTURAL = new Set(['UnknownAggregateType', 'UnknownEventType', 'UnknownRevision']);
 const kindOf = (aggregateType: string, type: string, revision: number) => `${aggregateType} ${type} revision ${revision}`;
@@ -43,13 +43,13 @@ export const censusViolations = (world: World): SimViolation[] => {
   const census = worldCensus(world);
   const older = registry(deployments.current);
   const unreadable = new Set<string>();
-  const partitions = world.cluster.current(TOPICS.events).partitions;
   for (const [tp, counted] of census) {
-    const partition = Number(tp.slice(TOPICS.events.length + 1));
+    // `topic-partition`, the topic of any generation of the events topic.
+    const [topic, partition] = [tp.slice(0, tp.lastIndexOf('-')), Number(tp.slice(tp.lastIndexOf('-') + 1))];
     const sightings: Sighting[] = [];
-    for (const r of partitions[partition] ?? []) {
+    for (const r of world.cluster.current(topic).partitions[partition] ?? []) {
       if (r.offset < counted.from || r.offset > counted.through) continue;
-      const position = { topic: TOPICS.events, partition, offset: r.offset };
+      const position = { topic, partition, offset: r.offset };
       const read = readEvent({ key: r.key, value: r.value, position }, older);
       const stored = 'event' in read ? read.event.stored : read.fault.stored;
       sightings.push({ position, ...(stored === undefined ? {} : { stored }) });

@@ -7,15 +7,16 @@
  * release the operator recorded for that life of its topic).
  */
 import type { StoredRecord } from '../functions/adapters/memory/cluster.ts';
+import { splitGeneration } from '../functions/core/generations.ts';
 import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
 import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
-import { accountSummary } from '../functions/projections/account-summary.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
 import { DISCARDED_BY_OPERATOR } from '../functions/park/parked.ts';
 import { censusViolations } from './census-check.ts';
 import { checkDiscards } from './park.ts';
 import { deployments } from './code-versions.ts';
 import { compareWithDecisions, decideInOrder, type OrderedCommand } from './oracle.ts';
+import { servedSummary, versionViolations } from './versions.ts';
 import { TOPICS, type World } from './world.ts';
 
 /** One broken invariant. */
@@ -24,8 +25,8 @@ export interface SimViolation {
   readonly message: string;
 }
 
-const text = (r: StoredRecord): TopicRecord => ({
-  topic: '',
+const text = (r: StoredRecord & { readonly topic?: string }): TopicRecord => ({
+  topic: r.topic ?? '',
   partition: r.partition,
   offset: r.offset,
   key: r.key?.toString('utf8') ?? null,
@@ -34,6 +35,10 @@ const text = (r: StoredRecord): TopicRecord => ({
 
 /** Every record of a topic's current life, partition by partition. */
 export const recordsOf = (world: World, topic: string): StoredRecord[] => world.cluster.current(topic).partitions.flat();
+
+/** Every record of every generation of the events topic (its current life), each with its generation's topic. */
+export const eventRecords = (world: World): (StoredRecord & { readonly topic: string })[] =>
+  world.eventTriggers.flatMap((t) => recordsOf(world, t.topic).map((r) => ({ ...r, topic: t.topic })));
 
 /** Dead letters: which record of which life, and why. */
 const deadLetters = (world: World) =>
@@ -50,7 +55,7 @@ const deadLetters = (world: World) =>
 /** No record passed without a release: skips and event dead letters lie in a release recorded for their life. */
 const checkReleases = (world: World): SimViolation[] =>
   deadLetters(world).flatMap((d) => {
-    if (d.code !== SKIPPED_BY_OPERATOR && d.topic !== TOPICS.events) return [];
+    if (d.code !== SKIPPED_BY_OPERATOR && splitGeneration(d.topic).base !== TOPICS.events) return [];
     const covered = world.releases.some(
       (r) =>
         r.topic === d.topic &&
@@ -87,11 +92,13 @@ export const resultsByCommand = (world: World): Map<string, ResultRecord[]> => {
  * decided (a batch that committed its head but not its offsets): the client sent those again, and a copy of
  * a command the old life decided is a duplicate, or a rejection decided again, after it.
  */
-const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, readonly number[]>): OrderedCommand[] => {
+const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<string, readonly number[]>): OrderedCommand[] => {
   const decided = new Set(
-    recordsOf(world, TOPICS.events).flatMap((r) => {
+    eventRecords(world).flatMap((r) => {
       const event = JSON.parse(r.value?.toString('utf8') ?? '{}') as Partial<EventRecord>;
-      return event.source === undefined ? [] : [`${event.source.partition}/${event.source.offset}/${event.occurredAt}`];
+      return event.source === undefined
+        ? []
+        : [`${event.source.topic}/${event.source.partition}/${event.source.offset}/${event.occurredAt}`];
     }),
   );
   // A batch commits each aggregate on its own: that the events show one aggregate's record
@@ -105,48 +112,56 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<number, reado
     }
     return `${typeof type === 'string' ? type : ''}/${r.key?.toString('utf8') ?? ''}`;
   };
-  const upToOf = (records: readonly StoredRecord[], p: number, committed: number | undefined): ((r: StoredRecord) => number) => {
+  const upToOf = (
+    topic: string,
+    records: readonly StoredRecord[],
+    p: number,
+    committed: number | undefined,
+  ): ((r: StoredRecord) => number) => {
     if (committed === undefined) return () => Infinity;
     const byAggregate = new Map<string, number>();
     for (const r of records)
-      if (decided.has(`${p}/${r.offset}/${new Date(r.timestamp).toISOString()}`))
+      if (decided.has(`${topic}/${p}/${r.offset}/${new Date(r.timestamp).toISOString()}`))
         byAggregate.set(aggregateOf(r), Math.max(byAggregate.get(aggregateOf(r)) ?? 0, r.offset + 1));
     return (r) => Math.max(committed, byAggregate.get(aggregateOf(r)) ?? 0);
   };
   const letteredAt = (code: string) =>
     new Set(
       deadLetters(world)
-        .filter((d) => d.topic === TOPICS.commands && d.code === code)
-        .map((d) => `${d.life}/${d.partition}/${d.offset}`),
+        .filter((d) => splitGeneration(d.topic).base === TOPICS.commands && d.code === code)
+        .map((d) => `${d.topic}/${d.life}/${d.partition}/${d.offset}`),
     );
   const skippedAt = letteredAt(SKIPPED_BY_OPERATOR);
   const discardedAt = letteredAt(DISCARDED_BY_OPERATOR);
-  return world.cluster.lives(TOPICS.commands).flatMap((life) =>
-    life.partitions.flatMap((records, p) => {
-      const upTo = upToOf(records, p, committedAtEnd.get(life.life)?.[p]);
-      // A record under a release of its life that caused no event may have been skipped, its
-      // dead letter lost when the batch failed after its results (and the life ended before the
-      // redelivery): that answer may stand, and changes nothing. Past a dead life's trigger
-      // position, the client sends the record again.
-      const released = (record: StoredRecord) =>
-        !decided.has(`${p}/${record.offset}/${new Date(record.timestamp).toISOString()}`) &&
-        world.releases.some(
-          (r) =>
-            r.topic === TOPICS.commands &&
-            r.action === 'skip' &&
-            r.life === life.life &&
-            r.partition === p &&
-            r.from <= record.offset &&
-            record.offset <= r.to,
-        );
-      return records.flatMap((record) => {
-        const skipped = skippedAt.has(`${life.life}/${p}/${record.offset}`) || released(record);
-        const discarded = discardedAt.has(`${life.life}/${p}/${record.offset}`);
-        return record.offset < upTo(record) || skipped || discarded
-          ? [{ topic: TOPICS.commands, record, skipped, discarded }]
-          : [{ topic: TOPICS.commands, record, skipped, discarded, unsure: true }];
-      });
-    }),
+  // Generation after generation: a newer one decides nothing before the older ones are drained.
+  return world.commandTriggers.flatMap(({ topic }) =>
+    world.cluster.lives(topic).flatMap((life) =>
+      life.partitions.flatMap((records, p) => {
+        const upTo = upToOf(topic, records, p, committedAtEnd.get(`${topic}#${life.life}`)?.[p]);
+        // A record under a release of its life that caused no event may have been skipped, its
+        // dead letter lost when the batch failed after its results (and the life ended before the
+        // redelivery): that answer may stand, and changes nothing. Past a dead life's trigger
+        // position, the client sends the record again.
+        const released = (record: StoredRecord) =>
+          !decided.has(`${topic}/${p}/${record.offset}/${new Date(record.timestamp).toISOString()}`) &&
+          world.releases.some(
+            (r) =>
+              r.topic === topic &&
+              r.action === 'skip' &&
+              r.life === life.life &&
+              r.partition === p &&
+              r.from <= record.offset &&
+              record.offset <= r.to,
+          );
+        return records.flatMap((record) => {
+          const skipped = skippedAt.has(`${topic}/${life.life}/${p}/${record.offset}`) || released(record);
+          const discarded = discardedAt.has(`${topic}/${life.life}/${p}/${record.offset}`);
+          return record.offset < upTo(record) || skipped || discarded
+            ? [{ topic, record, skipped, discarded }]
+            : [{ topic, record, skipped, discarded, unsure: true }];
+        });
+      }),
+    ),
   );
 };
 
@@ -167,26 +182,28 @@ const lastTopicCheck = new WeakMap<World, { readonly mark: string; readonly viol
 export const checkWorld = async (
   world: World,
   quiescent: boolean,
-  committedAtEnd: ReadonlyMap<number, readonly number[]>,
+  committedAtEnd: ReadonlyMap<string, readonly number[]>,
 ): Promise<SimViolation[]> => {
   const heads = quiescent ? [...world.heads.dump().values()].flatMap((i) => (i.kind === 'head' ? [i.head] : [])) : undefined;
+  // The rows that serve reads: version 2's once a projection version switch made it active (versions.ts).
+  const served = servedSummary(world);
   const summaries: SummaryRow[] | undefined = quiescent
     ? [...world.readModels.dump().values()].flatMap((e) =>
-        e.kind === 'item' && e.key.pk === accountSummary.name ? [{ rowId: e.key.sk, data: e.item.data, versions: e.item.versions }] : [],
+        e.kind === 'item' && e.key.pk === served.pk ? [{ rowId: e.key.sk, data: e.item.data, versions: e.item.versions }] : [],
       )
     : undefined;
-  const topics = `${mark(world, TOPICS.events)}|${mark(world, TOPICS.results)}`;
+  const topics = `${world.eventTriggers.map((t) => mark(world, t.topic)).join('|')}|${mark(world, TOPICS.results)}`;
   const last = quiescent ? undefined : lastTopicCheck.get(world);
   let found = last?.mark === topics ? last.violations : undefined;
   if (found === undefined) {
     const report = checkHistory(
       {
-        events: recordsOf(world, TOPICS.events).map(text),
+        events: eventRecords(world).map(text),
         results: recordsOf(world, TOPICS.results).map(text),
         ...(heads === undefined ? {} : { heads }),
         ...(summaries === undefined ? {} : { summaries }),
       },
-      { aggregates: deployments.newer, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent },
+      { aggregates: deployments.newer, readModel: served.projection, acceptsWithoutEvents: ['alert'], quiescent },
     );
     found = report.violations.map((v) => ({ kind: v.kind, message: `${v.aggregateType ?? ''} ${v.aggregateId ?? ''}: ${v.message}` }));
     if (!quiescent) lastTopicCheck.set(world, { mark: topics, violations: found });
@@ -196,6 +213,7 @@ export const checkWorld = async (
   violations.push(...checkDiscards(world, deadLetters(world)));
   violations.push(...world.haltedWhole.map((message) => ({ kind: 'invocation-failed-for-a-halt', message })));
   violations.push(...world.apiViolations.map((message) => ({ kind: 'api-answer', message })));
+  violations.push(...versionViolations(world, quiescent));
   if (quiescent) {
     violations.push(...censusViolations(world));
     const decided = await decideInOrder(orderedCommands(world, committedAtEnd), deployments.newer);

@@ -93,7 +93,7 @@ const startOperation = (world: World, random: Random, side: Side, key: string, d
 /** Sends a deposit to an account. */
 const deposit = (world: World, id: string, commandId: string, amount: number): void => {
   const command = { commandId, aggregateType: 'account', aggregateId: id, type: 'Deposit', data: { amount } };
-  world.cluster.append(TOPICS.commands, [{ key: id, value: JSON.stringify(command) }]);
+  world.cluster.append(world.commandsTopic, [{ key: id, value: JSON.stringify(command) }]);
 };
 
 /** The steps of the `park` kind. */

@@ -41,8 +41,14 @@ export const FAULT_KINDS = [
   'api',
   /** User code (the account-summary projection) that throws on one account's events until the code is rolled forward. */
   'user-code',
+  /** A new generation of the keyed topics with more partitions (`kafka-aggregates grow`): the older drained, then sealed. */
+  'grow-commands',
   /** Policy `park` on both sides: a poisoned command, or a projection failing on one account's events, parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
   'park',
+  /** account-summary version 2 built beside version 1, switched to and version 1 dropped (sim/versions.ts). */
+  'projection-version',
+  /** check-deploy of a release whose upcaster is broken: refused exactly when the log holds what it breaks on (sim/refused-deploy.ts). */
+  'refused-deploy',
 ] as const;
 
 /** One fault kind. */
@@ -68,13 +74,16 @@ export type StepKind =
   | 'wipe-read-models'
   | 'verify'
   | 'grow-events'
+  | 'grow-commands'
   | 'api-resend'
   | 'burst'
   | 'user-code'
   | 'poison'
   | 'fix-poison'
   | 'release'
-  | 'discard';
+  | 'discard'
+  | 'version-deploy'
+  | 'broken-roll';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -102,6 +111,7 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'wipe-read-models': { weight: 1, needs: 'wipe-read-models' },
   verify: { weight: 1, needs: 'verify' },
   'grow-events': { weight: 0.7, needs: 'grow-events' },
+  'grow-commands': { weight: 0.7, needs: 'grow-commands' },
   'api-resend': { weight: 3, needs: 'api' },
   burst: { weight: 1, needs: 'api' },
   'user-code': { weight: 1.5, needs: 'user-code' },
@@ -109,6 +119,8 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   'fix-poison': { weight: 1, needs: 'park' },
   release: { weight: 2.5, needs: 'park' },
   discard: { weight: 0.7, needs: 'park' },
+  'version-deploy': { weight: 1.5, needs: 'projection-version' },
+  'broken-roll': { weight: 1, needs: 'refused-deploy' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

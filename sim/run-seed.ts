@@ -9,10 +9,11 @@ import { Random } from '../chaos/random.ts';
 import { Workload } from '../chaos/workload.ts';
 import { installClock, resetClock, uninstallClock } from './clock.ts';
 import { checkOutcomes, installDigest, uninstallDigest } from './api.ts';
-import { checkWorld, recordsOf, type SimViolation } from './check.ts';
+import { checkWorld, eventRecords, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
 import { anyParked, operateParked } from './park.ts';
 import { act, startReadModelsRebuild, startRebuild, type RunState } from './steps.ts';
+import { operateVersions, versionsSettled } from './versions.ts';
 import { TOPICS, World } from './world.ts';
 
 /** What a run found. */
@@ -35,7 +36,7 @@ const errorName = (error: unknown): string =>
  * only a gap that can never be filled (docs/OPERATIONS.md).
  */
 const fillable = (world: World, gap: { aggregateId: string; appliedVersion: number; eventVersion: number }): boolean =>
-  recordsOf(world, TOPICS.events).some((r) => {
+  eventRecords(world).some((r) => {
     const event = JSON.parse(r.value?.toString('utf8') ?? '{}') as { aggregateId?: string; version?: number };
     return event.aggregateId === gap.aggregateId && (event.version ?? 0) > gap.appliedVersion && (event.version ?? 0) < gap.eventVersion;
   });
@@ -45,32 +46,33 @@ const fillable = (world: World, gap: { aggregateId: string; appliedVersion: numb
  * events the readiness check `npm start` and `status` make (local/system/readiness.ts).
  */
 const readModelsBehind = async (world: World): Promise<boolean> =>
-  (await world.readModels.getControl()) === undefined && (await world.group('events').hasHandledAny());
+  (await world.readModels.getControl()) === undefined && (await world.eventsHandledAny());
 
 /** What the operator does when the system does not settle by itself. */
 const operate = async (world: World, faults: ReadonlySet<FaultKind>, random: Random): Promise<void> => {
   if (faults.has('park')) operateParked(world, random);
+  operateVersions(world);
   const running = world.scheduler.running().map((t) => t.name);
   const control = await world.heads.getControl();
   const rebuilding = running.some((n) => n.startsWith('rebuild'));
-  const commandErrors = [...world.commandTrigger.failures.values()].map((f) => errorName(f.last));
+  const commandErrors = world.commandTriggers.flatMap((t) => [...t.failures.values()].map((f) => errorName(f.last)));
   if (
     !rebuilding &&
     (control?.status === 'rebuilding' || commandErrors.some((e) => e === 'TableBehindLogError' || e === 'RebuildInProgressError'))
   ) {
     startRebuild(world, false, 10);
-    world.commandTrigger.failures.clear();
-  } else if (!rebuilding && world.commandTrigger.paused) world.commandTrigger.paused = false;
-  const eventErrors = [...world.eventTrigger.failures.entries()];
+    for (const t of world.commandTriggers) t.failures.clear();
+  } else if (!rebuilding) for (const t of world.commandTriggers) t.paused = false;
+  const eventErrors = world.eventTriggers.flatMap((t) => [...t.failures.entries()].map(([p, f]) => [p, f, t.topic] as const));
   if (
     !running.includes('read-models rebuild') &&
     (eventErrors.some(([, f]) => ['ReadModelsBehindLogError', 'ReadModelsRebuildingError'].includes(errorName(f.last))) ||
       (await readModelsBehind(world)))
   ) {
     startReadModelsRebuild(world);
-    world.eventTrigger.failures.clear();
+    for (const t of world.eventTriggers) t.failures.clear();
   }
-  for (const [partition, f] of eventErrors) {
+  for (const [partition, f, topic] of eventErrors) {
     const halt = f.last as {
       cause?: string;
       position?: { offset: number };
@@ -79,9 +81,9 @@ const operate = async (world: World, faults: ReadonlySet<FaultKind>, random: Ran
     if (halt.cause !== 'gap' || halt.position === undefined || !faults.has('pass-gap') || f.count < 2) continue;
     if (halt.gap !== undefined && fillable(world, halt.gap)) continue;
     const { offset } = halt.position;
-    if (world.releases.some((r) => r.topic === TOPICS.events && r.partition === partition && r.from === offset)) continue;
-    world.releases.push({ topic: TOPICS.events, partition, life: 1, from: offset, to: offset, action: 'pass-gap' });
-    await world.readModels.addRelease(`${TOPICS.events}-${partition}`, {
+    if (world.releases.some((r) => r.topic === topic && r.partition === partition && r.from === offset)) continue;
+    world.releases.push({ topic, partition, life: 1, from: offset, to: offset, action: 'pass-gap' });
+    await world.readModels.addRelease(`${topic}-${partition}`, {
       action: 'pass-gap',
       from: offset,
       to: offset,
@@ -100,7 +102,7 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
   // One more command per account: every partition that holds one is checked against the table
   // once more (a table behind its log is caught by the next batch, not by quiet).
   for (const id of accounts)
-    world.cluster.append(TOPICS.commands, [
+    world.cluster.append(world.commandsTopic, [
       {
         key: id,
         value: JSON.stringify({
@@ -114,7 +116,8 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
     ]);
   // A long backlog (a burst of commands) takes rounds: only rounds in which nothing moves count.
   const moved = () =>
-    [world.commandTrigger, world.eventTrigger]
+    world
+      .triggers()
       .map((t) => Object.keys(world.cluster.end(t.topic)).map((p) => t.position(Number(p))))
       .join('|');
   for (let round = 0, still = 0, last = moved(); still < SETTLE_ROUNDS; round++) {
@@ -122,17 +125,18 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
     const now = moved();
     still = now === last ? still + 1 : 0;
     last = now;
-    const quiet = world.scheduler.running().length === 0 && world.commandTrigger.caughtUp() && world.eventTrigger.caughtUp();
+    const quiet = world.scheduler.running().length === 0 && world.triggers().every((t) => t.caughtUp());
     if (
       quiet &&
       (await world.heads.getControl())?.status !== 'rebuilding' &&
       (await world.readModels.getControl())?.status !== 'rebuilding' &&
       !(await readModelsBehind(world)) &&
-      !anyParked(world)
+      !anyParked(world) &&
+      versionsSettled(world)
     )
       return true;
     await operate(world, faults, new Random(round ^ 0x9a4c));
-    for (const trigger of [world.commandTrigger, world.eventTrigger])
+    for (const trigger of world.triggers())
       for (const partition of trigger.deliverable()) trigger.deliver(new Random(round), { partition });
   }
   return false;
@@ -169,7 +173,7 @@ const runUnderClock = async (
   world.parking = faults.has('park');
   const accounts = Array.from({ length: new Random(seed).int(2, 5) }, (_, i) => `acc-${i}`);
   const state: RunState = { world, workload: new Workload(new Random(seed).fork(7), accounts, `s${seed}`), committedAtEnd: new Map() };
-  const invocations = () => world.commandTrigger.invocations + world.eventTrigger.invocations;
+  const invocations = () => world.triggers().reduce((n, t) => n + t.invocations, 0);
   for (const step of steps) {
     const random = new Random(seed ^ step.salt);
     world.scheduler.reseed(random.fork(1));
@@ -180,11 +184,13 @@ const runUnderClock = async (
   }
   world.scheduler.reseed(new Random(seed).fork(99));
   if (!(await settle(world, faults, accounts))) {
-    const stuck = [world.commandTrigger, world.eventTrigger].flatMap((t) =>
-      [...t.failures].map(
-        ([p, f]) => `${t.topic}-${p}: ${f.count} failures, last ${f.last instanceof Error ? f.last.message : JSON.stringify(f.last)}`,
-      ),
-    );
+    const stuck = world
+      .triggers()
+      .flatMap((t) =>
+        [...t.failures].map(
+          ([p, f]) => `${t.topic}-${p}: ${f.count} failures, last ${f.last instanceof Error ? f.last.message : JSON.stringify(f.last)}`,
+        ),
+      );
     return {
       violations: [
         {

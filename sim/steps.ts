@@ -14,15 +14,17 @@ import { burst, resendThroughApi } from './api.ts';
 import { advance } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
 import { parkStep } from './park.ts';
+import { brokenRoll } from './refused-deploy.ts';
+import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
-import { TOPICS, type World } from './world.ts';
+import type { World } from './world.ts';
 
 /** What the steps share across a run. */
 export interface RunState {
   readonly world: World;
   readonly workload: Workload;
-  /** Per dead life of the commands topic, where its trigger stood when the topic was recreated. */
-  readonly committedAtEnd: Map<number, number[]>;
+  /** Per dead life of a generation of the commands topic (`topic#life`), where its trigger stood when the topic was recreated. */
+  readonly committedAtEnd: Map<string, number[]>;
 }
 
 const pick = <T>(random: Random, items: readonly T[]): T | undefined => items[random.int(0, items.length - 1)];
@@ -44,7 +46,7 @@ export const startRebuild = (world: World, live: boolean, checkpointEvery: numbe
 
 /** Starts the read-models rebuild as a task, with the event trigger held and drained around it. */
 export const startReadModelsRebuild = (world: World): void => {
-  const gate = world.gate(world.eventTrigger);
+  const gate = world.gate(world.eventTriggers);
   world.scheduler.spawn(
     'read-models rebuild',
     async () => {
@@ -63,7 +65,7 @@ export const startReadModelsRebuild = (world: World): void => {
 const send = (state: RunState, random: Random): void => {
   for (let i = random.int(1, 3); i > 0; i--)
     state.world.cluster.append(
-      TOPICS.commands,
+      state.world.commandsTopic,
       state.workload.next().map((p) => ({ key: p.command.aggregateId, value: JSON.stringify(p.command) })),
     );
 };
@@ -71,20 +73,22 @@ const send = (state: RunState, random: Random): void => {
 /** The commands topic recreated; the client sends again every command its trigger had not committed. */
 const recreate = ({ world, committedAtEnd }: RunState): void => {
   world.forgets = true;
-  const old = world.cluster.current(TOPICS.commands);
+  // The generation producers write to; an older one was drained and sealed.
+  const topic = world.commandsTopic;
+  const old = world.cluster.current(topic);
   const positions = old.partitions.map((_, p) => world.commandTrigger.position(p));
-  committedAtEnd.set(old.life, positions);
+  committedAtEnd.set(`${topic}#${old.life}`, positions);
   const unanswered = old.partitions.flatMap((records, p) => records.filter((r) => r.offset >= (positions[p] ?? 0)));
   // The old life's invocations in flight are abandoned with their fetch: the oracle decides the
   // old life up to its committed offsets and the new life after it, which a batch of the old
   // life still deciding beside the new one would not respect (docs/SIMULATOR.md).
   for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
   advance(1);
-  world.cluster.recreate(TOPICS.commands);
+  world.cluster.recreate(topic);
   world.commandTrigger.recreated();
   advance(1);
   world.cluster.append(
-    TOPICS.commands,
+    topic,
     unanswered.map((r) => ({ key: r.key?.toString('utf8') ?? null, value: r.value?.toString('utf8') ?? '' })),
   );
 };
@@ -110,39 +114,41 @@ const fuzzyCopy = (world: World, random: Random): Map<string, HeadsItem> => {
 const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void => {
   world.forgets = true;
   world.restored = true;
-  for (const task of world.commandTrigger.tasks()) world.commandTrigger.crash(task);
+  for (const trigger of world.commandTriggers) for (const task of trigger.tasks()) trigger.crash(task);
   for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
   world.coldStart();
   // The runbook (docs/OPERATIONS.md, "Restoring the aggregates table"): before the functions use
   // the restored table, record again the skips of the commands topic's current life that it
   // lacks, except those the trigger has handled (kafka-aggregates skip refuses them).
-  const life = world.cluster.current(TOPICS.commands).life;
   let restored: HeadsItems = items;
-  for (const { topic, partition, life: of, to, release } of world.releases)
-    if (topic === TOPICS.commands && of === life && release !== undefined && to >= world.commandTrigger.position(partition))
-      restored = withRelease(restored, `${TOPICS.commands}-${partition}`, release);
+  for (const { topic, partition, life: of, to, release } of world.releases) {
+    const trigger = world.commandTriggers.find((t) => t.topic === topic);
+    if (trigger !== undefined && of === world.cluster.current(topic).life && release !== undefined && to >= trigger.position(partition))
+      restored = withRelease(restored, `${topic}-${partition}`, release);
+  }
   world.heads.restore(restored);
 };
 
 /** An operator skip of the next record or two of a commands partition, recorded for the topic's current life. */
 const skip = (world: World, random: Random): void => {
-  const partition = random.int(0, world.cluster.current(TOPICS.commands).partitions.length - 1);
+  const topic = world.commandsTopic;
+  const partition = random.int(0, world.cluster.current(topic).partitions.length - 1);
   const from = world.commandTrigger.position(partition);
-  const end = world.cluster.end(TOPICS.commands)[partition] ?? 0;
+  const end = world.cluster.end(topic)[partition] ?? 0;
   if (from >= end) return;
   world.forgets = true;
   const to = Math.min(end - 1, from + random.int(0, 1));
-  const life = world.cluster.current(TOPICS.commands).life;
-  const [first] = world.cluster.records(TOPICS.commands, partition, from, from + 1);
+  const life = world.cluster.current(topic).life;
+  const [first] = world.cluster.records(topic, partition, from, from + 1);
   const anchor = first === undefined ? {} : { anchor: sampledOf(first) };
-  const recorded = { topic: TOPICS.commands, partition, life, from, to, action: 'skip' } as const;
+  const recorded = { topic, partition, life, from, to, action: 'skip' } as const;
   world.releases.push(recorded);
   world.scheduler.spawn(
     'operator skip',
     async () => {
       // As `kafka-aggregates skip` (local/cli/skip.ts): bound to the partition's incarnation as the
       // table knows it now, and to the record at `from` as the topic holds it (the life it was meant for).
-      const tp = `${TOPICS.commands}-${partition}`;
+      const tp = `${topic}-${partition}`;
       const incarnation = (await world.heads.getCheckpoint(tp))?.incarnation ?? 1;
       advance(1);
       const release = { action: 'skip', from, to, reason: 'sim', by: 'sim', at: new Date().toISOString(), incarnation, ...anchor } as const;
@@ -154,6 +160,9 @@ const skip = (world: World, random: Random): void => {
   );
 };
 
+/** One of `triggers` (of the generations), drawing nothing when there is one: seeds run before the topics grew stay as they were. */
+const anyOf = <T>(random: Random, triggers: readonly T[]): T => (triggers.length === 1 ? triggers[0] : pick(random, triggers)) as T;
+
 /** Does what `step` says. */
 export const act = async (state: RunState, step: Step, random: Random): Promise<void> => {
   const { world } = state;
@@ -161,11 +170,11 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'send':
       return send(state, random);
     case 'deliver-commands':
-      world.commandTrigger.deliver(random);
+      anyOf(random, world.commandTriggers).deliver(random);
       return;
     case 'deliver-events':
       // AWS may put several partitions in one invocation: a halt of one must not hold the others.
-      world.eventTrigger.deliver(random, { partitions: 3 });
+      anyOf(random, world.eventTriggers).deliver(random, { partitions: 3 });
       return;
     case 'run':
       await world.scheduler.run(random.int(10, 80));
@@ -176,17 +185,17 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'crash': {
       const task = pick(random, world.scheduler.running());
       if (task === undefined) return;
-      const trigger = [world.commandTrigger, world.eventTrigger].find((t) => t.tasks().includes(task));
+      const trigger = world.triggers().find((t) => t.tasks().includes(task));
       if (trigger === undefined) world.scheduler.crash(task);
       else trigger.crash(task);
       world.coldStart();
       return;
     }
     case 'race':
-      (random.chance(0.7) ? world.commandTrigger : world.eventTrigger).deliver(random, { race: true });
+      anyOf(random, random.chance(0.7) ? world.commandTriggers : world.eventTriggers).deliver(random, { race: true });
       return;
     case 'lose-commit':
-      (random.chance(0.7) ? world.commandTrigger : world.eventTrigger).deliver(random, { loseCommit: true });
+      anyOf(random, random.chance(0.7) ? world.commandTriggers : world.eventTriggers).deliver(random, { loseCommit: true });
       return;
     case 'recreate':
       return recreate(state);
@@ -213,11 +222,18 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.failingFor = world.failingFor === undefined ? `acc-${random.int(0, 4)}` : undefined;
       return;
     case 'wipe-read-models':
+      world.versions.wiped = true;
       world.readModels.restore(new Map());
       return;
     case 'grow-events': {
-      const partitions = world.cluster.current(TOPICS.events).partitions.length;
-      if (partitions < 6) world.cluster.grow(TOPICS.events, partitions + 1);
+      const partitions = world.cluster.current(world.eventTrigger.topic).partitions.length;
+      if (partitions < 6) world.cluster.grow(world.eventTrigger.topic, partitions + 1);
+      return;
+    }
+    case 'grow-commands': {
+      // As `kafka-aggregates grow`: a new generation of both keyed topics, with more partitions.
+      const newest = world.cluster.current(world.commandsTopic).partitions.length;
+      if (world.commandTriggers.length < 3) world.addGeneration(newest + random.int(1, 2));
       return;
     }
     case 'api-resend':
@@ -229,6 +245,10 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'release':
     case 'discard':
       return parkStep(world, step.kind, random);
+    case 'version-deploy':
+      return versionStep(world, random);
+    case 'broken-roll':
+      return brokenRoll(world, random, world.versions.violations);
     case 'verify':
       world.scheduler.spawn(
         'verify',

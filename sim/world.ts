@@ -11,12 +11,16 @@ import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/ada
 import { MemoryParkStore } from '../functions/adapters/memory/park-store.ts';
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
+import { perform } from '../functions/adapters/memory/interleave.ts';
+import { GenerationLog, GenerationPositions } from '../functions/core/generation-log.ts';
+import { generationName, splitGeneration } from '../functions/core/generations.ts';
+import type { LogReader } from '../functions/core/log.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
 import type { Release } from '../functions/core/release.ts';
 import type { MskEvent } from '../functions/core/trigger-event.ts';
 import { dispositionOf } from '../functions/core/errors.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
-import { createEventProcessor } from '../functions/event/process-batch.ts';
+import { createEventProcessor, type EventSideDeps } from '../functions/event/process-batch.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { projections } from '../functions/projections/index.ts';
 import { reactions } from '../functions/reactions/index.ts';
@@ -27,6 +31,7 @@ import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
 import { deployments, type CodeVersion } from './code-versions.ts';
 import { withPoison } from './park.ts';
+import { SimVersions } from './versions.ts';
 import { Scheduler } from './scheduler.ts';
 import { SimTrigger, type InvocationResult } from './trigger.ts';
 
@@ -57,8 +62,10 @@ export class World {
   readonly scheduler: Scheduler;
   readonly heads: MemoryHeadsStore;
   readonly readModels: MemoryReadModels;
-  readonly commandTrigger: SimTrigger;
-  readonly eventTrigger: SimTrigger;
+  /** The triggers of the commands topic's generations, oldest first (one more per `grow-commands`). */
+  readonly commandTriggers: SimTrigger[] = [];
+  /** The triggers of the events topic's generations, oldest first. */
+  readonly eventTriggers: SimTrigger[] = [];
   /** Which code each part runs. */
   readonly code: { commands: CodeVersion; events: CodeVersion; rebuild: CodeVersion } = {
     commands: 'current',
@@ -101,30 +108,66 @@ export class World {
   poisons = 0;
   /** Aggregates an operator discarded (their keys). */
   readonly discarded = new Set<string>();
+  /** The projection version switch (the `projection-version` kind). */
+  readonly versions = new SimVersions();
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
   private readonly warm = new Map<CodeVersion, (event: MskEvent) => Promise<InvocationResult>>();
 
-  constructor(random: Random, maxBatch = 4) {
+  constructor(
+    random: Random,
+    private readonly maxBatch = 4,
+  ) {
     this.scheduler = new Scheduler(random);
     this.heads = new MemoryHeadsStore('aggregates', this.scheduler);
     this.readModels = new MemoryReadModels('read-models', this.scheduler);
     this.park = new MemoryParkStore(this.scheduler);
     this.eventPark = new MemoryParkStore(this.scheduler);
-    for (const [key, name] of Object.entries(TOPICS)) this.cluster.create(name, PARTITIONS[key as keyof typeof TOPICS]);
-    this.commandTrigger = new SimTrigger(
-      this.cluster,
-      this.scheduler,
-      TOPICS.commands,
-      'commands-trigger',
-      () => this.commandHandler(),
-      maxBatch,
-    );
-    this.eventTrigger = new SimTrigger(this.cluster, this.scheduler, TOPICS.events, 'events-trigger', () => this.eventHandler(), maxBatch);
+    for (const [key, name] of Object.entries(TOPICS))
+      if (key !== 'commands' && key !== 'events') this.cluster.create(name, PARTITIONS[key as keyof typeof TOPICS]);
+    this.addGeneration(PARTITIONS.commands);
   }
 
-  /** The events topic as a log. */
-  eventLog(): MemoryTopicLog {
-    return new MemoryTopicLog(this.cluster, TOPICS.events, this.scheduler, 7);
+  /**
+   * A new generation of the keyed topics with `partitions` partitions, as `kafka-aggregates
+   * grow` adds one (local/generations.ts): its topics, and a trigger of each with its own
+   * consumer group. Producers switch to it; its triggers decide nothing until the older ones drained.
+   */
+  addGeneration(partitions: number): void {
+    const index = this.commandTriggers.length;
+    const [commands, events] = [generationName(TOPICS.commands, index), generationName(TOPICS.events, index)];
+    this.cluster.create(commands, partitions);
+    this.cluster.create(events, partitions);
+    const [commandsGroup, eventsGroup] = [generationName('commands-trigger', index), generationName('events-trigger', index)];
+    this.commandTriggers.push(
+      new SimTrigger(this.cluster, this.scheduler, commands, commandsGroup, () => this.commandHandler(), this.maxBatch),
+    );
+    this.eventTriggers.push(new SimTrigger(this.cluster, this.scheduler, events, eventsGroup, () => this.eventHandler(), this.maxBatch));
+  }
+
+  /** The newest generation's commands trigger: producers write to its topic. */
+  get commandTrigger(): SimTrigger {
+    return this.commandTriggers.at(-1) as SimTrigger;
+  }
+
+  /** The newest generation's events trigger. */
+  get eventTrigger(): SimTrigger {
+    return this.eventTriggers.at(-1) as SimTrigger;
+  }
+
+  /** The commands topic producers write to: the newest generation. */
+  get commandsTopic(): string {
+    return this.commandTrigger.topic;
+  }
+
+  /** Every trigger, commands first. */
+  triggers(): SimTrigger[] {
+    return [...this.commandTriggers, ...this.eventTriggers];
+  }
+
+  /** The events topic as a log: every generation, oldest first, as the rebuilds and tools read it. */
+  eventLog(): LogReader {
+    const logs = this.eventTriggers.map((t) => new MemoryTopicLog(this.cluster, t.topic, this.scheduler, 7));
+    return logs.length === 1 ? (logs[0] as MemoryTopicLog) : new GenerationLog(logs);
   }
 
   private commandHandler(): (event: MskEvent) => Promise<InvocationResult> {
@@ -135,7 +178,7 @@ export class World {
         aggregates: this.commandCode(version),
         heads: this.heads,
         publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
-        eventLog: this.eventLog(),
+        eventLog: new MemoryTopicLog(this.cluster, TOPICS.events, this.scheduler, 7),
         commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
         dedupeWindowMs: WEEK_MS,
         keptResultsMs: WEEK_MS,
@@ -166,14 +209,18 @@ export class World {
   };
 
   /** The event side's parts as deployed now (policy `park` apart). */
-  eventDeps() {
+  eventDeps(): EventSideDeps {
     return {
       aggregates: deployments[this.code.events],
-      projections: [this.summary],
+      projections: this.versions.projections(this.summary),
       reactions,
       readModels: this.readModels,
-      publisher: new MemoryEventSidePublisher(this.cluster, TOPICS, this.scheduler),
-      readiness: { groupId: 'events-trigger', hasHandledAny: () => this.group('events').hasHandledAny() },
+      // Reactions' commands to the newest generation: the event side's producers switch with the others.
+      publisher: new MemoryEventSidePublisher(this.cluster, { ...TOPICS, commands: this.commandsTopic }, this.scheduler),
+      readiness: { groupId: 'events-trigger', hasHandledAny: () => this.eventsHandledAny() },
+      drain: { undrained: (topic) => this.undrained(topic) },
+      // As deployed: the census left for a few batches, read back from the log after a cold start.
+      census: { log: new MemoryTopicLogs(this.cluster, this.scheduler), batches: 3 },
     };
   }
 
@@ -185,6 +232,7 @@ export class World {
     return async (event) => {
       try {
         const summary = await process(event);
+        this.versions.sawHalts(summary.halted);
         return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
       } catch (error) {
         const partitions = Object.keys(event.records);
@@ -197,20 +245,51 @@ export class World {
     };
   }
 
-  /** Where a trigger's consumer group stands. */
+  /** The events partitions of the generations older than `topic` its triggers have not handled to their end (adapters/kafka/generation-drain.ts). */
+  private undrained(topic: string): Promise<string[]> {
+    return perform(this.scheduler, 'events.drain', () =>
+      this.eventTriggers.slice(0, splitGeneration(topic).index).flatMap((t) => {
+        const end = this.cluster.end(t.topic);
+        return Object.keys(end).flatMap((p) => (t.position(Number(p)) >= (end[p] ?? 0) ? [] : [`${t.topic}-${p}`]));
+      }),
+    );
+  }
+
+  /** Where a trigger's consumer group of the first generation stands. */
   group(topic: 'commands' | 'events'): MemoryConsumerGroup {
     return new MemoryConsumerGroup(this.cluster, TOPICS[topic], `${topic}-trigger`, this.scheduler);
   }
 
-  /** Holds a trigger and waits (as the rebuild's drain) until its invocations in flight have ended. */
-  gate(trigger: SimTrigger): CommandGate {
+  /** Whether the events triggers have handled any event, of any generation (the event side's and `npm start`'s readiness check). */
+  eventsHandledAny(): Promise<boolean> {
+    return this.eventTriggers.length === 1 ? this.group('events').hasHandledAny() : this.positions(this.eventTriggers).hasHandledAny();
+  }
+
+  /** Where the triggers' groups of every generation stand, keyed as the generation log's offsets. */
+  private positions(triggers: readonly SimTrigger[]): GenerationPositions {
+    const groups = triggers.map((t) =>
+      Object.assign(new MemoryConsumerGroup(this.cluster, t.topic, t.group, this.scheduler), { topic: t.topic }),
+    );
+    return new GenerationPositions(groups, triggers[0]?.group ?? '');
+  }
+
+  /** The commands triggers' positions per `topic-partition`, every generation. */
+  private async commandPositions(): Promise<Map<string, number>> {
+    const all = await Promise.all(
+      this.commandTriggers.map((t) => new MemoryConsumerGroup(this.cluster, t.topic, t.group, this.scheduler).positions()),
+    );
+    return new Map(all.flatMap((m) => [...m]));
+  }
+
+  /** Holds triggers and waits (as the rebuild's drain) until their invocations in flight have ended. */
+  gate(triggers: readonly SimTrigger[]): CommandGate {
     return {
       pause: async () => {
-        trigger.paused = true;
-        while (trigger.tasks().length > 0) await this.scheduler.point('gate.drain');
+        for (const trigger of triggers) trigger.paused = true;
+        while (triggers.some((t) => t.tasks().length > 0)) await this.scheduler.point('gate.drain');
       },
       resume: () => {
-        trigger.paused = false;
+        for (const trigger of triggers) trigger.paused = false;
         return Promise.resolve();
       },
     };
@@ -223,8 +302,8 @@ export class World {
       heads: this.heads,
       eventLog: this.eventLog(),
       publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
-      gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTrigger),
-      commandsTrigger: { positions: () => this.group('commands').positions() },
+      gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTriggers),
+      commandsTrigger: { positions: () => this.commandPositions() },
       commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
       dedupeWindowMs: WEEK_MS,
       checkpointEvery,
@@ -237,11 +316,11 @@ export class World {
   readModelsRebuildDeps(): ReadModelsRebuildDeps {
     return {
       aggregates: deployments[this.code.rebuild],
-      projections,
+      projections: this.versions.projections(projections[0]),
       reactions,
       readModels: this.readModels,
       eventLog: this.eventLog(),
-      trigger: this.group('events'),
+      trigger: this.eventTriggers.length === 1 ? this.group('events') : this.positions(this.eventTriggers),
     };
   }
 }

@@ -55,8 +55,7 @@ export class ControlGate {
       // A new table, or one that lost its items: it may start empty only if the log is empty
       // too. A container deciding beside this one may have made it ready and published since
       // the read above; it writes the control item before its first event, so ask again.
-      if (!(await this.deps.eventLog.isEmpty()))
-        control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName);
+      if (!(await this.deps.eventLog.isEmpty())) control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName);
     }
     if (control?.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
     let ready: ControlRecord;

@@ -91,4 +91,13 @@ export class GenerationPositions implements GroupPosition {
     const all = await Promise.all(this.generations.map(async (g) => keyed(await g.starts(), g.topic)));
     return Object.assign({}, ...all) as PartitionOffsets;
   }
+
+  /**
+   * True when the trigger has handled a record of any generation (committed past a partition's
+   * start): once the topic grew, it may have handled only the newer generations' records.
+   */
+  async hasHandledAny(): Promise<boolean> {
+    const [position, starts] = await Promise.all([this.position(), this.starts()]);
+    return Object.entries(position).some(([p, offset]) => offset > (starts[p] ?? 0));
+  }
 }

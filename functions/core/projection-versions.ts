@@ -54,6 +54,8 @@ export interface ProjectionVersionState {
   /** The version being built beside it, until it serves. */
   readonly building?: number;
   readonly progress?: CatchUpProgress;
+  /** The version whose rows a switch left to drop: a catch-up stopped between the switch and the drop resumes there. */
+  readonly dropping?: number;
   /** What happened, oldest first: the record of builds, switches and drops. */
   readonly history: readonly VersionEvent[];
 }

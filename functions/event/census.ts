@@ -3,14 +3,15 @@
  * event type, revision as stored) it holds, with the first and last offset of each. The event
  * side keeps it as it applies batches, one small item per partition in the read-models table
  * (`~census`, `<topic>-<partition>`), read in the batch's one consistent read and written
- * conditionally beside the batch's item writes. An item remembers the offsets it counted
+ * conditionally beside the batch's item writes (census-writes.ts: a live function may leave it
+ * for a few batches). An item remembers the offsets it counted
  * (`from`…`through`), so a redelivered batch, or a replay over what the live side counted,
  * counts nothing twice. `kafka-aggregates census` prints it; `check-deploy` asks it which
  * revisions the code about to be deployed must read.
  */
 import type { SourcePosition } from '../core/wire.ts';
 import { topicPartition } from '../core/wire.ts';
-import { itemId, RevisionConflictError, type BatchSnapshot, type ItemKey, type ReadModels, type StoredItem } from './ports.ts';
+import type { ItemKey, ReadModels, StoredItem } from './ports.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** Too many lost races on one partition's census item: the batch fails and is retried. */
@@ -100,43 +101,6 @@ export const addToCensus = (census: PartitionCensus | undefined, sightings: read
 /** The census keys a batch reads with its items: one per partition of its records. */
 export const censusKeys = (sightings: readonly Sighting[]): ItemKey[] =>
   [...new Set(sightings.map((s) => topicPartition(s.position)))].map(censusKey);
-
-/**
- * Adds a batch's sightings to the census items read in `snapshot`: one conditional write per
- * partition with anything new. A lost race (a replay beside the live side) adds them again to
- * what the winner left. Returns the number of items written.
- */
-export const writeCensus = async (
-  readModels: Pick<ReadModels, 'write'>,
-  snapshot: Pick<BatchSnapshot, 'items'>,
-  sightings: readonly Sighting[],
-  maxRetries = 5,
-): Promise<number> => {
-  const byPartition = new Map<string, Sighting[]>();
-  for (const s of sightings) {
-    const tp = topicPartition(s.position);
-    byPartition.set(tp, [...(byPartition.get(tp) ?? []), s]);
-  }
-  const written = await Promise.all(
-    [...byPartition].map(async ([tp, list]) => {
-      const key = censusKey(tp);
-      let stored = snapshot.items.get(itemId(key));
-      for (let attempt = 0; ; attempt++) {
-        const next = addToCensus(censusOf(stored), list);
-        if (next === undefined) return 0;
-        try {
-          await readModels.write(key, { data: next, versions: {}, gaps: [], gapCount: 0 }, stored?.revision ?? 0);
-          return 1;
-        } catch (error) {
-          if (!(error instanceof RevisionConflictError)) throw error;
-          if (attempt >= maxRetries) throw new CensusConflictRetriesExhaustedError(tp, attempt + 1, { cause: error });
-          stored = error.current;
-        }
-      }
-    }),
-  );
-  return written.reduce<number>((n, k) => n + k, 0);
-};
 
 /** One (aggregate type, event type, revision) over every partition counted. */
 export interface CensusRow {

@@ -34,13 +34,14 @@ import { ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts
 import { FirstHalts, haltOf, type Halt } from './halts.ts';
 import { readRecords, releaseAt } from './read-records.ts';
 import { writeItems } from './write-items.ts';
-import { censusKeys, writeCensus } from './census.ts';
+import { censusKeys } from './census.ts';
+import { CensusWriter, type PartitionReader } from './census-writes.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
 import { beginEventParking, type EventParking } from './parking.ts';
-import { routeEvents } from './route.ts';
-import { liveVersions, writeJoins } from './versions.ts';
+import { routeEvents, type Route } from './route.ts';
+import { everyVersion, liveVersions, writeJoins } from './versions.ts';
 
 /**
  * How the live event side checks that its table is in step with the events topic before it
@@ -79,6 +80,8 @@ export interface EventSideDeps {
   readonly writeConcurrency?: number;
   /** Policy `park` (parking.ts): where parked aggregates are kept. @default - policy `block`: a halt stops its partition */
   readonly parking?: EventParking;
+  /** Leave a partition's census unwritten for up to `batches` (10) batches, reading back from `log` what another function held (census-writes.ts). @default - written every batch */
+  readonly census?: { readonly log: PartitionReader; readonly batches?: number };
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -147,9 +150,10 @@ export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) =>
 export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVersions?: boolean; readonly census?: boolean } = {}) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
   // The live side applies projection versions as their state says (versions.ts); a replay applies every version it is given.
-  const versions = mode.liveVersions === true ? liveVersions(deps.projections) : undefined;
+  const versions = mode.liveVersions === true ? liveVersions(deps.projections, deps.readModels) : undefined;
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
+  const census = new CensusWriter(deps.readModels, deps.census && { ...deps.census, aggregates: registry.aggregates });
 
   return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
@@ -168,7 +172,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       partitions,
     );
     await checkReady(deps, snapshot);
-    const versionPlan = versions?.plan(snapshot.items, records);
+    const versionPlan = versions?.plan(snapshot.items, records) ?? everyVersion;
 
     // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
     const skipped: DeadLetter[] = [];
@@ -210,13 +214,16 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
           good,
           registry,
           (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }),
-          versionPlan?.applies,
+          versionPlan.applies,
         );
         plans = new Map(
           [...routes]
             .filter(([, route]) => route.keyProblem === undefined)
             .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
         );
+        const held = [...plans].filter(([, p]) => haltOf(p) !== undefined).map(([id]) => (routes.get(id) as Route).folder.key);
+        // A gap on a row of the version reads switched away from meanwhile is the switch's drop: leave that version, fold again.
+        if (await versionPlan.retired(held)) continue;
         const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
         if (found.length === 0) break;
         for (const halt of found) halts.add(halt);
@@ -248,9 +255,14 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
 
     // The census counts what is on the log, halted records too (census.ts): beside the items, not after them.
     const [written] = await Promise.all([
-      writeItems({ ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters }, plans, routes, snapshot),
-      writeCensus(deps.readModels, snapshot, sightings),
-      writeJoins(deps.readModels, versionPlan?.joins ?? []),
+      writeItems(
+        { ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters, retired: versionPlan.retired },
+        plans,
+        routes,
+        snapshot,
+      ),
+      census.write(snapshot, sightings),
+      writeJoins(deps.readModels, versionPlan.joins),
     ]);
     const outcomes = written.final;
     return {

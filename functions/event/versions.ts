@@ -6,13 +6,17 @@
  * the batch's first offset): from then on it has joined that partition (recorded on the
  * marker, beside the batch's writes) and applies the new version there too, in offset order
  * after the catch-up, so no row meets an event ahead of its predecessors. Once the state item
- * names the new version active, the live side applies it alone. Projections with version 1
- * only are untouched, and their batches read nothing more.
+ * names the new version active, the live side applies it alone. A batch that read the state
+ * before the switch may meet the drop of the old version's rows (a gap on a wiped row, at its
+ * read or after a lost race): it reads the state again, and once reads switched it leaves the
+ * old version, which the new one covers. Projections with version 1 only are untouched, and
+ * their batches read nothing more.
  */
 import type { AnyProjection } from '../core/projection.ts';
 import {
   activeVersion,
   isVersioned,
+  projectionPk,
   registeredVersions,
   versionMarkerKey,
   versionOf,
@@ -37,7 +41,16 @@ export interface Join {
 export interface VersionPlan {
   readonly applies: (projection: AnyProjection, incoming: IncomingEvent) => boolean;
   readonly joins: readonly Join[];
+  /**
+   * Whether one of `keys` is a row of a version that reads switched away from since the batch
+   * read the state (read again on each ask, and only for a row of a version being superseded):
+   * the switch drops it, so the batch leaves that version from then on (`applies` says no).
+   */
+  readonly retired: (keys: readonly ItemKey[]) => Promise<boolean>;
 }
+
+/** The plan of a batch that applies every version it is given (a replay, or no projection with versions). */
+export const everyVersion: VersionPlan = { applies: () => true, joins: [], retired: () => Promise.resolve(false) };
 
 /** The versions the live side keeps for the deployment's projections. */
 export interface LiveVersions {
@@ -50,11 +63,12 @@ const markerOf = (item: StoredItem | undefined): VersionMarker | undefined =>
   Number.isInteger((item?.data as VersionMarker | undefined)?.through) ? (item?.data as VersionMarker) : undefined;
 
 /** The live side's view of `projections`' versions. */
-export const liveVersions = (projections: readonly AnyProjection[]): LiveVersions => {
+export const liveVersions = (projections: readonly AnyProjection[], readModels: Pick<ReadModels, 'readBatch'>): LiveVersions => {
+  // The state item again, consistently: the batch's own read may be older than a switch.
+  const readState = async (key: ItemKey) => (await readModels.readBatch([key], [])).items.get(itemId(key));
   const names = [...new Set(projections.map((p) => p.name))]
     .map((name) => ({ name, versions: registeredVersions(projections, name) }))
     .filter(({ versions }) => isVersioned(versions));
-  const everywhere: VersionPlan = { applies: () => true, joins: [] };
   return {
     keys: (partitions) =>
       names.flatMap(({ name, versions }) => [
@@ -62,12 +76,12 @@ export const liveVersions = (projections: readonly AnyProjection[]): LiveVersion
         ...partitions.map((tp) => versionMarkerKey(name, versions.at(-1) as number, tp)),
       ]),
     plan: (items, records) => {
-      if (names.length === 0) return everywhere;
+      if (names.length === 0) return everyVersion;
       const firstOffset = new Map<string, number>();
       for (const r of records) firstOffset.set(topicPartition(r), Math.min(firstOffset.get(topicPartition(r)) ?? r.offset, r.offset));
       const joins: Join[] = [];
       // Per name: the active version, and the partitions where the new one applies too.
-      const rule = new Map<string, { active: number; target: number; on: Set<string> }>();
+      const rule = new Map<string, { active: number; target: number; on: Set<string>; retired: boolean }>();
       for (const { name, versions } of names) {
         const active = activeVersion(versionStateOf(items.get(itemId(versionStateKey(name)))?.data), versions);
         const target = versions.at(-1) as number;
@@ -84,15 +98,29 @@ export const liveVersions = (projections: readonly AnyProjection[]): LiveVersion
               joins.push({ key, marker, revision: item?.revision ?? 0, from: first });
             }
           }
-        rule.set(name, { active, target, on });
+        rule.set(name, { active, target, on, retired: false });
       }
+      // The name whose version being superseded keeps its rows under `pk`.
+      const superseded = new Map(
+        [...rule].filter(([, r]) => r.active < r.target).map(([name, r]) => [projectionPk(name, r.active), name] as const),
+      );
       return {
         joins,
         applies: (projection, incoming) => {
           const r = rule.get(projection.name);
           if (r === undefined) return true;
           const version = versionOf(projection);
-          return version === r.active || (version === r.target && r.on.has(topicPartition(incoming.position)));
+          return (version === r.active && !r.retired) || (version === r.target && r.on.has(topicPartition(incoming.position)));
+        },
+        retired: async (keys) => {
+          for (const name of new Set(keys.flatMap((key) => superseded.get(key.pk) ?? []))) {
+            const r = rule.get(name);
+            if (r === undefined || r.retired) return r !== undefined;
+            const state = versionStateOf((await readState(versionStateKey(name)))?.data);
+            r.retired = activeVersion(state, registeredVersions(projections, name)) !== r.active;
+            if (r.retired) return true;
+          }
+          return false;
         },
       };
     },

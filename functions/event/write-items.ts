@@ -9,7 +9,7 @@ import type { DeadLetter } from '../core/dead-letter.ts';
 import { ItemConflictRetriesExhaustedError } from './errors.ts';
 import { foldItem, type FoldOptions, type ItemPlan, type Refusal } from './fold.ts';
 import { haltOf, type FirstHalts } from './halts.ts';
-import { RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
+import { RevisionConflictError, type BatchSnapshot, type EventSidePublisherPort, type ItemKey, type ReadModels } from './ports.ts';
 import type { Route } from './route.ts';
 
 /** What writing a batch's items needs. */
@@ -25,6 +25,8 @@ export interface ItemWrites {
   readonly traces: ReadonlyMap<string, string>;
   /** The dead letters of refused events (refusals.ts). */
   readonly letters: (refusals: readonly Refusal[]) => DeadLetter[];
+  /** Whether a row that lost its race belongs to a version that reads switched away from (versions.ts): it is left. */
+  readonly retired: (keys: readonly ItemKey[]) => Promise<boolean>;
 }
 
 /** What the writes came to. */
@@ -72,6 +74,8 @@ export const writeItems = async (
       } catch (error) {
         if (!(error instanceof RevisionConflictError)) throw error;
         conflicts++;
+        // The switch's drop took it: the new version holds these events, nothing to write.
+        if (await w.retired([route.folder.key])) return;
         if (attempt >= w.maxConflictRetries)
           throw new ItemConflictRetriesExhaustedError(route.folder.key.pk, route.folder.key.sk, attempt + 1, { cause: error });
         // Another invocation moved the item: fold the same events onto what it left.

@@ -1,7 +1,8 @@
 /**
  * `check-deploy`: what the code about to be deployed would do to the log and the tables,
  * found before the deploy. First the census (event/census.ts) against the code's aggregates
- * (census-revisions.ts): every revision on the log must have a way in. Then a replay of the
+ * (census-revisions.ts): every revision on the log must have a way in; and the code must still
+ * register the version of each projection that serves reads (serving-versions.ts). Then a replay of the
  * events topic through that code, writing nothing: every record is read through its event
  * reader (upcasters and schemas, on the real records), and the heads of a sample of aggregates
  * (or all) are folded as the rebuild's verify folds them and compared with the aggregates
@@ -29,6 +30,7 @@ import { replayLog, type Progress } from './replay.ts';
 import { headDifferences, type Difference } from './verify-aggregates.ts';
 import { firstDifference, rowChanges, type RowChange } from './row-changes.ts';
 import { activeProjectionPk } from '../core/projection-versions.ts';
+import { servingVersions, versionProblems, type VersionProblem } from './serving-versions.ts';
 
 /** What check-deploy reads, and the code it checks. */
 export interface CheckDeployDeps {
@@ -79,13 +81,16 @@ export interface ReplayFindings {
 export interface CheckDeployReport {
   readonly census: readonly CensusRow[];
   readonly revisionProblems: readonly RevisionProblem[];
+  /** Projections whose version serving reads this code does not register (serving-versions.ts). */
+  readonly versionProblems: readonly VersionProblem[];
   /** Absent with `censusOnly`. */
   readonly replay?: ReplayFindings;
 }
 
-/** True when the deploy would halt the event side or change a head or a row (changes allowed: halts only). */
+/** True when the deploy would halt the event side, drop a serving projection version, or change a head or a row (changes allowed: not those). */
 export const refused = (report: CheckDeployReport, allowChanges = false): boolean =>
   report.revisionProblems.length > 0 ||
+  report.versionProblems.length > 0 ||
   (report.replay !== undefined &&
     (report.replay.unreadableCount > 0 ||
       report.replay.halts.length > 0 ||
@@ -98,7 +103,7 @@ const hash = (text: string): number => {
   return h;
 };
 
-/** Checks the census against the code, then (unless `censusOnly`) replays the log through it. */
+/** Checks the census and the serving projection versions against the code, then (unless `censusOnly`) replays the log through it. */
 export const checkDeploy = async (
   deps: CheckDeployDeps,
   census: ReadonlyMap<string, PartitionCensus>,
@@ -107,8 +112,10 @@ export const checkDeploy = async (
   const aggregates = registry(deps.aggregates);
   const rows = censusRows(census);
   const problems = revisionProblems(rows, aggregates);
-  if (options.censusOnly === true) return { census: rows, revisionProblems: problems };
-  return { census: rows, revisionProblems: problems, replay: await replay(deps, aggregates, Math.max(1, options.sampleEvery)) };
+  const versions = versionProblems(deps.projections, await servingVersions(deps.readModels, deps.projections));
+  const found = { census: rows, revisionProblems: problems, versionProblems: versions };
+  if (options.censusOnly === true) return found;
+  return { ...found, replay: await replay(deps, aggregates, Math.max(1, options.sampleEvery)) };
 };
 
 const replay = async (

@@ -23,10 +23,7 @@ import {
   versionMarkerKey,
   versionMarkerPk,
   versionOf,
-  versionStateKey,
-  versionStateOf,
   type CatchUpProgress,
-  type ProjectionVersionState,
   type VersionMarker,
 } from '../core/projection-versions.ts';
 import { triggerRecordOf } from '../core/trigger-event.ts';
@@ -34,6 +31,7 @@ import { RevisionConflictError, type ReadModels } from '../event/ports.ts';
 import { haltError } from '../event/halts.ts';
 import { createEventApplier } from '../event/process-batch.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
+import { entry, readState, stateItem, type StateItem } from './version-state.ts';
 import { replayLog } from './replay.ts';
 
 /** What a catch-up needs. */
@@ -45,6 +43,8 @@ export interface VersionCatchUpDeps {
   readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
   /** Wait between the switch and the drop, for a live batch that read the state before the switch. @default 0 */
   readonly drainMs?: number;
+  /** Waits for those batches instead (the simulator, which knows its invocations in flight). */
+  readonly drain?: () => Promise<void>;
   readonly onProgress?: (name: string, progress: CatchUpProgress) => void;
   /** Where the switch and the drop are logged, one line each. */
   readonly log?: (message: string, fields: Record<string, unknown>) => void;
@@ -73,15 +73,21 @@ export const catchUpVersions = async (deps: VersionCatchUpDeps, options: Options
   for (const name of [...new Set(deps.projections.map((p) => p.name))]) {
     const versions = registeredVersions(deps.projections, name);
     if (!isVersioned(versions)) continue;
-    const state = await readState(deps.readModels, name);
-    const from = activeVersion(state.state, versions);
+    const { state } = await readState(deps.readModels, name);
+    const from = activeVersion(state, versions);
     const to = versions.at(-1) as number;
-    if (to <= from) continue;
+    const dropping = state?.dropping;
+    if (to <= from && dropping === undefined) continue;
     const projection = deps.projections.find((p) => p.name === name && versionOf(p) === to) as AnyProjection;
     // One read-model rebuild or catch-up at a time (read-model-lock.ts).
     const lock = await takeReadModelLock(deps.readModels, projectionPk(name, to), options.deadline);
     try {
-      report.push(await catchUpOne(deps, projection, from, options, lock.renew));
+      // A run stopped between a switch and its drop: the drop first.
+      if (dropping !== undefined) {
+        const rowsDropped = await drop(deps, name, dropping, from, await stateItem(deps.readModels, name));
+        report.push({ name, from: dropping, to: from, outcome: 'switched', eventsApplied: 0, rowsDropped });
+      }
+      if (to > from) report.push(await catchUpOne(deps, projection, from, options, lock.renew));
     } finally {
       await lock.release();
     }
@@ -89,13 +95,6 @@ export const catchUpVersions = async (deps: VersionCatchUpDeps, options: Options
   }
   return { versions: true, status: 'complete', projections: report };
 };
-
-const readState = async (readModels: Pick<ReadModels, 'get'>, name: string) => {
-  const item = await readModels.get(versionStateKey(name));
-  return { state: versionStateOf(item?.data), revision: item?.revision ?? 0 };
-};
-
-const entry = (what: string) => ({ at: new Date().toISOString(), what });
 
 const catchUpOne = async (
   deps: VersionCatchUpDeps,
@@ -107,17 +106,12 @@ const catchUpOne = async (
   const { readModels, eventLog } = deps;
   const name = projection.name;
   const to = versionOf(projection);
-  let { state, revision } = await readState(readModels, name);
-  const putState = async (next: ProjectionVersionState) => {
-    await readModels.write(versionStateKey(name), { data: next, versions: {}, gaps: [], gapCount: 0 }, revision);
-    revision++;
-    state = next;
-  };
-  if (state?.building !== to)
-    await putState({
+  const state = await stateItem(readModels, name);
+  if (state.get()?.building !== to)
+    await state.put({
       active: from,
       building: to,
-      history: [...(state?.history ?? []), entry(`building version ${to} beside version ${from}`)],
+      history: [...(state.get()?.history ?? []), entry(`building version ${to} beside version ${from}`)],
     });
   const started = Date.now();
   let eventsApplied = 0;
@@ -175,13 +169,13 @@ const catchUpOne = async (
         partitions: keys.length,
         updatedAt: new Date().toISOString(),
       };
-      await putState({ ...state, active: from, building: to, progress, history: state?.history ?? [] });
+      await state.put({ ...state.get(), active: from, building: to, progress, history: state.get()?.history ?? [] });
       deps.onProgress?.(name, progress);
     };
     await saveProgress(remaining);
 
     if (pending.length === 0) {
-      const rowsDropped = await switchAndDrop(deps, name, from, to, { get: () => state as ProjectionVersionState, put: putState });
+      const rowsDropped = await switchAndDrop(deps, name, from, to, state);
       return { name, from, to, outcome: 'switched' as const, eventsApplied, rowsDropped };
     }
     if (remaining === 0) {
@@ -224,25 +218,31 @@ const catchUpOne = async (
   }
 };
 
-/** Switches reads to `to`, waits for the live batches that read the state before, and drops `from`'s rows and the markers. */
-const switchAndDrop = async (
-  deps: VersionCatchUpDeps,
-  name: string,
-  from: number,
-  to: number,
-  state: { get(): ProjectionVersionState; put(next: ProjectionVersionState): Promise<void> },
-): Promise<number> => {
-  const { progress, history } = state.get();
+/** Switches reads to `to`, then drops `from` (`dropping` on the state item until done, for a run stopped in between). */
+const switchAndDrop = async (deps: VersionCatchUpDeps, name: string, from: number, to: number, state: StateItem): Promise<number> => {
+  const { progress, history = [] } = state.get() ?? {};
   await state.put({
     active: to,
+    dropping: from,
     ...(progress === undefined ? {} : { progress }),
     history: [...history, entry(`switched reads to version ${to}`)],
   });
   deps.log?.('projection version switched', { projection: name, from, to });
-  if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
+  return drop(deps, name, from, to, state);
+};
+
+/** Waits for the live batches that read the state before the switch, and drops `from`'s rows and `to`'s markers. */
+const drop = async (deps: VersionCatchUpDeps, name: string, from: number, to: number, state: StateItem): Promise<number> => {
+  if (deps.drain !== undefined) await deps.drain();
+  else if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
   const rows = await deps.readModels.wipe(projectionPk(name, from));
   await deps.readModels.wipe(versionMarkerPk(name, to));
-  await state.put({ ...state.get(), history: [...state.get().history, entry(`dropped version ${from}: ${rows} rows`)] });
+  const { active = to, progress, history = [] } = state.get() ?? {};
+  await state.put({
+    active,
+    ...(progress === undefined ? {} : { progress }),
+    history: [...history, entry(`dropped version ${from}: ${rows} rows`)],
+  });
   deps.log?.('projection version dropped', { projection: name, version: from, rows });
   return rows;
 };

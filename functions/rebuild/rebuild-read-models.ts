@@ -21,7 +21,7 @@ export interface ReadModelsRebuildDeps {
   readonly projections: readonly AnyProjection[];
   readonly reactions: readonly AnyReaction[];
   readonly readModels: ReadModels;
-  readonly eventLog: Pick<LogReader, 'read' | 'topic'>;
+  readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
   /** Where the event trigger stands: per partition, the next offset it will handle, and each partition's start. */
   readonly trigger: { position(): Promise<PartitionOffsets>; starts(): Promise<PartitionOffsets>; readonly groupId: string };
   /**

@@ -12,7 +12,8 @@ item per partition in the read-models table): per aggregate type, event type and
 stored, how many records the log holds and the first and last offset of each per partition.
 Then, per partition, the offsets counted against the log's: a census started on a log that
 already had events (the census is newer than the deployment) counts from where the event side
-stood then, and the event side's trigger may not have reached the end yet.
+stood then, the event side's trigger may not have reached the end yet, and a warm event
+function writes a partition's census only every few batches (up to ten behind).
 
 Options:
   --json      print the census and each partition's coverage as JSON

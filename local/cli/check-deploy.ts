@@ -18,7 +18,9 @@ Checks the code in this working tree (its aggregates, upcasters, projections and
 against the events topic and the tables it would be deployed over, writing nothing:
   1. revisions: every (aggregate type, event type, revision) the census says is on the log
      must have a way into this code: a schema at the current revision or an upcaster
-  2. replay: the events topic read to its end through this code's event reader (upcasters and
+  2. projection versions: the version of each projection that serves reads (its state item,
+     or version 1) must still be registered: a new version goes beside it, not instead
+  3. replay: the events topic read to its end through this code's event reader (upcasters and
      schemas on the real records); the heads of a sample of aggregates folded as
      \`rebuild --verify\` folds them and compared with the aggregates table; their projection
      rows and reaction checkpoints applied by the event side's own code into memory, up to
@@ -29,7 +31,7 @@ counted apart; the check is exact on a quiescent stack.
 Options:
   --all             fold and compare every aggregate (default: one in --sample)
   --sample <n>      fold and compare one aggregate in n, by a hash of its id (default 10)
-  --census-only     step 1 only: no read of the log
+  --census-only     steps 1 and 2 only: no read of the log
   --allow-changes   heads and rows that would change are listed but do not fail the check
                     (a deploy that changes a state's shape, followed by a rebuild)
   --limit <n>       findings to list per kind (default 20)
@@ -39,8 +41,8 @@ Options:
 Names come from the environment (EVENTS_TOPIC, AGGREGATES_TABLE, READ_MODELS_TABLE,
 KAFKA_BROKERS and the AWS endpoint and credentials), as for \`verify\`: the local system, or
 a deployed stack before \`cdk deploy\`.
-Exit codes: 0 the deploy is safe, 1 it would halt the event side on a record, or change a
-head or a row (the findings say which), 2 error.`;
+Exit codes: 0 the deploy is safe, 1 it would halt the event side on a record, drop the
+projection version serving reads, or change a head or a row (the findings say which), 2 error.`;
 
 /** The code check-deploy checks: the working tree's registrations, or a test's. */
 export interface DeployCode {
@@ -54,6 +56,13 @@ const list = <T>(items: readonly T[], limit: number, line: (item: T) => string, 
   ...(total > limit ? [`    … and ${(total - limit).toLocaleString('en')} more`] : []),
 ];
 
+const refusedFor = (report: CheckDeployReport, allowChanges: boolean): string => {
+  const haltsOrChanges = 'would halt the event side or change what is stored';
+  if (report.versionProblems.length === 0) return haltsOrChanges;
+  const drops = 'drops the projection version serving reads';
+  return refused({ ...report, versionProblems: [] }, allowChanges) ? `${drops}, and ${haltsOrChanges}` : drops;
+};
+
 /** The report as text: each step, what it found, and the verdict. */
 export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allowChanges = false): string[] => {
   const lines: string[] = [];
@@ -64,6 +73,11 @@ export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allo
       (report.revisionProblems.length === 0 ? 'this code reads every one' : `${report.revisionProblems.length} this code cannot read`),
     ...list(report.revisionProblems, limit, (p) => p.message),
   );
+  if (report.versionProblems.length > 0)
+    lines.push(
+      `projection versions: ${report.versionProblems.length} serving version${report.versionProblems.length === 1 ? '' : 's'} this code drops`,
+      ...list(report.versionProblems, limit, (p) => p.message),
+    );
   const r = report.replay;
   if (r !== undefined) {
     const sample = r.sampleEvery === 1 ? 'every aggregate' : `one aggregate in ${r.sampleEvery}`;
@@ -95,7 +109,7 @@ export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allo
     if (r.gaps.length > 0) lines.push(`  gaps in the log (not the code's): ${r.gaps.length}`);
   }
   const verdict = refused(report, allowChanges)
-    ? 'REFUSED: this code would halt the event side or change what is stored (above)'
+    ? `REFUSED: this code ${refusedFor(report, allowChanges)} (above)`
     : r === undefined
       ? 'ok: this code reads every revision on the log (the log itself was not replayed: --census-only)'
       : 'ok: safe to deploy';

@@ -7,6 +7,9 @@
  */
 import type { Kafka } from 'kafkajs';
 import { composeOperator } from '../../functions/compose/operator.ts';
+import { partitionGenerations } from '../../functions/config.ts';
+import { generationName } from '../../functions/core/generations.ts';
+import { generations } from '../../functions/topology.ts';
 
 /**
  * `ready`: in step. `new`: no control item and no events, the first command marks it ready.
@@ -38,13 +41,16 @@ export const aggregatesReadiness = async (kafka: Kafka): Promise<Readiness> => {
  */
 export const readModelsReadiness = async (kafka: Kafka, groupId: string): Promise<Readiness> => {
   const operator = composeOperator('kafka-aggregates-readiness', { kafka });
-  const group = operator.group(operator.names.topics.events, groupId);
+  // Every generation's group: after a grow the trigger may have handled the newer ones only.
+  const groups = generations(operator.names.topics.events, partitionGenerations()).map((g) =>
+    operator.group(g.name, generationName(groupId, g.index)),
+  );
   try {
     const control = await operator.readModels.getControl();
     if (control !== undefined) return control.status === 'ready' ? 'ready' : 'rebuilding';
-    return (await group.hasHandledAny()) ? 'behind' : 'new';
+    return (await Promise.all(groups.map((g) => g.hasHandledAny()))).some(Boolean) ? 'behind' : 'new';
   } finally {
-    await group.close();
+    await Promise.all(groups.map((g) => g.close()));
     operator.close();
   }
 };

@@ -1,6 +1,7 @@
 /**
  * What the emulated trigger needs of a Lambda function: its handler module, loaded through
- * the same dynamic import for every function, and a context object like Lambda's.
+ * the same dynamic import for every function (once per container, containers.ts), and a
+ * context object like Lambda's.
  */
 import type { Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
@@ -20,9 +21,16 @@ export interface FunctionModule<H = KafkaHandler> {
   readonly shutdown?: () => Promise<void>;
 }
 
-/** Imports a function's entry (relative to the project root) and checks that it exports `handler` (of the type `H` its caller invokes). */
-export const loadFunction = async <H = KafkaHandler>(entry: string): Promise<FunctionModule<H>> => {
-  const url = pathToFileURL(isAbsolute(entry) ? entry : resolve(projectRoot, entry)).href;
+/**
+ * Imports a function's entry (relative to the project root) and checks that it exports
+ * `handler` (of the type `H` its caller invokes). With `container`, the entry is imported
+ * under a query string of that container's (`?container=3`): a module instance of its own,
+ * evaluated afresh, as a new Lambda container evaluates it.
+ */
+export const loadFunction = async <H = KafkaHandler>(entry: string, container?: number): Promise<FunctionModule<H>> => {
+  const file = pathToFileURL(isAbsolute(entry) ? entry : resolve(projectRoot, entry));
+  if (container !== undefined) file.search = `container=${container}`;
+  const url = file.href;
   let module: Record<string, unknown>;
   try {
     module = (await import(url)) as Record<string, unknown>;

@@ -24,6 +24,8 @@ export interface TriggerMapping {
   /** The invocation fails when the handler has not settled by then. */
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /** Most containers of the function at once (Lambda's reserved concurrency). @default unreserved: one per partition in flight */
+  readonly reservedConcurrency?: number;
 }
 
 /** Options of `mappingsFromTopology`. */
@@ -56,6 +58,7 @@ export const mappingsFromTopology = (options: MappingOptions = {}): TriggerMappi
         consumerGroupId: options.groupIds?.[functionName] ?? `${options.groupIdPrefix ?? ''}${trigger.consumerGroupId}`,
         timeoutSeconds: spec.timeoutSeconds,
         memoryMb: spec.memoryMb,
+        ...(spec.reservedConcurrency === undefined ? {} : { reservedConcurrency: spec.reservedConcurrency }),
       },
     ];
   });

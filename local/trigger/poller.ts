@@ -10,7 +10,7 @@ import { createConsumer, startConsumer } from './consumer.ts';
 import { PartitionBuffer, type Batch } from './batcher.ts';
 import { checkCommitted, commitBatch, sameLife, type CommitContext } from './committed.ts';
 import { describeFailure, HELD_RETRY_MS, heldByRebuild, invokeHandler, message, type Called } from './invoke.ts';
-import type { FunctionModule } from './lambda.ts';
+import type { Containers } from './containers.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import type { TriggerMapping } from './mappings.ts';
 import type { EventSource } from './msk-payload.ts';
@@ -25,7 +25,8 @@ export type { BlockedPartition, InvocationReport, RecordAge } from './reports.ts
 /** What a poller needs from the runtime around it. */
 export interface PollerDeps {
   readonly kafka: Kafka;
-  readonly fn: FunctionModule;
+  /** The function's containers, which this poller's invocations share with its other mappings'. */
+  readonly containers: Containers;
   readonly source: EventSource;
   readonly region: string;
   readonly backoff: Backoff;
@@ -47,7 +48,7 @@ export class Poller {
   private readonly buffer = new PartitionBuffer();
   private consumer: Consumer | undefined;
   /** Reads the group's committed offsets before invocations (checkCommitted). */
-  private admin: Admin | undefined;
+  private admin: Promise<Admin> | undefined;
   private paused: boolean;
   private stopping = false;
   /** Partitions the group gave this member, once it has joined. */
@@ -122,7 +123,7 @@ export class Poller {
     this.sleepers.wakeAll();
     await Promise.allSettled([...this.batches]);
     await this.consumer?.disconnect();
-    await this.admin?.disconnect();
+    await (await this.admin?.catch(() => undefined))?.disconnect();
   }
 
   private onBatch(payload: EachBatchPayload): Promise<void> {
@@ -235,24 +236,32 @@ export class Poller {
     };
   }
 
-  private async connectedAdmin(): Promise<Admin> {
-    if (this.admin === undefined) {
+  /** One admin client however many batches ask at once (each would otherwise connect one, and only the last be disconnected). */
+  private connectedAdmin(): Promise<Admin> {
+    this.admin ??= (async () => {
       const admin = this.deps.kafka.admin();
       await admin.connect();
-      this.admin = admin;
-    }
+      return admin;
+    })().catch((error: unknown) => {
+      this.admin = undefined;
+      throw error;
+    });
     return this.admin;
   }
 
-  /** Calls the handler (invoke.ts), counting the calls in progress so that a pause can wait for them. */
+  /**
+   * Calls the handler (invoke.ts) in a container of its function's, counting the calls in
+   * progress so that a pause can wait for them. A container that cannot start fails the call.
+   */
   private async invoke(batch: Batch): Promise<Called> {
     this.invoking++;
     try {
-      const { fn, source, region, log } = this.deps;
-      return await invokeHandler(
-        { fn, mapping: this.mapping, source, region, log, started: (event, at) => this.started(event, at) },
-        batch,
-      );
+      const { containers, source, region, log } = this.deps;
+      const mapping = this.mapping;
+      const started = (event: MskEvent, at: number) => this.started(event, at);
+      return await containers
+        .run((fn) => invokeHandler({ fn, mapping, source, region, log, started }, batch))
+        .catch((error: unknown): Called => ({ ok: false, error }));
     } finally {
       if (--this.invoking === 0) this.idleWaiters.wakeAll();
     }

@@ -8,7 +8,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import { createKafka } from '../../functions/compose/operator.ts';
 import { awsRegion, kafkaBrokers } from '../../functions/config.ts';
 import { UnknownFunctionError } from './errors.ts';
-import { loadFunction, type FunctionModule } from './lambda.ts';
+import { Containers } from './containers.ts';
 import { adoptGenerations } from '../generations.ts';
 import { allGenerations, mappingsFromTopology, type TriggerMapping } from './mappings.ts';
 import { localClusterArn } from './msk-payload.ts';
@@ -109,9 +109,10 @@ export const formatReport = (r: InvocationReport): string => {
 };
 
 /**
- * Starts one consumer group per mapping and resolves once each has joined its group. The
- * handler modules are imported once each (a module serves every mapping that names it),
- * as a Lambda sandbox keeps its module scope between invocations.
+ * Starts one consumer group per mapping and resolves once each has joined its group. Each
+ * function runs in containers of its own (containers.ts), shared by every mapping that names
+ * it: one invocation per container at a time, an idle one reused with its module scope, as
+ * Lambda runs a function.
  */
 export const startTriggers = async (options: TriggerOptions = {}): Promise<Triggers> => {
   const mappings = options.mappings ?? mappingsFromTopology();
@@ -121,11 +122,13 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   const region = awsRegion();
   const source = { eventSourceArn: localClusterArn(region), bootstrapServers: kafkaBrokers().join(',') };
 
-  const modules = new Map<string, Promise<FunctionModule>>();
-  const load = (entry: string): Promise<FunctionModule> => {
-    const loaded = modules.get(entry) ?? loadFunction(entry);
-    modules.set(entry, loaded);
-    return loaded;
+  const functions = new Map<string, Containers>();
+  const containersOf = async (mapping: TriggerMapping): Promise<Containers> => {
+    const key = `${mapping.functionName} ${mapping.entry}`;
+    const containers = functions.get(key) ?? new Containers(mapping.entry, mapping.reservedConcurrency);
+    functions.set(key, containers);
+    await containers.warm();
+    return containers;
   };
 
   const pollers = new Map<string, Poller>();
@@ -139,10 +142,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
     clearInterval(follow);
     await Promise.allSettled([...pollers.values()].map((p) => p.stop()));
     await admin?.disconnect().catch(() => undefined);
-    const loaded = await Promise.allSettled([...modules.values()]);
-    await Promise.allSettled(
-      loaded.flatMap((m) => (m.status === 'fulfilled' && m.value.shutdown !== undefined ? [m.value.shutdown()] : [])),
-    );
+    await Promise.allSettled([...functions.values()].map((c) => c.shutdown()));
     clearTimeout(ageWrite);
     if (options.statusFile !== undefined) writeStatus(options.statusFile, []);
   };
@@ -168,7 +168,7 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
     if (pollers.has(keyOf(mapping))) throw new Error(`function ${mapping.functionName} is mapped twice to ${mapping.topic}`);
     const poller = new Poller(mapping, {
       kafka,
-      fn: await load(mapping.entry),
+      containers: await containersOf(mapping),
       source,
       region,
       backoff: options.backoff ?? {},

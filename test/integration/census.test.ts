@@ -18,6 +18,10 @@ import { account } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { readCensus, censusRows } from '../../functions/event/census.ts';
 import { projections } from '../../functions/projections/index.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
+import { accountSummaryV2 } from '../../functions/projections/account-summary-v2.ts';
+import { versionStateKey } from '../../functions/core/projection-versions.ts';
+import type { AnyProjection } from '../../functions/core/projection.ts';
 import { reactions } from '../../functions/reactions/index.ts';
 import { checkDeploy, refused, type CheckDeployDeps } from '../../functions/rebuild/check-deploy.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
@@ -44,9 +48,9 @@ const log = fixture.map(({ key, value }, i) =>
 
 /** The example's account with other upcasters: code about to be deployed over this log. */
 const accountWith = (upcasters: AnyAggregate['upcasters']): AnyAggregate => ({ ...(account as AnyAggregate), upcasters });
-const code = (accountCode: AnyAggregate) => ({
+const code = (accountCode: AnyAggregate, withProjections: readonly AnyProjection[] = projections) => ({
   aggregates: aggregates.map((a) => (a.type === 'account' ? accountCode : a)),
-  projections,
+  projections: withProjections,
   reactions,
 });
 const throwing = accountWith({
@@ -233,5 +237,43 @@ describe('check-deploy', () => {
         /^UnknownRevision: account MoneyDeposited revision 2 \(\d+ on the log: events-\S+-\d offsets \d+\.\.\d+.*\): this code reads MoneyDeposited up to revision 1$/,
       ),
     ]);
+  });
+
+  it('refuses code that drops the projection version serving reads: a new version instead of beside it, or a lower one', async () => {
+    const instead = await checkDeploy({ ...deps(), projections: [accountSummaryV2] }, await readCensus(event.readModels), {
+      sampleEvery: 10,
+      censusOnly: true,
+    });
+    expect(instead.revisionProblems).toEqual([]);
+    expect(instead.versionProblems.map((p) => p.message)).toEqual([
+      expect.stringMatching(
+        /^account-summary: version 1 serves reads and this code does not register it \(it registers version 2\): reads would switch to version 2's rows before they are built/,
+      ),
+    ]);
+    const beside = await checkDeploy({ ...deps(), projections: [accountSummary, accountSummaryV2] }, await readCensus(event.readModels), {
+      sampleEvery: 10,
+      censusOnly: true,
+    });
+    expect(refused(beside)).toBe(false);
+    const { code: exit, lines } = await cli(() =>
+      checkDeployCommand(code(account as AnyAggregate, [accountSummaryV2])).run(['--census-only']),
+    );
+    expect(exit).toBe(1);
+    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads (above)');
+
+    // After a switch to version 2 (its state item), code with version 1 alone is a rollback past it.
+    const key = versionStateKey(accountSummary.name);
+    await event.readModels.write(key, { data: { active: 2, history: [] }, versions: {}, gaps: [], gapCount: 0 }, 0);
+    try {
+      const { code: back, lines: said } = await cli(() =>
+        checkDeployCommand(code(account as AnyAggregate, [accountSummary])).run(['--census-only']),
+      );
+      expect(back).toBe(1);
+      expect(said).toContain(
+        "    account-summary: version 2 serves reads and this code does not register it (it registers version 1, lower): reads would go back to version 1's rows, dropped when version 2 took over (nothing, or rows the live side meets gaps in); keep version 2 registered",
+      );
+    } finally {
+      await event.readModels.delete(key);
+    }
   });
 });

@@ -20,7 +20,9 @@ import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { accountSummaryV2 } from '../../functions/projections/account-summary-v2.ts';
 import { lowBalanceAlert } from '../../functions/reactions/low-balance-alert.ts';
 import { catchUpVersions } from '../../functions/rebuild/projection-version.ts';
-import { triggerRecordOf, type TriggerRecord } from '../../functions/core/trigger-event.ts';
+import { triggerRecordOf } from '../../functions/core/trigger-event.ts';
+import type { LogRecord, PartitionOffsets } from '../../functions/core/log.ts';
+import { haltLogLine } from '../../functions/event/halts.ts';
 import { createReadModelsTable } from '../../local/scratch.ts';
 import { createTopics, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent } from '../support/msk.ts';
@@ -81,7 +83,17 @@ const produceRound = async (round: number, accounts: number): Promise<void> => {
   await producer.send({ topic, acks: -1, messages: events.map((e) => ({ key: e.aggregateId, value: JSON.stringify(e) })) });
 };
 
-/** The live event side, as the trigger drives it: everything its group has not handled, one batch per partition of at most 100. */
+/** The records of the log from `from` to `to` (exclusive), in log order per partition. */
+const readLog = async (log: TopicLog, from: PartitionOffsets, to: PartitionOffsets): Promise<LogRecord[]> => {
+  const records: LogRecord[] = [];
+  await log.read(from, to, (chunk) => Promise.resolve((records.push(...chunk), 'continue')));
+  return records;
+};
+
+/**
+ * The live event side, as the trigger drives it: everything its group has not handled, one
+ * batch per partition of at most 100. `exclusive` runs a check between two batches.
+ */
 const liveSide = (projections = both) => {
   const commands: CommandEnvelope[] = [];
   const process = createEventProcessor({
@@ -94,25 +106,41 @@ const liveSide = (projections = both) => {
   const log = new TopicLog(kafka, topic);
   const committed: Record<string, number> = {};
   const summaries: EventBatchSummary[] = [];
-  const deliver = async (): Promise<void> => {
+  let turn = Promise.resolve();
+  const exclusive = <T>(run: () => Promise<T>): Promise<T> => {
+    const done = turn.then(run);
+    turn = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    return done;
+  };
+  /** Delivers one batch per partition; true when there was nothing left to deliver. */
+  const deliver = async (): Promise<boolean> => {
     const { end } = await log.offsets();
     const to = Object.fromEntries(Object.entries(end).map(([p, e]) => [p, Math.min(e, (committed[p] ?? 0) + 100)]));
-    const byPartition = new Map<number, { offset: number; key: string; value: unknown; partition: number }[]>();
-    await log.read(committed, to, (chunk) => {
-      for (const r of chunk)
-        byPartition.set(r.partition, [
-          ...(byPartition.get(r.partition) ?? []),
-          { partition: r.partition, offset: r.offset, key: r.key?.toString() ?? '', value: JSON.parse(r.value?.toString() ?? 'null') },
-        ]);
-      return Promise.resolve('continue');
-    });
+    const byPartition = new Map<number, LogRecord[]>();
+    for (const r of await readLog(log, committed, to)) byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), r]);
     for (const [partition, records] of byPartition) {
-      const summary = await process(mskEvent(records, topic));
+      const specs = records.map((r) => ({
+        partition,
+        offset: r.offset,
+        key: r.key?.toString() ?? '',
+        value: JSON.parse(r.value?.toString() ?? 'null') as unknown,
+      }));
+      const summary = await exclusive(() => process(mskEvent(specs, topic)));
       summaries.push(summary);
       if (summary.halted.length === 0) committed[partition] = (records.at(-1)?.offset ?? 0) + 1;
     }
+    return byPartition.size === 0;
   };
-  return { commands, summaries, deliver, close: () => log.close() };
+  /** Delivers until the group has handled the whole log. */
+  const settle = async (): Promise<void> => {
+    while (!(await deliver()));
+  };
+  /** Why the live side halted, each halt's log line reason. */
+  const halts = () => summaries.flatMap((s) => s.halted.map((h) => haltLogLine(h).attributes.halt));
+  return { commands, summaries, deliver, settle, exclusive, halts, close: () => log.close() };
 };
 
 const rowsOf = async (pk: string) =>
@@ -126,24 +154,25 @@ describe('a projection version switch on the real broker and emulator', () => {
       const accounts = 30;
       const before = liveSide([accountSummary]);
       for (let round = 0; round < 8; round++) await produceRound(round, accounts);
-      await before.deliver();
-      await before.deliver();
+      await before.settle();
       await before.close();
-
-      // At the switch, version 2 must hold every event the live side applied to version 1.
-      const behindAtSwitch: string[] = [];
-      const write = readModels.write.bind(readModels);
-      readModels.write = async (key: ItemKey, next: Omit<StoredItem, 'revision'>, expected: number) => {
-        if (key.pk === versionStateKey('account-summary').pk && versionStateOf(next.data)?.active === 2 && behindAtSwitch.length === 0) {
-          const [v1, v2] = await Promise.all([rowsOf('account-summary'), rowsOf('account-summary@v2')]);
-          for (const [id, row] of v1) if ((v2.get(id)?.version ?? 0) < row.version) behindAtSwitch.push(id);
-          behindAtSwitch.push('checked');
-        }
-        return write(key, next, expected);
-      };
 
       // Version 2 deployed beside version 1: events keep coming and the live side keeps applying them while the catch-up runs.
       const live = liveSide();
+      // At the switch, version 2 must hold every event the live side applied to version 1: checked
+      // between two live batches (a batch writes its rows of both versions at once, not in one step).
+      const behindAtSwitch: string[] = [];
+      const write = readModels.write.bind(readModels);
+      readModels.write = async (key: ItemKey, next: Omit<StoredItem, 'revision'>, expected: number) => {
+        if (key.pk === versionStateKey('account-summary').pk && versionStateOf(next.data)?.active === 2 && behindAtSwitch.length === 0)
+          await live.exclusive(async () => {
+            const [v1, v2] = await Promise.all([rowsOf('account-summary'), rowsOf('account-summary@v2')]);
+            for (const [id, row] of v1) if ((v2.get(id)?.version ?? 0) < row.version) behindAtSwitch.push(id);
+            behindAtSwitch.push('checked');
+          });
+        return write(key, next, expected);
+      };
+
       const eventLog = new TopicLog(kafka, topic);
       let done = false;
       const catchUp = catchUpVersions({ aggregates, projections: both, readModels, eventLog }, { checkpointEvery: 50 }).finally(
@@ -162,12 +191,11 @@ describe('a projection version switch on the real broker and emulator', () => {
         if (round > 200) throw new Error('the catch-up never switched');
       }
       const report = await catchUp;
-      await live.deliver();
-      await live.deliver();
+      await live.settle();
       await Promise.all([live.close(), eventLog.close()]);
 
       expect(report).toMatchObject({ status: 'complete', projections: [{ name: 'account-summary', from: 1, to: 2, outcome: 'switched' }] });
-      expect(live.summaries.every((s) => s.halted.length === 0)).toBe(true);
+      expect(live.halts()).toEqual([]);
       expect(seenDuring.length).toBeGreaterThan(0);
       const served = await readModels.get({ pk: 'account-summary@v2', sk: 'acc-0' });
       expect((served?.data as { version: number }).version).toBe(versions.get('acc-0'));
@@ -177,10 +205,8 @@ describe('a projection version switch on the real broker and emulator', () => {
       expect(behindAtSwitch).toEqual(['checked']);
 
       // Version 2's rows are what a fresh fold of the whole log gives; version 1's are gone.
-      const reference: TriggerRecord[] = [];
       const log = new TopicLog(kafka, topic);
-      const { start, end } = await log.offsets();
-      await log.read(start, end, (chunk) => Promise.resolve((reference.push(...chunk.map((r) => triggerRecordOf(topic, r))), 'continue')));
+      const reference = await log.offsets().then(({ start, end }) => readLog(log, start, end));
       await log.close();
       const expected = new ReadModelsTable(createDocumentClient(dynamo), unique('unused'));
       const commands: CommandEnvelope[] = [];
@@ -196,7 +222,7 @@ describe('a projection version switch on the real broker and emulator', () => {
           putControl: () => Promise.reject(new Error('not expected')),
         },
         publisher: { publish: (o) => Promise.resolve(void commands.push(...o.commands)) },
-      })(reference);
+      })(reference.map((r) => triggerRecordOf(topic, r)));
       const v2 = await rowsOf('account-summary@v2');
       expect(new Map([...v2].map(([id, row]) => [`account-summary@v2/${id}`, row]))).toEqual(
         new Map([...fresh].filter(([k]) => k.startsWith('account-summary@v2/'))),

@@ -9,7 +9,9 @@
  *   such a head was fenced off) goes on from the stored head, not from nothing, which met a
  *   gap and wrote a head without the account's first events over the right one;
  * - the read-models rebuild folds an account whose next event lies on a partition read before
- *   the one that opened it (the events topic grew), instead of halting at a gap.
+ *   the one that opened it (the events topic grew), instead of halting at a gap;
+ * - and the versions it misses that lie past the event trigger's committed offset on another
+ *   partition (seed 3984), without folding other aggregates' events past it.
  * The reading order and the chunks are forced through the real topic reader.
  */
 import type { Producer } from 'kafkajs';
@@ -139,6 +141,42 @@ describe('the rebuilds on the real broker and emulator', () => {
 
       expect(report.status).toBe('complete');
       expect((await readModels.get(projectionRowKey(accountSummary.name, id)))?.data).toMatchObject({ balance: 7, version: 2 });
+    } finally {
+      dynamo.destroy();
+    }
+  });
+
+  it('fold read models with the missing versions that lie past the trigger on another partition, and nothing else past it', async () => {
+    // Seed 3984: the trigger committed version 4 (partition 1) but not versions 2 and 3
+    // (partition 0): their batch was applied, its commit lost.
+    const [id, other] = [unique('acc'), unique('acc')];
+    await send(0, [accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ann' })]);
+    const committed = (await side.eventLog.offsets()).end;
+    await send(0, [deposit(id, 2), deposit(id, 3), accountEventRecord(other, 1, 'AccountOpened', { owner: 'Bo' })]);
+    await send(1, [deposit(id, 4)]);
+    const dynamo = createDynamoClient();
+    try {
+      const table = unique('read-models');
+      await createReadModelsTable(dynamo, table);
+      const readModels = new ReadModelsTable(createDocumentClient(dynamo), table);
+      const offsets = () => side.eventLog.offsets();
+      const report = await rebuildReadModels({
+        aggregates,
+        projections,
+        reactions,
+        readModels,
+        eventLog: side.eventLog,
+        trigger: {
+          position: async () => ({ ...(await offsets()).end, 0: committed[0] ?? 0 }),
+          starts: async () => (await offsets()).start,
+          groupId: unique('events-trigger'),
+        },
+      });
+
+      expect(report.status).toBe('complete');
+      expect((await readModels.get(projectionRowKey(accountSummary.name, id)))?.data).toMatchObject({ balance: 3, version: 4 });
+      // The other account's event past the trigger is the trigger's to apply, its reactions with it.
+      expect(await readModels.get(projectionRowKey(accountSummary.name, other))).toBeUndefined();
     } finally {
       dynamo.destroy();
     }

@@ -16,7 +16,7 @@ import type { InvocationReport, TriggerMapping, Triggers } from '../../local/tri
 import { readStatus } from '../../local/trigger/status.ts';
 import { formatReport, startTriggers } from '../../local/trigger/trigger.ts';
 import { createTopics, testKafka, unique } from '../support/kafka.ts';
-import { invocationsOf, script } from '../support/trigger-handler.ts';
+import { invocationsOf, script, shutdowns, type Invocation } from '../support/trigger-handler.ts';
 
 const kafka = testKafka();
 let admin: Admin;
@@ -323,6 +323,32 @@ describe('the emulated MSK trigger', () => {
       const spans = calls.filter((c) => c.offsets[tp] !== undefined).map((c) => [c.startedAt, c.endedAt ?? Infinity] as const);
       for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
     }
+  });
+
+  it('runs invocations that overlap in containers of their own, reuses an idle one, and shuts every one down at stop', async () => {
+    const topic = await newTopic(2);
+    const m = mapping(topic, { batchSize: 1 });
+    script(m.functionName, { delayMs: 400 });
+    await Promise.all([produce(topic, ['a'], 0), produce(topic, ['b'], 1)]);
+    const { triggers } = await start(m);
+    await waitFor('both invocations', () => invocationsOf(m.functionName).filter((c) => c.endedAt !== undefined).length === 2);
+    const [first, second] = invocationsOf(m.functionName) as [Invocation, Invocation];
+    // They ran at once (one per partition), so each had a module instance of its own, as each Lambda container has.
+    expect(second.startedAt).toBeLessThan(first.endedAt ?? 0);
+    expect(second.container).not.toBe(first.container);
+
+    script(m.functionName, {});
+    await produce(topic, ['c'], 0);
+    await waitFor('the third invocation', () => invocationsOf(m.functionName).length === 3);
+    // Alone, it runs warm: in one of the idle containers, not a third.
+    expect([first.container, second.container]).toContain(invocationsOf(m.functionName)[2]?.container);
+
+    await stop(triggers);
+    expect(
+      shutdowns()
+        .filter((c) => c === first.container || c === second.container)
+        .sort((a, b) => a - b),
+    ).toEqual([first.container, second.container].sort((a, b) => a - b));
   });
 
   it('gathers records for the batching window before invoking with fewer than batchSize', async () => {

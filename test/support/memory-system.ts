@@ -8,7 +8,7 @@ import { MemoryCluster, type StoredRecord } from '../../functions/adapters/memor
 import { MemoryHeadsStore, type HeadsItems } from '../../functions/adapters/memory/heads-store.ts';
 import { MemoryBatchPublisher } from '../../functions/adapters/memory/publishers.ts';
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../../functions/adapters/memory/topic-log.ts';
-import type { BatchOutput, BatchPublisher } from '../../functions/command/ports.ts';
+import type { BatchOutput, BatchPublisher, CommandLog } from '../../functions/command/ports.ts';
 import { createCommandProcessor, type BatchResult } from '../../functions/command/process-batch.ts';
 import type { Release } from '../../functions/core/release.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
@@ -40,14 +40,18 @@ export class MemorySystem {
     for (const name of Object.values(TOPICS)) this.cluster.create(name, 1);
   }
 
-  /** A command processor (a cold container); `publisher` replaces the real one, `heads` the table as it sees it. */
-  processor(publisher: BatchPublisher = this.publisher, heads: HeadsStore = this.heads): (event: MskEvent) => Promise<BatchResult> {
+  /** A command processor (a cold container); `publisher` replaces the real one, `heads` the table and `commandLog` the commands topic as it sees them. */
+  processor(
+    publisher: BatchPublisher = this.publisher,
+    heads: HeadsStore = this.heads,
+    commandLog: CommandLog = new MemoryTopicLogs(this.cluster),
+  ): (event: MskEvent) => Promise<BatchResult> {
     return createCommandProcessor({
       aggregates,
       heads,
       publisher,
       eventLog: new MemoryTopicLog(this.cluster, TOPICS.events),
-      commandLog: new MemoryTopicLogs(this.cluster),
+      commandLog,
       dedupeWindowMs: WEEK_MS,
       keptResultsMs: WEEK_MS,
       headCache: { maxEntries: 0, maxBytes: 0 },

@@ -16,6 +16,8 @@ export interface Invocation {
   readonly offsets: Record<string, number[]>;
   readonly records: number;
   readonly remainingMs: number;
+  /** Which instance of this module ran it (each container of the emulated trigger evaluates the module anew). */
+  readonly container: number;
   readonly startedAt: number;
   endedAt?: number;
   failed?: boolean;
@@ -36,16 +38,25 @@ export interface Script {
 interface Journal {
   readonly invocations: Invocation[];
   readonly scripts: Map<string, Script>;
+  /** Instances of this module evaluated so far. */
+  instances: number;
+  /** The instances whose `shutdown` was called, once per call. */
+  readonly shutdowns: number[];
 }
 
 const KEY = Symbol.for('kafka-aggregates.test.trigger-handler');
 const store = globalThis as { [KEY]?: Journal };
-const journal: Journal = (store[KEY] ??= { invocations: [], scripts: new Map() });
+const journal: Journal = (store[KEY] ??= { invocations: [], scripts: new Map(), instances: 0, shutdowns: [] });
+/** This instance of the module: module state, as a container keeps its clients and caches. */
+const container = ++journal.instances;
 
 /** Sets how the handler behaves when invoked as `functionName`. */
 export const script = (functionName: string, behaviour: Script): void => {
   journal.scripts.set(functionName, behaviour);
 };
+
+/** The instances of this module shut down so far, once per `shutdown` call. */
+export const shutdowns = (): readonly number[] => journal.shutdowns;
 
 /** Every invocation of `functionName` so far, oldest first. */
 export const invocationsOf = (functionName: string): Invocation[] => journal.invocations.filter((i) => i.functionName === functionName);
@@ -60,6 +71,7 @@ export const handler = async (event: MskEvent, context: Context): Promise<void> 
     offsets,
     records: Object.values(offsets).flat().length,
     remainingMs: context.getRemainingTimeInMillis(),
+    container,
     startedAt: Date.now(),
   };
   journal.invocations.push(invocation);
@@ -76,4 +88,10 @@ export const handler = async (event: MskEvent, context: Context): Promise<void> 
   } finally {
     invocation.endedAt = Date.now();
   }
+};
+
+/** Closes this instance's clients, as a function module does at the emulated trigger's stop (it has none: it says it was called). */
+export const shutdown = (): Promise<void> => {
+  journal.shutdowns.push(container);
+  return Promise.resolve();
 };

@@ -3,9 +3,10 @@
  * is empty, reading a range of it partition by partition for rebuilds and checks), and the
  * commands topic when the command side must look at records it was not given.
  */
-import type { Admin, IHeaders, Kafka } from 'kafkajs';
+import type { IHeaders, Kafka } from 'kafkajs';
 import { TRACEPARENT } from '../../core/trace-context.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
+import { SharedAdmin } from './clients.ts';
 
 /** The `traceparent` header of a message, as a field to spread into its record (none when absent). */
 const traceField = (headers: IHeaders | undefined): { traceparent?: string } => {
@@ -18,7 +19,8 @@ export type { LogRecord, PartitionOffsets } from '../../core/log.ts';
 
 /** Reads one topic. */
 export class TopicLog implements LogReader {
-  private admin: Admin | undefined;
+  /** One admin client however many reads ask at once (the command side reads its partitions' bounds together). */
+  private readonly admin: SharedAdmin;
 
   constructor(
     private readonly kafka: Kafka,
@@ -27,20 +29,13 @@ export class TopicLog implements LogReader {
     private readonly groupId?: string,
     /** Prefix of the throwaway groups (`<prefix>-reader-…`), which the function's IAM policy names. */
     private readonly groupPrefix = 'kafka-aggregates',
-  ) {}
-
-  private async connectedAdmin(): Promise<Admin> {
-    if (this.admin === undefined) {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      this.admin = admin;
-    }
-    return this.admin;
+  ) {
+    this.admin = new SharedAdmin(kafka);
   }
 
   /** Start (earliest) and end (next to be written) offset of every partition. */
   async offsets(): Promise<{ start: PartitionOffsets; end: PartitionOffsets }> {
-    const offsets = await (await this.connectedAdmin()).fetchTopicOffsets(this.topic);
+    const offsets = await (await this.admin.get()).fetchTopicOffsets(this.topic);
     return {
       start: Object.fromEntries(offsets.map((o) => [o.partition, Number(o.low)])),
       end: Object.fromEntries(offsets.map((o) => [o.partition, Number(o.high)])),
@@ -151,14 +146,13 @@ export class TopicLog implements LogReader {
       });
     } finally {
       await consumer.disconnect();
-      if (this.groupId === undefined) await (await this.connectedAdmin()).deleteGroups([groupId]).catch(() => undefined);
+      if (this.groupId === undefined) await (await this.admin.get()).deleteGroups([groupId]).catch(() => undefined);
     }
   }
 
   /** Disconnects the admin client. */
   async close(): Promise<void> {
-    await this.admin?.disconnect();
-    this.admin = undefined;
+    await this.admin.close();
   }
 }
 

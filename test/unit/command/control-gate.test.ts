@@ -1,6 +1,6 @@
 /**
- * The control gate under two containers (or two invocations of one module, as the local
- * trigger runs them) deciding at once: neither may take a table for one behind its log
+ * The control gate under two containers (or two invocations of one module, as a harness may
+ * run them) deciding at once: neither may take a table for one behind its log
  * because of the other. The aggregates table is the in-memory one; its requests are real calls.
  */
 import { describe, expect, it } from 'vitest';

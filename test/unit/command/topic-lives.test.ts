@@ -6,6 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TableBehindLogError } from '../../../functions/control/control.ts';
+import { MemoryTopicLogs } from '../../../functions/adapters/memory/topic-log.ts';
+import type { CommandLog } from '../../../functions/command/ports.ts';
+import type { LogRecord } from '../../../functions/core/log.ts';
 import { command } from '../../support/msk.ts';
 import { failingPublisher, MemorySystem } from '../../support/memory-system.ts';
 
@@ -93,5 +96,42 @@ describe('lives of the commands topic, in memory', () => {
 
     expect(sys.answers(poison.commandId)).toEqual(['SkippedByOperator', 'SkippedByOperator']);
     expect(sys.answers(next.commandId)).toEqual(['accepted v3', 'accepted v3']);
+  });
+
+  it('a recreated topic filling up while a batch reads it: the new life is still told by the record at the checkpoint', async () => {
+    // Seed 5302 of every kind: the batch read the commands topic for the record at its
+    // checkpoint before the new life held one there, and the topic's bounds after it did;
+    // the missing record then looked like a gap of the same life, and the new life's
+    // commands were answered by position with the old life's (`PositionReused`).
+    const sys = new MemorySystem();
+    const id = 'acc-1';
+    await sys.deliver(
+      sys.send([command(id, 'OpenAccount', { owner: 'Ann' }), ...[1, 2, 3].map(() => command(id, 'Deposit', { amount: 10 }))]),
+    );
+
+    sys.recreate();
+    const resent = [command(id, 'Withdraw', { amount: 5 }), command(id, 'Deposit', { amount: 7 })];
+    const event = sys.send(resent);
+    // Two more commands land in the new life right after the batch's read of its records.
+    const topic = new MemoryTopicLogs(sys.cluster);
+    let sampling: Promise<unknown> | undefined;
+    const racing: CommandLog = {
+      bounds: async (...args) => {
+        await Promise.resolve();
+        await sampling;
+        return topic.bounds(...args);
+      },
+      sample: (...args) => {
+        sampling = topic.sample(...args).then((records) => {
+          sys.send([command('acc-2', 'OpenAccount', { owner: 'Bo' }), command('acc-3', 'OpenAccount', { owner: 'Cy' })]);
+          return records;
+        });
+        return sampling as Promise<readonly LogRecord[]>;
+      },
+      ends: (t) => topic.ends(t),
+    };
+    await sys.deliver(event, sys.processor(undefined, undefined, racing));
+
+    expect(sys.outcomes(resent.map((c) => c.commandId))).toEqual(['accepted v5', 'accepted v6']);
   });
 });
