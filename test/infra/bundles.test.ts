@@ -31,6 +31,9 @@
  * versions and the quick envelope check, to 755.8 kB (budget 760 kB).
  * The event handler's to 765 kB when it read its own topic back for the census another function
  * held unwritten (event/census-writes.ts, adapters/kafka/topic-log.ts): 760.5 kB.
+ * With the event side's policy park (event/parking.ts) the event handler came to 770.7 kB (budget
+ * 775 kB); with the version switch's resumed drop and the read-models replay reading past the
+ * trigger for missing versions, the rebuild to 883.1 kB (budget 890 kB).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,8 +44,8 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 790_000,
-  eventHandler: 770_000,
-  snapshotRebuild: 880_000,
+  eventHandler: 775_000,
+  snapshotRebuild: 890_000,
   commandApi: 760_000,
   topicsProvider: 615_000,
 };
