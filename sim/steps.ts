@@ -17,6 +17,7 @@ import { parkStep } from './park.ts';
 import { brokenRoll } from './refused-deploy.ts';
 import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
+import { holdTriggers } from './trigger.ts';
 import type { World } from './world.ts';
 
 /** What the steps share across a run. */
@@ -46,7 +47,7 @@ export const startRebuild = (world: World, live: boolean, checkpointEvery: numbe
 
 /** Starts the read-models rebuild as a task, with the event trigger held and drained around it. */
 export const startReadModelsRebuild = (world: World): void => {
-  const gate = world.gate(world.eventTriggers);
+  const gate = holdTriggers(world.eventTriggers, world.scheduler);
   world.scheduler.spawn(
     'read-models rebuild',
     async () => {

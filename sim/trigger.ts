@@ -9,6 +9,7 @@
 import type { MemoryCluster, StoredRecord } from '../functions/adapters/memory/cluster.ts';
 import { mskRecordOf, type MskEvent, type MskRecord } from '../functions/core/trigger-event.ts';
 import type { Random } from '../chaos/random.ts';
+import type { CommandGate } from '../functions/rebuild/ports.ts';
 import type { Scheduler, Task } from './scheduler.ts';
 
 /** What an invocation returns that the trigger reads: the records to deliver again. */
@@ -167,3 +168,15 @@ export class SimTrigger {
     this.failures.clear();
   }
 }
+
+/** Holds `triggers` and waits (as the rebuild's drain) until their invocations in flight have ended. */
+export const holdTriggers = (triggers: readonly SimTrigger[], scheduler: Scheduler): CommandGate => ({
+  pause: async () => {
+    for (const trigger of triggers) trigger.paused = true;
+    while (triggers.some((t) => t.tasks().length > 0)) await scheduler.point('gate.drain');
+  },
+  resume: () => {
+    for (const trigger of triggers) trigger.paused = false;
+    return Promise.resolve();
+  },
+});

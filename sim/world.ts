@@ -11,9 +11,8 @@ import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/ada
 import { MemoryParkStore } from '../functions/adapters/memory/park-store.ts';
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
 import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
-import { perform } from '../functions/adapters/memory/interleave.ts';
-import { GenerationLog, GenerationPositions } from '../functions/core/generation-log.ts';
-import { generationName, splitGeneration } from '../functions/core/generations.ts';
+import { GenerationLog } from '../functions/core/generation-log.ts';
+import { generationName } from '../functions/core/generations.ts';
 import type { LogReader } from '../functions/core/log.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
 import type { Release } from '../functions/core/release.ts';
@@ -24,16 +23,16 @@ import { createEventProcessor, type EventSideDeps } from '../functions/event/pro
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { projections } from '../functions/projections/index.ts';
 import { reactions } from '../functions/reactions/index.ts';
-import type { CommandGate } from '../functions/rebuild/ports.ts';
 import type { RebuildDeps } from '../functions/rebuild/rebuild-aggregates.ts';
 import type { ReadModelsRebuildDeps } from '../functions/rebuild/rebuild-read-models.ts';
 import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
+import { generationPositions, positionsByPartition, undrained, type GenerationTriggers } from './generation-positions.ts';
 import { deployments, type CodeVersion } from './code-versions.ts';
 import { withPoison } from './park.ts';
 import { SimVersions } from './versions.ts';
 import { Scheduler } from './scheduler.ts';
-import { SimTrigger, type InvocationResult } from './trigger.ts';
+import { holdTriggers, SimTrigger, type InvocationResult } from './trigger.ts';
 
 /** The topics, with the topology's partition counts. */
 export const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
@@ -218,7 +217,7 @@ export class World {
       // Reactions' commands to the newest generation: the event side's producers switch with the others.
       publisher: new MemoryEventSidePublisher(this.cluster, { ...TOPICS, commands: this.commandsTopic }, this.scheduler),
       readiness: { groupId: 'events-trigger', hasHandledAny: () => this.eventsHandledAny() },
-      drain: { undrained: (topic) => this.undrained(topic) },
+      drain: { undrained: (topic) => undrained(this.generations(this.eventTriggers), topic) },
       // As deployed: the census left for a few batches, read back from the log after a cold start.
       census: { log: new MemoryTopicLogs(this.cluster, this.scheduler), batches: 3 },
     };
@@ -245,16 +244,6 @@ export class World {
     };
   }
 
-  /** The events partitions of the generations older than `topic` its triggers have not handled to their end (adapters/kafka/generation-drain.ts). */
-  private undrained(topic: string): Promise<string[]> {
-    return perform(this.scheduler, 'events.drain', () =>
-      this.eventTriggers.slice(0, splitGeneration(topic).index).flatMap((t) => {
-        const end = this.cluster.end(t.topic);
-        return Object.keys(end).flatMap((p) => (t.position(Number(p)) >= (end[p] ?? 0) ? [] : [`${t.topic}-${p}`]));
-      }),
-    );
-  }
-
   /** Where a trigger's consumer group of the first generation stands. */
   group(topic: 'commands' | 'events'): MemoryConsumerGroup {
     return new MemoryConsumerGroup(this.cluster, TOPICS[topic], `${topic}-trigger`, this.scheduler);
@@ -262,37 +251,14 @@ export class World {
 
   /** Whether the events triggers have handled any event, of any generation (the event side's and `npm start`'s readiness check). */
   eventsHandledAny(): Promise<boolean> {
-    return this.eventTriggers.length === 1 ? this.group('events').hasHandledAny() : this.positions(this.eventTriggers).hasHandledAny();
+    return this.eventTriggers.length === 1
+      ? this.group('events').hasHandledAny()
+      : generationPositions(this.generations(this.eventTriggers)).hasHandledAny();
   }
 
-  /** Where the triggers' groups of every generation stand, keyed as the generation log's offsets. */
-  private positions(triggers: readonly SimTrigger[]): GenerationPositions {
-    const groups = triggers.map((t) =>
-      Object.assign(new MemoryConsumerGroup(this.cluster, t.topic, t.group, this.scheduler), { topic: t.topic }),
-    );
-    return new GenerationPositions(groups, triggers[0]?.group ?? '');
-  }
-
-  /** The commands triggers' positions per `topic-partition`, every generation. */
-  private async commandPositions(): Promise<Map<string, number>> {
-    const all = await Promise.all(
-      this.commandTriggers.map((t) => new MemoryConsumerGroup(this.cluster, t.topic, t.group, this.scheduler).positions()),
-    );
-    return new Map(all.flatMap((m) => [...m]));
-  }
-
-  /** Holds triggers and waits (as the rebuild's drain) until their invocations in flight have ended. */
-  gate(triggers: readonly SimTrigger[]): CommandGate {
-    return {
-      pause: async () => {
-        for (const trigger of triggers) trigger.paused = true;
-        while (triggers.some((t) => t.tasks().length > 0)) await this.scheduler.point('gate.drain');
-      },
-      resume: () => {
-        for (const trigger of triggers) trigger.paused = false;
-        return Promise.resolve();
-      },
-    };
+  /** One topic's triggers of every generation, on this world's cluster (generation-positions.ts). */
+  private generations(triggers: readonly SimTrigger[]): GenerationTriggers {
+    return { cluster: this.cluster, scheduler: this.scheduler, triggers };
   }
 
   /** The aggregates rebuild's deps: `live` leaves the command side running (a CLI rebuild beside `npm start`). */
@@ -302,8 +268,8 @@ export class World {
       heads: this.heads,
       eventLog: this.eventLog(),
       publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
-      gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : this.gate(this.commandTriggers),
-      commandsTrigger: { positions: () => this.commandPositions() },
+      gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : holdTriggers(this.commandTriggers, this.scheduler),
+      commandsTrigger: { positions: () => positionsByPartition(this.generations(this.commandTriggers)) },
       commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
       dedupeWindowMs: WEEK_MS,
       checkpointEvery,
@@ -320,7 +286,7 @@ export class World {
       reactions,
       readModels: this.readModels,
       eventLog: this.eventLog(),
-      trigger: this.eventTriggers.length === 1 ? this.group('events') : this.positions(this.eventTriggers),
+      trigger: this.eventTriggers.length === 1 ? this.group('events') : generationPositions(this.generations(this.eventTriggers)),
     };
   }
 }
