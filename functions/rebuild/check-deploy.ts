@@ -7,8 +7,9 @@
  * reader (upcasters and schemas, on the real records), and the heads of a sample of aggregates
  * (or all) are folded as the rebuild's verify folds them and compared with the aggregates
  * table, and their projection rows and reaction checkpoints applied by the event side's own
- * applier into a scratch store and compared with the read-models table as of where the event
- * trigger stands. A sampled aggregate is folded from its whole history; a row is compared only
+ * applier into a scratch store (deploy-rows.ts: a gap across partitions waits, as on the live
+ * side; one no partition fills is the log's, not the code's) and compared with the read-models
+ * table as of where the event trigger stands. A sampled aggregate is folded from its whole history; a row is compared only
  * when every aggregate it holds a version of is sampled.
  */
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';

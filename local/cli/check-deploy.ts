@@ -26,7 +26,8 @@ against the events topic and the tables it would be deployed over, writing nothi
      schemas on the real records); the heads of a sample of aggregates folded as
      \`rebuild --verify\` folds them and compared with the aggregates table; their projection
      rows and reaction checkpoints applied by the event side's own code into memory, up to
-     where the event trigger stands, and compared with the read-models table
+     where the event trigger stands, and compared with the read-models table (a gap in the
+     log no partition fills is listed apart: the event side halts there whatever the code)
 Heads and rows that differ only because the system is in flight (other versions applied) are
 counted apart; the check is exact on a quiescent stack.
 
