@@ -65,8 +65,8 @@ export interface BatchParking {
   readonly parked: number;
   /** Whether an aggregate (by its key) is parked: its commands are appended, not decided. */
   isParked(key: string): boolean;
-  /** Appends an aggregate's commands to its parked sequence; each is answered `parked`. */
-  append(commands: readonly IncomingCommand[]): Promise<AggregateOutcome>;
+  /** Appends an aggregate's commands (of one life of the commands topic: `incarnationOf`) to its parked sequence; each is answered `parked`. */
+  append(commands: readonly IncomingCommand[], incarnationOf: (record: TriggerRecord) => number): Promise<AggregateOutcome>;
   /** What a cut outcome comes to: the partition retried from the record, or the aggregate parked from it. */
   settle(
     commands: readonly IncomingCommand[],
@@ -84,13 +84,14 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
   return {
     parked: parkedKeys.size,
     isParked: (key) => parkedKeys.has(key),
-    append: async (commands) => {
+    append: async (commands, incarnationOf) => {
       const first = commands[0] as IncomingCommand;
       const { aggregate, envelope } = first;
       await parking.store.append(
         aggregate.type,
         envelope.aggregateId,
         commands.map((c) => c.record.original),
+        incarnationOf(first.record),
       );
       const parked = (await parking.store.get(aggregate.type, envelope.aggregateId)) ?? {
         firstOffset: first.record.offset,
@@ -168,7 +169,7 @@ export const commitOrPark = async (
   head: Head | undefined,
   warm: boolean,
 ): Promise<AggregateOutcome> => {
-  if (parking.isParked(key)) return parking.append(commands);
+  if (parking.isParked(key)) return parking.append(commands, ctx.incarnationOf);
   try {
     return await parking.settle(
       commands,

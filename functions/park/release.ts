@@ -21,7 +21,7 @@ import { deadLetter } from '../core/dead-letter.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { registry } from '../core/registry.ts';
-import { decodeMskEvent } from '../core/trigger-event.ts';
+import { decodeMskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { PageCache } from '../heads/archive-pages.ts';
 import { HeadCache } from '../heads/head-cache.ts';
 import { MAX_HEAD_BYTES } from '../heads/head.ts';
@@ -110,9 +110,21 @@ export const beginParkOperation = async (
   }
 };
 
+/** Parked records as a trigger delivers them, each with the life of the commands topic it is of (when the park kept it). */
+export const parkedTrigger = (records: readonly ParkedRecord[]): { trigger: TriggerRecord[]; lives: Map<TriggerRecord, number> } => {
+  // One by one: the sequence's order is not the offsets' when the topic was recreated while parked.
+  const trigger = records.flatMap((r) => decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: [r.record] } }).flat());
+  const lives = new Map<TriggerRecord, number>();
+  trigger.forEach((record, i) => {
+    const incarnation = records[i]?.incarnation;
+    if (incarnation !== undefined) lives.set(record, incarnation);
+  });
+  return { trigger, lives };
+};
+
 const decodeParked = async (deps: ParkOperatorDeps, records: readonly ParkedRecord[]) => {
-  const trigger = decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: records.map((r) => r.record) } }).flat();
-  return { trigger, decoded: await decodeBatch(trigger, registry(deps.aggregates)) };
+  const { trigger, lives } = parkedTrigger(records);
+  return { trigger, lives, decoded: await decodeBatch(trigger, registry(deps.aggregates)) };
 };
 
 /**
@@ -137,13 +149,15 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
     dedupeWindowMs: deps.dedupeWindowMs,
     maxHeadBytes: deps.maxHeadBytes ?? MAX_HEAD_BYTES,
     effective: new Map(checkpoint === undefined ? [] : [[tp, checkpoint]]),
-    // The life its records are of, which the checkpoint may have left since (a recreated topic).
-    incarnationOf: () => parked.incarnation ?? checkpoint?.incarnation ?? 1,
+    // The life each record is of (a topic recreated while parked puts two in one sequence),
+    // which the checkpoint may have left since.
+    incarnationOf: (record) => lives.get(record) ?? parked.incarnation ?? checkpoint?.incarnation ?? 1,
     releaseOf: () => undefined,
     onConflict: () => undefined,
     cut: parkableCut,
   };
   const key = `${type}#${id}`;
+  let lives = new Map<TriggerRecord, number>();
   // A run that stopped may have committed a head and died before publishing its events (before it recorded `done`).
   if (resumed) {
     const head = (await deps.heads.read([key], [])).heads.get(key);
@@ -159,18 +173,17 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
       continue;
     }
     const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
-    const { trigger, decoded } = await decodeParked(deps, records);
+    const { trigger, decoded, lives: ofChunk } = await decodeParked(deps, records);
+    lives = ofChunk;
     const commands = decoded.byAggregate.get(key) ?? [];
     const head = commands.length === 0 ? undefined : (await deps.heads.read([key], [])).heads.get(key);
     const outcome = commands.length === 0 ? undefined : await commitAggregate(ctx, key, commands, head, false);
     // Up to the record that still fails, or that did not fit beside the head (the next step takes it).
     const stop = outcome?.cut !== undefined ? commands[outcome.cut.at]?.record : (outcome?.retryFrom ?? undefined);
-    const before = (offset: number) => stop === undefined || offset < stop.offset;
-    const upTo = trigger.filter((r) => before(r.offset)).length;
+    const upTo = stop === undefined ? trigger.length : trigger.indexOf(stop);
     // Records the code now deployed cannot read are rejected and dead-lettered, as a live batch would.
-    const bad = decoded.deadLetters
-      .map((d, i) => ({ letter: d, result: decoded.results[i] }))
-      .filter((b) => before(b.letter.record.source.offset));
+    const unread = upTo === trigger.length ? decoded : await decodeBatch(trigger.slice(0, upTo), registry(deps.aggregates));
+    const bad = unread.deadLetters.map((d, i) => ({ letter: d, result: unread.results[i] }));
     if (outcome !== undefined) {
       await deps.publisher.publish({ events: outcome.toPublish, results: [], deadLetters: [], generation });
       await deps.heads.keepResults(outcome.unkept, deps.keptResultsMs);
