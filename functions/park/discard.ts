@@ -23,6 +23,7 @@ import type { UnkeptResult } from '../heads/ports.ts';
 import { DISCARDED_BY_OPERATOR, type ParkedAggregate } from './parked.ts';
 import {
   beginParkOperation,
+  checkTableReady,
   ParkOperationError,
   parkedTrigger,
   type ParkOperator,
@@ -57,6 +58,7 @@ const segmentsOf = async (deps: Pick<ParkOperatorDeps, 'park' | 'chunk'>, type: 
 /** Sends an aggregate's parked sequence to the dead-letter topic and returns it to live processing. */
 export const discardParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
   if ((operator.reason ?? '').trim() === '') throw new ParkOperationError('a discard needs a reason: it is kept in every dead letter');
+  await checkTableReady(deps.heads);
   let parked = await beginParkOperation(deps, type, id, 'discarding', operator);
   const by = parked.operator ?? { by: operator.by, at: (deps.now ?? Date.now)(), reason: operator.reason };
   const key = aggregateKey(type, id);

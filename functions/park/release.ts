@@ -19,6 +19,7 @@
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
+import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { registry } from '../core/registry.ts';
 import { decodeMskEvent, type TriggerRecord } from '../core/trigger-event.ts';
@@ -82,6 +83,19 @@ export class ParkOperationError extends KafkaAggregatesError {
 /** What an operator does to a parked aggregate. */
 export type Mode = 'releasing' | 'discarding';
 
+/**
+ * Refuses a table the command side refuses (command/control-gate.ts): one being rebuilt, one
+ * without its control item, or one restored or copied from another and not rebuilt since. Its
+ * heads may lack what the log holds, and a release would decide against them.
+ */
+export const checkTableReady = async (heads: HeadsStore): Promise<void> => {
+  const control = await heads.getControl();
+  if (control === undefined) throw new TableBehindLogError(heads.tableName);
+  if (control.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
+  if (control.table !== undefined && control.table !== (await heads.identity()))
+    throw new TableBehindLogError(heads.tableName, `its items were restored or copied from another table (${control.table})`);
+};
+
 /** Marks a parked aggregate as being released or discarded (`mode`) (or finds it so already: a run resumed). */
 export const beginParkOperation = async (
   deps: Pick<ParkOperatorDeps, 'park' | 'now'>,
@@ -133,6 +147,7 @@ const decodeParked = async (deps: ParkOperatorDeps, records: readonly ParkedReco
  * cause bound to it (`stillFailing`): fix the code and run it again, or discard.
  */
 export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
+  await checkTableReady(deps.heads);
   const resumed = (await deps.park.get(type, id))?.status === 'releasing';
   let parked = await beginParkOperation(deps, type, id, 'releasing', operator);
   const report = { aggregateType: type, aggregateId: id, handled: 0, accepted: 0, rejected: 0, duplicates: 0, discarded: 0 };
