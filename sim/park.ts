@@ -47,7 +47,24 @@ const operatorDeps = (world: World, random: Random): ParkOperatorDeps => ({
   aggregates: world.commandCode(world.code.commands),
   heads: world.heads,
   park: world.park,
-  releases: { add: (tp, release) => world.heads.addRelease(tp, release) },
+  releases: {
+    add: (tp, release) => {
+      // Kept by the operator too, to record it again after a restore (the runbook: `skip --discard`).
+      const at = tp.lastIndexOf('-');
+      const topic = tp.slice(0, at);
+      const { from, to } = release;
+      world.releases.push({
+        topic,
+        partition: Number(tp.slice(at + 1)),
+        life: world.cluster.current(topic).life,
+        from,
+        to,
+        action: 'discard',
+        release,
+      });
+      return world.heads.addRelease(tp, release);
+    },
+  },
   publisher: new MemoryBatchPublisher(world.cluster, TOPICS, world.scheduler),
   dedupeWindowMs: WEEK_MS,
   keptResultsMs: WEEK_MS,

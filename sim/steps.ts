@@ -116,7 +116,9 @@ const replaceTable = (world: World, items: ReadonlyMap<string, HeadsItem>): void
   world.forgets = true;
   world.restored = true;
   for (const trigger of world.commandTriggers) for (const task of trigger.tasks()) trigger.crash(task);
-  for (const task of world.scheduler.running()) if (task.name.startsWith('rebuild')) world.scheduler.crash(task);
+  // A release or discard of the command side runs against the old table too: the operator runs it again.
+  for (const task of world.scheduler.running())
+    if (task.name.startsWith('rebuild') || task.name.startsWith('park command')) world.scheduler.crash(task);
   world.coldStart();
   // The runbook (docs/OPERATIONS.md, "Restoring the aggregates table"): before the functions use
   // the restored table, record again the skips of the commands topic's current life that it

@@ -50,7 +50,7 @@ export interface RecordedRelease {
   readonly life: number;
   readonly from: number;
   readonly to: number;
-  readonly action: 'skip' | 'pass-gap';
+  readonly action: 'skip' | 'pass-gap' | 'discard';
   /** As recorded in the aggregates table (commands topic). */
   readonly release?: Release;
 }

@@ -65,8 +65,10 @@ export interface BatchParking {
   readonly parked: number;
   /** Whether an aggregate (by its key) is parked: its commands are appended, not decided. */
   isParked(key: string): boolean;
-  /** Appends an aggregate's commands to its parked sequence; each is answered `parked`. */
-  append(commands: readonly IncomingCommand[]): Promise<AggregateOutcome>;
+  /** How many of a parked aggregate's commands (in order) precede its park's first record in its first life; the park is read again. */
+  before(commands: readonly IncomingCommand[], incarnationOf: (record: TriggerRecord) => number): Promise<number>;
+  /** Appends an aggregate's commands (of one life of the commands topic: `incarnationOf`) to its parked sequence; each is answered `parked`. */
+  append(commands: readonly IncomingCommand[], incarnationOf: (record: TriggerRecord) => number): Promise<AggregateOutcome>;
   /** What a cut outcome comes to: the partition retried from the record, or the aggregate parked from it. */
   settle(
     commands: readonly IncomingCommand[],
@@ -84,13 +86,26 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
   return {
     parked: parkedKeys.size,
     isParked: (key) => parkedKeys.has(key),
-    append: async (commands) => {
+    before: async (commands, incarnationOf) => {
+      const first = commands[0] as IncomingCommand;
+      const parked = await parking.store.get(first.aggregate.type, first.envelope.aggregateId);
+      if (parked === undefined) return 0;
+      const earlier = ({ record }: IncomingCommand) =>
+        record.topic === parked.topic &&
+        record.partition === parked.partition &&
+        incarnationOf(record) === (parked.incarnation ?? incarnationOf(record)) &&
+        record.offset < parked.firstOffset;
+      const at = commands.findIndex((c) => !earlier(c));
+      return at < 0 ? commands.length : at;
+    },
+    append: async (commands, incarnationOf) => {
       const first = commands[0] as IncomingCommand;
       const { aggregate, envelope } = first;
       await parking.store.append(
         aggregate.type,
         envelope.aggregateId,
         commands.map((c) => c.record.original),
+        incarnationOf(first.record),
       );
       const parked = (await parking.store.get(aggregate.type, envelope.aggregateId)) ?? {
         firstOffset: first.record.offset,
@@ -168,7 +183,16 @@ export const commitOrPark = async (
   head: Head | undefined,
   warm: boolean,
 ): Promise<AggregateOutcome> => {
-  if (parking.isParked(key)) return parking.append(commands);
+  if (parking.isParked(key)) {
+    // Commands before the park's first record (a batch delivered again after one that parked
+    // from within it died) were decided before the park: answered live, as a redelivery is.
+    const earlier = await parking.before(commands, ctx.incarnationOf);
+    if (earlier === 0) return parking.append(commands, ctx.incarnationOf);
+    const decided = await commitAggregate(ctx, key, commands.slice(0, earlier), head, warm);
+    if (decided.retryFrom !== null || earlier === commands.length) return decided;
+    const parked = await parking.append(commands.slice(earlier), ctx.incarnationOf);
+    return { ...decided, results: [...decided.results, ...parked.results], unkept: [...decided.unkept, ...parked.unkept] };
+  }
   try {
     return await parking.settle(
       commands,

@@ -58,9 +58,16 @@ export const MAX_RELEASES = 100;
 /** Reason code of the rejection and dead letter of a parked command an operator discarded (and of its redeliveries). */
 export const DISCARDED_BY_OPERATOR = 'DiscardedByOperator';
 
-/** The most recent release that covers `offset` (of `aggregate`, by its key: a discard covers one aggregate's records only), if any. */
-export const releaseFor = (releases: readonly Release[], offset: number, aggregate?: string): Release | undefined =>
-  releases.findLast((r) => offset >= r.from && offset <= r.to && (r.aggregate === undefined || r.aggregate === aggregate));
+/**
+ * The release that covers `offset` (of `aggregate`, by its key: a discard covers one aggregate's
+ * records only), if any: a discard, else the most recent. A discard answered its records when it
+ * ran; a skip recorded over them later (their batch's commit was lost, so the trigger was still
+ * before them) must not answer them a second time.
+ */
+export const releaseFor = (releases: readonly Release[], offset: number, aggregate?: string): Release | undefined => {
+  const covering = releases.filter((r) => offset >= r.from && offset <= r.to && (r.aggregate === undefined || r.aggregate === aggregate));
+  return covering.findLast((r) => r.action === 'discard') ?? covering.at(-1);
+};
 
 /** The message of a record's dead letter or rejection under a `skip` release. */
 export const skipMessage = (release: Release): string =>

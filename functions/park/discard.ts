@@ -13,7 +13,7 @@
 import { aggregateKey } from '../core/aggregate.ts';
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { discardMessage, type Release } from '../core/release.ts';
-import { decodeMskEvent } from '../core/trigger-event.ts';
+import type { MskRecord } from '../core/trigger-event.ts';
 import { topicPartition, type ResultRecord } from '../core/wire.ts';
 import { classify } from '../heads/dedupe.ts';
 import { decodeCommand } from '../command/decode.ts';
@@ -21,35 +21,73 @@ import { fingerprint, positionKey } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
 import type { UnkeptResult } from '../heads/ports.ts';
 import { DISCARDED_BY_OPERATOR, type ParkedAggregate } from './parked.ts';
-import { beginParkOperation, ParkOperationError, type ParkOperator, type ParkOperatorDeps, type ParkReport } from './release.ts';
+import {
+  beginParkOperation,
+  checkTableReady,
+  ParkOperationError,
+  parkedTrigger,
+  type ParkOperator,
+  type ParkOperatorDeps,
+  type ParkReport,
+} from './release.ts';
+
+/** A run of a parked sequence's records of one life of one topic partition: a discard is recorded for each. */
+interface Segment {
+  readonly first: MskRecord;
+  readonly incarnation?: number;
+  readonly to: number;
+}
+
+/** The segments of a parked sequence's first `count` records, in order (one, unless the commands topic was recreated or grown while parked). */
+const segmentsOf = async (deps: Pick<ParkOperatorDeps, 'park' | 'chunk'>, type: string, id: string, count: number): Promise<Segment[]> => {
+  const segments: Segment[] = [];
+  for (let from = 1; from <= count; from += deps.chunk ?? 100)
+    for (const { record, incarnation } of await deps.park.read(type, id, from, Math.min(count, from + (deps.chunk ?? 100) - 1))) {
+      const last = segments.at(-1);
+      const same =
+        last !== undefined &&
+        last.first.topic === record.topic &&
+        last.first.partition === record.partition &&
+        last.incarnation === incarnation;
+      if (same) segments[segments.length - 1] = { ...last, to: record.offset };
+      else segments.push({ first: record, to: record.offset, ...(incarnation === undefined ? {} : { incarnation }) });
+    }
+  return segments;
+};
 
 /** Sends an aggregate's parked sequence to the dead-letter topic and returns it to live processing. */
 export const discardParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
   if ((operator.reason ?? '').trim() === '') throw new ParkOperationError('a discard needs a reason: it is kept in every dead letter');
+  await checkTableReady(deps.heads);
   let parked = await beginParkOperation(deps, type, id, 'discarding', operator);
   const by = parked.operator ?? { by: operator.by, at: (deps.now ?? Date.now)(), reason: operator.reason };
-  const tp = `${parked.topic}-${parked.partition}`;
   const key = aggregateKey(type, id);
-  const [first] = await deps.park.read(type, id, 1, 1);
-  const incarnation = parked.incarnation ?? (await deps.heads.getCheckpoint(tp))?.incarnation ?? 1;
-  const release = (to: number): Release => ({
+  const incarnation = parked.incarnation ?? (await deps.heads.getCheckpoint(`${parked.topic}-${parked.partition}`))?.incarnation ?? 1;
+  const release = (segment: Segment): Release => ({
     action: 'discard',
     aggregate: key,
-    from: parked.firstOffset,
-    to,
+    from: segment.first.offset,
+    to: segment.to,
     reason: by.reason ?? '',
     by: by.by,
     at: new Date(by.at).toISOString(),
-    incarnation,
-    ...(first === undefined ? {} : { anchor: { offset: first.record.offset, fingerprint: fingerprint(first.record) } }),
+    incarnation: segment.incarnation ?? incarnation,
+    anchor: { offset: segment.first.offset, fingerprint: fingerprint(segment.first) },
   });
-  const reason = { code: DISCARDED_BY_OPERATOR, message: discardMessage(release(parked.lastOffset), parked.cause.code) };
+  const message = discardMessage(
+    { ...by, reason: by.reason ?? '', at: new Date(by.at).toISOString(), from: parked.firstOffset },
+    parked.cause.code,
+  );
+  const reason = { code: DISCARDED_BY_OPERATOR, message };
   const aggregates = registry(deps.aggregates);
   let discarded = 0;
-  let recorded = -1;
+  let recorded = 0;
   for (;;) {
     if (parked.done >= parked.count) {
-      if (recorded < parked.lastOffset) await deps.releases.add(tp, release((recorded = parked.lastOffset)));
+      if (recorded < parked.count) {
+        for (const segment of await segmentsOf(deps, type, id, (recorded = parked.count)))
+          await deps.releases.add(`${segment.first.topic}-${segment.first.partition}`, release(segment));
+      }
       if (await deps.park.lift(parked)) break;
       const again = await deps.park.get(type, id);
       if (again === undefined) break;
@@ -57,7 +95,7 @@ export const discardParked = async (deps: ParkOperatorDeps, type: string, id: st
       continue;
     }
     const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
-    const trigger = decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: records.map((r) => r.record) } }).flat();
+    const { trigger, lives } = parkedTrigger(records);
     // A command its head knows (decided by an invocation that raced the park, or a re-send of one decided before) keeps its answer.
     const head = (await deps.heads.read([key], [])).heads.get(key);
     const memory = { recent: head?.recent ?? [], offsets: head?.offsets ?? {}, archived: new Map(), dedupeWindowMs: deps.dedupeWindowMs };
@@ -66,7 +104,8 @@ export const discardParked = async (deps: ParkOperatorDeps, type: string, id: st
     const letters: DeadLetter[] = [];
     for (const record of trigger) {
       const decoded = await decodeCommand(record, aggregates);
-      const known = 'ok' in decoded ? classify(memory, decoded.ok, positionKey(topicPartition(record), incarnation)) : undefined;
+      const known =
+        'ok' in decoded ? classify(memory, decoded.ok, positionKey(topicPartition(record), lives.get(record) ?? incarnation)) : undefined;
       if (known?.kind === 'duplicate') {
         results.push({ key: id, result: known.result });
         continue;

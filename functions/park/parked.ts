@@ -56,6 +56,12 @@ export interface ParkedAggregate {
   readonly firstOffset: number;
   /** Offset of the last record appended. */
   readonly lastOffset: number;
+  /**
+   * (Command side) The topic, partition and life of the last record appended, when they are not
+   * the first's: the commands topic was recreated or grown while the aggregate was parked, and
+   * the new life's offsets start again below `lastOffset`.
+   */
+  readonly last?: ParkedLife;
   /** Records in the sequence (numbered 1..count). */
   readonly count: number;
   /** Records of the sequence a release or discard has finished with (1..done). */
@@ -67,11 +73,55 @@ export interface ParkedAggregate {
   readonly operator?: { readonly by: string; readonly at: number; readonly reason?: string };
 }
 
+/** Where a parked record comes from: its topic, partition and (command side) the life of the commands topic. */
+export interface ParkedLife {
+  readonly topic: string;
+  readonly partition: number;
+  readonly incarnation?: number;
+}
+
 /** One record of a parked sequence: its number and the record exactly as the trigger delivered it. */
 export interface ParkedRecord {
   readonly seq: number;
   readonly record: MskRecord;
+  /** (Command side) The life of the commands topic it is of; absent: the park's `incarnation`. */
+  readonly incarnation?: number;
 }
+
+/** The life of the last record appended to a park. */
+export const lastLife = (parked: ParkedAggregate): ParkedLife =>
+  parked.last ?? {
+    topic: parked.topic,
+    partition: parked.partition,
+    ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
+  };
+
+/**
+ * The records of `records` (of one life: `incarnation`) that a park does not hold yet. Those of
+ * the life of its last record at or below its last offset are there (a redelivery); those of
+ * another topic, partition or life are new: a life never comes back, so theirs come after.
+ */
+export const freshRecords = (parked: ParkedAggregate, records: readonly MskRecord[], incarnation?: number): MskRecord[] => {
+  const last = lastLife(parked);
+  const sameLife = (r: MskRecord) =>
+    r.topic === last.topic &&
+    r.partition === last.partition &&
+    (incarnation === undefined || last.incarnation === undefined || incarnation === last.incarnation);
+  return records.filter((r) => !sameLife(r) || r.offset > parked.lastOffset);
+};
+
+/** The park after `fresh` (non-empty, of one life) was appended. */
+export const appended = (parked: ParkedAggregate, fresh: readonly MskRecord[], incarnation?: number): ParkedAggregate => {
+  const last = fresh.at(-1) as MskRecord;
+  const life: ParkedLife = { topic: last.topic, partition: last.partition, ...(incarnation === undefined ? {} : { incarnation }) };
+  const first: ParkedLife = {
+    topic: parked.topic,
+    partition: parked.partition,
+    ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
+  };
+  const same = life.topic === first.topic && life.partition === first.partition && (incarnation ?? first.incarnation) === first.incarnation;
+  return { ...parked, count: parked.count + fresh.length, lastOffset: last.offset, ...(same ? {} : { last: life }) };
+};
 
 /** A record that failed for a cause bound to it, not yet parked: how often it was tried. */
 export interface Strike {

@@ -23,10 +23,11 @@ export interface ParkStore {
    */
   park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void>;
   /**
-   * Appends records of a parked aggregate, in order; those at or below its last offset are
-   * there already (a redelivery). Throws ParkLiftedError when its park was lifted meanwhile.
+   * Appends records of a parked aggregate, in order, of one life of their topic (`incarnation`,
+   * command side); those it holds already (a redelivery: park/parked.ts `freshRecords`) are
+   * left out. Throws ParkLiftedError when its park was lifted meanwhile.
    */
-  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void>;
+  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], incarnation?: number): Promise<void>;
   /** The records numbered `from`..`to` of a parked sequence, in order. */
   read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]>;
   /** Stores `next`'s status, done and operator if the stored one still has `expected`'s done and status (live appends may change its count); false when it changed. */

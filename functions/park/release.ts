@@ -19,9 +19,10 @@
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
+import { RebuildInProgressError, TableBehindLogError } from '../control/control.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { registry } from '../core/registry.ts';
-import { decodeMskEvent } from '../core/trigger-event.ts';
+import { decodeMskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import { PageCache } from '../heads/archive-pages.ts';
 import { HeadCache } from '../heads/head-cache.ts';
 import { MAX_HEAD_BYTES } from '../heads/head.ts';
@@ -82,6 +83,19 @@ export class ParkOperationError extends KafkaAggregatesError {
 /** What an operator does to a parked aggregate. */
 export type Mode = 'releasing' | 'discarding';
 
+/**
+ * Refuses a table the command side refuses (command/control-gate.ts): one being rebuilt, one
+ * without its control item, or one restored or copied from another and not rebuilt since. Its
+ * heads may lack what the log holds, and a release would decide against them.
+ */
+export const checkTableReady = async (heads: HeadsStore): Promise<void> => {
+  const control = await heads.getControl();
+  if (control === undefined) throw new TableBehindLogError(heads.tableName);
+  if (control.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
+  if (control.table !== undefined && control.table !== (await heads.identity()))
+    throw new TableBehindLogError(heads.tableName, `its items were restored or copied from another table (${control.table})`);
+};
+
 /** Marks a parked aggregate as being released or discarded (`mode`) (or finds it so already: a run resumed). */
 export const beginParkOperation = async (
   deps: Pick<ParkOperatorDeps, 'park' | 'now'>,
@@ -110,9 +124,21 @@ export const beginParkOperation = async (
   }
 };
 
+/** Parked records as a trigger delivers them, each with the life of the commands topic it is of (when the park kept it). */
+export const parkedTrigger = (records: readonly ParkedRecord[]): { trigger: TriggerRecord[]; lives: Map<TriggerRecord, number> } => {
+  // One by one: the sequence's order is not the offsets' when the topic was recreated while parked.
+  const trigger = records.flatMap((r) => decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: [r.record] } }).flat());
+  const lives = new Map<TriggerRecord, number>();
+  trigger.forEach((record, i) => {
+    const incarnation = records[i]?.incarnation;
+    if (incarnation !== undefined) lives.set(record, incarnation);
+  });
+  return { trigger, lives };
+};
+
 const decodeParked = async (deps: ParkOperatorDeps, records: readonly ParkedRecord[]) => {
-  const trigger = decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: records.map((r) => r.record) } }).flat();
-  return { trigger, decoded: await decodeBatch(trigger, registry(deps.aggregates)) };
+  const { trigger, lives } = parkedTrigger(records);
+  return { trigger, lives, decoded: await decodeBatch(trigger, registry(deps.aggregates)) };
 };
 
 /**
@@ -121,6 +147,7 @@ const decodeParked = async (deps: ParkOperatorDeps, records: readonly ParkedReco
  * cause bound to it (`stillFailing`): fix the code and run it again, or discard.
  */
 export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: string, operator: ParkOperator): Promise<ParkReport> => {
+  await checkTableReady(deps.heads);
   const resumed = (await deps.park.get(type, id))?.status === 'releasing';
   let parked = await beginParkOperation(deps, type, id, 'releasing', operator);
   const report = { aggregateType: type, aggregateId: id, handled: 0, accepted: 0, rejected: 0, duplicates: 0, discarded: 0 };
@@ -137,13 +164,15 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
     dedupeWindowMs: deps.dedupeWindowMs,
     maxHeadBytes: deps.maxHeadBytes ?? MAX_HEAD_BYTES,
     effective: new Map(checkpoint === undefined ? [] : [[tp, checkpoint]]),
-    // The life its records are of, which the checkpoint may have left since (a recreated topic).
-    incarnationOf: () => parked.incarnation ?? checkpoint?.incarnation ?? 1,
+    // The life each record is of (a topic recreated while parked puts two in one sequence),
+    // which the checkpoint may have left since.
+    incarnationOf: (record) => lives.get(record) ?? parked.incarnation ?? checkpoint?.incarnation ?? 1,
     releaseOf: () => undefined,
     onConflict: () => undefined,
     cut: parkableCut,
   };
   const key = `${type}#${id}`;
+  let lives = new Map<TriggerRecord, number>();
   // A run that stopped may have committed a head and died before publishing its events (before it recorded `done`).
   if (resumed) {
     const head = (await deps.heads.read([key], [])).heads.get(key);
@@ -159,18 +188,17 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
       continue;
     }
     const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
-    const { trigger, decoded } = await decodeParked(deps, records);
+    const { trigger, decoded, lives: ofChunk } = await decodeParked(deps, records);
+    lives = ofChunk;
     const commands = decoded.byAggregate.get(key) ?? [];
     const head = commands.length === 0 ? undefined : (await deps.heads.read([key], [])).heads.get(key);
     const outcome = commands.length === 0 ? undefined : await commitAggregate(ctx, key, commands, head, false);
     // Up to the record that still fails, or that did not fit beside the head (the next step takes it).
     const stop = outcome?.cut !== undefined ? commands[outcome.cut.at]?.record : (outcome?.retryFrom ?? undefined);
-    const before = (offset: number) => stop === undefined || offset < stop.offset;
-    const upTo = trigger.filter((r) => before(r.offset)).length;
+    const upTo = stop === undefined ? trigger.length : trigger.indexOf(stop);
     // Records the code now deployed cannot read are rejected and dead-lettered, as a live batch would.
-    const bad = decoded.deadLetters
-      .map((d, i) => ({ letter: d, result: decoded.results[i] }))
-      .filter((b) => before(b.letter.record.source.offset));
+    const unread = upTo === trigger.length ? decoded : await decodeBatch(trigger.slice(0, upTo), registry(deps.aggregates));
+    const bad = unread.deadLetters.map((d, i) => ({ letter: d, result: unread.results[i] }));
     if (outcome !== undefined) {
       await deps.publisher.publish({ events: outcome.toPublish, results: [], deadLetters: [], generation });
       await deps.heads.keepResults(outcome.unkept, deps.keptResultsMs);

@@ -8,6 +8,7 @@ import { retentions } from '../../functions/config.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { discardParked } from '../../functions/park/discard.ts';
 import type { ParkedAggregate } from '../../functions/park/parked.ts';
+import { aggregateKey } from '../../functions/core/aggregate.ts';
 import { ParkOperationError, releaseParked, type ParkOperator, type ParkReport } from '../../functions/park/release.ts';
 import { discardParkedEvents, parkedApplier, releaseParkedEvents } from '../../functions/park/events.ts';
 import { composeEventSide } from '../../functions/compose/event-side.ts';
@@ -160,12 +161,24 @@ export const parkedLines = (parked: readonly ParkedAggregate[], now = Date.now()
       `${p.done > 0 ? ` (${p.done} done)` : ''}, parked ${Math.round((now - p.parkedAt) / 60_000)} min ago: ${p.cause.code}: ${p.cause.message}`,
   );
 
-/** The parked aggregates of both sides (the aggregates and the read-models tables), or why they could not be read. */
-export const readParked = async (): Promise<{ parked: ParkedAggregate[] } | { error: string }> => {
+/** Index entries (`<side> <type>#<id>`) of `keys` whose parked aggregate is not in `listed`. */
+export const withoutItem = (side: Side, keys: ReadonlySet<string>, listed: readonly ParkedAggregate[]): string[] =>
+  [...keys].filter((k) => !listed.some((p) => aggregateKey(p.aggregateType, p.aggregateId) === k)).map((k) => `${side} ${k}`);
+
+/**
+ * The parked aggregates of both sides (the aggregates and the read-models tables), and the park
+ * index's entries without their aggregate (`lost`: a lift under way or cut short, or a park a
+ * table restore or copy lost), or why they could not be read.
+ */
+export const readParked = async (): Promise<{ parked: ParkedAggregate[]; lost: string[] } | { error: string }> => {
   const operator = composeOperator('kafka-aggregates-status');
   try {
+    const [commandKeys, eventKeys] = await Promise.all([operator.park.parkedKeys(), operator.eventPark.parkedKeys()]);
     const [commands, events] = await Promise.all([operator.park.list(), operator.eventPark.list()]);
-    return { parked: [...commands, ...events] };
+    return {
+      parked: [...commands, ...events],
+      lost: [...withoutItem('command', commandKeys, commands), ...withoutItem('event', eventKeys, events)],
+    };
   } catch (error) {
     return { error: (error as Error).message };
   } finally {

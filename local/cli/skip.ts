@@ -11,7 +11,7 @@ import { sampledOf, type SampledRecord } from '../../functions/heads/partition.t
 import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { CliError, explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
 
-const help = `Usage: kafka-aggregates skip <topic> <partition> <offset>[..<last>] --reason "<why>" [--pass-gap]
+const help = `Usage: kafka-aggregates skip <topic> <partition> <offset>[..<last>] --reason "<why>" [--pass-gap | --discard <type>#<id>]
 
 A batch that fails for infrastructure reasons is retried until it succeeds, and its partition
 waits (block, never skip): an outage passes by itself. Use this only when a partition stays
@@ -26,6 +26,9 @@ result with that reason), and the partition goes on. Nothing else is skipped.
   --pass-gap   events topic only: apply the event at <offset> although versions before it are
                missing (the gap is flagged on the projection rows and reaction checkpoints, as
                under skip-and-flag), for a partition halted on a gap that cannot be filled
+  --discard    commands topic only: record again a discard of that aggregate's parked commands
+               at those offsets (policy park), lost by a table restored from before it; its
+               records are dead-lettered DiscardedByOperator, the range's other records untouched
   --reason     why; required, kept with the release and in every dead letter it causes
   -h, --help   show this help
 
@@ -110,7 +113,11 @@ export const skip: CliCommand = {
   summary: 'release a blocked partition: dead-letter exactly the given records, with a reason',
   help,
   async run(args) {
-    const { values, positionals } = parse('skip', args, { reason: { type: 'string' }, 'pass-gap': { type: 'boolean' } });
+    const { values, positionals } = parse('skip', args, {
+      reason: { type: 'string' },
+      'pass-gap': { type: 'boolean' },
+      discard: { type: 'string' },
+    });
     if (values.help === true) {
       console.log(help);
       return 0;
@@ -127,7 +134,11 @@ export const skip: CliCommand = {
     if (to < from) throw usageError('skip', `the range ${offsets} ends before it starts`);
     const reason = values.reason?.trim() ?? '';
     if (reason === '') throw usageError('skip', '--reason is required: say why, it is kept with the release and in every dead letter');
-    const action: ReleaseAction = values['pass-gap'] === true ? 'pass-gap' : 'skip';
+    const discarded = values.discard;
+    if (discarded !== undefined && !/^[^#]+#.+$/.test(discarded))
+      throw usageError('skip', `--discard names an aggregate as <type>#<id>, not ${discarded}`);
+    if (discarded !== undefined && values['pass-gap'] === true) throw usageError('skip', '--discard and --pass-gap exclude each other');
+    const action: ReleaseAction = values['pass-gap'] === true ? 'pass-gap' : discarded !== undefined ? 'discard' : 'skip';
 
     await requireBroker();
     const operator = composeOperator('kafka-aggregates-skip');
@@ -136,6 +147,8 @@ export const skip: CliCommand = {
       const target = releasesFor(topic, operator);
       if (action === 'pass-gap' && !target.passGap) throw usageError('skip', '--pass-gap applies to the events topic only');
       if (action === 'pass-gap' && from !== to) throw usageError('skip', '--pass-gap takes one offset: the event that meets the gap');
+      if (action === 'discard' && target.incarnation === undefined)
+        throw usageError('skip', '--discard applies to the commands topic only');
       await admin.connect();
       await checkOffsets(admin, topic, partition, target.groupId, from, to).catch((error: unknown) => {
         throw explain(error);
@@ -154,6 +167,7 @@ export const skip: CliCommand = {
         reason,
         by: `${userInfo().username}@${hostname()}`,
         at: new Date().toISOString(),
+        ...(discarded === undefined ? {} : { aggregate: discarded }),
         ...(incarnation === undefined ? {} : { incarnation }),
         ...(anchor === undefined ? {} : { anchor }),
       };
@@ -164,7 +178,9 @@ export const skip: CliCommand = {
       console.error(
         action === 'skip'
           ? `${target.functionName} dead-letters ${tp} offsets ${from}..${to} (SkippedByOperator) at its next attempt, and the partition goes on.`
-          : `${target.functionName} applies the event at ${tp}@${from} across its gap (flagged on the items) at its next attempt.`,
+          : action === 'discard'
+            ? `${target.functionName} dead-letters ${discarded}'s records at ${tp} offsets ${from}..${to} (DiscardedByOperator) when delivered again.`
+            : `${target.functionName} applies the event at ${tp}@${from} across its gap (flagged on the items) at its next attempt.`,
       );
       return 0;
     } catch (error) {

@@ -161,6 +161,14 @@ export const status: CliCommand = {
         console.log(
           ['\nParked aggregates (policy park; see `kafka-aggregates release --help`):', ...parkedLines(parked.parked)].join('\n'),
         );
+      if (!('error' in parked) && parked.lost.length > 0)
+        console.log(
+          [
+            '\nIn the park index without their parked aggregate (a lift under way or cut short: the next command drops it; ' +
+              'or a park a table restore or copy lost: its parked commands are never decided, see docs/OPERATIONS.md "Restoring the aggregates table"):',
+            ...parked.lost.map((l) => `  ${l}`),
+          ].join('\n'),
+        );
       const versions = await readVersions();
       if ('error' in versions) console.log(`\nProjection versions: could not read the read-models table (${versions.error}).`);
       else if (versions.versions.length > 0) console.log(['\nProjection versions:', ...versionLines(versions.versions)].join('\n'));

@@ -27,6 +27,8 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { MskRecord } from '../../core/trigger-event.ts';
 import {
+  appended,
+  freshRecords,
   MAX_PARKED,
   ParkLiftedError,
   TooManyParkedError,
@@ -96,7 +98,7 @@ export class DynamoParkStore implements ParkStore {
 
   async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
-    await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records);
+    await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records, parked.incarnation);
     const put = (condition: string, values?: Item) =>
       this.doc.send(
         new PutCommand({
@@ -117,7 +119,7 @@ export class DynamoParkStore implements ParkStore {
         await put('firstOffset = :stale', { ':stale': stored.firstOffset });
       // Parked from this record already (a race of two invocations, or a retry of a batch that
       // died before the index): what is stored stands, and the batch's later records join it.
-      else await this.append(parked.aggregateType, parked.aggregateId, records);
+      else await this.append(parked.aggregateType, parked.aggregateId, records, parked.incarnation);
     }
     // The index last: an entry always has its aggregate, but while a lift is under way. The
     // map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
@@ -148,7 +150,7 @@ export class DynamoParkStore implements ParkStore {
     }
   }
 
-  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void> {
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], incarnation?: number): Promise<void> {
     for (;;) {
       const stored = await this.get(aggregateType, aggregateId);
       if (stored === undefined) {
@@ -156,19 +158,24 @@ export class DynamoParkStore implements ParkStore {
         await this.removeFromIndex(aggregateType, aggregateId);
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
-      const fresh = records.filter((r) => r.offset > stored.lastOffset);
-      const last = fresh.at(-1);
-      if (last === undefined) return;
-      await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh);
+      const fresh = freshRecords(stored, records, incarnation);
+      if (fresh.length === 0) return;
+      await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh, incarnation);
+      const next = appended(stored, fresh, incarnation);
       try {
         await this.doc.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: this.key(parkedKey(aggregateKey(aggregateType, aggregateId))),
-            UpdateExpression: 'SET #count = :count, lastOffset = :last',
+            UpdateExpression: `SET #count = :count, lastOffset = :last${next.last === undefined ? '' : ', #lastLife = :life'}`,
             ConditionExpression: '#count = :expected',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':count': stored.count + fresh.length, ':last': last.offset, ':expected': stored.count },
+            ExpressionAttributeNames: { '#count': 'count', ...(next.last === undefined ? {} : { '#lastLife': 'last' }) },
+            ExpressionAttributeValues: {
+              ':count': next.count,
+              ':last': next.lastOffset,
+              ':expected': stored.count,
+              ...(next.last === undefined ? {} : { ':life': next.last }),
+            },
           }),
         );
         return;
@@ -184,7 +191,11 @@ export class DynamoParkStore implements ParkStore {
     for (let seq = from; seq <= to; seq++) keys.push(this.key(recordKey(aggregateType, aggregateId, seq)));
     const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
     return items
-      .map((item) => ({ seq: Number(item.seq), record: JSON.parse(item.record as string) as MskRecord }))
+      .map((item) => ({
+        seq: Number(item.seq),
+        record: JSON.parse(item.record as string) as MskRecord,
+        ...(item.incarnation === undefined ? {} : { incarnation: Number(item.incarnation) }),
+      }))
       .sort((a, b) => a.seq - b.seq);
   }
 
@@ -272,13 +283,24 @@ export class DynamoParkStore implements ParkStore {
       });
   }
 
-  private async writeRecords(aggregateType: string, aggregateId: string, first: number, records: readonly MskRecord[]): Promise<void> {
+  private async writeRecords(
+    aggregateType: string,
+    aggregateId: string,
+    first: number,
+    records: readonly MskRecord[],
+    incarnation: number | undefined,
+  ): Promise<void> {
     await batchWriteAll(
       this.doc,
       this.tableName,
       records.map((record, i) => ({
         PutRequest: {
-          Item: { ...this.key(recordKey(aggregateType, aggregateId, first + i)), seq: first + i, record: JSON.stringify(record) },
+          Item: {
+            ...this.key(recordKey(aggregateType, aggregateId, first + i)),
+            seq: first + i,
+            record: JSON.stringify(record),
+            ...(incarnation === undefined ? {} : { incarnation }),
+          },
         },
       })),
       'parked records',

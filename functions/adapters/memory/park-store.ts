@@ -8,6 +8,8 @@
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { MskRecord } from '../../core/trigger-event.ts';
 import {
+  appended,
+  freshRecords,
   MAX_PARKED,
   ParkLiftedError,
   TooManyParkedError,
@@ -18,11 +20,17 @@ import {
 import type { ParkStore } from '../../park/ports.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
 
+/** A record of a sequence as stored: the record, and the life of its topic it is of. */
+interface StoredRecord {
+  readonly record: MskRecord;
+  readonly incarnation?: number;
+}
+
 /** Everything the store holds, as a backup keeps it. */
 export interface ParkItems {
   readonly index: ReadonlyMap<string, number>;
   readonly parked: ReadonlyMap<string, ParkedAggregate>;
-  readonly records: ReadonlyMap<string, ReadonlyMap<number, MskRecord>>;
+  readonly records: ReadonlyMap<string, ReadonlyMap<number, StoredRecord>>;
   readonly strikes: ReadonlyMap<string, number>;
 }
 
@@ -32,7 +40,7 @@ export class MemoryParkStore implements ParkStore {
   index = new Map<string, number>();
   parked = new Map<string, ParkedAggregate>();
   /** Sequences by aggregate key, then number. */
-  records = new Map<string, Map<number, MskRecord>>();
+  records = new Map<string, Map<number, StoredRecord>>();
   strikes = new Map<string, number>();
 
   constructor(private readonly io: Interleaver = immediate) {}
@@ -47,7 +55,7 @@ export class MemoryParkStore implements ParkStore {
     const restored = copy(items) as {
       index: Map<string, number>;
       parked: Map<string, ParkedAggregate>;
-      records: Map<string, Map<number, MskRecord>>;
+      records: Map<string, Map<number, StoredRecord>>;
       strikes: Map<string, number>;
     };
     ({ index: this.index, parked: this.parked, records: this.records, strikes: this.strikes } = restored);
@@ -76,7 +84,7 @@ export class MemoryParkStore implements ParkStore {
 
   async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
-    await perform(this.io, 'park.records', () => this.write(key, 1, records));
+    await perform(this.io, 'park.records', () => this.write(key, 1, records, parked.incarnation));
     const stored = await perform(this.io, 'park.put', () => {
       const found = this.parked.get(key);
       // One from another record is a park whose batch died before the index and was decided live since: replaced.
@@ -85,7 +93,7 @@ export class MemoryParkStore implements ParkStore {
     });
     // Parked from this record already (a race of two invocations, or a retry of a batch that
     // died before the index): what is stored stands, and the batch's later records join it.
-    if (stored !== undefined) await this.append(parked.aggregateType, parked.aggregateId, records);
+    if (stored !== undefined) await this.append(parked.aggregateType, parked.aggregateId, records, parked.incarnation);
     const room = await perform(this.io, 'park.index-add', () => {
       if (!this.index.has(key) && this.index.size >= MAX_PARKED) return false;
       this.index.set(key, parked.firstOffset);
@@ -96,7 +104,7 @@ export class MemoryParkStore implements ParkStore {
     throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
   }
 
-  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void> {
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], incarnation?: number): Promise<void> {
     const key = aggregateKey(aggregateType, aggregateId);
     for (;;) {
       const stored = await this.get(aggregateType, aggregateId);
@@ -104,17 +112,16 @@ export class MemoryParkStore implements ParkStore {
         await perform(this.io, 'park.index-remove', () => this.index.delete(key));
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
-      const fresh = records.filter((r) => r.offset > stored.lastOffset);
-      const last = fresh.at(-1);
-      if (last === undefined) return;
-      await perform(this.io, 'park.records', () => this.write(key, stored.count + 1, fresh));
-      const appended = await perform(this.io, 'park.append', () => {
+      const fresh = freshRecords(stored, records, incarnation);
+      if (fresh.length === 0) return;
+      await perform(this.io, 'park.records', () => this.write(key, stored.count + 1, fresh, incarnation));
+      const done = await perform(this.io, 'park.append', () => {
         const now = this.parked.get(key);
         if (now?.count !== stored.count) return false;
-        this.parked.set(key, { ...now, count: stored.count + fresh.length, lastOffset: last.offset });
+        this.parked.set(key, appended(now, fresh, incarnation));
         return true;
       });
-      if (appended) return;
+      if (done) return;
     }
   }
 
@@ -123,8 +130,13 @@ export class MemoryParkStore implements ParkStore {
       const sequence = this.records.get(aggregateKey(aggregateType, aggregateId));
       const found: ParkedRecord[] = [];
       for (let seq = from; seq <= to; seq++) {
-        const record = sequence?.get(seq);
-        if (record !== undefined) found.push({ seq, record: copy(record) });
+        const stored = sequence?.get(seq);
+        if (stored !== undefined)
+          found.push({
+            seq,
+            record: copy(stored.record),
+            ...(stored.incarnation === undefined ? {} : { incarnation: stored.incarnation }),
+          });
       }
       return found;
     });
@@ -171,9 +183,11 @@ export class MemoryParkStore implements ParkStore {
     });
   }
 
-  private write(key: string, first: number, records: readonly MskRecord[]): void {
-    const sequence = this.records.get(key) ?? new Map<number, MskRecord>();
-    records.forEach((record, i) => sequence.set(first + i, copy(record)));
+  private write(key: string, first: number, records: readonly MskRecord[], incarnation: number | undefined): void {
+    const sequence = this.records.get(key) ?? new Map<number, StoredRecord>();
+    records.forEach((record, i) =>
+      sequence.set(first + i, { record: copy(record), ...(incarnation === undefined ? {} : { incarnation }) }),
+    );
     this.records.set(key, sequence);
   }
 }

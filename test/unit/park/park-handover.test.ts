@@ -12,6 +12,7 @@ import { discardParked } from '../../../functions/park/discard.ts';
 import { releaseParked } from '../../../functions/park/release.ts';
 import { commandParkSetup, deposit, open } from '../../support/command-park.ts';
 import { POISON } from '../../support/buggy-account.ts';
+import { command } from '../../support/msk.ts';
 
 /** Fails the first request named `op` (before it takes effect); every other one goes through. */
 const failingOnce = (op: string): Interleaver => {
@@ -37,6 +38,31 @@ describe('policy park: handovers', () => {
     await processor(aggregates)(batch);
     expect(system.answers('p-d1')).toEqual(['Parked', 'DiscardedByOperator', 'DiscardedByOperator']);
     expect(system.answers('p-d2')).toEqual(['Parked', 'DiscardedByOperator', 'DiscardedByOperator']);
+  });
+
+  it('a skip recorded over discarded commands (their commit lost) does not answer them again', async () => {
+    // Seed 1635 of every kind: the operator skipped the offsets the trigger stood before.
+    const { system, processor, operator } = setup();
+    const batch = system.send([open('p'), deposit('p', POISON, 1)]);
+    await processor()(batch);
+    await discardParked(operator(), 'account', 'p', { by: 'ops', reason: 'ticket 7' });
+    await system.skip(0, 1);
+    await processor(aggregates)(batch);
+    expect(system.answers('p-d1')).toEqual(['Parked', 'DiscardedByOperator', 'DiscardedByOperator']);
+  });
+
+  it('commands before the park delivered again (the commit lost) keep their answers, not `parked`', async () => {
+    // Seed 675 of every kind: a rejection decided in the batch that parked, delivered again.
+    const { system, park, processor, operator } = setup();
+    const withdraw = command('p', 'Withdraw', { amount: 8 }, { commandId: 'p-w' });
+    const batch = system.send([open('p'), withdraw, deposit('p', POISON, 1)]);
+    await processor()(batch);
+    await processor()(batch);
+    expect(system.answers('p-open')).toEqual(['accepted v1', 'accepted v1']);
+    expect(system.answers('p-w')).toEqual(['InsufficientFunds', 'InsufficientFunds']);
+    expect((await park.get('account', 'p'))?.count).toBe(1);
+    await releaseParked(operator(), 'account', 'p', { by: 'ops' });
+    expect(system.outcomes(['p-d1'])).toEqual(['accepted v2']);
   });
 
   it('a discard answers a command its head knows (a re-send of one accepted before) with its outcome', async () => {
