@@ -56,6 +56,13 @@ export interface ParkedAggregate {
   readonly firstOffset: number;
   /** Offset of the last record appended. */
   readonly lastOffset: number;
+  /**
+   * (Event side) The aggregate versions of the first and the last parked event: the sequence
+   * holds every version between, in order, whatever partition or generation each came from.
+   * Absent on parks recorded before they were kept: appends go by offset.
+   */
+  readonly firstVersion?: number;
+  readonly lastVersion?: number;
   /** Records in the sequence (numbered 1..count). */
   readonly count: number;
   /** Records of the sequence a release or discard has finished with (1..done). */
@@ -111,3 +118,18 @@ export class TooManyParkedError extends KafkaAggregatesError {
     );
   }
 }
+
+/**
+ * The records of an append that `stored`'s sequence lacks (park/ports.ts `append`): by version
+ * when `versions` are given and the park keeps its last one, else by offset (a redelivery).
+ */
+export const freshRecords = (
+  stored: ParkedAggregate,
+  records: readonly MskRecord[],
+  versions?: readonly number[],
+): { readonly records: MskRecord[]; readonly lastVersion?: number } => {
+  if (versions === undefined || stored.lastVersion === undefined) return { records: records.filter((r) => r.offset > stored.lastOffset) };
+  const last = stored.lastVersion;
+  const kept = records.flatMap((r, i) => ((versions[i] ?? 0) > last ? [{ r, v: versions[i] as number }] : []));
+  return { records: kept.map((k) => k.r), lastVersion: kept.at(-1)?.v ?? last };
+};

@@ -18,15 +18,18 @@ export interface ParkStore {
   list(): Promise<ParkedAggregate[]>;
   /**
    * Parks an aggregate with the first records of its sequence (`parked.count` of them, in
-   * order). Idempotent for the same first offset (a batch retried after a crash parks again).
-   * Throws TooManyParkedError when MAX_PARKED aggregates are parked already.
+   * order; `versions` as for `append`). Idempotent for the same first offset (a batch retried
+   * after a crash parks again). Throws TooManyParkedError when MAX_PARKED aggregates are parked already.
    */
-  park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void>;
+  park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void>;
   /**
    * Appends records of a parked aggregate, in order; those at or below its last offset are
-   * there already (a redelivery). Throws ParkLiftedError when its park was lifted meanwhile.
+   * there already (a redelivery). With `versions` (the event side: each record's aggregate
+   * version, ascending by one), those at or below its `lastVersion` are, and `lastVersion`
+   * moves: an aggregate's events span partitions and generations, whose offsets do not compare.
+   * Throws ParkLiftedError when its park was lifted meanwhile.
    */
-  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void>;
+  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], versions?: readonly number[]): Promise<void>;
   /** The records numbered `from`..`to` of a parked sequence, in order. */
   read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]>;
   /** Stores `next`'s status, done and operator if the stored one still has `expected`'s done and status (live appends may change its count); false when it changed. */

@@ -27,6 +27,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { MskRecord } from '../../core/trigger-event.ts';
 import {
+  freshRecords,
   MAX_PARKED,
   ParkLiftedError,
   TooManyParkedError,
@@ -94,7 +95,7 @@ export class DynamoParkStore implements ParkStore {
     return items.map(fromItem).sort((a, b) => a.parkedAt - b.parkedAt);
   }
 
-  async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
+  async park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
     await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records);
     const put = (condition: string, values?: Item) =>
@@ -117,7 +118,7 @@ export class DynamoParkStore implements ParkStore {
         await put('firstOffset = :stale', { ':stale': stored.firstOffset });
       // Parked from this record already (a race of two invocations, or a retry of a batch that
       // died before the index): what is stored stands, and the batch's later records join it.
-      else await this.append(parked.aggregateType, parked.aggregateId, records);
+      else await this.append(parked.aggregateType, parked.aggregateId, records, versions);
     }
     // The index last: an entry always has its aggregate, but while a lift is under way. The
     // map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
@@ -148,7 +149,7 @@ export class DynamoParkStore implements ParkStore {
     }
   }
 
-  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void> {
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
     for (;;) {
       const stored = await this.get(aggregateType, aggregateId);
       if (stored === undefined) {
@@ -156,7 +157,7 @@ export class DynamoParkStore implements ParkStore {
         await this.removeFromIndex(aggregateType, aggregateId);
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
-      const fresh = records.filter((r) => r.offset > stored.lastOffset);
+      const { records: fresh, lastVersion } = freshRecords(stored, records, versions);
       const last = fresh.at(-1);
       if (last === undefined) return;
       await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh);
@@ -165,10 +166,15 @@ export class DynamoParkStore implements ParkStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: this.key(parkedKey(aggregateKey(aggregateType, aggregateId))),
-            UpdateExpression: 'SET #count = :count, lastOffset = :last',
+            UpdateExpression: `SET #count = :count, lastOffset = :last${lastVersion === undefined ? '' : ', lastVersion = :version'}`,
             ConditionExpression: '#count = :expected',
             ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':count': stored.count + fresh.length, ':last': last.offset, ':expected': stored.count },
+            ExpressionAttributeValues: {
+              ':count': stored.count + fresh.length,
+              ':last': last.offset,
+              ':expected': stored.count,
+              ...(lastVersion === undefined ? {} : { ':version': lastVersion }),
+            },
           }),
         );
         return;

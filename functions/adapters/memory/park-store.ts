@@ -8,6 +8,7 @@
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { MskRecord } from '../../core/trigger-event.ts';
 import {
+  freshRecords,
   MAX_PARKED,
   ParkLiftedError,
   TooManyParkedError,
@@ -74,7 +75,7 @@ export class MemoryParkStore implements ParkStore {
     );
   }
 
-  async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
+  async park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
     await perform(this.io, 'park.records', () => this.write(key, 1, records));
     const stored = await perform(this.io, 'park.put', () => {
@@ -85,7 +86,7 @@ export class MemoryParkStore implements ParkStore {
     });
     // Parked from this record already (a race of two invocations, or a retry of a batch that
     // died before the index): what is stored stands, and the batch's later records join it.
-    if (stored !== undefined) await this.append(parked.aggregateType, parked.aggregateId, records);
+    if (stored !== undefined) await this.append(parked.aggregateType, parked.aggregateId, records, versions);
     const room = await perform(this.io, 'park.index-add', () => {
       if (!this.index.has(key) && this.index.size >= MAX_PARKED) return false;
       this.index.set(key, parked.firstOffset);
@@ -96,7 +97,7 @@ export class MemoryParkStore implements ParkStore {
     throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
   }
 
-  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[]): Promise<void> {
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
     const key = aggregateKey(aggregateType, aggregateId);
     for (;;) {
       const stored = await this.get(aggregateType, aggregateId);
@@ -104,14 +105,19 @@ export class MemoryParkStore implements ParkStore {
         await perform(this.io, 'park.index-remove', () => this.index.delete(key));
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
-      const fresh = records.filter((r) => r.offset > stored.lastOffset);
+      const { records: fresh, lastVersion } = freshRecords(stored, records, versions);
       const last = fresh.at(-1);
       if (last === undefined) return;
       await perform(this.io, 'park.records', () => this.write(key, stored.count + 1, fresh));
       const appended = await perform(this.io, 'park.append', () => {
         const now = this.parked.get(key);
         if (now?.count !== stored.count) return false;
-        this.parked.set(key, { ...now, count: stored.count + fresh.length, lastOffset: last.offset });
+        this.parked.set(key, {
+          ...now,
+          count: stored.count + fresh.length,
+          lastOffset: last.offset,
+          ...(lastVersion === undefined ? {} : { lastVersion }),
+        });
         return true;
       });
       if (appended) return;
