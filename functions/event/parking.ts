@@ -24,10 +24,12 @@ import type { Halt } from './halts.ts';
 /** Policy `park` on the event side: where parked aggregates are kept, and how often a failing event halts first. */
 export interface EventParking {
   readonly store: ParkStore;
-  /** Batches a failing event halts before its aggregate is parked (the first included; at least 1). */
+  /** Batches a failing event halts before its aggregate is parked (the first included; at least 1; Infinity: parks are kept, none made). */
   readonly attempts: number;
   /** Wall clock (ms), for when an aggregate was parked. */
   readonly now?: () => number;
+  /** A replay into wiped rows (a rebuild): the events a release applied already are applied again; the rest stays parked. */
+  readonly replay?: boolean;
 }
 
 interface Owned {
@@ -167,7 +169,8 @@ export const beginEventParking = async (
     const { type, id } = mine[0] as Owned;
     const stored = await parking.store.get(type, id);
     // Listed without its aggregate: a lift under way. The append forgets it and fails the batch (retried, and applied live).
-    const b: Bounds = stored === undefined ? { first: 0, last: undefined } : { first: stored.firstVersion ?? 0, last: stored.lastVersion };
+    const first = stored?.firstVersion === undefined ? 0 : stored.firstVersion + (parking.replay === true ? stored.done : 0);
+    const b: Bounds = { first, last: stored?.lastVersion };
     bounds.set(key, b);
     const { sequence, behind, next } = place(mine, b);
     await parking.store.append(type, id, sequence.map(original), b.last === undefined ? undefined : sequence.map((o) => o.version));
@@ -189,6 +192,7 @@ export const beginEventParking = async (
         const owner = pending.find((o) => at(o.position) === at(halt.position));
         // A parked aggregate's older version failing (a rebuild with other code) blocks: its park stands as it is.
         if (cause === undefined || owner === undefined || struck.has(at(halt.position)) || bounds.has(keyOf(owner))) continue;
+        if (parking.attempts === Infinity) continue;
         struck.add(at(halt.position));
         const { type, id, position } = owner;
         const attempts = await parking.store.strike({ aggregateType: type, aggregateId: id, ...position, cause });
