@@ -227,6 +227,8 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'wipe-read-models':
       world.versions.wiped = true;
       world.readModels.restore(new Map());
+      // The event side's parks live in the read-models table: lost with it (the rebuild parks again what still fails).
+      world.eventPark.restore({ index: new Map(), parked: new Map(), records: new Map(), strikes: new Map() });
       return;
     case 'grow-events': {
       const partitions = world.cluster.current(world.eventTrigger.topic).partitions.length;

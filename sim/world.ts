@@ -21,7 +21,6 @@ import { dispositionOf } from '../functions/core/errors.ts';
 import { batchItemFailures } from '../functions/event/halts.ts';
 import { createEventProcessor, type EventSideDeps } from '../functions/event/process-batch.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
-import { projections } from '../functions/projections/index.ts';
 import { reactions } from '../functions/reactions/index.ts';
 import type { RebuildDeps } from '../functions/rebuild/rebuild-aggregates.ts';
 import type { ReadModelsRebuildDeps } from '../functions/rebuild/rebuild-read-models.ts';
@@ -282,9 +281,11 @@ export class World {
   readModelsRebuildDeps(): ReadModelsRebuildDeps {
     return {
       aggregates: deployments[this.code.rebuild],
-      projections: this.versions.projections(projections[0]),
+      // The projection as deployed (failing while `failingFor` names an account), with the event side's parks.
+      projections: this.versions.projections(this.summary),
       reactions,
       readModels: this.readModels,
+      parking: { store: this.eventPark, attempts: this.parking ? 1 : Infinity, now: simNow },
       eventLog: this.eventLog(),
       trigger: this.eventTriggers.length === 1 ? this.group('events') : generationPositions(this.generations(this.eventTriggers)),
     };

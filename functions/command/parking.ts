@@ -105,7 +105,7 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
         aggregate.type,
         envelope.aggregateId,
         commands.map((c) => c.record.original),
-        incarnationOf(first.record),
+        { incarnation: incarnationOf(first.record) },
       );
       const parked = (await parking.store.get(aggregate.type, envelope.aggregateId)) ?? {
         firstOffset: first.record.offset,

@@ -7,12 +7,13 @@
 import { createLambdaClient } from '../adapters/aws/clients.ts';
 import { EventSourceMappingGate, lockOnlyGate } from '../adapters/aws/trigger-gate.ts';
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
+import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
 import { ReadModelsTable } from '../adapters/dynamodb/read-models-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { generationTriggerPositions, KafkaGenerationLog, KafkaGenerationPositions } from '../adapters/kafka/generation-log.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
 import { TopicLogs } from '../adapters/kafka/topic-log.ts';
-import { partitionGenerations, readerGroupPrefix, rebuildHold, retentions } from '../config.ts';
+import { eventFailurePolicy, partitionGenerations, readerGroupPrefix, rebuildHold, retentions } from '../config.ts';
 import { aggregates } from '../domain/index.ts';
 import { projections } from '../projections/index.ts';
 import { reactions } from '../reactions/index.ts';
@@ -49,6 +50,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
   const hold = rebuildHold();
   const heads = new AggregatesTable(doc, names.tables.aggregates);
   const readModels = new ReadModelsTable(doc, names.tables.readModels);
+  const park = new DynamoParkStore(doc, names.tables.readModels, 'readModels');
   const commandLog = new TopicLogs(kafka, readerGroupPrefix());
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
   const generationsOf = (base: string) => generations(base, partitionGenerations()).map((g) => g.name);
@@ -98,6 +100,8 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
               eventLog,
               trigger: eventTrigger,
               drainMs: hold.readModelsDrainMs,
+              // The event side's parks are kept under either policy; under `park` a failing event parks anew.
+              parking: { store: park, attempts: eventFailurePolicy().policy === 'park' ? 1 : Infinity },
               ...onProgress,
             },
           },

@@ -2,7 +2,7 @@
  * The pure heart of the event side: folds the batch's events for one read-model item (a
  * projection row or a reaction checkpoint) into the item, skipping duplicates (by version,
  * or by partition offset for rows that dedupe per partition) and meeting gaps with the
- * consumer's policy or an operator's pass-gap release. The result is what to write (once)
+ * consumer's policy or an operator's pass-gap release (a released parked sequence's by version). The result is what to write (once)
  * and what to publish; no I/O.
  */
 import { aggregateKey } from '../core/aggregate.ts';
@@ -15,6 +15,7 @@ import {
   type ProjectionGapPolicy,
 } from '../core/projection.ts';
 import { contentProblem, DYNAMODB, itemBytes } from '../core/limits.ts';
+import { MAX_PARKED } from '../park/parked.ts';
 import { topicPartition, type CommandEnvelope, type Reason, type SourcePosition } from '../core/wire.ts';
 import type { ReadEvent } from '../core/event-reader.ts';
 import type { ItemKey, RefusedFlag, StoredItem } from './ports.ts';
@@ -109,7 +110,24 @@ const plain = (data: unknown): unknown => (data === undefined ? undefined : (JSO
 export interface FoldOptions {
   /** True for an event an operator released to pass its gap (core/release.ts, `pass-gap`). */
   readonly passGap?: (position: SourcePosition) => boolean;
+  /**
+   * The events are a parked sequence's, released (park/events.ts), named by `parkMark`. A row
+   * that dedupes per partition has passed their offsets meanwhile: it keeps the last version it
+   * took from the sequence under that name among its offsets instead, and leaves its partitions' alone.
+   */
+  readonly parkMark?: string;
 }
+
+/** The offsets entry a row keeps for a released parked sequence (FoldOptions.parkMark). */
+export const parkMark = (topicPartition: string, firstOffset: number): string => `~park:${topicPartition}@${firstOffset}`;
+
+/** Keeps the MAX_PARKED most recently set park marks of a row: a mark matters only while its park is released. */
+const markPark = (offsets: Record<string, number>, mark: string, version: number): void => {
+  delete offsets[mark];
+  offsets[mark] = version;
+  const marks = Object.keys(offsets).filter((k) => k.startsWith('~park:'));
+  for (const key of marks.slice(0, Math.max(0, marks.length - MAX_PARKED))) delete offsets[key];
+};
 
 /** Keeps the MAX_RECENT_AGGREGATES most recently set entries (insertion order is recency). */
 const remember = (versions: Record<string, number>, aggregate: string, version: number): void => {
@@ -162,8 +180,9 @@ const foldEvents = (
   checkEach: boolean,
 ): ItemPlan => {
   const perPartition = folder.dedupe === 'per-partition';
-  // Per partition, offsets are the guard: partition order it is.
-  const events = perPartition ? given : inVersionOrder(given);
+  const mark = options.parkMark;
+  // Per partition, offsets are the guard: partition order it is (but for a parked sequence's, guarded by version).
+  const events = perPartition && mark === undefined ? given : inVersionOrder(given);
   const versions: Record<string, number> = { ...stored?.versions };
   const offsets: Record<string, number> = { ...stored?.offsets };
   const newGaps: FlaggedGap[] = [];
@@ -185,7 +204,8 @@ const foldEvents = (
     const check = checkVersion(current, event.version);
     // Per partition: an offset at or below the last one applied was applied (redelivery,
     // replay); a copy at a later offset is caught while its aggregate is still remembered.
-    if (check.kind === 'duplicate' || (perPartition && position.offset <= (offsets[tp] ?? -1))) {
+    const passed = perPartition && (mark === undefined ? position.offset <= (offsets[tp] ?? -1) : event.version <= (offsets[mark] ?? 0));
+    if (check.kind === 'duplicate' || passed) {
       duplicates++;
       continue;
     }
@@ -234,7 +254,8 @@ const foldEvents = (
     }
     if (perPartition) {
       remember(versions, aggregate, Math.max(event.version, versions[aggregate] ?? 0));
-      offsets[tp] = Math.max(position.offset, offsets[tp] ?? -1);
+      if (mark === undefined) offsets[tp] = Math.max(position.offset, offsets[tp] ?? -1);
+      else markPark(offsets, mark, event.version);
     } else versions[aggregate] = event.version;
     moved = true;
   }

@@ -17,28 +17,80 @@ import type { MskRecord, TriggerRecord } from '../core/trigger-event.ts';
 import { topicPartition, type Reason, type SourcePosition } from '../core/wire.ts';
 import { TooManyParkedError } from '../park/parked.ts';
 import type { ParkStore } from '../park/ports.ts';
+import type { ConsumerRef } from './errors.ts';
 import type { IncomingEvent } from './fold.ts';
 import type { Halt } from './halts.ts';
 
 /** Policy `park` on the event side: where parked aggregates are kept, and how often a failing event halts first. */
 export interface EventParking {
   readonly store: ParkStore;
-  /** Batches a failing event halts before its aggregate is parked (the first included; at least 1). */
+  /** Batches a failing event halts before its aggregate is parked (the first included; at least 1; Infinity: parks are kept, none made). */
   readonly attempts: number;
   /** Wall clock (ms), for when an aggregate was parked. */
   readonly now?: () => number;
+  /** A replay into wiped rows (a rebuild): the events a release applied already are applied again; the rest stays parked. */
+  readonly replay?: boolean;
 }
 
 interface Owned {
   readonly type: string;
   readonly id: string;
   readonly position: SourcePosition;
+  readonly version: number;
+  readonly eventId: string;
 }
 
 const at = (p: SourcePosition): string => `${topicPartition(p)}@${p.offset}`;
-const ofEvent = (e: IncomingEvent): Owned => ({ type: e.event.aggregateType, id: e.event.aggregateId, position: e.position });
+const keyOf = (o: Owned): string => aggregateKey(o.type, o.id);
+const ofEvent = (e: IncomingEvent): Owned => ({
+  type: e.event.aggregateType,
+  id: e.event.aggregateId,
+  position: e.position,
+  version: e.event.version,
+  eventId: e.event.eventId,
+});
 const ofFault = (f: EventFault): Owned | undefined =>
-  f.stored === undefined ? undefined : { type: f.stored.aggregateType, id: f.stored.aggregateId, position: f.position };
+  f.stored === undefined
+    ? undefined
+    : {
+        type: f.stored.aggregateType,
+        id: f.stored.aggregateId,
+        position: f.position,
+        version: f.stored.version,
+        eventId: f.stored.eventId,
+      };
+
+/** Who a gap in front of a parked sequence names: the sequence, not a projection or reaction. */
+const SEQUENCE: ConsumerRef = { kind: 'projection', name: '~parked' };
+
+/** A parked aggregate's versions: below `first` its events are applied live; `first`..`last` are in its sequence. */
+interface Bounds {
+  readonly first: number;
+  /** Undefined for a park recorded before versions were kept: its appends go by offset. */
+  readonly last: number | undefined;
+}
+
+/**
+ * Where an aggregate's events of the batch go, given its parked versions: in version order,
+ * below `first` to the fold; at or below `last` nowhere (in the sequence already); then, from
+ * `last + 1` on without a gap, onto the sequence; the rest waits behind the gap (their
+ * partitions halt there, as a live gap does, until the missing versions are delivered: an
+ * aggregate's events span partitions once the topic grew, and generations).
+ */
+const place = (mine: readonly Owned[], bounds: Bounds): { sequence: Owned[]; behind: Owned[]; next: number | undefined } => {
+  const sequence: Owned[] = [];
+  const behind: Owned[] = [];
+  let next = bounds.last === undefined ? undefined : bounds.last + 1;
+  for (const o of [...mine].sort((a, b) => a.version - b.version)) {
+    if (o.version < bounds.first) continue;
+    if (next === undefined) sequence.push(o);
+    else if (behind.length === 0 && o.version === next) {
+      sequence.push(o);
+      next++;
+    } else if (o.version >= next) behind.push(o);
+  }
+  return { sequence, behind, next };
+};
 
 /** Why a halt bound to its record parks: its error, or what could not be read. Undefined for a gap. */
 const causeOf = (halt: Halt): Reason | undefined =>
@@ -54,8 +106,10 @@ export interface BatchEventParking {
   readonly parked?: number;
   /** Records an operator discarded from a parked sequence, delivered again: dead-lettered. */
   readonly discarded: readonly DeadLetter[];
-  /** The events and unreadable records still to fold: neither discarded nor of a parked aggregate. */
+  /** The events and unreadable records still to fold: neither discarded nor parked (a parked aggregate's older versions are). */
   live(): { good: IncomingEvent[]; unreadable: EventFault[] };
+  /** Where a parked aggregate's events wait behind a gap in front of its sequence: their partitions halt there. */
+  halts(): readonly Halt[];
   /** Strikes each halt bound to its record; parks the aggregates of those that halted often enough. True when it parked one (fold again). */
   settle(halts: readonly Halt[]): Promise<boolean>;
 }
@@ -80,45 +134,72 @@ export const beginEventParking = async (
   const discarded: DeadLetter[] = [];
   const out = new Set<string>();
   for (const o of owned) {
-    const release = releaseFor(releases.get(topicPartition(o.position)) ?? [], o.position.offset, aggregateKey(o.type, o.id));
+    const release = releaseFor(releases.get(topicPartition(o.position)) ?? [], o.position.offset, keyOf(o));
     if (release?.action !== 'discard' || release.aggregate === undefined) continue;
     out.add(at(o.position));
     const message = discardMessage(release, 'delivered again');
     discarded.push(deadLetter(recordAt.get(at(o.position)) as TriggerRecord, { code: DISCARDED_BY_OPERATOR, message }));
   }
-  const parked = new Set(parking === undefined ? [] : await parking.store.parkedKeys());
-  const byAggregate = new Map<string, Owned[]>();
-  for (const o of owned.filter((o) => !out.has(at(o.position)) && parked.has(aggregateKey(o.type, o.id))))
-    byAggregate.set(aggregateKey(o.type, o.id), [...(byAggregate.get(aggregateKey(o.type, o.id)) ?? []), o]);
-  for (const list of byAggregate.values()) {
-    const first = list[0] as Owned;
-    await parking?.store.append(
-      first.type,
-      first.id,
-      list.map((o) => originals.get(at(o.position)) as MskRecord),
-    );
+  const pending = owned.filter((o) => !out.has(at(o.position)));
+  const mineOf = (key: string) => pending.filter((o) => keyOf(o) === key);
+  const original = (o: Owned) => originals.get(at(o.position)) as MskRecord;
+  const index = new Set(parking === undefined ? [] : await parking.store.parkedKeys());
+  const bounds = new Map<string, Bounds>();
+  const gaps: Halt[] = [];
+  const wait = (behind: readonly Owned[], next: number | undefined) => {
+    for (const o of behind)
+      gaps.push({
+        cause: 'gap',
+        position: o.position,
+        gap: {
+          consumer: SEQUENCE,
+          item: keyOf(o),
+          aggregateType: o.type,
+          aggregateId: o.id,
+          appliedVersion: (next ?? 1) - 1,
+          eventVersion: o.version,
+          eventId: o.eventId,
+          position: o.position,
+        },
+      });
+  };
+  for (const key of new Set(pending.map(keyOf))) {
+    if (parking === undefined || !index.has(key)) continue;
+    const mine = mineOf(key);
+    const { type, id } = mine[0] as Owned;
+    const stored = await parking.store.get(type, id);
+    // Listed without its aggregate: a lift under way. The append forgets it and fails the batch (retried, and applied live).
+    const first = stored?.firstVersion === undefined ? 0 : stored.firstVersion + (parking.replay === true ? stored.done : 0);
+    const b: Bounds = { first, last: stored?.lastVersion };
+    bounds.set(key, b);
+    const { sequence, behind, next } = place(mine, b);
+    await parking.store.append(type, id, sequence.map(original), b.last === undefined ? {} : { versions: sequence.map((o) => o.version) });
+    wait(behind, next);
   }
   const struck = new Set<string>();
-  const isLive = (o: Owned | undefined) => o === undefined || (!out.has(at(o.position)) && !parked.has(aggregateKey(o.type, o.id)));
+  const isLive = (o: Owned | undefined) =>
+    o === undefined || (!out.has(at(o.position)) && o.version < (bounds.get(keyOf(o))?.first ?? Infinity));
   return {
-    ...(parking === undefined ? {} : { parked: parked.size }),
+    ...(parking === undefined ? {} : { parked: index.size }),
     discarded,
     live: () => ({ good: good.filter((e) => isLive(ofEvent(e))), unreadable: unreadable.filter((f) => isLive(ofFault(f))) }),
+    halts: () => gaps,
     settle: async (halts) => {
       if (parking === undefined) return false;
       let more = false;
       for (const halt of halts) {
         const cause = causeOf(halt);
-        const owner = owned.find((o) => at(o.position) === at(halt.position));
-        if (cause === undefined || owner === undefined || struck.has(at(halt.position))) continue;
+        const owner = pending.find((o) => at(o.position) === at(halt.position));
+        // A parked aggregate's older version failing (a rebuild with other code) blocks: its park stands as it is.
+        if (cause === undefined || owner === undefined || struck.has(at(halt.position)) || bounds.has(keyOf(owner))) continue;
+        if (parking.attempts === Infinity) continue;
         struck.add(at(halt.position));
         const { type, id, position } = owner;
-        const tp = topicPartition(position);
         const attempts = await parking.store.strike({ aggregateType: type, aggregateId: id, ...position, cause });
         if (attempts < parking.attempts) continue;
-        const sequence = owned.filter(
-          (o) => o.type === type && o.id === id && topicPartition(o.position) === tp && o.position.offset >= position.offset,
-        );
+        // The failing event and the aggregate's later versions of the batch, from whatever partition, in version order.
+        const b: Bounds = { first: owner.version, last: owner.version - 1 };
+        const { sequence, behind, next } = place(mineOf(keyOf(owner)), b);
         const last = sequence.at(-1) as Owned;
         try {
           await parking.store.park(
@@ -131,19 +212,24 @@ export const beginEventParking = async (
               cause,
               firstOffset: position.offset,
               lastOffset: last.position.offset,
+              firstVersion: owner.version,
+              lastVersion: last.version,
               count: sequence.length,
               done: 0,
               parkedAt: (parking.now ?? Date.now)(),
               status: 'parked',
             },
-            sequence.map((o) => originals.get(at(o.position)) as MskRecord),
+            sequence.map(original),
+            sequence.map((o) => o.version),
           );
         } catch (error) {
           // No room: the partition halts there, as under `block`.
           if (error instanceof TooManyParkedError) continue;
           throw error;
         }
-        parked.add(aggregateKey(type, id));
+        index.add(keyOf(owner));
+        bounds.set(keyOf(owner), b);
+        wait(behind, next);
         more = true;
       }
       return more;

@@ -146,6 +146,7 @@ export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) =>
  * Applies records read from the log, partition by partition in offset order: the processor
  * without the trigger's payload (replays). `census: false` for records out of log order (a
  * parked sequence's release): the census counts a partition in order, and the live side counts them.
+ * `released` names the parked sequence the records are (fold.ts `parkMark`).
  */
 export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVersions?: boolean; readonly census?: boolean } = {}) => {
   const registry = eventRegistry(deps.aggregates, deps.projections, deps.reactions);
@@ -155,7 +156,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const census = new CensusWriter(deps.readModels, deps.census && { ...deps.census, aggregates: registry.aggregates });
 
-  return async (records: readonly TriggerRecord[]): Promise<EventBatchSummary> => {
+  return async (records: readonly TriggerRecord[], released?: { readonly parkMark: string }): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
     let { good, bad, unreadable } = read;
     const sightings = mode.census === false ? [] : read.sightings;
@@ -191,7 +192,10 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     }
     // Policy `park` (parking.ts): the events of parked aggregates join their sequences, not the fold.
     const parking = await beginEventParking(deps.parking, records, snapshot.releases, good, unreadable);
-    const fold: FoldOptions = { passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap' };
+    const fold: FoldOptions = {
+      passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap',
+      ...(released === undefined ? {} : { parkMark: released.parkMark }),
+    };
     let halts: FirstHalts;
     let deadLetters: DeadLetter[];
     let plans: Map<string, ItemPlan>;
@@ -201,6 +205,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
       halts = new FirstHalts();
       for (const fault of unreadable) halts.add({ cause: 'unreadable', position: fault.position, fault });
+      for (const halt of parking.halts()) halts.add(halt);
       deadLetters = [...bad, ...skipped, ...parking.discarded];
       good = good.filter((e) => halts.before(e.position));
       deadLetters = deadLetters.filter((d) => halts.before(d.record.source));

@@ -9,7 +9,9 @@
  * The handover is the command side's (park/release.ts): the live batches append the
  * aggregate's new events while it is parked or released, and the lift is conditional on the
  * count the operator finished with. A run that stops is run again and goes on at `done`: what
- * it applies again is a duplicate to every item (by version), and a reaction's commands are
+ * it applies again is a duplicate to every item (by version: a row that dedupes per partition
+ * keeps the last version it took from the sequence, event/fold.ts `parkMark`, since its
+ * partitions' offsets passed the parked ones meanwhile), and a reaction's commands are
  * sent again with the same commandIds. A discard records a `discard` release of the events
  * partition before the lift, so that the events delivered again are dead-lettered, never applied.
  */
@@ -17,6 +19,7 @@ import { aggregateKey } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { DISCARDED_BY_OPERATOR, discardMessage, type Release } from '../core/release.ts';
 import { decodeMskEvent, type TriggerRecord } from '../core/trigger-event.ts';
+import { parkMark } from '../event/fold.ts';
 import { haltError } from '../event/halts.ts';
 import { createEventApplier, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
 import type { EventSidePublisherPort } from '../event/ports.ts';
@@ -29,7 +32,7 @@ export interface EventParkOperatorDeps {
   /** The event side's park store (the read-models table). */
   readonly park: ParkStore;
   /** The event side's applier over the code now deployed, without parking and census (`parkedApplier`). */
-  readonly apply: (records: readonly TriggerRecord[]) => Promise<EventBatchSummary>;
+  readonly apply: (records: readonly TriggerRecord[], released: { readonly parkMark: string }) => Promise<EventBatchSummary>;
   /** The events partitions' operator releases, where a discard is recorded. */
   readonly releases: ReleaseRecorder;
   /** Where a discard's dead letters go. */
@@ -58,7 +61,9 @@ const chunkOf = async (
     parked.done + 1,
     Math.min(parked.count, parked.done + (deps.chunk ?? 100)),
   );
-  return { records, trigger: decodeMskEvent({ eventSource: 'aws:kafka', records: { parked: records.map((r) => r.record) } }).flat() };
+  // One group per record: the decoder orders a group by offset, and a sequence spans partitions and generations (in version order).
+  const groups = Object.fromEntries(records.map((r) => [`seq-${r.seq}`, [r.record]]));
+  return { records, trigger: decodeMskEvent({ eventSource: 'aws:kafka', records: groups }).flat() };
 };
 
 /** Lifts the park when nothing is left; else the park as it stands now (appended to meanwhile), or undefined when lifted. */
@@ -89,7 +94,7 @@ export const releaseParkedEvents = async (
       continue;
     }
     const { records, trigger } = await chunkOf(deps, parked);
-    const summary = await deps.apply(trigger);
+    const summary = await deps.apply(trigger, { parkMark: parkMark(`${parked.topic}-${parked.partition}`, parked.firstOffset) });
     const halt = summary.halted[0];
     const upTo = halt === undefined ? records.length : records.filter((r) => r.record.offset < halt.position.offset).length;
     report.handled += upTo;

@@ -62,6 +62,13 @@ export interface ParkedAggregate {
    * the new life's offsets start again below `lastOffset`.
    */
   readonly last?: ParkedLife;
+  /**
+   * (Event side) The aggregate versions of the first and the last parked event: the sequence
+   * holds every version between, in order, whatever partition or generation each came from.
+   * Absent on parks recorded before they were kept: appends go by offset.
+   */
+  readonly firstVersion?: number;
+  readonly lastVersion?: number;
   /** Records in the sequence (numbered 1..count). */
   readonly count: number;
   /** Records of the sequence a release or discard has finished with (1..done). */
@@ -97,21 +104,47 @@ export const lastLife = (parked: ParkedAggregate): ParkedLife =>
   };
 
 /**
- * The records of `records` (of one life: `incarnation`) that a park does not hold yet. Those of
- * the life of its last record at or below its last offset are there (a redelivery); those of
- * another topic, partition or life are new: a life never comes back, so theirs come after.
+ * Where appended records come from (park/ports.ts `append`): on the command side the life of the
+ * commands topic they are of; on the event side each record's aggregate version, ascending by one.
  */
-export const freshRecords = (parked: ParkedAggregate, records: readonly MskRecord[], incarnation?: number): MskRecord[] => {
+export interface AppendAt {
+  readonly incarnation?: number;
+  readonly versions?: readonly number[];
+}
+
+/**
+ * The records of an append that a park does not hold yet. By version when `versions` are given
+ * and the park keeps its last one (an aggregate's events span partitions and generations, whose
+ * offsets do not compare). Else by life: those of the life of its last record at or below its
+ * last offset are there (a redelivery); those of another topic, partition or life are new: a
+ * life never comes back, so theirs come after.
+ */
+export const freshRecords = (
+  parked: ParkedAggregate,
+  records: readonly MskRecord[],
+  at: AppendAt = {},
+): { readonly records: MskRecord[]; readonly lastVersion?: number } => {
+  const { incarnation, versions } = at;
+  if (versions !== undefined && parked.lastVersion !== undefined) {
+    const top = parked.lastVersion;
+    const kept = records.flatMap((r, i) => ((versions[i] ?? 0) > top ? [{ r, v: versions[i] as number }] : []));
+    return { records: kept.map((k) => k.r), lastVersion: kept.at(-1)?.v ?? top };
+  }
   const last = lastLife(parked);
   const sameLife = (r: MskRecord) =>
     r.topic === last.topic &&
     r.partition === last.partition &&
     (incarnation === undefined || last.incarnation === undefined || incarnation === last.incarnation);
-  return records.filter((r) => !sameLife(r) || r.offset > parked.lastOffset);
+  return { records: records.filter((r) => !sameLife(r) || r.offset > parked.lastOffset) };
 };
 
-/** The park after `fresh` (non-empty, of one life) was appended. */
-export const appended = (parked: ParkedAggregate, fresh: readonly MskRecord[], incarnation?: number): ParkedAggregate => {
+/** The park after `fresh` (non-empty, of one life) was appended; `lastVersion` as `freshRecords` gave it. */
+export const appended = (
+  parked: ParkedAggregate,
+  fresh: readonly MskRecord[],
+  incarnation?: number,
+  lastVersion?: number,
+): ParkedAggregate => {
   const last = fresh.at(-1) as MskRecord;
   const life: ParkedLife = { topic: last.topic, partition: last.partition, ...(incarnation === undefined ? {} : { incarnation }) };
   const first: ParkedLife = {
@@ -120,7 +153,13 @@ export const appended = (parked: ParkedAggregate, fresh: readonly MskRecord[], i
     ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
   };
   const same = life.topic === first.topic && life.partition === first.partition && (incarnation ?? first.incarnation) === first.incarnation;
-  return { ...parked, count: parked.count + fresh.length, lastOffset: last.offset, ...(same ? {} : { last: life }) };
+  return {
+    ...parked,
+    count: parked.count + fresh.length,
+    lastOffset: last.offset,
+    ...(same ? {} : { last: life }),
+    ...(lastVersion === undefined ? {} : { lastVersion }),
+  };
 };
 
 /** A record that failed for a cause bound to it, not yet parked: how often it was tried. */

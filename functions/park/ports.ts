@@ -6,7 +6,7 @@
  */
 import type { Release } from '../core/release.ts';
 import type { MskRecord } from '../core/trigger-event.ts';
-import type { ParkedAggregate, ParkedRecord, Strike } from './parked.ts';
+import type { AppendAt, ParkedAggregate, ParkedRecord, Strike } from './parked.ts';
 
 /** Where parked aggregates are kept. Every read is consistent. */
 export interface ParkStore {
@@ -18,16 +18,17 @@ export interface ParkStore {
   list(): Promise<ParkedAggregate[]>;
   /**
    * Parks an aggregate with the first records of its sequence (`parked.count` of them, in
-   * order). Idempotent for the same first offset (a batch retried after a crash parks again).
-   * Throws TooManyParkedError when MAX_PARKED aggregates are parked already.
+   * order; `versions` as for `append`). Idempotent for the same first offset (a batch retried
+   * after a crash parks again). Throws TooManyParkedError when MAX_PARKED aggregates are parked already.
    */
-  park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void>;
+  park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void>;
   /**
-   * Appends records of a parked aggregate, in order, of one life of their topic (`incarnation`,
-   * command side); those it holds already (a redelivery: park/parked.ts `freshRecords`) are
-   * left out. Throws ParkLiftedError when its park was lifted meanwhile.
+   * Appends records of a parked aggregate, in order; those it holds already (a redelivery:
+   * park/parked.ts `freshRecords`) are left out. `at`: the life of the commands topic they are of
+   * (command side), or each record's aggregate version (event side: `lastVersion` moves).
+   * Throws ParkLiftedError when its park was lifted meanwhile.
    */
-  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], incarnation?: number): Promise<void>;
+  append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], at?: AppendAt): Promise<void>;
   /** The records numbered `from`..`to` of a parked sequence, in order. */
   read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]>;
   /** Stores `next`'s status, done and operator if the stored one still has `expected`'s done and status (live appends may change its count); false when it changed. */

@@ -15,6 +15,7 @@ import { parseEnvelope } from '../core/envelope.ts';
 import { triggerRecordOf } from '../core/trigger-event.ts';
 import type { ReadModels } from '../event/ports.ts';
 import { haltError, type Halt } from '../event/halts.ts';
+import type { EventParking } from '../event/parking.ts';
 import { createEventApplier } from '../event/process-batch.ts';
 import { replayLog, type Progress, type ReplayPosition } from './replay.ts';
 
@@ -36,6 +37,14 @@ export interface ReadModelReplayDeps {
   readonly onProgress?: (progress: Progress) => void;
   /** Runs before each save of the position: the lock's renewal (read-model-lock.ts), which throws when the lock was lost. */
   readonly beforeSave?: () => Promise<void>;
+  /**
+   * The event side's parks (event/parking.ts), which the replay keeps as the live side does: a
+   * parked aggregate's events from its first parked version on are left to its release (they
+   * are in its sequence), and, with `attempts` finite, an event that fails for a cause bound to
+   * it parks its aggregate at once (a replay fails the same way every time).
+   * @default - parks ignored: every event applied, a failing one stops the replay
+   */
+  readonly parking?: EventParking;
 }
 
 /** Where a replay stands, kept in the read-models table so that it can resume. */
@@ -101,6 +110,7 @@ export const replayReadModels = async (
     // Nothing is published by a replay: the commands were issued and the unusable records
     // dead-lettered when the events first arrived.
     publisher: { publish: () => Promise.resolve() },
+    ...(deps.parking === undefined ? {} : { parking: deps.parking }),
   });
   // An aggregate's events lie on more than one partition once the topic grew, and partitions
   // are read one after another: a partition that halts at a gap waits, from the gap on, held

@@ -7,6 +7,7 @@ import type { AnyAggregate } from '../core/aggregate.ts';
 import type { LogReader } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import { projectionPk, versionOf } from '../core/projection-versions.ts';
+import type { EventParking } from '../event/parking.ts';
 import type { ReadModels } from '../event/ports.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
@@ -19,6 +20,8 @@ export interface ProjectionRebuildDeps {
   readonly readModels: ReadModels;
   readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
   readonly onProgress?: (progress: Progress) => void;
+  /** The event side's parks: kept, never made (the other projections applied the events live). @default - parks ignored */
+  readonly parking?: EventParking;
 }
 
 /** The outcome of a projection rebuild. */
@@ -37,7 +40,14 @@ export const rebuildProjection = async (
   const lock = await takeReadModelLock(deps.readModels, deps.projection.name, options.deadline);
   try {
     const done = await replayReadModels(
-      { ...deps, name: deps.projection.name, projections: [deps.projection], reactions: [], beforeSave: lock.renew },
+      {
+        ...deps,
+        ...(deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Infinity, replay: true } }),
+        name: deps.projection.name,
+        projections: [deps.projection],
+        reactions: [],
+        beforeSave: lock.renew,
+      },
       () => deps.eventLog.offsets(),
       async () => {
         rowsWiped = await deps.readModels.wipe(projectionPk(deps.projection.name, versionOf(deps.projection)));

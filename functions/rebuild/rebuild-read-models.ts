@@ -10,6 +10,7 @@ import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { AnyReaction } from '../core/reaction.ts';
+import type { EventParking } from '../event/parking.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
 import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
@@ -32,6 +33,12 @@ export interface ReadModelsRebuildDeps {
    */
   readonly drainMs?: number;
   readonly onProgress?: (progress: Progress) => void;
+  /**
+   * The event side's parks: kept (a parked aggregate's parked events are left to its release,
+   * which fires their reactions) and, under policy `park` (`attempts` finite), made anew where
+   * an event fails (read-model-replay.ts). @default - parks ignored
+   */
+  readonly parking?: EventParking;
 }
 
 /** The outcome of a read-models rebuild. */
@@ -47,7 +54,7 @@ export interface ReadModelsRebuildReport extends ReadModelReplay {
 /**
  * Rebuilds every projection and reaction checkpoint up to where the event trigger stands,
  * holding the live event side (control item `rebuilding`) until it has caught up; resumes a
- * rebuild that stopped midway. Operator releases are kept. Refused with
+ * rebuild that stopped midway. Operator releases are kept, and so are the event side's parks. Refused with
  * ReadModelRebuildLockError while another read-model rebuild runs.
  */
 export const rebuildReadModels = async (
@@ -76,8 +83,13 @@ const rebuildHeld = async (
   if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
   let itemsWiped = 0;
   let upTo: PartitionOffsets = {};
+  // Under `park` a failing event parks its aggregate at once: a replay fails the same way every time.
+  const parking =
+    deps.parking === undefined
+      ? {}
+      : { parking: { ...deps.parking, attempts: Number.isFinite(deps.parking.attempts) ? 1 : Infinity, replay: true } };
   const done = await replayReadModels(
-    { ...deps, name: 'read-models', beforeSave: lock.renew },
+    { ...deps, ...parking, name: 'read-models', beforeSave: lock.renew },
     async () => {
       const [start, end] = await Promise.all([deps.trigger.starts(), deps.trigger.position()]);
       upTo = end;

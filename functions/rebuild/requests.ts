@@ -69,9 +69,16 @@ export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequ
         request.projection,
         deps.projections.map((p) => p.name),
       );
-    const { aggregates, readModels, onProgress } = deps.readModelsRebuild;
+    const { aggregates, readModels, onProgress, parking } = deps.readModelsRebuild;
     return rebuildProjection(
-      { aggregates, projection, readModels, eventLog: deps.eventLog, ...(onProgress === undefined ? {} : { onProgress }) },
+      {
+        aggregates,
+        projection,
+        readModels,
+        eventLog: deps.eventLog,
+        ...(onProgress === undefined ? {} : { onProgress }),
+        ...(parking === undefined ? {} : { parking }),
+      },
       options,
     );
   }

@@ -33,7 +33,8 @@
  * held unwritten (event/census-writes.ts, adapters/kafka/topic-log.ts): 760.5 kB.
  * With the event side's policy park (event/parking.ts) the event handler came to 770.7 kB (budget
  * 775 kB); with the version switch's resumed drop and the read-models replay reading past the
- * trigger for missing versions, the rebuild to 883.1 kB (budget 890 kB).
+ * trigger for missing versions, the rebuild to 883.1 kB (budget 890 kB). The rebuild's to 895 kB
+ * when the read-models replay kept the event side's parks (event/parking.ts and its DynamoDB store): 890.7 kB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,7 +46,7 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 790_000,
   eventHandler: 775_000,
-  snapshotRebuild: 890_000,
+  snapshotRebuild: 895_000,
   commandApi: 760_000,
   topicsProvider: 615_000,
 };

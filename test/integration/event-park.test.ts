@@ -132,7 +132,7 @@ describe('policy park, event side, on the real broker and emulator', () => {
       let steps = 0;
       return {
         park,
-        apply: (r) => (++steps === crashAt ? Promise.reject(new Error('injected crash')) : apply(r)),
+        apply: (r, m) => (++steps === crashAt ? Promise.reject(new Error('injected crash')) : apply(r, m)),
         releases: side.readModels.releases,
         publisher: side.publisher,
         chunk: 1,

@@ -32,6 +32,7 @@ import {
   MAX_PARKED,
   ParkLiftedError,
   TooManyParkedError,
+  type AppendAt,
   type ParkedAggregate,
   type ParkedRecord,
   type Strike,
@@ -96,7 +97,7 @@ export class DynamoParkStore implements ParkStore {
     return items.map(fromItem).sort((a, b) => a.parkedAt - b.parkedAt);
   }
 
-  async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
+  async park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
     await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records, parked.incarnation);
     const put = (condition: string, values?: Item) =>
@@ -119,7 +120,11 @@ export class DynamoParkStore implements ParkStore {
         await put('firstOffset = :stale', { ':stale': stored.firstOffset });
       // Parked from this record already (a race of two invocations, or a retry of a batch that
       // died before the index): what is stored stands, and the batch's later records join it.
-      else await this.append(parked.aggregateType, parked.aggregateId, records, parked.incarnation);
+      else
+        await this.append(parked.aggregateType, parked.aggregateId, records, {
+          ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
+          ...(versions === undefined ? {} : { versions }),
+        });
     }
     // The index last: an entry always has its aggregate, but while a lift is under way. The
     // map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
@@ -150,7 +155,7 @@ export class DynamoParkStore implements ParkStore {
     }
   }
 
-  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], incarnation?: number): Promise<void> {
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], at: AppendAt = {}): Promise<void> {
     for (;;) {
       const stored = await this.get(aggregateType, aggregateId);
       if (stored === undefined) {
@@ -158,16 +163,16 @@ export class DynamoParkStore implements ParkStore {
         await this.removeFromIndex(aggregateType, aggregateId);
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
-      const fresh = freshRecords(stored, records, incarnation);
+      const { records: fresh, lastVersion } = freshRecords(stored, records, at);
       if (fresh.length === 0) return;
-      await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh, incarnation);
-      const next = appended(stored, fresh, incarnation);
+      await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh, at.incarnation);
+      const next = appended(stored, fresh, at.incarnation, lastVersion);
       try {
         await this.doc.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: this.key(parkedKey(aggregateKey(aggregateType, aggregateId))),
-            UpdateExpression: `SET #count = :count, lastOffset = :last${next.last === undefined ? '' : ', #lastLife = :life'}`,
+            UpdateExpression: `SET #count = :count, lastOffset = :last${next.last === undefined ? '' : ', #lastLife = :life'}${lastVersion === undefined ? '' : ', lastVersion = :version'}`,
             ConditionExpression: '#count = :expected',
             ExpressionAttributeNames: { '#count': 'count', ...(next.last === undefined ? {} : { '#lastLife': 'last' }) },
             ExpressionAttributeValues: {
@@ -175,6 +180,7 @@ export class DynamoParkStore implements ParkStore {
               ':last': next.lastOffset,
               ':expected': stored.count,
               ...(next.last === undefined ? {} : { ':life': next.last }),
+              ...(lastVersion === undefined ? {} : { ':version': lastVersion }),
             },
           }),
         );

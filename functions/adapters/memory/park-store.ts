@@ -13,6 +13,7 @@ import {
   MAX_PARKED,
   ParkLiftedError,
   TooManyParkedError,
+  type AppendAt,
   type ParkedAggregate,
   type ParkedRecord,
   type Strike,
@@ -82,7 +83,7 @@ export class MemoryParkStore implements ParkStore {
     );
   }
 
-  async park(parked: ParkedAggregate, records: readonly MskRecord[]): Promise<void> {
+  async park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
     const key = aggregateKey(parked.aggregateType, parked.aggregateId);
     await perform(this.io, 'park.records', () => this.write(key, 1, records, parked.incarnation));
     const stored = await perform(this.io, 'park.put', () => {
@@ -93,7 +94,11 @@ export class MemoryParkStore implements ParkStore {
     });
     // Parked from this record already (a race of two invocations, or a retry of a batch that
     // died before the index): what is stored stands, and the batch's later records join it.
-    if (stored !== undefined) await this.append(parked.aggregateType, parked.aggregateId, records, parked.incarnation);
+    if (stored !== undefined)
+      await this.append(parked.aggregateType, parked.aggregateId, records, {
+        ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
+        ...(versions === undefined ? {} : { versions }),
+      });
     const room = await perform(this.io, 'park.index-add', () => {
       if (!this.index.has(key) && this.index.size >= MAX_PARKED) return false;
       this.index.set(key, parked.firstOffset);
@@ -104,7 +109,7 @@ export class MemoryParkStore implements ParkStore {
     throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
   }
 
-  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], incarnation?: number): Promise<void> {
+  async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], at: AppendAt = {}): Promise<void> {
     const key = aggregateKey(aggregateType, aggregateId);
     for (;;) {
       const stored = await this.get(aggregateType, aggregateId);
@@ -112,13 +117,13 @@ export class MemoryParkStore implements ParkStore {
         await perform(this.io, 'park.index-remove', () => this.index.delete(key));
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
-      const fresh = freshRecords(stored, records, incarnation);
+      const { records: fresh, lastVersion } = freshRecords(stored, records, at);
       if (fresh.length === 0) return;
-      await perform(this.io, 'park.records', () => this.write(key, stored.count + 1, fresh, incarnation));
+      await perform(this.io, 'park.records', () => this.write(key, stored.count + 1, fresh, at.incarnation));
       const done = await perform(this.io, 'park.append', () => {
         const now = this.parked.get(key);
         if (now?.count !== stored.count) return false;
-        this.parked.set(key, appended(now, fresh, incarnation));
+        this.parked.set(key, appended(now, fresh, at.incarnation, lastVersion));
         return true;
       });
       if (done) return;

@@ -164,7 +164,8 @@ describe('event side, policy park', () => {
     const apply = crashing.apply;
     const crash = {
       ...crashing,
-      apply: (r: Parameters<typeof apply>[0]) => (++steps === 2 ? Promise.reject(new Error('crash')) : apply(r)),
+      apply: (r: Parameters<typeof apply>[0], m: Parameters<typeof apply>[1]) =>
+        ++steps === 2 ? Promise.reject(new Error('crash')) : apply(r, m),
     };
     await expect(releaseParkedEvents(crash, 'account', 'a', { by: 'ops' })).rejects.toThrow('crash');
     expect(await s.park.get('account', 'a')).toMatchObject({ status: 'releasing', done: 2 });
