@@ -223,7 +223,6 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.failingFor = world.failingFor === undefined ? `acc-${random.int(0, 4)}` : undefined;
       return;
     case 'wipe-read-models':
-      world.versions.wiped = true;
       world.readModels.restore(new Map());
       return;
     case 'grow-events': {
