@@ -59,7 +59,12 @@ const list = <T>(items: readonly T[], limit: number, line: (item: T) => string, 
 const refusedFor = (report: CheckDeployReport, allowChanges: boolean): string => {
   const haltsOrChanges = 'would halt the event side or change what is stored';
   if (report.versionProblems.length === 0) return haltsOrChanges;
-  const drops = 'drops the projection version serving reads';
+  const drops = [
+    report.versionProblems.some((p) => p.kind === 'drops-serving') ? 'drops the projection version serving reads' : '',
+    report.versionProblems.some((p) => p.kind === 'abandons-building') ? 'abandons a projection version half built' : '',
+  ]
+    .filter((s) => s !== '')
+    .join(' and ');
   return refused({ ...report, versionProblems: [] }, allowChanges) ? `${drops}, and ${haltsOrChanges}` : drops;
 };
 
@@ -73,11 +78,20 @@ export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allo
       (report.revisionProblems.length === 0 ? 'this code reads every one' : `${report.revisionProblems.length} this code cannot read`),
     ...list(report.revisionProblems, limit, (p) => p.message),
   );
-  if (report.versionProblems.length > 0)
+  if (report.versionProblems.length > 0) {
+    const [serving, building] = [
+      report.versionProblems.filter((p) => p.kind === 'drops-serving').length,
+      report.versionProblems.filter((p) => p.kind === 'abandons-building').length,
+    ];
+    const counts = [
+      serving > 0 ? `${serving} serving version${serving === 1 ? '' : 's'} this code drops` : '',
+      building > 0 ? `${building} version${building === 1 ? '' : 's'} half built this code abandons` : '',
+    ];
     lines.push(
-      `projection versions: ${report.versionProblems.length} serving version${report.versionProblems.length === 1 ? '' : 's'} this code drops`,
+      `projection versions: ${counts.filter((c) => c !== '').join(', ')}`,
       ...list(report.versionProblems, limit, (p) => p.message),
     );
+  }
   const r = report.replay;
   if (r !== undefined) {
     const sample = r.sampleEvery === 1 ? 'every aggregate' : `one aggregate in ${r.sampleEvery}`;
