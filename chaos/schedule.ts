@@ -129,6 +129,11 @@ export const sendAroundSteps = async (
         if (step.barrier) await current;
         continue;
       }
+      // The commands left are the paced step's load: none go out before it starts.
+      if (steps[next]?.paced === true) {
+        await current;
+        continue;
+      }
       waiting = true;
     }
     const chunk: PlannedCommand[] = [];
