@@ -28,6 +28,8 @@ export interface VersionProblem {
   readonly kind: 'drops-serving' | 'abandons-building';
   readonly projection: string;
   readonly serving: number;
+  /** The version half built that the code abandons (`abandons-building`). */
+  readonly building?: number;
   readonly registered: readonly number[];
   /** What would go wrong, and what to keep. */
   readonly message: string;
@@ -68,6 +70,7 @@ export const versionProblems = (
           kind: 'abandons-building',
           projection: name,
           serving: version,
+          building,
           registered,
           message: abandoned(name, version, building, registered),
         });

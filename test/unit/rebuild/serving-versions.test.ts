@@ -92,7 +92,7 @@ describe('check-deploy over projection versions', () => {
     expect(refused(report, true)).toBe(true); // --allow-changes is for changed rows, not for reads switched to nothing
     const lines = formatCheckDeploy(report, 5);
     expect(lines).toContain('projection versions: 1 serving version this code drops');
-    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads (above)');
+    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads: account-summary version 1');
 
     const beside = await checkDeploy(deps(table, [accountSummary, accountSummaryV2]), new Map(), { sampleEvery: 1, censusOnly: true });
     expect(beside.versionProblems).toEqual([]);
@@ -124,7 +124,7 @@ describe('check-deploy over projection versions', () => {
     expect(refused(withdrawn)).toBe(true);
     const lines = formatCheckDeploy(withdrawn, 5);
     expect(lines).toContain('projection versions: 1 version half built this code abandons');
-    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code abandons a projection version half built (above)');
+    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code abandons a projection version half built: account-summary version 2');
 
     const passed = await check([accountSummary, accountSummaryV2, v3]);
     expect(passed.versionProblems.map((p) => p.message)).toEqual([
