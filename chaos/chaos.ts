@@ -18,6 +18,7 @@ import { Workload } from './workload.ts';
 import { INFRASTRUCTURE_FAULTS, planSteps, sendAroundSteps } from './schedule.ts';
 import { awaitQuiescence, checkRun } from './settle.ts';
 import { parkTwoAggregates } from './parking.ts';
+import { versionProblems, withProblems } from './versions.ts';
 
 export type { OutcomeMismatch } from './outcomes.ts';
 export type { TableLoss } from './run-state.ts';
@@ -29,7 +30,7 @@ export { INFRASTRUCTURE_FAULTS, type InfrastructureFault } from './schedule.ts';
 /** Sends the seeded workload at the set rate, bringing on the infrastructure faults between its stretches. */
 const sendWorkload = async (run: Opened, state: RunState, operator: Operator, options: ChaosOptions): Promise<void> => {
   const { runId, planned } = run;
-  const { names, steps } = planSteps(operator, new Set(options.faults ?? INFRASTRUCTURE_FAULTS), options.tableLoss);
+  const { names, steps } = planSteps(operator, state, new Set(options.faults ?? INFRASTRUCTURE_FAULTS), options.tableLoss);
   // Last: the parked sequences live in the aggregates table, which the faults before may lose.
   if (options.park === true) steps.push({ at: 0.99, barrier: false, run: () => parkTwoAggregates(state, planned, runId) });
   const random = new Random(options.seed);
@@ -75,7 +76,10 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
       say,
     });
     say('quiescent: running the invariant checker');
-    const check = await checkRun(run.kafka, run.dynamo, run.topics);
+    const checked = await checkRun(run.kafka, run.dynamo, run.topics);
+    // The projection version switch's own violations (chaos/versions.ts), beside the checker's.
+    const switchProblems = await versionProblems(state, run.versions, run.counts.get('version-switch-gap') ?? 0);
+    const check = withProblems(checked, switchProblems);
     const report = summarise(
       {
         ...run,

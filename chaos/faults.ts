@@ -45,7 +45,9 @@ export type FaultKind =
   /** The aggregates table replaced by an older copy of itself; the run, as the operator, rebuilds once commands are held. */
   | 'table-restored'
   /** The runtime process, the broker and the emulator killed with SIGKILL, then brought back by npm start's startup path. */
-  | 'hard-kill';
+  | 'hard-kill'
+  /** account-summary version 2 deployed beside version 1 under load: caught up, switched to, version 1 dropped (chaos/versions.ts). */
+  | 'projection-version';
 
 /** Kinds in report order. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -66,10 +68,14 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'cli-rebuild',
   'table-restored',
   'hard-kill',
+  'projection-version',
 ];
 
 /** What the chaos handlers see happen, not inject: a batch whose events went out in more than one produce request. */
-export type Observation = 'publish-in-chunks';
+export type Observation =
+  | 'publish-in-chunks'
+  /** A live event batch halted on a gap while account-summary version 2 was deployed (what a version switch must never cause). */
+  | 'version-switch-gap';
 
 /** An injected crash: the handler fails as a Lambda whose sandbox died would. */
 export class InjectedFault extends Error {

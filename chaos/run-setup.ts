@@ -3,6 +3,7 @@
  * and tables, its clients, the proxy in front of DynamoDB and the runtime process, and what
  * stops and deletes them at the end (chaos/chaos.ts runs what happens in between).
  */
+import type { VersionSwitch } from './versions.ts';
 import { join } from 'node:path';
 import { DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin, Kafka } from 'kafkajs';
@@ -83,6 +84,8 @@ export interface Opened {
   runtime?: RuntimeProcess;
   /** How many runtime processes have started: each draws its faults from a seed of its own. */
   generation: number;
+  /** The projection version switch (chaos/versions.ts): a runtime started after it runs version 2 too. */
+  readonly versions: VersionSwitch;
 }
 
 /** Points the environment at the run's own topics and tables (and emulator); returns what puts it back. */
@@ -129,6 +132,7 @@ export const open = (runId: string, options: ChaosOptions): Opened => {
     skipped: [],
     dynamo: createDynamoClient(),
     generation: 0,
+    versions: { deployed: false, problems: [] },
   };
 };
 
@@ -160,6 +164,7 @@ export const start = async (run: Opened, options: ChaosOptions, say: (line: stri
       backoff: options.backoff ?? { initialMs: 50, maxMs: 1000 },
       partialResponse: options.partialResponse ?? 'checkpoint',
       startup,
+      versions: run.versions.deployed,
     };
     run.runtime = await RuntimeProcess.start({
       config,
@@ -205,6 +210,7 @@ export const start = async (run: Opened, options: ChaosOptions, say: (line: stri
     eventLog: run.eventLog,
     rebuildPublisher: run.rebuildPublisher,
     drainTimeoutMs: options.quiescenceTimeoutMs ?? 600_000,
+    versions: run.versions,
   };
 };
 

@@ -3,6 +3,7 @@
  * invocation reports received so far), and how it reads those reports: how long a handler
  * stayed blocked across an outage, and over how many failed attempts.
  */
+import type { VersionSwitch } from './versions.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin, Kafka } from 'kafkajs';
 import type { KafkaPublisher, TopicLog } from '../functions/compose/operator.ts';
@@ -64,6 +65,8 @@ export interface RunState {
   readonly rebuildPublisher: KafkaPublisher;
   /** How long to wait for the run to drain. */
   readonly drainTimeoutMs: number;
+  /** The projection version switch, once the run deploys it (chaos/versions.ts). */
+  readonly versions: VersionSwitch;
 }
 
 /** `ms` as seconds, to a tenth. */

@@ -39,6 +39,8 @@ throttling. On the infrastructure, one after another while commands keep coming:
   table-restored    the aggregates table replaced by an older copy of itself; the run rebuilds once commands are refused
   table-loss        the run's emulator restarted (every table lost), or with an endpoint of someone else's its tables deleted
   hard-kill         the runtime and the emulator killed with SIGKILL (the broker too with --restart-broker), then npm start's startup path
+  projection-version account-summary version 2 deployed beside version 1 to the event handler, caught up, switched to and
+                    version 1 dropped while commands keep coming; prints the longest live event-side pause meanwhile
   broker-restart    only with --restart-broker: the local broker stopped and started
   kafka-outage      only with --restart-broker: the local broker stopped as long as --outage, and on until a batch has
                     failed more than ten times (an attempt lasts about 25 s here: about 5 minutes), then started with its data

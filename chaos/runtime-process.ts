@@ -163,6 +163,11 @@ export class RuntimeProcess {
     return (await this.call({ op: 'blocked' })) ?? [];
   }
 
+  /** Deploys account-summary version 2 beside version 1: the event invocations that start from now on apply both. */
+  async deployVersions(): Promise<void> {
+    await this.call({ op: 'deploy-versions' });
+  }
+
   /** Injects no more faults. */
   async calm(): Promise<void> {
     await this.call({ op: 'calm' });

@@ -24,6 +24,8 @@ export interface RuntimeConfig {
    * held and rebuilt while its tables are behind the events topic), after a hard kill.
    */
   readonly startup: 'triggers' | 'npm-start';
+  /** The event handler runs with account-summary version 2 beside version 1 (deployed earlier in the run). */
+  readonly versions?: boolean;
 }
 
 /** A request to the runtime. */
@@ -31,6 +33,8 @@ export type RuntimeCall =
   | { readonly op: 'pause'; readonly functionName: string }
   | { readonly op: 'resume'; readonly functionName: string }
   | { readonly op: 'blocked' }
+  /** Deploys account-summary version 2 beside version 1 to the event handler (chaos/deployment.ts). */
+  | { readonly op: 'deploy-versions' }
   /** Inject no more faults: the run drains. */
   | { readonly op: 'calm' }
   /** Let running invocations end, close every client and exit. */

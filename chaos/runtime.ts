@@ -5,6 +5,7 @@
  * this runtime's fault plan. Invocation reports and fault counts go to the run over the IPC
  * channel; pause, resume, the blocked partitions, calm and stop come from it.
  */
+import { deployment } from './deployment.ts';
 import { FaultPlan, installPlan } from './faults.ts';
 import { formatReport, startTriggers, type InvocationReport, type Triggers } from '../local/trigger/trigger.ts';
 import { chaosMappings, type FromRuntime, type RuntimeConfig, type ToRuntime } from './runtime-protocol.ts';
@@ -20,6 +21,7 @@ const tell = (message: FromRuntime): void => {
 };
 const log = (line: string): void => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
 
+deployment.versions = config.versions === true;
 const plan = new FaultPlan(config.seed, config.rates, (kind) => tell({ type: 'count', kind }));
 installPlan(plan);
 
@@ -84,6 +86,9 @@ const answer = async ({ id, call }: ToRuntime): Promise<void> => {
         return tell({ type: 'reply', id });
       case 'blocked':
         return tell({ type: 'reply', id, value: running.blocked() });
+      case 'deploy-versions':
+        deployment.versions = true;
+        return tell({ type: 'reply', id });
       case 'calm':
         plan.active = false;
         return tell({ type: 'reply', id });

@@ -10,6 +10,7 @@ import type { FaultKind, Observation } from './faults.ts';
 import type { Operator } from './operator.ts';
 import type { RunState, TableLoss } from './run-state.ts';
 import { COMMAND_HANDLER } from './runtime-protocol.ts';
+import { switchProjectionVersion } from './versions.ts';
 import type { PlannedCommand, Workload } from './workload.ts';
 
 /** The faults the run brings on the infrastructure, in the order it brings them (INFRASTRUCTURE_FAULTS order is the schedule's). */
@@ -22,6 +23,7 @@ export const INFRASTRUCTURE_FAULTS = [
   'table-restored',
   'table-loss',
   'hard-kill',
+  'projection-version',
 ] as const;
 
 /** One of the infrastructure faults (`table-loss` is the emulator restart when the run has its own emulator). */
@@ -31,18 +33,21 @@ export type InfrastructureFault = (typeof INFRASTRUCTURE_FAULTS)[number];
 export interface Step {
   readonly at: number;
   readonly barrier: boolean;
+  /** Commands come at a trickle while it runs, so that the rest of them last through it (the projection version switch). */
+  readonly paced?: boolean;
   readonly run: () => Promise<void>;
 }
 
 /** The chosen faults' steps, in the order they come, and their names. */
 export const planSteps = (
   operator: Operator,
+  run: RunState,
   faults: ReadonlySet<InfrastructureFault>,
   tableLoss: TableLoss,
 ): { names: InfrastructureFault[]; steps: Step[] } => {
-  const chosen: { name: InfrastructureFault; barrier: boolean; run: () => Promise<void> }[] = [];
-  const add = (name: InfrastructureFault, step: () => Promise<void>, barrier = false) => {
-    if (faults.has(name)) chosen.push({ name, barrier, run: step });
+  const chosen: { name: InfrastructureFault; barrier: boolean; paced?: boolean; run: () => Promise<void> }[] = [];
+  const add = (name: InfrastructureFault, step: () => Promise<void>, barrier = false, paced = false) => {
+    if (faults.has(name)) chosen.push({ name, barrier, ...(paced ? { paced } : {}), run: step });
   };
   // The topic first: the faults after it meet a commands topic in its second incarnation.
   add('topic-recreated', () => operator.recreateCommandsTopic(), true);
@@ -53,8 +58,10 @@ export const planSteps = (
   add('table-restored', () => operator.restoreTable());
   if (tableLoss !== 'none') add('table-loss', () => operator.loseTables());
   add('hard-kill', () => operator.hardKill());
+  // Last: a deploy, not an outage; the runtime restarted by the faults before it (npm start's) registers version 1 only.
+  add('projection-version', () => switchProjectionVersion(run, run.versions), false, true);
   // Evenly over the commands; the table's backup halfway between the step before its restore and the restore.
-  const steps: Step[] = chosen.map((c, i) => ({ at: (i + 1) / (chosen.length + 1), barrier: c.barrier, run: c.run }));
+  const steps: Step[] = chosen.map((c, i) => ({ ...c, at: (i + 1) / (chosen.length + 1) }));
   const restore = chosen.findIndex((c) => c.name === 'table-restored');
   if (restore >= 0) steps.push({ at: (restore + 0.5) / (chosen.length + 1), barrier: true, run: () => operator.backUpTable() });
   steps.sort((a, b) => a.at - b.at);
@@ -106,18 +113,25 @@ export const sendAroundSteps = async (
   const trickle = Math.min(rate, 5);
   let current: Promise<void> = Promise.resolve();
   let running = false;
+  let paced = false;
   let next = 0;
   while (planned.length < commands) {
     const tickStarted = Date.now();
-    let waiting = false;
+    let waiting = running && paced;
     if (next < steps.length && planned.length >= (steps[next]?.at ?? 1) * commands) {
       if (!running) {
         // One infrastructure fault at a time; commands keep coming unless it is a barrier.
         await current;
         const step = steps[next++] as Step;
         running = true;
-        current = step.run().finally(() => (running = false));
+        paced = step.paced === true;
+        current = step.run().finally(() => (running = paced = false));
         if (step.barrier) await current;
+        continue;
+      }
+      // The commands left are the paced step's load: none go out before it starts.
+      if (steps[next]?.paced === true) {
+        await current;
         continue;
       }
       waiting = true;

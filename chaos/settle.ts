@@ -7,7 +7,9 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { composeOperator } from '../functions/compose/operator.ts';
 import { aggregates } from '../functions/domain/index.ts';
+import { activeProjectionPk } from '../functions/core/projection-versions.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
+import { accountSummaryV2 } from '../functions/projections/account-summary-v2.ts';
 import { readHistory } from '../local/verify/history.ts';
 import { checkHistory, type CheckReport } from '../local/verify/invariants.ts';
 import type { ResultsFollower } from './outcomes.ts';
@@ -55,13 +57,16 @@ export const awaitQuiescence = async ({ follower, planned, runtime, admin, mappi
   return settled && follower.missing(planned) === 0;
 };
 
-/** The invariant checker over the run's events and results topics and its tables, as after quiescence. */
+/** The invariant checker over the run's events and results topics and its tables (the account-summary rows that serve reads), as after quiescence. */
 export const checkRun = async (
   kafka: Kafka,
   dynamo: DynamoDBClient,
   topics: { readonly events: string; readonly results: string },
 ): Promise<CheckReport> => {
   const checked = composeOperator('chaos-check', { kafka, dynamo });
+  // The version of account-summary that serves reads: version 2 once a projection-version step switched to it.
+  const pk = await activeProjectionPk(checked.readModels, [accountSummary, accountSummaryV2], accountSummary.name);
+  const serving = pk === accountSummary.name ? accountSummary : accountSummaryV2;
   return checkHistory(
     await readHistory({
       log: checked.log,
@@ -69,8 +74,8 @@ export const checkRun = async (
       resultsTopic: topics.results,
       heads: checked.heads,
       readModels: checked.readModels,
-      readModel: accountSummary.name,
+      readModel: pk,
     }),
-    { aggregates, readModel: accountSummary, acceptsWithoutEvents: ['alert'], quiescent: true },
+    { aggregates, readModel: serving, acceptsWithoutEvents: ['alert'], quiescent: true },
   );
 };

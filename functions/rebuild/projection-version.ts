@@ -26,10 +26,10 @@ import {
   type CatchUpProgress,
   type VersionMarker,
 } from '../core/projection-versions.ts';
-import { triggerRecordOf } from '../core/trigger-event.ts';
 import { RevisionConflictError, type ReadModels } from '../event/ports.ts';
-import { haltError } from '../event/halts.ts';
+import { haltError, type Halt } from '../event/halts.ts';
 import { createEventApplier } from '../event/process-batch.ts';
+import { holdingApplier } from './held-records.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
 import { entry, readState, stateItem, type StateItem } from './version-state.ts';
 import { replayLog } from './replay.ts';
@@ -184,22 +184,25 @@ const catchUpOne = async (
       for (const k of pending) if ((now[k] ?? 0) <= (fromAt[k] ?? 0)) await putMarker(tpOf(k), fromAt[k] ?? 0, true);
       continue;
     }
+    // An aggregate's events on more than one partition (the topic grew): what waits behind a gap is held (held-records.ts).
+    const holder = holdingApplier(apply, eventLog.topic);
+    const advance = async (checkpoint: PartitionOffsets) => {
+      const at = holder.behind(checkpoint);
+      for (const k of pending) if ((at[k] ?? 0) > (markers.get(tpOf(k))?.marker.through ?? -1)) await putMarker(tpOf(k), at[k] ?? 0);
+    };
     const replayed = await replayLog(
       eventLog,
       { checkpoint: fromAt, eventsRead: 0 },
       toAt,
       {
         apply: async (records) => {
-          const summary = await apply(records.map((r) => triggerRecordOf(r.topic ?? eventLog.topic, r)));
-          // A halt here is one the live side halts at too: the catch-up waits for it like any replay.
-          const halt = summary.halted[0];
-          if (halt !== undefined) throw haltError(halt);
+          // A halt here other than a gap is one the live side halts at too: the catch-up waits for it like any replay.
+          await holder.apply(records);
           eventsApplied += records.length;
         },
         save: async (at) => {
           await renew();
-          for (const k of pending)
-            if ((at.checkpoint[k] ?? 0) > (markers.get(tpOf(k))?.marker.through ?? -1)) await putMarker(tpOf(k), at.checkpoint[k] ?? 0);
+          await advance(at.checkpoint);
           await saveProgress(pending.reduce((n, k) => n + Math.max(0, (toAt[k] ?? 0) - (at.checkpoint[k] ?? fromAt[k] ?? 0)), 0));
         },
       },
@@ -207,11 +210,13 @@ const catchUpOne = async (
         checkpointEvery: options.checkpointEvery ?? 2_000,
         checkpointIntervalMs: 1_000,
         ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
+        holding: () => holder.held().length > 0,
       },
     );
-    for (const k of pending)
-      if ((replayed.at.checkpoint[k] ?? 0) > (markers.get(tpOf(k))?.marker.through ?? -1))
-        await putMarker(tpOf(k), replayed.at.checkpoint[k] ?? 0);
+    await advance(replayed.at.checkpoint);
+    // Held at the pass's end: what they wait for lies past it, or on a partition the live side applies; the next pass reads
+    // them again. A pass whose every record is held waits on a gap the live side halts at too: the run stops there.
+    if (holder.held().length > 0 && holder.held().length === replayed.at.eventsRead) throw haltError(holder.gaps()[0] as Halt);
     if (replayed.stoppedEarly || (options.deadline !== undefined && Date.now() >= options.deadline))
       return { name, from, to, outcome: 'building' as const, eventsApplied };
     if (replayed.at.eventsRead < 100) await sleep(options.passPauseMs ?? 100);

@@ -7,23 +7,16 @@
  * publishes nothing (and dead-letters nothing a second time).
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { offsetKey } from '../core/generation-log.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { parseEnvelope } from '../core/envelope.ts';
-import { triggerRecordOf } from '../core/trigger-event.ts';
 import type { ReadModels } from '../event/ports.ts';
 import { haltError, type Halt } from '../event/halts.ts';
 import type { EventParking } from '../event/parking.ts';
 import { createEventApplier } from '../event/process-batch.ts';
+import { holdingApplier } from './held-records.ts';
 import { replayLog, type Progress, type ReplayPosition } from './replay.ts';
-
-/**
- * Records held behind gaps at most (see `replayReadModels`): beyond, the gap is taken as one
- * the live side halts at too, and the replay stops there.
- */
-const MAX_HELD = 100_000;
 
 /** What a read-model replay needs. */
 export interface ReadModelReplayDeps {
@@ -99,9 +92,6 @@ export const replayReadModels = async (
   }
   const { endOffsets } = progress;
 
-  let unusable = 0;
-  let refused = 0;
-  let applied = 0;
   const apply = createEventApplier({
     aggregates: deps.aggregates,
     projections: deps.projections,
@@ -112,58 +102,41 @@ export const replayReadModels = async (
     publisher: { publish: () => Promise.resolve() },
     ...(deps.parking === undefined ? {} : { parking: deps.parking }),
   });
-  // An aggregate's events lie on more than one partition once the topic grew, and partitions
-  // are read one after another: a partition that halts at a gap waits, from the gap on, held
-  // in memory, while the others are read, and is applied again with every chunk until its
-  // predecessors have come (the live side retries its batch the same way). Any other halt
-  // stops the replay at once; the live side halts there too.
-  let held: LogRecord[] = [];
-  let gaps: Halt[] = [];
-  const applyHeld = async (records: readonly LogRecord[]) => {
-    const batch = [...held, ...records];
-    const summary = await apply(batch.map((r) => triggerRecordOf(r.topic ?? eventLog.topic, r)));
-    const stop = summary.halted.find((h) => h.cause !== 'gap');
-    if (stop !== undefined) throw haltError(stop);
-    applied += summary.applied;
-    unusable += summary.unusable;
-    refused += summary.refused;
-    gaps = summary.halted;
-    held = batch.filter((r) =>
-      gaps.some(
-        (h) => h.position.topic === (r.topic ?? eventLog.topic) && h.position.partition === r.partition && r.offset >= h.position.offset,
-      ),
-    );
-    if (held.length > MAX_HELD) throw haltError(gaps[0] as Halt);
-  };
+  // An aggregate's events lie on more than one partition once the topic grew: what waits behind a gap is held (held-records.ts).
+  const holder = holdingApplier(apply, eventLog.topic);
   // A saved position never passes a held record: a resumed replay reads it again.
-  const behindHeld = (position: ReplayPosition): ReplayProgress => {
-    const checkpoint: Record<string, number> = { ...position.checkpoint };
-    for (const r of held) {
-      const key = offsetKey(r.topic, r.partition);
-      checkpoint[key] = Math.min(checkpoint[key] ?? r.offset, r.offset);
-    }
-    return { endOffsets, checkpoint, eventsRead: position.eventsRead - held.length };
-  };
+  const behindHeld = (position: ReplayPosition): ReplayProgress => ({
+    endOffsets,
+    checkpoint: holder.behind(position.checkpoint),
+    eventsRead: position.eventsRead - holder.held().length,
+  });
   const { stoppedEarly, at, eventsTotal } = await replayLog(
     eventLog,
     progress,
     endOffsets,
-    { apply: applyHeld, save: (position) => save(behindHeld(position)) },
-    { checkpointEvery: options.checkpointEvery ?? 10_000, deadline: options.deadline, onProgress: deps.onProgress },
+    { apply: (records) => holder.apply(records), save: (position) => save(behindHeld(position)) },
+    {
+      checkpointEvery: options.checkpointEvery ?? 10_000,
+      deadline: options.deadline,
+      onProgress: deps.onProgress,
+      // A stop while holding would save a position behind the held records, and the next run would stop there again.
+      holding: () => holder.held().length > 0,
+    },
   );
   // The whole range read: what is still held waits for the missing versions past the range
   // (below), or for nothing; a gap left then is one the live side halts at too.
-  while (!stoppedEarly && held.length > 0) {
-    const before = held.length;
-    await applyHeld([]);
-    if (held.length < before) continue;
-    const missing = await missingPastEnd(eventLog, endOffsets, gaps, held);
-    if (missing.length === 0) throw haltError(gaps[0] as Halt);
-    await applyHeld(missing);
+  while (!stoppedEarly && holder.held().length > 0) {
+    const before = holder.held().length;
+    await holder.apply([]);
+    if (holder.held().length < before) continue;
+    const missing = await missingPastEnd(eventLog, endOffsets, holder.gaps(), holder.held());
+    if (missing.length === 0) throw haltError(holder.gaps()[0] as Halt);
+    await holder.apply(missing);
   }
   if (stoppedEarly) await save(behindHeld(at));
   else await readModels.delete(key);
   deps.onProgress?.({ phase: 'done', eventsRead: at.eventsRead, eventsTotal });
+  const { applied, unusable, refused } = holder.totals;
   return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable, refused };
 };
 

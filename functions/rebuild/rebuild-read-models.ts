@@ -1,7 +1,8 @@
 /**
  * Rebuilds every projection and every reaction checkpoint up to where the event trigger
  * stands (its consumer group's committed offsets), holding the live event side through the
- * table's control item meanwhile. The trigger then goes on from exactly where the replay
+ * table's control item meanwhile. Of a projection with versions, every version kept: the one
+ * serving reads and the one being built, not those dropped (kept-versions.ts). The trigger then goes on from exactly where the replay
  * stopped: no gap, nothing applied twice, no command issued twice (read-model-replay.ts).
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
@@ -12,6 +13,7 @@ import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import type { EventParking } from '../event/parking.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
+import { forgetMarkers, keptVersions, markReplayed } from './kept-versions.ts';
 import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
@@ -88,8 +90,10 @@ const rebuildHeld = async (
     deps.parking === undefined
       ? {}
       : { parking: { ...deps.parking, attempts: Number.isFinite(deps.parking.attempts) ? 1 : Infinity, replay: true } };
+  // Every version kept, the one being built too; none dropped at a switch (kept-versions.ts).
+  const kept = await keptVersions(readModels, deps.projections);
   const done = await replayReadModels(
-    { ...deps, ...parking, name: 'read-models', beforeSave: lock.renew },
+    { ...deps, ...parking, projections: kept.replay, name: 'read-models', beforeSave: lock.renew },
     async () => {
       const [start, end] = await Promise.all([deps.trigger.starts(), deps.trigger.position()]);
       upTo = end;
@@ -101,10 +105,14 @@ const rebuildHeld = async (
         ...deps.reactions.map((r) => reactionCheckpointPk(r.name)),
       ])
         itemsWiped += await readModels.wipe(pk);
+      await forgetMarkers(readModels, kept.building);
     },
     options,
   );
-  if (done.status === 'complete') await readModels.putControl('ready', held.revision);
   if (Object.keys(upTo).length === 0) upTo = await deps.trigger.position();
+  if (done.status === 'complete') {
+    await markReplayed(readModels, kept.building, deps.eventLog.topic, upTo);
+    await readModels.putControl('ready', held.revision);
+  }
   return { ...done, readModels: true, itemsWiped, groupId: deps.trigger.groupId, upTo };
 };

@@ -37,6 +37,8 @@ export interface ReplayOptions {
   readonly checkpointIntervalMs?: number;
   /** Stop after the chunk that reaches this time (ms since the epoch), unsaved: the caller saves or finishes. */
   readonly deadline?: number;
+  /** While true, the deadline waits: the replay holds records that a stop now would leave it to read again (held-records.ts). */
+  readonly holding?: () => boolean;
   readonly onProgress?: (progress: Progress) => void;
 }
 
@@ -79,7 +81,7 @@ export const replayLog = async (
       sinceSave = 0;
       lastSave = Date.now();
     }
-    if (options.deadline !== undefined && Date.now() >= options.deadline) {
+    if (options.deadline !== undefined && Date.now() >= options.deadline && options.holding?.() !== true) {
       stoppedEarly = true;
       return 'stop';
     }

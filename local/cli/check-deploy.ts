@@ -80,9 +80,15 @@ export const refusalReasons = (report: CheckDeployReport, allowChanges = false):
       `${kinds.length} kind${kinds.length === 1 ? '' : 's'} of event on the log this code has no way to read: ` +
         `${first.row.aggregateType} ${first.row.type} revision ${first.row.revision} (${first.code}, ${whereOnLog(first.row, 1)})${more(1, kinds.length)}`,
     );
-  if (report.versionProblems.length > 0)
+  const drops = report.versionProblems.filter((p) => p.kind === 'drops-serving');
+  if (drops.length > 0)
     reasons.push(
-      `this code drops the projection version serving reads: ${report.versionProblems.map((p) => `${p.projection} version ${p.serving}`).join(', ')}`,
+      `this code drops the projection version serving reads: ${drops.map((p) => `${p.projection} version ${p.serving}`).join(', ')}`,
+    );
+  const abandons = report.versionProblems.filter((p) => p.kind === 'abandons-building');
+  if (abandons.length > 0)
+    reasons.push(
+      `this code abandons a projection version half built: ${abandons.map((p) => `${p.projection} version ${p.building ?? '?'}`).join(', ')}`,
     );
   const r = report.replay;
   if (r === undefined) return reasons;
@@ -116,11 +122,20 @@ export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allo
       (report.revisionProblems.length === 0 ? 'this code reads every one' : `${report.revisionProblems.length} this code cannot read`),
     ...list(report.revisionProblems, limit, (p) => p.message),
   );
-  if (report.versionProblems.length > 0)
+  if (report.versionProblems.length > 0) {
+    const [serving, building] = [
+      report.versionProblems.filter((p) => p.kind === 'drops-serving').length,
+      report.versionProblems.filter((p) => p.kind === 'abandons-building').length,
+    ];
+    const counts = [
+      serving > 0 ? `${serving} serving version${serving === 1 ? '' : 's'} this code drops` : '',
+      building > 0 ? `${building} version${building === 1 ? '' : 's'} half built this code abandons` : '',
+    ];
     lines.push(
-      `projection versions: ${report.versionProblems.length} serving version${report.versionProblems.length === 1 ? '' : 's'} this code drops`,
+      `projection versions: ${counts.filter((c) => c !== '').join(', ')}`,
       ...list(report.versionProblems, limit, (p) => p.message),
     );
+  }
   const r = report.replay;
   if (r !== undefined) {
     const sample = r.sampleEvery === 1 ? 'every aggregate' : `one aggregate in ${r.sampleEvery}`;

@@ -4,7 +4,9 @@
  * with every fault kind that fits in well under a minute: crashes at each named point,
  * duplicate and racing deliveries, throttling, large commands, a DynamoDB outage past the old
  * retry budget, the commands topic recreated, a rebuild from the CLI during load, the table
- * restored from an older copy, the run's emulator restarted and a hard kill; and no violation
+ * restored from an older copy, the run's emulator restarted, a hard kill and a projection
+ * version switch (account-summary version 2 deployed, caught up, switched to, version 1
+ * dropped while commands come); and no violation
  * of any invariant afterwards. The broker is shared with the rest of the suite: the faults
  * that stop it run in `npm run chaos`.
  */
@@ -29,7 +31,7 @@ describe('a seeded chaos run', () => {
       seed: 20261130,
       rate: 200,
       batchSize: 10,
-      faults: ['dynamodb-outage', 'topic-recreated', 'cli-rebuild', 'table-restored', 'table-loss', 'hard-kill'],
+      faults: ['dynamodb-outage', 'topic-recreated', 'cli-rebuild', 'table-restored', 'table-loss', 'hard-kill', 'projection-version'],
       tableLoss: 'restart-emulator',
       emulator,
       spareBroker: true,
@@ -67,5 +69,7 @@ describe('a seeded chaos run', () => {
     // The command side refused to decide on the restored and the recreated tables until the rebuilds.
     expect(report.invocations.failed.TableBehindLogError).toBeGreaterThan(0);
     expect(report.check.counts.duplicateEvents + report.check.counts.duplicateResults).toBeGreaterThan(0);
-  }, 120_000);
+    // account-summary version 2 deployed under load, switched to and version 1 dropped (its checks are among the violations).
+    expect(report.notes.some((n) => /^projection-version: version 2 built, switched to and version 1 dropped/.test(n))).toBe(true);
+  }, 180_000);
 });

@@ -12,6 +12,11 @@ import { accountSummaryV2 } from '../../../functions/projections/account-summary
 import { checkDeploy, refused, type CheckDeployDeps } from '../../../functions/rebuild/check-deploy.ts';
 import { servingVersions, versionProblems, type ServingVersion } from '../../../functions/rebuild/serving-versions.ts';
 import { formatCheckDeploy } from '../../../local/cli/check-deploy.ts';
+import { MemoryTopicLog } from '../../../functions/adapters/memory/topic-log.ts';
+import { aggregates } from '../../../functions/domain/index.ts';
+import { catchUpVersions } from '../../../functions/rebuild/projection-version.ts';
+import { command } from '../../support/msk.ts';
+import { MemorySystem } from '../../support/memory-system.ts';
 
 const v = (version: number): Pick<AnyProjection, 'name' | 'version'> => ({ name: 'account-summary', version });
 const serving = (version: number, from: ServingVersion['from'] = 'state'): ServingVersion[] => [{ name: 'account-summary', version, from }];
@@ -92,5 +97,47 @@ describe('check-deploy over projection versions', () => {
     const beside = await checkDeploy(deps(table, [accountSummary, accountSummaryV2]), new Map(), { sampleEvery: 1, censusOnly: true });
     expect(beside.versionProblems).toEqual([]);
     expect(refused(beside)).toBe(false);
+  });
+
+  it('refuses code that abandons a version half built: withdrawn, or passed by a newer one; passes code that keeps building it', async () => {
+    // A real catch-up stopped after its first chunk: version 2 half built beside version 1.
+    const sys = new MemorySystem();
+    for (let a = 0; a < 4; a++) await sys.deliver(sys.send([command(`acc-${a}`, 'OpenAccount', { owner: 'o' }, { commandId: `o-${a}` })]));
+    const table = new MemoryReadModels();
+    const catchUp = { aggregates, projections: [accountSummary, accountSummaryV2], readModels: table };
+    const run = await catchUpVersions(
+      { ...catchUp, eventLog: new MemoryTopicLog(sys.cluster, 'events') },
+      { deadline: 0, checkpointEvery: 1 },
+    );
+    expect(run.status).toBe('incomplete');
+    expect(await servingVersions(table, [accountSummary, accountSummaryV2])).toEqual([{ ...serving(1)[0], building: 2 }]);
+
+    const v3 = { ...accountSummaryV2, version: 3 };
+    const check = (code: readonly AnyProjection[]) => checkDeploy(deps(table, code), new Map(), { sampleEvery: 1, censusOnly: true });
+    const withdrawn = await check([accountSummary]);
+    expect(withdrawn.versionProblems.map((p) => [p.kind, p.message])).toEqual([
+      [
+        'abandons-building',
+        'account-summary: version 2 is being built beside version 1, its catch-up not finished, and this code does not register it (it registers version 1): its rows and markers would be left half built, and a later deploy of version 2 would resume from them though nothing kept them up to date; keep version 2 registered until the catch-up switches reads to it',
+      ],
+    ]);
+    expect(refused(withdrawn)).toBe(true);
+    const lines = formatCheckDeploy(withdrawn, 5);
+    expect(lines).toContain('projection versions: 1 version half built this code abandons');
+    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code abandons a projection version half built: account-summary version 2');
+
+    const passed = await check([accountSummary, accountSummaryV2, v3]);
+    expect(passed.versionProblems.map((p) => p.message)).toEqual([
+      "account-summary: version 2 is being built beside version 1, its catch-up not finished, and this code registers version 3 past it: the catch-up would build version 3 instead and leave version 2's rows and markers half built; keep version 2 the newest until it serves reads, then deploy version 3",
+    ]);
+    expect(refused(passed)).toBe(true);
+    // Version 1 dropped while version 2 is half built: the serving version first.
+    expect((await check([accountSummaryV2])).versionProblems.map((p) => p.kind)).toEqual(['drops-serving']);
+    expect(refused(await check([accountSummary, accountSummaryV2]))).toBe(false);
+
+    // Once it serves, version 1 may go, and version 3 may come.
+    await catchUpVersions({ ...catchUp, eventLog: new MemoryTopicLog(sys.cluster, 'events') });
+    expect(refused(await check([accountSummaryV2]))).toBe(false);
+    expect(refused(await check([accountSummaryV2, v3]))).toBe(false);
   });
 });
