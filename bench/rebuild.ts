@@ -19,10 +19,9 @@ import { mapConcurrent } from '../functions/core/async.ts';
 import type { Head } from '../functions/heads/head.ts';
 import { registry } from '../functions/core/registry.ts';
 import { aggregates } from '../functions/domain/index.ts';
-import { retentionMs, topics } from '../functions/topology.ts';
-import type { AccountState } from '../functions/domain/account/index.ts';
 import { LogFold } from '../functions/rebuild/fold.ts';
 import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
+import { benchDeps, rebuildInMemory, wrongHeads, type MemoryRun } from './rebuild-memory.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { countRequests } from '../local/scratch.ts';
 import { int, log, machineRows, positive } from './report.ts';
@@ -109,18 +108,7 @@ const rebuildOnce = async (
   requests.reset();
   log(`rebuilding into ${tableName} (checkpointEvery ${int(checkpointEvery)})…`);
   const t0 = performance.now();
-  const report = await rebuildAggregates({
-    aggregates,
-    heads: table,
-    eventLog: reader,
-    publisher: { publish: () => Promise.resolve() },
-    gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
-    // No commands topic in this benchmark: no checkpoints to start.
-    commandsTrigger: { positions: () => Promise.resolve(new Map()) },
-    commandLog: { bounds: () => Promise.resolve({ start: 0, end: 0 }), sample: () => Promise.resolve([]) },
-    dedupeWindowMs: retentionMs(topics.commands.retention),
-    checkpointEvery,
-  });
+  const report = await rebuildAggregates(benchDeps(table, reader, checkpointEvery));
   const ms = performance.now() - t0;
   const counted = { requests: requests.snapshot(), requestTotal: requests.total() };
 
@@ -130,12 +118,7 @@ const rebuildOnce = async (
   const verifyMs = performance.now() - v0;
   const { heads } = await table.scanAll();
   const headBytes = heads.reduce((n, h) => n + Buffer.byteLength(JSON.stringify(h)), 0) / Math.max(1, heads.length);
-  let wrongBalances = Math.abs(heads.length - expected.size);
-  for (const head of heads) {
-    const want = expected.get(head.aggregateId);
-    const state = head.state as AccountState;
-    if (want === undefined || head.version !== want.version || state.status !== 'open' || state.balance !== want.balance) wrongBalances++;
-  }
+  const wrongBalances = wrongHeads(heads, expected);
   const differences = verify.differences.length;
   const bare = await barePuts(createDocumentClient(dynamo), await createTable(`bare-${checkpointEvery}`), heads);
   return {
@@ -185,8 +168,14 @@ const main = async (run: BenchRun): Promise<boolean> => {
   const raw1 = await rawRead(kafka, topic);
   const raw2 = await rawRead(kafka, topic);
   const fold = foldOnly(messages);
+  // Per setting, into the in-memory table first, then into the emulator: the same log, the same code.
   const runs: RebuildRun[] = [];
-  for (const every of CHECKPOINTS) runs.push(await rebuildOnce(run, topic, every, expected));
+  const memoryRuns: MemoryRun[] = [];
+  for (const every of CHECKPOINTS) {
+    log(`rebuilding into the in-memory table (checkpointEvery ${int(every)})…`);
+    memoryRuns.push(await rebuildInMemory(kafka, topic, every, expected));
+    runs.push(await rebuildOnce(run, topic, every, expected));
+  }
 
   const rawBest = Math.min(raw1.ms, raw2.ms);
   const rows: [string, string][] = [
@@ -208,7 +197,28 @@ const main = async (run: BenchRun): Promise<boolean> => {
     ],
     ['fold alone, in memory (LogFold.applyRecord)', `${seconds(fold.ms)}  ${perSecond(fold.applied, fold.ms)}`],
   ];
-  for (const run of runs) {
+  const rateRatio = (events: number, ms: number) =>
+    `${(events / ms / (raw2.records / raw2.ms)).toFixed(2)} (vs 2nd raw run), ${(events / ms / (raw1.records / raw1.ms)).toFixed(2)} (vs 1st)`;
+  for (const [i, run] of runs.entries()) {
+    const memory = memoryRuns[i] as MemoryRun;
+    const memoryRequests = [...memory.requests]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([op, n]) => `${op} ${int(n)}`)
+      .join(', ');
+    rows.push(
+      [`rebuild into the in-memory table (no emulator), checkpointEvery ${int(run.checkpointEvery)}`, ''],
+      [
+        'status',
+        `${memory.report.status}: ${int(memory.report.eventsRead)} read, ${int(memory.report.applied)} applied, heads written ${int(memory.report.headsWritten)}`,
+      ],
+      ['wall time', `${seconds(memory.ms)}  ${perSecond(memory.report.eventsRead, memory.ms)}`],
+      ['rebuild rate / raw rate, without the emulator', rateRatio(memory.report.eventsRead, memory.ms)],
+      ['requests the DynamoDB adapter would send', `${int(memory.requestTotal)}: ${memoryRequests}`],
+      ['time: kafkajs (read minus callback)', seconds(memory.reading.readMs - memory.reading.callbackMs)],
+      ['time: fold (callback)', seconds(memory.reading.callbackMs)],
+      ['time: outside the read (lock, scan, last checkpoint, release)', seconds(memory.ms - memory.reading.readMs)],
+      ['verify', `${memory.differences} differences; heads with a wrong version or balance: ${memory.wrongBalances}`],
+    );
     const { report, table: heads, reading } = run;
     const checkpointMs = heads.checkpoints.reduce((n, c) => n + c.ms, 0);
     const foldMs = reading.callbackMs;
@@ -217,16 +227,13 @@ const main = async (run: BenchRun): Promise<boolean> => {
       .map(([name, n]) => `${name} ${int(n)}`)
       .join(', ');
     rows.push(
-      [`rebuild, checkpointEvery ${int(run.checkpointEvery)}`, ''],
+      [`rebuild into the emulator, checkpointEvery ${int(run.checkpointEvery)}`, ''],
       [
         'status',
         `${report.status}: ${int(report.eventsRead)} read, ${int(report.applied)} applied, ${report.duplicates} duplicates, ${report.gaps.length} gaps, ${report.unusable.length} unusable`,
       ],
       ['wall time', `${seconds(run.ms)}  ${perSecond(report.eventsRead, run.ms)}`],
-      [
-        'rebuild rate / raw rate',
-        `${(report.eventsRead / run.ms / (raw2.records / raw2.ms)).toFixed(2)} (vs 2nd raw run), ${(report.eventsRead / run.ms / (raw1.records / raw1.ms)).toFixed(2)} (vs 1st); best raw ${seconds(rawBest)}`,
-      ],
+      ['rebuild rate / raw rate', `${rateRatio(report.eventsRead, run.ms)}; best raw ${seconds(rawBest)}`],
       [
         'checkpoints',
         `${heads.checkpoints.length}, heads written ${int(report.headsWritten)} (${(report.headsWritten / AGGREGATES).toFixed(1)} per aggregate), fenced off ${report.fencedOff}`,
@@ -255,14 +262,13 @@ const main = async (run: BenchRun): Promise<boolean> => {
     );
   }
   process.stdout.write(`\nrebuild benchmark\n${formatTable(rows)}\n`);
-  return runs.every(
-    (r) =>
-      r.differences === 0 &&
-      r.wrongBalances === 0 &&
-      r.report.status === 'complete' &&
-      r.report.gaps.length === 0 &&
-      r.report.unusable.length === 0,
-  );
+  const good = (r: { readonly report: RebuildReport; readonly differences: number; readonly wrongBalances: number }) =>
+    r.differences === 0 &&
+    r.wrongBalances === 0 &&
+    r.report.status === 'complete' &&
+    r.report.gaps.length === 0 &&
+    r.report.unusable.length === 0;
+  return runs.every(good) && memoryRuns.every(good);
 };
 
 benchmark('bench-rebuild', 'verification FAILED', main);

@@ -58,6 +58,8 @@ const isRecord = (value: unknown): value is Fields =>
 const isId = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= READ_MAX_ID_UNITS;
 const isKeyId = (value: unknown): value is string => isId(value) && isWellFormed(value);
 const isCount = (value: unknown, min: number): value is number => Number.isSafeInteger(value) && (value as number) >= min;
+/** A module function, not a closure made per record checked. */
+const isPositive = (value: unknown): boolean => isCount(value, 1);
 /** An optional field: absent (not even inherited, which the schema would read), or present and valid. */
 const optional = (fields: Fields, key: string, valid: (value: unknown) => boolean): boolean =>
   Object.hasOwn(fields, key) ? valid(fields[key]) : !(key in fields);
@@ -77,7 +79,7 @@ export const quickEnvelope = (parsed: unknown): Envelope | undefined => {
     isCount(version, 1) &&
     version <= MAX_VERSION &&
     isId(type) &&
-    optional(parsed, 'revision', (v) => isCount(v, 1)) &&
+    optional(parsed, 'revision', isPositive) &&
     isRecord(data) &&
     isId(commandId) &&
     optional(parsed, 'correlationId', isId) &&
@@ -87,7 +89,7 @@ export const quickEnvelope = (parsed: unknown): Envelope | undefined => {
     isId(source.topic) &&
     isCount(source.partition, 0) &&
     isCount(source.offset, 0) &&
-    optional(source, 'incarnation', (v) => isCount(v, 1));
+    optional(source, 'incarnation', isPositive);
   return valid ? (parsed as Envelope) : undefined;
 };
 

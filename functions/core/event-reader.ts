@@ -6,7 +6,7 @@
  * validated against the current schema. A record that is not that is a fault naming what
  * is wrong and where; nothing here throws, and nothing is skipped silently.
  */
-import type { AnyAggregate } from './aggregate.ts';
+import type { AnyAggregate, UpcastContext } from './aggregate.ts';
 import { decodeUtf8, keyIs, type TriggerRecord } from './trigger-event.ts';
 import type { DomainEvent } from './projection.ts';
 import { describeIssues } from './schema.ts';
@@ -135,13 +135,23 @@ export const readEvent = (record: StoredRecord, aggregates: ReadonlyMap<string, 
     );
 
   const { eventId, aggregateType, aggregateId, version, commandId, occurredAt, metadata, correlationId } = stored;
-  const extra = { ...(metadata === undefined ? {} : { metadata }), ...(correlationId === undefined ? {} : { correlationId }) };
-  const context = { aggregateType, aggregateId, version, commandId, occurredAt, ...extra };
+  // The optional fields set only when present, without spreads: every event of a rebuild is read here.
+  const context: { -readonly [K in keyof UpcastContext]: UpcastContext[K] } = {
+    aggregateType,
+    aggregateId,
+    version,
+    commandId,
+    occurredAt,
+  };
+  if (metadata !== undefined) context.metadata = metadata;
+  if (correlationId !== undefined) context.correlationId = correlationId;
   const outcome = upcastEvent(aggregate, { type: stored.type, revision: stored.revision ?? 1, data: envelope.data.data }, context);
   if ('fault' in outcome) return faultAt(position, outcome.fault.code, outcome.fault.problem, stored);
   const { type, data } = outcome.event;
-  const event = { eventId, aggregateType, aggregateId, version, type, data, commandId, occurredAt, ...extra } as DomainEvent;
-  return { event: { stored, event, upcast: outcome.upcast, position } };
+  const event: Record<string, unknown> = { eventId, aggregateType, aggregateId, version, type, data, commandId, occurredAt };
+  if (metadata !== undefined) event.metadata = metadata;
+  if (correlationId !== undefined) event.correlationId = correlationId;
+  return { event: { stored, event: event as unknown as DomainEvent, upcast: outcome.upcast, position } };
 };
 
 /** Reads a record as the MSK trigger delivers it (core/msk-event.ts): its base64 faults first, then as readEvent. */

@@ -70,6 +70,31 @@ export const currentRevision = (aggregate: AnyAggregate, type: string): number =
   return revision;
 };
 
+/** Per event type an aggregate knows: its schema, its upcasters and its current revision. */
+interface TypeFacts {
+  readonly schema: Schema | undefined;
+  readonly chain: Chain | undefined;
+  readonly current: number;
+}
+const types = new WeakMap<AnyAggregate, Map<string, TypeFacts>>();
+/**
+ * Looked up once per aggregate and type, not once per event read (the aggregate is readonly);
+ * undefined for a type it does not know, which is not kept (a log may name any number of them).
+ */
+const typeFacts = (aggregate: AnyAggregate, type: string): TypeFacts | undefined => {
+  let byType = types.get(aggregate);
+  if (byType === undefined) types.set(aggregate, (byType = new Map<string, TypeFacts>()));
+  let known = byType.get(type);
+  if (known === undefined) {
+    const schema = schemaOf(aggregate, type);
+    const chain = chainOf(aggregate, type);
+    if (schema === undefined && chain === undefined) return undefined;
+    known = { schema, chain, current: currentRevision(aggregate, type) };
+    byType.set(type, known);
+  }
+  return known;
+};
+
 /** What is wrong with the aggregate's upcaster chains (empty when nothing): gaps, keys that are not revisions, non-functions. */
 export const chainProblems = (aggregate: AnyAggregate): string[] => {
   const problems: string[] = [];
@@ -126,17 +151,15 @@ const via = (steps: number, stored: EventAtRevision, event: EventAtRevision): st
  * throws or returns something unusable is an `UpcastFailed` fault, never a skip.
  */
 export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, context: UpcastContext): UpcastOutcome => {
-  const { maxSteps } = chainFacts(aggregate);
   let event = stored;
   for (let steps = 0; ; steps++) {
-    const schema = schemaOf(aggregate, event.type);
-    const chain = chainOf(aggregate, event.type);
-    if (schema === undefined && chain === undefined)
+    const known = typeFacts(aggregate, event.type);
+    if (known === undefined)
       return fault(
         steps === 0 ? 'UnknownEventType' : 'UpcastFailed',
         `${via(steps, stored, event)}${aggregate.type} has no event ${JSON.stringify(event.type)}; known: ${Object.keys(aggregate.events).join(', ')}`,
       );
-    const current = currentRevision(aggregate, event.type);
+    const { schema, chain, current } = known;
     if (schema !== undefined && event.revision === current) {
       const validated = schema['~standard'].validate(event.data);
       if (validated instanceof Promise)
@@ -160,7 +183,7 @@ export const upcastEvent = (aggregate: AnyAggregate, stored: EventAtRevision, co
           (steps === 0 ? '; a later revision was written by newer code' : ''),
       );
     }
-    if (steps >= maxSteps)
+    if (steps >= chainFacts(aggregate).maxSteps)
       return fault(
         'UpcastFailed',
         `from ${named(stored)}: the chain did not end after ${steps} upcasts (do types upcast into each other?)`,

@@ -17,10 +17,6 @@ import { anchorOf, EARLIER_KEPT, sampledOf, type SampledRecord, type StoredCheck
 /** The last command of a partition's latest incarnation that caused events (rebuild/fold.ts `lastSources`). */
 export type LastSource = CommandSource;
 
-/** The later of two commands of a partition: by incarnation, then offset. */
-export const laterSource = (a: LastSource | undefined, b: LastSource): LastSource =>
-  a === undefined || b.incarnation > a.incarnation || (b.incarnation === a.incarnation && b.offset > a.offset) ? b : a;
-
 /** The commandId a command record holds, if it reads as one. */
 const commandIdOf = (value: Buffer | null): string | undefined => {
   if (value === null) return undefined;

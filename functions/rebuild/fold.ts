@@ -5,7 +5,7 @@
  * (aggregateId, version), reports gaps and records it cannot use, and restores what a head
  * needs for dedupe (source offsets, recent commands).
  */
-import { laterSource, type LastSource } from './command-lives.ts';
+import type { LastSource } from './command-lives.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type StoredRecord } from '../core/event-reader.ts';
 import { offsetKey } from '../core/generation-log.ts';
@@ -40,11 +40,17 @@ export interface UnusableRecord {
  */
 export type FoldStep = 'applied' | 'duplicate' | 'unusable' | 'held';
 
-/** Reads a chunk of the log through the event reader. */
+/** Reads one record of the log (of `topic` unless it names its own) through the event reader. */
+export const readLogRecord = (topic: string, r: LogRecord, aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome =>
+  readEvent({ key: r.key, value: r.value, position: { topic: r.topic ?? topic, partition: r.partition, offset: r.offset } }, aggregates);
+
+/**
+ * Reads a chunk of the log through the event reader. A fold that needs nothing of the chunk
+ * ahead reads record by record instead (readLogRecord): a chunk's outcomes held at once outlive
+ * the young generation and make the garbage collector copy them, costlier than reading them.
+ */
 export const readChunk = (topic: string, records: readonly LogRecord[], aggregates: ReadonlyMap<string, AnyAggregate>): ReadOutcome[] =>
-  records.map((r) =>
-    readEvent({ key: r.key, value: r.value, position: { topic: r.topic ?? topic, partition: r.partition, offset: r.offset } }, aggregates),
-  );
+  records.map((r) => readLogRecord(topic, r, aggregates));
 
 /** The head fields that are a function of the log alone: what a rebuild must reproduce exactly. */
 export const canonicalHead = (head: Head): string =>
@@ -136,13 +142,12 @@ export class LogFold {
     const event = read.stored;
     // Every event read names its command, a duplicate's too (a resumed rebuild reads some again).
     const partition = topicPartition(event.source);
-    const source = {
-      incarnation: event.source.incarnation ?? 1,
-      offset: event.source.offset,
-      commandId: event.commandId,
-      at: Date.parse(event.occurredAt),
-    };
-    this.lastSources.set(partition, laterSource(this.lastSources.get(partition), source));
+    const at = Date.parse(event.occurredAt);
+    const incarnation = event.source.incarnation ?? 1;
+    const last = this.lastSources.get(partition);
+    // The later command, by incarnation then offset; its source made only then: most events' are not later.
+    if (last === undefined || incarnation > last.incarnation || (incarnation === last.incarnation && event.source.offset > last.offset))
+      this.lastSources.set(partition, { incarnation, offset: event.source.offset, commandId: event.commandId, at });
     const k = aggregateKey(event.aggregateType, event.aggregateId);
     let head = this.heads.get(k);
     if (head === undefined) {
@@ -159,7 +164,7 @@ export class LogFold {
       else held.set(event.version, { aggregate, read });
       return 'held';
     }
-    this.evolveHead(k, head, aggregate, read);
+    this.evolveHead(k, head, aggregate, read, partition, at);
     // Its successors may have come first, from another partition.
     for (let next = held?.get(head.version + 1); next !== undefined; next = held?.get(head.version + 1)) {
       held?.delete(head.version + 1);
@@ -206,6 +211,8 @@ export class LogFold {
     head: FoldedHead,
     aggregate: AnyAggregate,
     { stored: event, event: current }: Pick<ReadEvent, 'stored' | 'event'>,
+    partition = topicPartition(event.source),
+    at = Date.parse(event.occurredAt),
   ): void {
     const gap = event.version > head.version + 1;
     // The log is the record: after a gap the fold goes on from the version it finds, and the gap is reported.
@@ -216,10 +223,7 @@ export class LogFold {
         expected: head.version + 1,
         found: event.version,
       });
-    const incarnation = event.source.incarnation ?? 1;
-    const partition = topicPartition(event.source);
-    const tp = positionKey(partition, incarnation);
-    const at = Date.parse(event.occurredAt);
+    const tp = positionKey(partition, event.source.incarnation ?? 1);
     const { recent } = head;
     const previous = recent.at(-1);
     const result = {

@@ -11,7 +11,7 @@ import { mapConcurrent, sleep } from '../core/async.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
 import { splitGeneration } from '../core/generations.ts';
-import type { LogReader } from '../core/log.ts';
+import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
 import { resetCheckpoint } from './command-lives.ts';
@@ -20,7 +20,7 @@ import type { CommandGate, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
-import { LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
+import { LogFold, readChunk, readLogRecord, type Gap, type UnusableRecord } from './fold.ts';
 import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';
 
 export type { Progress } from './replay.ts';
@@ -233,9 +233,11 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     {
       apply: async (records) => {
         if (writeFailed !== undefined) throw writeFailed;
-        const outcomes = readChunk(eventLog.topic, records, aggregates);
-        if (resumed) await seedResumed(heads, fold, outcomes, epoch);
-        for (const outcome of outcomes) {
+        // A resumed fold is seeded with the chunk's aggregates first; else each record is read as it is applied (readChunk).
+        const outcomes = resumed ? readChunk(eventLog.topic, records, aggregates) : undefined;
+        if (outcomes !== undefined) await seedResumed(heads, fold, outcomes, epoch);
+        for (let i = 0; i < records.length; i++) {
+          const outcome = outcomes?.[i] ?? readLogRecord(eventLog.topic, records[i] as LogRecord, aggregates);
           // Code that cannot read the log: stop before the checkpoint, so a rebuild with the fix resumes here.
           if ('fault' in outcome && isChainFault(outcome.fault)) throw new EventChainError(outcome.fault);
           fold.applyRead(outcome);

@@ -4,7 +4,7 @@
  */
 import { aggregateKey } from '../core/aggregate.ts';
 import { registry } from '../core/registry.ts';
-import { canonicalHead, LogFold, readChunk, type Gap, type UnusableRecord } from './fold.ts';
+import { canonicalHead, LogFold, readLogRecord, type Gap, type UnusableRecord } from './fold.ts';
 import type { Head } from '../heads/head.ts';
 import type { RebuildHeadsStore } from './ports.ts';
 import type { RebuildDeps } from './rebuild-aggregates.ts';
@@ -49,7 +49,7 @@ export const verifyAggregates = async (
     end,
     {
       apply: (records) => {
-        for (const outcome of readChunk(deps.eventLog.topic, records, aggregates)) fold.applyRead(outcome);
+        for (const record of records) fold.applyRead(readLogRecord(deps.eventLog.topic, record, aggregates));
         return Promise.resolve();
       },
       save: () => Promise.resolve(),

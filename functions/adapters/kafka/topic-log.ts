@@ -17,6 +17,9 @@ const traceField = (headers: IHeaders | undefined): { traceparent?: string } => 
 
 export type { LogRecord, PartitionOffsets } from '../../core/log.ts';
 
+/** Chunks fetched ahead of the one being handed over: the fold of one overlaps the fetch of the next. */
+const PREFETCHED = 2;
+
 /** Reads one topic. */
 export class TopicLog implements LogReader {
   /** One admin client however many reads ask at once (the command side reads its partitions' bounds together). */
@@ -91,11 +94,35 @@ export class TopicLog implements LogReader {
       await consumer.subscribe({ topic: this.topic, fromBeginning: true });
       await new Promise<void>((resolve, reject) => {
         let done = false;
-        const finish = () => {
-          if (!done) {
-            done = true;
-            resolve();
+        // Chunks fetched and not yet handed over, oldest first; `handing` while onChunk runs.
+        const waiting: LogRecord[][] = [];
+        let handing = false;
+        let roomFor: (() => void) | undefined;
+        const end = (failure?: Error) => {
+          if (done) return;
+          done = true;
+          roomFor?.();
+          if (failure === undefined) resolve();
+          else reject(failure);
+        };
+        const fail = (error: unknown) => end(error instanceof Error ? error : new Error(String(error)));
+        // Hands over the waiting chunks one at a time, in the order fetched (a partition's in offset order).
+        const handOver = async () => {
+          handing = true;
+          while (!done && waiting.length > 0) {
+            const records = waiting.shift() as LogRecord[];
+            roomFor?.();
+            let next: 'continue' | 'stop';
+            try {
+              next = await onChunk(records);
+            } catch (error) {
+              // kafkajs would log and retry a batch whose handler throws; the reader's caller decides instead.
+              return fail(error);
+            }
+            if (next === 'stop') return end();
           }
+          handing = false;
+          if (remaining.size === 0) end();
         };
         consumer
           .run({
@@ -103,10 +130,10 @@ export class TopicLog implements LogReader {
             eachBatchAutoResolve: false,
             eachBatch: async (payload) => {
               const { batch } = payload;
-              const end = to[batch.partition] ?? 0;
+              const endOffset = to[batch.partition] ?? 0;
               if (done || !remaining.has(batch.partition)) return;
               const records = batch.messages
-                .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < end)
+                .filter((m) => Number(m.offset) >= (from[batch.partition] ?? 0) && Number(m.offset) < endOffset)
                 .map((m) => ({
                   partition: batch.partition,
                   offset: Number(m.offset),
@@ -116,33 +143,26 @@ export class TopicLog implements LogReader {
                   ...traceField(m.headers),
                 }));
               const last = batch.messages.at(-1);
-              if (records.length > 0) {
-                // kafkajs would log and retry a batch whose handler throws; the reader's caller decides instead.
-                let next: 'continue' | 'stop';
-                try {
-                  next = await onChunk(records);
-                } catch (error) {
-                  done = true;
-                  reject(error instanceof Error ? error : new Error(String(error)));
-                  return;
-                }
-                if (next === 'stop') return finish();
-              }
+              // The next fetch goes out while the chunks before this one are handed over (the
+              // caller's work overlaps the broker's); at most PREFETCHED wait, or this waits.
+              while (!done && waiting.length >= PREFETCHED) await new Promise<void>((room) => (roomFor = room));
+              if (done) return;
+              if (records.length > 0) waiting.push(records);
               if (last !== undefined) payload.resolveOffset(last.offset);
-              await payload.heartbeat();
               // Control records (transaction markers) occupy offsets too: reaching end - 1 is not required.
-              if (last !== undefined && Number(last.offset) + 1 >= end) {
+              if (last !== undefined && Number(last.offset) + 1 >= endOffset) {
                 remaining.delete(batch.partition);
                 consumer.pause([{ topic: this.topic, partitions: [batch.partition] }]);
               }
-              if (remaining.size === 0) finish();
+              if (!handing) void handOver();
+              await payload.heartbeat();
             },
           })
           .then(() => {
             for (const partition of remaining) consumer.seek({ topic: this.topic, partition, offset: String(from[partition] ?? 0) });
             if (idle.length > 0) consumer.pause([{ topic: this.topic, partitions: idle }]);
           })
-          .catch(reject);
+          .catch(fail);
       });
     } finally {
       await consumer.disconnect();
