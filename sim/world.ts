@@ -10,7 +10,7 @@ import { MemoryHeadsStore, type HeadsItems } from '../functions/adapters/memory/
 import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/adapters/memory/publishers.ts';
 import { MemoryParkStore } from '../functions/adapters/memory/park-store.ts';
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
-import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
+import { MemoryConsumerGroup, MemoryGenerationPositions, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
 import { GenerationLog } from '../functions/core/generation-log.ts';
 import { generationName } from '../functions/core/generations.ts';
 import type { LogReader } from '../functions/core/log.ts';
@@ -179,6 +179,7 @@ export class World {
         publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
         eventLog: new MemoryTopicLog(this.cluster, TOPICS.events, this.scheduler, 7),
         commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
+        commandsTrigger: new MemoryGenerationPositions(this.cluster, 'commands-trigger', this.scheduler),
         dedupeWindowMs: WEEK_MS,
         keptResultsMs: WEEK_MS,
         ...(this.parking ? { parking: { store: this.park, attempts: 2, now: simNow } } : {}),

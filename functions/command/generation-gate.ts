@@ -5,19 +5,24 @@
  * the old. Checked per batch of a newer generation: one end-offsets read per older generation
  * and a consistent read of its partitions' checkpoints. Once drained, each older partition is
  * sealed on its checkpoint (heads/partition.ts `sealed`): a command that reaches it later (a
- * producer deployed before the grow) is refused instead of decided after newer ones.
+ * producer deployed before the grow) is refused instead of decided after newer ones. An older
+ * partition whose trigger has handled records the table holds no decision of (a table restored
+ * from before the drain) never drains by itself: that table is behind its log, and the batch
+ * says so, as a batch of the partition itself would.
  */
+import { TableBehindLogError } from '../control/control.ts';
 import { GenerationNotDrainedError, olderGenerations } from '../core/generations.ts';
 import type { Reason } from '../core/wire.ts';
 import { firstCheckpoint, type StoredCheckpoint } from '../heads/partition.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 import type { IncomingCommand } from './decode.ts';
-import type { CommandLog, KeyedResult } from './ports.ts';
+import type { CommandLog, CommandsTriggerPositions, KeyedResult } from './ports.ts';
 
-/** What the gate reads: the older generations' end offsets, and the checkpoints of their partitions. */
+/** What the gate reads: the older generations' end offsets, the checkpoints of their partitions, and where their trigger stands. */
 export interface GenerationGateDeps {
   readonly commandLog: Pick<CommandLog, 'ends'>;
-  readonly checkpoints: Pick<HeadsStore, 'getCheckpoint' | 'putCheckpoint'>;
+  readonly checkpoints: Pick<HeadsStore, 'getCheckpoint' | 'putCheckpoint'> & { readonly tableName: string };
+  readonly trigger: CommandsTriggerPositions;
 }
 
 /** One partition of an older generation as the gate finds it. */
@@ -49,20 +54,39 @@ const undrainedOf = ({ tp, end, checkpoint }: OlderPartition): string[] => {
   return through + 1 >= end.end ? [] : [`${tp} (decided through ${through}, end ${end.end})`];
 };
 
-/** The partitions of the older generations of `topic` that hold records past their checkpoint, as `topic-partition (through/end)`. */
-export const undrainedPartitions = async (deps: GenerationGateDeps, topic: string): Promise<string[]> =>
-  (await olderPartitions(deps, topic)).flatMap(undrainedOf);
+/**
+ * The older partitions among `undrained` whose trigger went on past what the table decided:
+ * the trigger commits only after a batch moved the checkpoint, so such a table lost decisions
+ * (a restore, a copy) and nothing will deliver those records again. The trigger is read before
+ * the checkpoints, so a batch of the old generation finishing in between is not taken for that.
+ */
+const behindTrigger = async (deps: GenerationGateDeps, topic: string, undrained: readonly OlderPartition[]): Promise<string[]> => {
+  const positions = await deps.trigger.positions(topic);
+  const reread = await Promise.all(undrained.map(async (p) => ({ ...p, checkpoint: await deps.checkpoints.getCheckpoint(p.tp) })));
+  return reread.flatMap(({ tp, checkpoint }) => {
+    const through = checkpoint?.through ?? -1;
+    const handled = positions.get(tp) ?? 0;
+    return checkpoint?.sealed === undefined && handled > through + 1
+      ? [`${tp} was handled by its trigger up to offset ${handled - 1}, but this table only up to ${through}`]
+      : [];
+  });
+};
 
 /**
- * Throws GenerationNotDrainedError when a batch of `topic` must wait for an older generation;
+ * Throws GenerationNotDrainedError when a batch of `topic` must wait for an older generation,
+ * TableBehindLogError when the table lost decisions of the older generation (it would wait for ever);
  * once they are drained, seals each older partition not sealed yet at its end (conditional on
  * the checkpoint read: a batch of the old generation that moved it since makes this one retry).
  */
 export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: string): Promise<void> => {
   if (olderGenerations(topic).length === 0) return;
   const partitions = await olderPartitions(deps, topic);
-  const undrained = partitions.flatMap(undrainedOf);
-  if (undrained.length > 0) throw new GenerationNotDrainedError(topic, undrained);
+  const undrained = partitions.filter((p) => undrainedOf(p).length > 0);
+  if (undrained.length > 0) {
+    const behind = await behindTrigger(deps, topic, undrained);
+    if (behind.length > 0) throw new TableBehindLogError(deps.checkpoints.tableName, behind.join('; '));
+    throw new GenerationNotDrainedError(topic, undrained.flatMap(undrainedOf));
+  }
   const moved = await Promise.all(
     partitions
       .filter((p) => p.checkpoint?.sealed === undefined)
