@@ -13,14 +13,14 @@
 import { TableBehindLogError } from '../control/control.ts';
 import { GenerationNotDrainedError, olderGenerations } from '../core/generations.ts';
 import type { Reason } from '../core/wire.ts';
-import { firstCheckpoint, type StoredCheckpoint } from '../heads/partition.ts';
+import { firstCheckpoint, sampledOf, type StoredCheckpoint } from '../heads/partition.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 import type { IncomingCommand } from './decode.ts';
 import type { CommandLog, CommandsTriggerPositions, KeyedResult } from './ports.ts';
 
 /** What the gate reads: the older generations' end offsets, the checkpoints of their partitions, and where their trigger stands. */
 export interface GenerationGateDeps {
-  readonly commandLog: Pick<CommandLog, 'ends'>;
+  readonly commandLog: Pick<CommandLog, 'ends' | 'sample'>;
   readonly checkpoints: Pick<HeadsStore, 'getCheckpoint' | 'putCheckpoint'> & { readonly tableName: string };
   readonly trigger: CommandsTriggerPositions;
 }
@@ -30,7 +30,28 @@ interface OlderPartition {
   readonly tp: string;
   readonly end: { readonly start: number; readonly end: number };
   readonly checkpoint: StoredCheckpoint | undefined;
+  /** The checkpoint is of an earlier life of the topic (recreated since): its offsets say nothing of what the log holds now. */
+  readonly earlierLife: boolean;
 }
+
+/**
+ * Whether `checkpoint` was taken in an earlier life of its partition: it went past the log's
+ * end, or the record it last handled is not the one at its offset now. A checkpoint without a
+ * fingerprint (a rebuild's, taken where the trigger of this life goes on) is taken at its word.
+ */
+const ofEarlierLife = async (
+  deps: GenerationGateDeps,
+  name: string,
+  partition: number,
+  end: OlderPartition['end'],
+  checkpoint: StoredCheckpoint | undefined,
+): Promise<boolean> => {
+  if (checkpoint === undefined || checkpoint.sealed !== undefined || checkpoint.through < end.start) return false;
+  if (checkpoint.through >= end.end) return end.end > end.start;
+  if (checkpoint.fingerprint === null) return false;
+  const [found] = await deps.commandLog.sample(name, partition, checkpoint.through, checkpoint.through, 1);
+  return found?.offset !== checkpoint.through || sampledOf(found).fingerprint !== checkpoint.fingerprint;
+};
 
 const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise<OlderPartition[]> => {
   const perTopic = await Promise.all(
@@ -39,7 +60,8 @@ const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise
       return Promise.all(
         Object.entries(ends).map(async ([partition, end]) => {
           const tp = `${name}-${partition}`;
-          return { tp, end, checkpoint: await deps.checkpoints.getCheckpoint(tp) };
+          const checkpoint = await deps.checkpoints.getCheckpoint(tp);
+          return { tp, end, checkpoint, earlierLife: await ofEarlierLife(deps, name, Number(partition), end, checkpoint) };
         }),
       );
     }),
@@ -48,9 +70,10 @@ const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise
 };
 
 /** A sealed partition is drained for good: what reaches it later is refused, not decided. */
-const undrainedOf = ({ tp, end, checkpoint }: OlderPartition): string[] => {
+const undrainedOf = ({ tp, end, checkpoint, earlierLife }: OlderPartition): string[] => {
   if (checkpoint?.sealed !== undefined || end.end <= end.start) return [];
   const through = checkpoint?.through ?? -1;
+  if (earlierLife) return [`${tp} (recreated since this table decided it through ${through}; end ${end.end})`];
   return through + 1 >= end.end ? [] : [`${tp} (decided through ${through}, end ${end.end})`];
 };
 
@@ -62,7 +85,10 @@ const undrainedOf = ({ tp, end, checkpoint }: OlderPartition): string[] => {
  */
 const behindTrigger = async (deps: GenerationGateDeps, topic: string, undrained: readonly OlderPartition[]): Promise<string[]> => {
   const positions = await deps.trigger.positions(topic);
-  const reread = await Promise.all(undrained.map(async (p) => ({ ...p, checkpoint: await deps.checkpoints.getCheckpoint(p.tp) })));
+  // A partition recreated since its checkpoint has a trigger of its new life: nothing to compare.
+  const reread = await Promise.all(
+    undrained.filter((p) => !p.earlierLife).map(async (p) => ({ ...p, checkpoint: await deps.checkpoints.getCheckpoint(p.tp) })),
+  );
   return reread.flatMap(({ tp, checkpoint }) => {
     const through = checkpoint?.through ?? -1;
     const handled = positions.get(tp) ?? 0;
