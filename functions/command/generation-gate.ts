@@ -1,9 +1,10 @@
 /**
  * The cutover between generations of the commands topic (core/generations.ts): a batch of a
  * newer generation decides nothing while an older generation holds a command not yet decided,
- * so no aggregate has a command decided on the new generation before an earlier one of it on
- * the old. Checked per batch of a newer generation: one end-offsets read per older generation
- * and a consistent read of its partitions' checkpoints. Once drained, each older partition is
+ * or not yet committed by its trigger (a batch delivered again would be decided again), so no
+ * aggregate has a command decided on the new generation before an earlier one of it on the old.
+ * Checked per batch of a newer generation until the older ones are sealed: one end-offsets read
+ * per older generation, its partitions' checkpoints, and its trigger's positions. Once drained, each older partition is
  * sealed on its checkpoint (heads/partition.ts `sealed`): a command that reaches it later (a
  * producer deployed before the grow) is refused instead of decided after newer ones. An older
  * partition whose trigger has handled records the table holds no decision of (a table restored
@@ -113,6 +114,15 @@ export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: st
     if (behind.length > 0) throw new TableBehindLogError(deps.checkpoints.tableName, behind.join('; '));
     throw new GenerationNotDrainedError(topic, undrained.flatMap(undrainedOf));
   }
+  // Decided is not enough: until its trigger has committed, a batch of the older generation is
+  // delivered again (a lost commit), and a rejection in it, remembered by no head, would be
+  // decided again against a head the newer generation has moved on (seed 50 of the grow run).
+  const unsealed = partitions.filter((p) => p.checkpoint?.sealed === undefined && p.end.end > p.end.start);
+  const positions = unsealed.length === 0 ? new Map<string, number>() : await deps.trigger.positions(topic);
+  const uncommitted = unsealed.flatMap(({ tp, end }) =>
+    (positions.get(tp) ?? 0) >= end.end ? [] : [`${tp} (decided to its end ${end.end}, not yet committed by its trigger)`],
+  );
+  if (uncommitted.length > 0) throw new GenerationNotDrainedError(topic, uncommitted);
   const moved = await Promise.all(
     partitions
       .filter((p) => p.checkpoint?.sealed === undefined)
