@@ -147,6 +147,8 @@ export class Handlers extends Construct {
         ...Object.fromEntries([...spec.tables, ...(spec.readsTables ?? [])].map((t) => [tableEnv[t], props.tables.tables[t].tableName])),
         ...sharedEnvironment,
         ...(trigger ? { TRIGGER_CONSUMER_GROUP: groupOf(key) } : {}),
+        // The command side asks where its own trigger stands on the older generations (command/generation-gate.ts).
+        ...(trigger?.topic === 'commands' ? { COMMANDS_CONSUMER_GROUP: groupOf(key) } : {}),
       };
       const fn = createNodeFunction(this, pascal(key), {
         entry: spec.entry,

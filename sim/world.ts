@@ -10,7 +10,7 @@ import { MemoryHeadsStore, type HeadsItems } from '../functions/adapters/memory/
 import { MemoryBatchPublisher, MemoryEventSidePublisher } from '../functions/adapters/memory/publishers.ts';
 import { MemoryParkStore } from '../functions/adapters/memory/park-store.ts';
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
-import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
+import { MemoryConsumerGroup, MemoryGenerationPositions, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
 import { GenerationLog } from '../functions/core/generation-log.ts';
 import { generationName } from '../functions/core/generations.ts';
 import type { LogReader } from '../functions/core/log.ts';
@@ -176,8 +176,10 @@ export class World {
         aggregates: this.commandCode(version),
         heads: this.heads,
         publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
-        eventLog: new MemoryTopicLog(this.cluster, TOPICS.events, this.scheduler, 7),
+        // As composed (compose/command-side.ts): a table may start empty only if no generation of the events topic, as it is at the check, holds an event.
+        eventLog: { isEmpty: () => this.eventsEmpty() },
         commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
+        commandsTrigger: new MemoryGenerationPositions(this.cluster, 'commands-trigger', this.scheduler),
         dedupeWindowMs: WEEK_MS,
         keptResultsMs: WEEK_MS,
         ...(this.parking ? { parking: { store: this.park, attempts: 2, now: simNow } } : {}),
@@ -185,6 +187,12 @@ export class World {
       this.warm.set(version, handler);
     }
     return handler;
+  }
+
+  /** True when no generation of the events topic holds an event. */
+  private async eventsEmpty(): Promise<boolean> {
+    const logs = this.eventTriggers.map((t) => new MemoryTopicLog(this.cluster, t.topic, this.scheduler, 7));
+    return (await Promise.all(logs.map((l) => l.isEmpty()))).every(Boolean);
   }
 
   /** The command side's code of `version` as deployed: with the bug while `buggy` (the `park` kind). */

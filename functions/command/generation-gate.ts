@@ -1,23 +1,29 @@
 /**
  * The cutover between generations of the commands topic (core/generations.ts): a batch of a
  * newer generation decides nothing while an older generation holds a command not yet decided,
- * so no aggregate has a command decided on the new generation before an earlier one of it on
- * the old. Checked per batch of a newer generation: one end-offsets read per older generation
- * and a consistent read of its partitions' checkpoints. Once drained, each older partition is
+ * or not yet committed by its trigger (a batch delivered again would be decided again), so no
+ * aggregate has a command decided on the new generation before an earlier one of it on the old.
+ * Checked per batch of a newer generation until the older ones are sealed: one end-offsets read
+ * per older generation, its partitions' checkpoints, and its trigger's positions. Once drained, each older partition is
  * sealed on its checkpoint (heads/partition.ts `sealed`): a command that reaches it later (a
- * producer deployed before the grow) is refused instead of decided after newer ones.
+ * producer deployed before the grow) is refused instead of decided after newer ones. An older
+ * partition whose trigger has handled records the table holds no decision of (a table restored
+ * from before the drain) never drains by itself: that table is behind its log, and the batch
+ * says so, as a batch of the partition itself would.
  */
+import { TableBehindLogError } from '../control/control.ts';
 import { GenerationNotDrainedError, olderGenerations } from '../core/generations.ts';
 import type { Reason } from '../core/wire.ts';
-import { firstCheckpoint, type StoredCheckpoint } from '../heads/partition.ts';
+import { firstCheckpoint, sampledOf, type StoredCheckpoint } from '../heads/partition.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 import type { IncomingCommand } from './decode.ts';
-import type { CommandLog, KeyedResult } from './ports.ts';
+import type { CommandLog, CommandsTriggerPositions, KeyedResult } from './ports.ts';
 
-/** What the gate reads: the older generations' end offsets, and the checkpoints of their partitions. */
+/** What the gate reads: the older generations' end offsets, the checkpoints of their partitions, and where their trigger stands. */
 export interface GenerationGateDeps {
-  readonly commandLog: Pick<CommandLog, 'ends'>;
-  readonly checkpoints: Pick<HeadsStore, 'getCheckpoint' | 'putCheckpoint'>;
+  readonly commandLog: Pick<CommandLog, 'ends' | 'sample'>;
+  readonly checkpoints: Pick<HeadsStore, 'getCheckpoint' | 'putCheckpoint'> & { readonly tableName: string };
+  readonly trigger: CommandsTriggerPositions;
 }
 
 /** One partition of an older generation as the gate finds it. */
@@ -25,7 +31,28 @@ interface OlderPartition {
   readonly tp: string;
   readonly end: { readonly start: number; readonly end: number };
   readonly checkpoint: StoredCheckpoint | undefined;
+  /** The checkpoint is of an earlier life of the topic (recreated since): its offsets say nothing of what the log holds now. */
+  readonly earlierLife: boolean;
 }
+
+/**
+ * Whether `checkpoint` was taken in an earlier life of its partition: it went past the log's
+ * end, or the record it last handled is not the one at its offset now. A checkpoint without a
+ * fingerprint (a rebuild's, taken where the trigger of this life goes on) is taken at its word.
+ */
+const ofEarlierLife = async (
+  deps: GenerationGateDeps,
+  name: string,
+  partition: number,
+  end: OlderPartition['end'],
+  checkpoint: StoredCheckpoint | undefined,
+): Promise<boolean> => {
+  if (checkpoint === undefined || checkpoint.sealed !== undefined || checkpoint.through < end.start) return false;
+  if (checkpoint.through >= end.end) return end.end > end.start;
+  if (checkpoint.fingerprint === null) return false;
+  const [found] = await deps.commandLog.sample(name, partition, checkpoint.through, checkpoint.through, 1);
+  return found?.offset !== checkpoint.through || sampledOf(found).fingerprint !== checkpoint.fingerprint;
+};
 
 const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise<OlderPartition[]> => {
   const perTopic = await Promise.all(
@@ -34,7 +61,8 @@ const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise
       return Promise.all(
         Object.entries(ends).map(async ([partition, end]) => {
           const tp = `${name}-${partition}`;
-          return { tp, end, checkpoint: await deps.checkpoints.getCheckpoint(tp) };
+          const checkpoint = await deps.checkpoints.getCheckpoint(tp);
+          return { tp, end, checkpoint, earlierLife: await ofEarlierLife(deps, name, Number(partition), end, checkpoint) };
         }),
       );
     }),
@@ -43,26 +71,58 @@ const olderPartitions = async (deps: GenerationGateDeps, topic: string): Promise
 };
 
 /** A sealed partition is drained for good: what reaches it later is refused, not decided. */
-const undrainedOf = ({ tp, end, checkpoint }: OlderPartition): string[] => {
+const undrainedOf = ({ tp, end, checkpoint, earlierLife }: OlderPartition): string[] => {
   if (checkpoint?.sealed !== undefined || end.end <= end.start) return [];
   const through = checkpoint?.through ?? -1;
+  if (earlierLife) return [`${tp} (recreated since this table decided it through ${through}; end ${end.end})`];
   return through + 1 >= end.end ? [] : [`${tp} (decided through ${through}, end ${end.end})`];
 };
 
-/** The partitions of the older generations of `topic` that hold records past their checkpoint, as `topic-partition (through/end)`. */
-export const undrainedPartitions = async (deps: GenerationGateDeps, topic: string): Promise<string[]> =>
-  (await olderPartitions(deps, topic)).flatMap(undrainedOf);
+/**
+ * The older partitions among `undrained` whose trigger went on past what the table decided:
+ * the trigger commits only after a batch moved the checkpoint, so such a table lost decisions
+ * (a restore, a copy) and nothing will deliver those records again. The trigger is read before
+ * the checkpoints, so a batch of the old generation finishing in between is not taken for that.
+ */
+const behindTrigger = async (deps: GenerationGateDeps, topic: string, undrained: readonly OlderPartition[]): Promise<string[]> => {
+  const positions = await deps.trigger.positions(topic);
+  // A partition recreated since its checkpoint has a trigger of its new life: nothing to compare.
+  const reread = await Promise.all(
+    undrained.filter((p) => !p.earlierLife).map(async (p) => ({ ...p, checkpoint: await deps.checkpoints.getCheckpoint(p.tp) })),
+  );
+  return reread.flatMap(({ tp, checkpoint }) => {
+    const through = checkpoint?.through ?? -1;
+    const handled = positions.get(tp) ?? 0;
+    return checkpoint?.sealed === undefined && handled > through + 1
+      ? [`${tp} was handled by its trigger up to offset ${handled - 1}, but this table only up to ${through}`]
+      : [];
+  });
+};
 
 /**
- * Throws GenerationNotDrainedError when a batch of `topic` must wait for an older generation;
+ * Throws GenerationNotDrainedError when a batch of `topic` must wait for an older generation,
+ * TableBehindLogError when the table lost decisions of the older generation (it would wait for ever);
  * once they are drained, seals each older partition not sealed yet at its end (conditional on
  * the checkpoint read: a batch of the old generation that moved it since makes this one retry).
  */
 export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: string): Promise<void> => {
   if (olderGenerations(topic).length === 0) return;
   const partitions = await olderPartitions(deps, topic);
-  const undrained = partitions.flatMap(undrainedOf);
-  if (undrained.length > 0) throw new GenerationNotDrainedError(topic, undrained);
+  const undrained = partitions.filter((p) => undrainedOf(p).length > 0);
+  if (undrained.length > 0) {
+    const behind = await behindTrigger(deps, topic, undrained);
+    if (behind.length > 0) throw new TableBehindLogError(deps.checkpoints.tableName, behind.join('; '));
+    throw new GenerationNotDrainedError(topic, undrained.flatMap(undrainedOf));
+  }
+  // Decided is not enough: until its trigger has committed, a batch of the older generation is
+  // delivered again (a lost commit), and a rejection in it, remembered by no head, would be
+  // decided again against a head the newer generation has moved on (seed 50 of the grow run).
+  const unsealed = partitions.filter((p) => p.checkpoint?.sealed === undefined && p.end.end > p.end.start);
+  const positions = unsealed.length === 0 ? new Map<string, number>() : await deps.trigger.positions(topic);
+  const uncommitted = unsealed.flatMap(({ tp, end }) =>
+    (positions.get(tp) ?? 0) >= end.end ? [] : [`${tp} (decided to its end ${end.end}, not yet committed by its trigger)`],
+  );
+  if (uncommitted.length > 0) throw new GenerationNotDrainedError(topic, uncommitted);
   const moved = await Promise.all(
     partitions
       .filter((p) => p.checkpoint?.sealed === undefined)

@@ -37,6 +37,12 @@ export interface CommandLog {
   ends(topic: string): Promise<Readonly<Record<string, { start: number; end: number }>>>;
 }
 
+/** Where the commands trigger goes on (its committed offsets), asked only while an older generation looks undrained. */
+export interface CommandsTriggerPositions {
+  /** The next offset the trigger handles, per `topic-partition` of every generation older than `topic`. */
+  positions(topic: string): Promise<ReadonlyMap<string, number>>;
+}
+
 /** The events topic, asked once per table lifetime whether it has ever held an event. */
 export interface EventsTopicState {
   isEmpty(): Promise<boolean>;

@@ -31,7 +31,7 @@ import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
 import { PageCache } from '../heads/archive-pages.ts';
-import type { BatchPublisher, CommandLog, EventsTopicState } from './ports.ts';
+import type { BatchPublisher, CommandLog, CommandsTriggerPositions, EventsTopicState } from './ports.ts';
 import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
 
 /** What the command side needs from the outside world. */
@@ -44,6 +44,8 @@ export interface CommandSideDeps {
   readonly eventLog: EventsTopicState;
   /** The commands topic, read only when a batch does not line up with its partition's checkpoint. */
   readonly commandLog: CommandLog;
+  /** Where the commands trigger stands on the older generations: a table that lost their decisions is behind its log, not waiting for a drain. */
+  readonly commandsTrigger: CommandsTriggerPositions;
   /** Re-decisions allowed per aggregate after lost version races, before the batch fails. */
   readonly maxConflictRetries?: number;
   /** Concurrent conditional writes. */
@@ -147,7 +149,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const topic = records[0]?.topic;
     const generation = topic === undefined ? 0 : splitGeneration(topic).index;
     if (topic !== undefined && generation > 0)
-      await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads }, topic);
+      await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads, trigger: deps.commandsTrigger }, topic);
     const decoded = await decodeBatch(records, aggregates);
     const { byAggregate } = decoded;
     const traces = tracesOf(

@@ -5,6 +5,7 @@
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 import { createProducer } from '../adapters/kafka/clients.ts';
 import { KafkaPublisher } from '../adapters/kafka/publisher.ts';
+import { GenerationDrain } from '../adapters/kafka/generation-drain.ts';
 import { KafkaGenerationLog } from '../adapters/kafka/generation-log.ts';
 import { TopicLog, TopicLogs } from '../adapters/kafka/topic-log.ts';
 import { createCommandProcessor, type BatchResult, type CommandSideDeps } from '../command/process-batch.ts';
@@ -33,11 +34,12 @@ export interface CommandSide {
 
 /** The command side: the aggregates table, the events topic as a log, the commands topic read back, one publisher. */
 export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
-  const { names, kafka, doc, release } = clients(wiring, 'command-handler');
+  const { names, groups, kafka, doc, release } = clients(wiring, 'command-handler');
   const heads = new AggregatesTable(doc, names.tables.aggregates);
   const eventLog = new TopicLog(kafka, names.topics.events);
   const commandLog = new TopicLogs(kafka, readerGroupPrefix());
   const publisher = new KafkaPublisher(createProducer(kafka), names.topics);
+  const commandsTrigger = new GenerationDrain(kafka, groups.commandsTrigger);
   const failure = commandFailurePolicy();
   const parking =
     failure.policy === 'park' ? { store: new DynamoParkStore(doc, names.tables.aggregates), attempts: failure.attempts } : undefined;
@@ -57,6 +59,7 @@ export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
     publisher,
     eventLog: everyEventGeneration,
     commandLog,
+    commandsTrigger,
     ...retentions(),
     ...(parking === undefined ? {} : { parking }),
   };
@@ -68,7 +71,7 @@ export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
     process: createCommandProcessor(deps),
     processor: (overrides = {}) => createCommandProcessor({ ...deps, ...overrides }),
     close: async () => {
-      await Promise.all([publisher.close(), eventLog.close(), commandLog.close()]);
+      await Promise.all([publisher.close(), eventLog.close(), commandLog.close(), commandsTrigger.close()]);
       release();
     },
   };

@@ -1,9 +1,12 @@
 /**
  * Sealing a drained generation of the commands topic, on the real broker and emulator: a batch
- * of the newer generation waits while the older holds an undecided command, then seals every
+ * of the newer generation waits while the older holds a command undecided or not yet committed
+ * by its trigger, then seals every
  * older partition on its checkpoint; a command that reaches the old generation afterwards (a
  * producer deployed before the grow) is refused with GenerationSealed, nothing decided. And a
- * new table may start empty only if no generation of the events topic holds an event.
+ * new table may start empty only if no generation of the events topic holds an event. A table
+ * that lost decisions of records the older generation's trigger committed (restored from before
+ * the drain) is behind its log: the newer generation says so instead of waiting for ever.
  */
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -19,10 +22,24 @@ let producer: Producer;
 const commands = unique('commands');
 const newer = generationName(commands, 1);
 
-/** Sends a command to a partition of a commands topic; returns its record as the trigger would give it. */
+/** Sends a command to a partition of a commands topic; returns its record as the trigger would give it (the broker's timestamp too). */
 const send = async (topic: string, partition: number, value: ReturnType<typeof command>) => {
-  const [meta] = await producer.send({ topic, acks: -1, messages: [{ partition, key: value.aggregateId, value: JSON.stringify(value) }] });
-  return { topic, partition, offset: Number(meta?.baseOffset), key: value.aggregateId, value };
+  const timestamp = Date.now();
+  const [meta] = await producer.send({
+    topic,
+    acks: -1,
+    messages: [{ partition, key: value.aggregateId, value: JSON.stringify(value), timestamp: String(timestamp) }],
+  });
+  return { topic, partition, offset: Number(meta?.baseOffset), key: value.aggregateId, value, timestamp };
+};
+
+/** Commits `next` for a partition in the commands trigger's group, as the trigger does after a batch succeeded. */
+const commit = async (topic: string, partition: number, next: number): Promise<void> => {
+  const admin = side.kafka.admin();
+  await admin.connect();
+  await admin
+    .setOffsets({ groupId: triggerGroup, topic, partitions: [{ partition, offset: String(next) }] })
+    .finally(() => admin.disconnect());
 };
 
 const outcome = async (commandId: string): Promise<string[]> =>
@@ -30,8 +47,12 @@ const outcome = async (commandId: string): Promise<string[]> =>
     .filter((r: ResultRecord) => r.commandId === commandId)
     .map((r) => (r.status === 'accepted' ? `v${r.version}` : r.status === 'rejected' ? r.reason.code : r.status));
 
+const triggerGroup = unique('commands-trigger');
+
 beforeAll(async () => {
   vi.stubEnv('PARTITION_GENERATIONS', '3,6');
+  // The commands trigger's group (config.ts), this file's own: the test commits offsets as the trigger does.
+  vi.stubEnv('COMMANDS_CONSUMER_GROUP', triggerGroup);
   side = await startCommandSide();
   const admin = side.kafka.admin();
   await admin.connect();
@@ -59,6 +80,9 @@ describe('sealing a drained generation of the commands topic', () => {
     await expect(process(mskEvent([second]))).rejects.toBeInstanceOf(GenerationNotDrainedError);
     expect((await side.heads.getCheckpoint(`${commands}-0`))?.sealed).toBeUndefined();
     await process(mskEvent([first]));
+    // Decided, but its trigger has not committed it yet: delivered again, it would be decided again.
+    await expect(process(mskEvent([second]))).rejects.toThrow(/not yet committed by its trigger/);
+    await commit(commands, 0, first.offset + 1);
     await process(mskEvent([second]));
     expect(await outcome(second.value.commandId)).toEqual(['v3']);
     // Every older partition sealed at its end, the empty ones too.
@@ -98,6 +122,37 @@ describe('sealing a drained generation of the commands topic', () => {
       expect(await fresh.heads.get('account', id)).toBeUndefined();
     } finally {
       await fresh.close();
+    }
+  }, 60_000);
+
+  it('says the table is behind its log when it lost decisions of records the older trigger committed', async () => {
+    const older = unique('commands');
+    const newest = generationName(older, 1);
+    const admin = side.kafka.admin();
+    await admin.connect();
+    try {
+      await createTopics(admin, { [older]: 3, [newest]: 6 });
+      const id = unique('acc');
+      const process = side.processor();
+      const open = await send(older, 1, command(id, 'OpenAccount', { owner: 'Ada' }));
+      await process(mskEvent([open]));
+      const before = await side.heads.getCheckpoint(`${older}-1`);
+      const deposit = await send(older, 1, command(id, 'Deposit', { amount: 1 }));
+      await process(mskEvent([deposit]));
+      // The trigger commits after the batch; then the table goes back to before it, as a restore takes it.
+      await commit(older, 1, deposit.offset + 1);
+      expect(before).toBeDefined();
+      expect(await side.heads.putCheckpoint(before as NonNullable<typeof before>, await side.heads.getCheckpoint(`${older}-1`))).toBe(true);
+
+      const later = await send(newest, 3, command(id, 'Deposit', { amount: 2 }));
+      const batch = process(mskEvent([later]));
+      await expect(batch).rejects.toBeInstanceOf(TableBehindLogError);
+      await expect(batch).rejects.toThrow(
+        `${older}-1 was handled by its trigger up to offset ${deposit.offset}, but this table only up to ${open.offset}`,
+      );
+      expect(await outcome(later.value.commandId)).toEqual([]);
+    } finally {
+      await admin.disconnect();
     }
   }, 60_000);
 });

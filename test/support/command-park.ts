@@ -5,7 +5,7 @@
  */
 import { MemoryBatchPublisher } from '../../functions/adapters/memory/publishers.ts';
 import { MemoryParkStore } from '../../functions/adapters/memory/park-store.ts';
-import { MemoryTopicLog, MemoryTopicLogs } from '../../functions/adapters/memory/topic-log.ts';
+import { MemoryGenerationPositions, MemoryTopicLog, MemoryTopicLogs } from '../../functions/adapters/memory/topic-log.ts';
 import type { BatchPublisher } from '../../functions/command/ports.ts';
 import { createCommandProcessor } from '../../functions/command/process-batch.ts';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
@@ -32,6 +32,7 @@ export const commandParkSetup = (options: { attempts?: number; park?: MemoryPark
       publisher,
       eventLog: new MemoryTopicLog(system.cluster, PARK_TOPICS.events),
       commandLog: new MemoryTopicLogs(system.cluster),
+      commandsTrigger: new MemoryGenerationPositions(system.cluster, 'commands-trigger'),
       dedupeWindowMs: WEEK_MS,
       keptResultsMs: WEEK_MS,
       parking: { store: park, attempts },

@@ -7,7 +7,12 @@
 import { MemoryCluster, type StoredRecord } from '../../functions/adapters/memory/cluster.ts';
 import { MemoryHeadsStore, type HeadsItems } from '../../functions/adapters/memory/heads-store.ts';
 import { MemoryBatchPublisher } from '../../functions/adapters/memory/publishers.ts';
-import { MemoryConsumerGroup, MemoryTopicLog, MemoryTopicLogs } from '../../functions/adapters/memory/topic-log.ts';
+import {
+  MemoryConsumerGroup,
+  MemoryGenerationPositions,
+  MemoryTopicLog,
+  MemoryTopicLogs,
+} from '../../functions/adapters/memory/topic-log.ts';
 import type { BatchOutput, BatchPublisher, CommandLog } from '../../functions/command/ports.ts';
 import { createCommandProcessor, type BatchResult } from '../../functions/command/process-batch.ts';
 import type { Release } from '../../functions/core/release.ts';
@@ -52,6 +57,7 @@ export class MemorySystem {
       publisher,
       eventLog: new MemoryTopicLog(this.cluster, TOPICS.events),
       commandLog,
+      commandsTrigger: new MemoryGenerationPositions(this.cluster, GROUP),
       dedupeWindowMs: WEEK_MS,
       keptResultsMs: WEEK_MS,
       headCache: { maxEntries: 0, maxBytes: 0 },

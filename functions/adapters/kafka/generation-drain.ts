@@ -1,7 +1,8 @@
 /**
  * Whether a trigger has handled every older generation of its topic (core/generations.ts):
  * per older generation, its consumer group's committed offsets against the topic's end
- * offsets. The event side asks it before a batch of a newer generation of the events topic.
+ * offsets. The event side asks it before a batch of a newer generation of the events topic; the
+ * command side asks where its trigger stands when an older generation looks undrained.
  */
 import type { Kafka } from 'kafkajs';
 import { SharedAdmin } from './clients.ts';
@@ -22,6 +23,16 @@ export class GenerationDrain {
 
   /** The partitions of the generations older than `topic` that the trigger has not handled to their end, as `topic-partition (committed/end)`. */
   async undrained(topic: string): Promise<string[]> {
+    return (await this.older(topic)).flatMap(({ tp, committed, end }) => (committed >= end ? [] : [`${tp} (${committed}/${end})`]));
+  }
+
+  /** The next offset the trigger handles, per `topic-partition` of the generations older than `topic` (the command side's gate). */
+  async positions(topic: string): Promise<Map<string, number>> {
+    return new Map((await this.older(topic)).map(({ tp, committed }) => [tp, committed]));
+  }
+
+  /** Per partition of the older generations: the group's committed offset (at least the partition's start), and the end. */
+  private async older(topic: string): Promise<{ tp: string; committed: number; end: number }[]> {
     const older = olderGenerations(topic);
     if (older.length === 0) return [];
     const admin = await this.admin.get();
@@ -31,10 +42,11 @@ export class GenerationDrain {
           admin.fetchTopicOffsets(name),
           admin.fetchOffsets({ groupId: generationName(this.group, index), topics: [name] }),
         ]);
-        return ends.flatMap((e) => {
-          const committed = Math.max(Number(group?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1), Number(e.low));
-          return committed >= Number(e.high) ? [] : [`${name}-${e.partition} (${committed}/${e.high})`];
-        });
+        return ends.map((e) => ({
+          tp: `${name}-${e.partition}`,
+          committed: Math.max(Number(group?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1), Number(e.low)),
+          end: Number(e.high),
+        }));
       }),
     );
     return found.flat();

@@ -6,6 +6,7 @@
  */
 import type { CommandLog, EventsTopicState } from '../../command/ports.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
+import { generationName, olderGenerations } from '../../core/generations.ts';
 import type { MemoryCluster } from './cluster.ts';
 import { immediate, perform, type Interleaver } from './interleave.ts';
 
@@ -139,5 +140,24 @@ export class MemoryConsumerGroup {
   /** The same per `topic-partition` (the aggregates rebuild's `commandsTrigger.positions`). */
   async positions(): Promise<Map<string, number>> {
     return new Map(Object.entries(await this.position()).map(([p, offset]) => [`${this.topic}-${p}`, offset]));
+  }
+}
+
+/** Where a trigger's groups stand on the generations older than a topic (adapters/kafka/generation-drain.ts `positions`). */
+export class MemoryGenerationPositions {
+  constructor(
+    private readonly cluster: MemoryCluster,
+    /** The trigger's group of the first generation; generation n's is `generationName(groupId, n)`. */
+    private readonly groupId: string,
+    private readonly io: Interleaver = immediate,
+  ) {}
+
+  /** The next offset the trigger handles, per `topic-partition` of every generation older than `topic`. */
+  async positions(topic: string): Promise<Map<string, number>> {
+    const older = olderGenerations(topic);
+    const each = await Promise.all(
+      older.map((name, index) => new MemoryConsumerGroup(this.cluster, name, generationName(this.groupId, index), this.io).positions()),
+    );
+    return new Map(each.flatMap((m) => [...m]));
   }
 }
