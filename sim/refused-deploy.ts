@@ -10,7 +10,13 @@
 import type { AnyAggregate } from '../functions/core/aggregate.ts';
 import type { PartitionOffsets } from '../functions/core/log.ts';
 import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
-import { checkDeploy, refused } from '../functions/rebuild/check-deploy.ts';
+import { checkDeploy, refused, type CheckDeployReport } from '../functions/rebuild/check-deploy.ts';
+import type { EventFault } from '../functions/core/event-reader.ts';
+import { offsetKey } from '../functions/core/generation-log.ts';
+import type { AnyProjection } from '../functions/core/projection.ts';
+import { registeredVersions, versionStateKey, versionStateOf } from '../functions/core/projection-versions.ts';
+import type { ItemKey } from '../functions/event/ports.ts';
+import { generationPositions } from './generation-positions.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { reactions } from '../functions/reactions/index.ts';
 import type { Random } from '../chaos/random.ts';
@@ -18,7 +24,7 @@ import type { SimViolation } from './check.ts';
 import { worldCensus } from './census-check.ts';
 import { deployments } from './code-versions.ts';
 import { debugEnd } from './steps.ts';
-import { TOPICS, type World } from './world.ts';
+import type { World } from './world.ts';
 
 /** The newer release with its upcaster of revision-1 withdrawals broken. */
 const broken: readonly AnyAggregate[] = deployments.newer.map((a) =>
@@ -40,25 +46,41 @@ const broken: readonly AnyAggregate[] = deployments.newer.map((a) =>
 /** How many check-deploy runs refused and passed, over this process (the seeds' test asks that both happen). */
 export const brokenRollTally = { refused: 0, passed: 0 };
 
-/** Whether the events topic holds a revision-1 withdrawal below `end`. */
-const holdsOldWithdrawal = (world: World, end: PartitionOffsets): boolean =>
-  world.cluster.current(TOPICS.events).partitions.some((records, p) =>
-    records.some((r) => {
-      if (r.offset >= (end[p] ?? 0)) return false;
-      const event = JSON.parse(r.value?.toString('utf8') ?? '{}') as { type?: string; revision?: number };
-      return event.type === 'MoneyWithdrawn' && (event.revision ?? 1) === 1;
+/** Revision-1 withdrawals the log held over `read` (every generation): what the broken upcaster breaks on. */
+const oldWithdrawals = (world: World, read: { start: PartitionOffsets; end: PartitionOffsets }): string[] =>
+  world.eventTriggers.flatMap(({ topic }) =>
+    world.cluster.current(topic).partitions.flatMap((records, p) => {
+      const [from, to] = [read.start[offsetKey(topic, p)] ?? 0, read.end[offsetKey(topic, p)] ?? 0];
+      return records.flatMap((r) => {
+        if (r.offset < from || r.offset >= to) return [];
+        const event = JSON.parse(r.value?.toString('utf8') ?? '{}') as { type?: string; revision?: number };
+        return event.type === 'MoneyWithdrawn' && (event.revision ?? 1) === 1 ? [`${topic}-${p} offset ${r.offset}`] : [];
+      });
     }),
   );
+
+/** Where a fault is, as the oracle names records. */
+const at = (f: EventFault): string => `${f.position.topic}-${f.position.partition} offset ${f.position.offset}`;
 
 /** The `broken-roll` step: check-deploy of the broken release, as a task; its verdict is checked when it ends. */
 export const brokenRoll = (world: World, random: Random, violations: SimViolation[]): void => {
   const log = world.eventLog();
-  let read: PartitionOffsets | undefined;
+  let read: { start: PartitionOffsets; end: PartitionOffsets } | undefined;
   const offsets = log.offsets.bind(log);
   log.offsets = async () => {
     const found = await offsets();
-    read ??= found.end;
+    read ??= found;
     return found;
+  };
+  // The release is built from the code deployed when the operator starts: the projection versions the event side registers then.
+  const projections = world.versions.projections(accountSummary);
+  // The version serving reads as check-deploy read it (a switch may land while it runs).
+  let serving: number | undefined;
+  const stateKey = versionStateKey(accountSummary.name);
+  const get = async (key: ItemKey) => {
+    const item = await world.readModels.get(key);
+    if (key.pk === stateKey.pk && key.sk === stateKey.sk) serving ??= versionStateOf(item?.data)?.active ?? 1;
+    return item;
   };
   const census = worldCensus(world);
   world.scheduler.spawn(
@@ -67,29 +89,56 @@ export const brokenRoll = (world: World, random: Random, violations: SimViolatio
       const report = await checkDeploy(
         {
           aggregates: broken,
-          projections: [accountSummary],
+          projections,
           reactions,
           eventLog: log,
           // The deployed tables, read only: check-deploy has no way to change them.
           heads: { scanAll: () => world.heads.scanAll() },
-          readModels: { query: (pk) => world.readModels.query(pk), get: (key) => world.readModels.get(key) },
+          readModels: { query: (pk) => world.readModels.query(pk), get },
           scratch: new MemoryReadModels(),
-          triggerPosition: () => world.group('events').position(),
+          triggerPosition: () =>
+            world.eventTriggers.length === 1
+              ? world.group('events').position()
+              : generationPositions({ cluster: world.cluster, scheduler: world.scheduler, triggers: world.eventTriggers }).position(),
         },
         census,
         { sampleEvery: random.int(1, 3) },
       );
-      // Row and head changes aside (traffic goes on beside it): what would halt.
+      // Row and head changes aside (traffic goes on beside it): what would halt, and a serving version dropped.
       const verdict = refused(report, true);
       brokenRollTally[verdict ? 'refused' : 'passed']++;
-      const expected = read !== undefined && holdsOldWithdrawal(world, read);
-      if (verdict !== expected)
-        violations.push({
-          kind: 'deploy-refusal-mismatch',
-          message: `check-deploy of the broken upcaster ${verdict ? 'refused' : 'passed'}; the log it read ${expected ? 'holds' : 'holds no'} revision-1 withdrawal (${report.replay?.unreadableCount ?? 0} unreadable, halts ${JSON.stringify(report.replay?.halts ?? [])})`,
-        });
+      violations.push(...verdictViolations(report, read === undefined ? [] : oldWithdrawals(world, read), serving, projections));
       return report;
     },
     debugEnd('check-deploy'),
   );
+};
+
+/** Where check-deploy's verdict is not the log's and the tables': each reason on its own, so a refusal for another reason shows. */
+const verdictViolations = (
+  report: CheckDeployReport,
+  withdrawals: readonly string[],
+  serving: number | undefined,
+  projections: readonly AnyProjection[],
+): SimViolation[] => {
+  const found: string[] = [];
+  const replay = report.replay;
+  const unreadable = replay?.unreadable.map(at) ?? [];
+  const expected = new Set(withdrawals);
+  if ((replay?.unreadableCount ?? 0) !== withdrawals.length || unreadable.some((u) => !expected.has(u)))
+    found.push(
+      `found ${replay?.unreadableCount ?? 0} unreadable (${unreadable.slice(0, 5).join(', ')}); the log it read holds ${withdrawals.length} revision-1 withdrawals (${withdrawals.slice(0, 5).join(', ')})`,
+    );
+  if (report.revisionProblems.length > 0) found.push(`revision problems: ${report.revisionProblems.map((p) => p.message).join('; ')}`);
+  if ((replay?.halts.length ?? 0) > 0) found.push(`halts ${JSON.stringify(replay?.halts)}`);
+  const registered = registeredVersions(projections, accountSummary.name);
+  const drops = serving !== undefined && !registered.includes(serving);
+  if (report.versionProblems.length > 0 !== drops)
+    found.push(
+      `version problems [${report.versionProblems.map((p) => p.message).join('; ')}]; version ${serving ?? '?'} served and the release registers ${registered.join(', ')}`,
+    );
+  return found.map((message) => ({
+    kind: 'deploy-refusal-mismatch',
+    message: `check-deploy of the broken upcaster ${refused(report, true) ? 'refused' : 'passed'}: ${message}`,
+  }));
 };

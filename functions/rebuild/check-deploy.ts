@@ -7,23 +7,23 @@
  * reader (upcasters and schemas, on the real records), and the heads of a sample of aggregates
  * (or all) are folded as the rebuild's verify folds them and compared with the aggregates
  * table, and their projection rows and reaction checkpoints applied by the event side's own
- * applier into a scratch store and compared with the read-models table as of where the event
- * trigger stands. A sampled aggregate is folded from its whole history; a row is compared only
+ * applier into a scratch store (deploy-rows.ts: a gap across partitions waits, as on the live
+ * side; one no partition fills is the log's, not the code's) and compared with the read-models
+ * table as of where the event trigger stands. A sampled aggregate is folded from its whole history; a row is compared only
  * when every aggregate it holds a version of is sampled.
  */
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
 import { isChainFault, type EventFault } from '../core/event-reader.ts';
+import { offsetKey } from '../core/generation-log.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { registry } from '../core/registry.ts';
-import { triggerRecordOf } from '../core/trigger-event.ts';
 import { censusRows, type CensusRow, type PartitionCensus } from '../event/census.ts';
-import { haltError } from '../event/halts.ts';
 import { reactionCheckpointPk, type ReadModels, type StoredItem } from '../event/ports.ts';
-import { createEventApplier } from '../event/process-batch.ts';
 import type { Head } from '../heads/head.ts';
 import { revisionProblems, type RevisionProblem } from './census-revisions.ts';
+import { deployRows } from './deploy-rows.ts';
 import { canonicalHead, LogFold, readChunk, type Gap } from './fold.ts';
 import type { RebuildHeadsStore } from './ports.ts';
 import { replayLog, type Progress } from './replay.ts';
@@ -74,7 +74,12 @@ export interface ReplayFindings {
   readonly rowsNotInStep: number;
   /** Where the new event side would halt on a sampled aggregate's events (a projection or reaction failing). */
   readonly halts: readonly string[];
+  /** The first record of each partition this code cannot read: where the event side would halt. */
+  readonly haltsAt: readonly EventFault[];
+  /** Gaps in the heads' fold: the log's, not the code's. */
   readonly gaps: readonly Gap[];
+  /** Gaps the rows' replay met and no partition filled: the live side halts at them whatever the code (not the code's). */
+  readonly rowGaps: readonly string[];
 }
 
 /** The outcome of check-deploy. */
@@ -126,12 +131,12 @@ const replay = async (
   const sampled = (aggregateId: string) => sampleEvery === 1 || hash(aggregateId) % sampleEvery === 0;
   const topic = deps.eventLog.topic;
   const fold = new LogFold(aggregates);
-  const apply = createEventApplier({ ...deps, readModels: deps.scratch, publisher: { publish: () => Promise.resolve() } });
   const unreadable: EventFault[] = [];
   let unreadableCount = 0;
   let malformed = 0;
   const halts: string[] = [];
-  const haltedPartitions = new Set<number>();
+  const firstUnreadable = new Map<string, EventFault>();
+  const rows = deployRows(deps, (message) => halts.push(message));
   const { start, end } = await deps.eventLog.offsets();
   const upTo = await deps.triggerPosition();
   const { at } = await replayLog(
@@ -143,26 +148,26 @@ const replay = async (
         const forRows: LogRecord[] = [];
         readChunk(topic, records, aggregates).forEach((outcome, i) => {
           const record = records[i] as LogRecord;
+          const key = offsetKey(record.topic, record.partition);
           if ('fault' in outcome) {
             if (!isChainFault(outcome.fault)) malformed++;
-            else if (unreadableCount++ < 100) unreadable.push(outcome.fault);
+            else {
+              if (unreadableCount++ < 100) unreadable.push(outcome.fault);
+              if (!firstUnreadable.has(key)) firstUnreadable.set(key, outcome.fault);
+            }
             return;
           }
           if (!sampled(outcome.event.stored.aggregateId)) return;
           fold.applyRead(outcome);
-          if (record.offset < (upTo[record.partition] ?? 0) && !haltedPartitions.has(record.partition)) forRows.push(record);
+          if (record.offset < (upTo[key] ?? 0)) forRows.push(record);
         });
-        if (forRows.length === 0) return;
-        const summary = await apply(forRows.map((r) => triggerRecordOf(topic, r)));
-        for (const halt of summary.halted) {
-          haltedPartitions.add(halt.position.partition);
-          halts.push(haltError(halt).message);
-        }
+        await rows.apply(forRows);
       },
       save: () => Promise.resolve(),
     },
     { checkpointEvery: Infinity, onProgress: deps.onProgress },
   );
+  const rowGaps = await rows.finish(upTo, (record) => 'event' in (readChunk(topic, [record], aggregates)[0] as object));
   fold.finish();
 
   const folded = [...fold.all()];
@@ -211,6 +216,8 @@ const replay = async (
     rowChanges: rowChangesFound,
     rowsNotInStep,
     halts,
+    haltsAt: [...firstUnreadable.values()],
     gaps: fold.gaps,
+    rowGaps,
   };
 };

@@ -167,7 +167,7 @@ export const replayReadModels = async (
  * Other aggregates' events past the range stay for the trigger, whose reactions issue their
  * commands.
  */
-const missingPastEnd = async (
+export const missingPastEnd = async (
   eventLog: Pick<LogReader, 'offsets' | 'read'>,
   end: PartitionOffsets,
   halts: readonly Halt[],

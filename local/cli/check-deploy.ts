@@ -8,7 +8,9 @@ import { aggregates } from '../../functions/domain/index.ts';
 import { readCensus } from '../../functions/event/census.ts';
 import { projections } from '../../functions/projections/index.ts';
 import { reactions } from '../../functions/reactions/index.ts';
+import type { EventFault } from '../../functions/core/event-reader.ts';
 import { checkDeploy, refused, type CheckDeployReport } from '../../functions/rebuild/check-deploy.ts';
+import { whereOnLog } from '../../functions/rebuild/census-revisions.ts';
 import { progressBar } from './rebuild.ts';
 import { explain, explainDynamo, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
@@ -24,7 +26,8 @@ against the events topic and the tables it would be deployed over, writing nothi
      schemas on the real records); the heads of a sample of aggregates folded as
      \`rebuild --verify\` folds them and compared with the aggregates table; their projection
      rows and reaction checkpoints applied by the event side's own code into memory, up to
-     where the event trigger stands, and compared with the read-models table
+     where the event trigger stands, and compared with the read-models table (a gap in the
+     log no partition fills is listed apart: the event side halts there whatever the code)
 Heads and rows that differ only because the system is in flight (other versions applied) are
 counted apart; the check is exact on a quiescent stack.
 
@@ -56,11 +59,51 @@ const list = <T>(items: readonly T[], limit: number, line: (item: T) => string, 
   ...(total > limit ? [`    … and ${(total - limit).toLocaleString('en')} more`] : []),
 ];
 
-const refusedFor = (report: CheckDeployReport, allowChanges: boolean): string => {
-  const haltsOrChanges = 'would halt the event side or change what is stored';
-  if (report.versionProblems.length === 0) return haltsOrChanges;
-  const drops = 'drops the projection version serving reads';
-  return refused({ ...report, versionProblems: [] }, allowChanges) ? `${drops}, and ${haltsOrChanges}` : drops;
+const more = (shown: number, total: number): string => (total > shown ? ` and ${(total - shown).toLocaleString('en')} more` : '');
+
+/** Where an unreadable record is and what it is: `events-1 offset 4 (account acc-0 version 2, MoneyWithdrawn revision 1: UpcastFailed)`. */
+const recordAt = (f: EventFault): string => {
+  const what =
+    f.stored === undefined
+      ? ''
+      : `${f.stored.aggregateType} ${f.stored.aggregateId} version ${f.stored.version}, ${f.stored.type} revision ${f.stored.revision ?? 1}: `;
+  return `${f.position.topic}-${f.position.partition} offset ${f.position.offset} (${what}${f.code})`;
+};
+
+/** What the deploy is refused on, each reason naming the first records, versions or items it is refused for. */
+export const refusalReasons = (report: CheckDeployReport, allowChanges = false): string[] => {
+  const reasons: string[] = [];
+  const kinds = report.revisionProblems;
+  const first = kinds[0];
+  if (first !== undefined)
+    reasons.push(
+      `${kinds.length} kind${kinds.length === 1 ? '' : 's'} of event on the log this code has no way to read: ` +
+        `${first.row.aggregateType} ${first.row.type} revision ${first.row.revision} (${first.code}, ${whereOnLog(first.row, 1)})${more(1, kinds.length)}`,
+    );
+  if (report.versionProblems.length > 0)
+    reasons.push(
+      `this code drops the projection version serving reads: ${report.versionProblems.map((p) => `${p.projection} version ${p.serving}`).join(', ')}`,
+    );
+  const r = report.replay;
+  if (r === undefined) return reasons;
+  if (r.unreadableCount > 0)
+    reasons.push(
+      `the event side would halt at ${r.unreadableCount.toLocaleString('en')} record${r.unreadableCount === 1 ? '' : 's'} this code cannot read, ` +
+        `first on ${r.haltsAt.length === 1 ? 'its partition' : `each of ${r.haltsAt.length} partitions`}: ${r.haltsAt.slice(0, 3).map(recordAt).join(', ')}${more(3, r.haltsAt.length)}`,
+    );
+  if (r.halts.length > 0) reasons.push(`the event side would halt where this code fails: ${r.halts[0]}${more(1, r.halts.length)}`);
+  if (allowChanges) return reasons;
+  const head = r.headChanges[0];
+  if (head !== undefined)
+    reasons.push(
+      `${r.headChanges.length} head${r.headChanges.length === 1 ? '' : 's'} would change: ${head.aggregateType} ${head.aggregateId} version ${head.log} (${head.detail})${more(1, r.headChanges.length)}`,
+    );
+  const row = r.rowChanges[0];
+  if (row !== undefined)
+    reasons.push(
+      `${r.rowChanges.length} read-model item${r.rowChanges.length === 1 ? '' : 's'} would change: ${row.pk} ${row.sk} (${row.kind}: ${row.detail})${more(1, r.rowChanges.length)}`,
+    );
+  return reasons;
 };
 
 /** The report as text: each step, what it found, and the verdict. */
@@ -107,9 +150,14 @@ export const formatCheckDeploy = (report: CheckDeployReport, limit: number, allo
       ...list(r.rowChanges, limit, (c) => `${c.pk} ${c.sk}: ${c.kind}: ${c.detail}`),
     );
     if (r.gaps.length > 0) lines.push(`  gaps in the log (not the code's): ${r.gaps.length}`);
+    if (r.rowGaps.length > 0)
+      lines.push(
+        `  read models stopped at gaps no partition fills (the log's: the event side halts there whatever the code): ${r.rowGaps.length}`,
+        ...list(r.rowGaps, limit, (g) => g),
+      );
   }
   const verdict = refused(report, allowChanges)
-    ? `REFUSED: this code ${refusedFor(report, allowChanges)} (above)`
+    ? `REFUSED: ${refusalReasons(report, allowChanges).join('; ')}`
     : r === undefined
       ? 'ok: this code reads every revision on the log (the log itself was not replayed: --census-only)'
       : 'ok: safe to deploy';

@@ -210,7 +210,18 @@ describe('check-deploy', () => {
     expect(lines).toContain(
       `  unreadable: ${old.length} records this code cannot read (the event side would halt at the first of each partition)`,
     );
-    expect(lines.at(-1)).toMatch(/^check-deploy: REFUSED/);
+    // The verdict names what it refuses on: how many records, and where the event side would halt first on each partition.
+    const first = new Map<number, number>();
+    for (const f of report.replay?.unreadable ?? [])
+      if (!first.has(f.position.partition)) first.set(f.position.partition, f.position.offset);
+    expect(lines.at(-1)).toMatch(
+      new RegExp(
+        `^check-deploy: REFUSED: the event side would halt at ${old.length} records this code cannot read, first on ${first.size === 1 ? 'its partition' : `each of ${first.size} partitions`}: ` +
+          `${command.topics.events}-\\d offset \\d+ \\(account acc-\\S+ version \\d+, MoneyDeposited revision 1: UpcastFailed\\)`,
+      ),
+    );
+    for (const [partition, offset] of [...first].slice(0, 3))
+      expect(lines.at(-1)).toContain(`${command.topics.events}-${partition} offset ${offset} (`);
   });
 
   it('refuses an upcaster that changes what old events meant, naming the heads and rows that would change', async () => {
@@ -259,7 +270,7 @@ describe('check-deploy', () => {
       checkDeployCommand(code(account as AnyAggregate, [accountSummaryV2])).run(['--census-only']),
     );
     expect(exit).toBe(1);
-    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads (above)');
+    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads: account-summary version 1');
 
     // After a switch to version 2 (its state item), code with version 1 alone is a rollback past it.
     const key = versionStateKey(accountSummary.name);

@@ -87,7 +87,7 @@ describe('check-deploy over projection versions', () => {
     expect(refused(report, true)).toBe(true); // --allow-changes is for changed rows, not for reads switched to nothing
     const lines = formatCheckDeploy(report, 5);
     expect(lines).toContain('projection versions: 1 serving version this code drops');
-    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads (above)');
+    expect(lines.at(-1)).toBe('check-deploy: REFUSED: this code drops the projection version serving reads: account-summary version 1');
 
     const beside = await checkDeploy(deps(table, [accountSummary, accountSummaryV2]), new Map(), { sampleEvery: 1, censusOnly: true });
     expect(beside.versionProblems).toEqual([]);
