@@ -122,7 +122,11 @@ const fold = (batch: AggregateBatch, limit: number, tooLarge: ReadonlySet<number
   }
   const retryFrom = limit < batch.commands.length ? (batch.commands[limit] as IncomingCommand).record : null;
   const newest = Math.max(...batch.commands.slice(0, limit).map((c) => c.record.timestamp));
-  return outcomeOf(batch.base, batch.outboxConfirmed, tally, limit, retryFrom, { newest, dedupeWindowMs: batch.dedupeWindowMs });
+  return outcomeOf(batch.base, batch.outboxConfirmed, tally, limit, retryFrom, {
+    newest,
+    dedupeWindowMs: batch.dedupeWindowMs,
+    sizeOf: batch.sizeOf,
+  });
 };
 
 const fits = (batch: AggregateBatch, folded: Folded): boolean =>

@@ -7,8 +7,24 @@ import type { UnkeptResult } from '../heads/ports.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import type { EventRecord, Reason, ResultRecord } from '../core/wire.ts';
 import type { IncomingCommand } from './decode.ts';
-import { fingerprint, MAX_REASON_CHARS, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
-import { MAX_PAGES, PAGE_MARGIN_MS, pageOf, pagesSince, RECENT_AFTER_PAGE, type ArchivePage } from '../heads/archive-pages.ts';
+import {
+  fingerprint,
+  MAX_REASON_CHARS,
+  RECENT_COMMANDS,
+  WRITE_UNIT_BYTES,
+  type ArchivedCommand,
+  type Head,
+  type RecentCommand,
+} from '../heads/head.ts';
+import {
+  MAX_PAGES,
+  PAGE_MARGIN_MS,
+  pageOf,
+  pagesSince,
+  RECENT_AFTER_PAGE,
+  type ArchivePage,
+  type PageRef,
+} from '../heads/archive-pages.ts';
 import { aggregateKey } from '../core/aggregate.ts';
 
 /** What one aggregate's share of a batch comes to. */
@@ -116,10 +132,11 @@ const archiveOf = (evicted: readonly RecentCommand[]): ArchivedCommand[] => [
   ).values(),
 ];
 
-/** When the folded commands were sent (the newest record time) and how long commandIds are deduplicated. */
+/** When the folded commands were sent (the newest record time), how long commandIds are deduplicated, and how a head measures as stored. */
 export interface Window {
   readonly newest: number;
   readonly dedupeWindowMs: number;
+  readonly sizeOf: (head: Head) => number;
 }
 
 /** What a fold of `limit` commands against `base` comes to: no head when nothing new was decided. */
@@ -145,28 +162,39 @@ export const outcomeOf = (
     };
   }
   const unkept = fresh.filter((f) => !f.remembered).map((f) => f.kept);
-  // The recent window fills up to RECENT_COMMANDS, then lets all but the newest RECENT_AFTER_PAGE
-  // go in one page; a batch's own commands always stay (a retry re-emits every result).
-  const evicted =
-    recent.length > Math.max(RECENT_COMMANDS, limit) ? recent.slice(0, recent.length - Math.max(RECENT_AFTER_PAGE, limit)) : [];
-  const leaving = archiveOf(evicted);
-  const live = pagesSince(base.pages ?? [], window.newest - window.dedupeWindowMs - PAGE_MARGIN_MS);
-  const paged = leaving.length > 0 && live.length < MAX_PAGES;
-  const page = paged ? pageOf(aggregateKey(base.aggregateType, base.aggregateId), leaving) : null;
-  const archive = paged ? [] : leaving;
-  const pages = page === null ? live : [...live, { id: page.id, until: page.until }];
-  const next: Head = {
+  const head = (kept: readonly RecentCommand[], archivedUntil: number, pages: readonly PageRef[]): Head => ({
     aggregateType: base.aggregateType,
     aggregateId: base.aggregateId,
     version: tally.version,
     state: tally.state,
     offsets: tally.offsets,
-    recent: recent.slice(evicted.length),
-    archivedUntil: Math.max(base.archivedUntil, ...archive.map((a) => a.at)),
+    recent: kept,
+    archivedUntil,
     ...(pages.length > 0 ? { pages } : {}),
     outbox: [...carried, ...events],
     writtenAt: tally.last ?? base.writtenAt,
-  };
+  });
+  const live = pagesSince(base.pages ?? [], window.newest - window.dedupeWindowMs - PAGE_MARGIN_MS);
+  // The recent window fills up to RECENT_COMMANDS, then lets all but the newest RECENT_AFTER_PAGE
+  // go in one page; a batch's own commands always stay (a retry re-emits every result). A page
+  // is a write of its own: while the head keeps them all within one write unit, they stay.
+  const whole = head(recent, base.archivedUntil, live);
+  const evicted =
+    recent.length > Math.max(RECENT_COMMANDS, limit) && window.sizeOf(whole) > WRITE_UNIT_BYTES
+      ? recent.slice(0, recent.length - Math.max(RECENT_AFTER_PAGE, limit))
+      : [];
+  if (evicted.length === 0)
+    return {
+      outcome: { results, deadLetters, toPublish: whole.outbox, next: whole, counts, retryFrom, page: null, archive: [], unkept },
+      handled: limit,
+      added: events.length,
+    };
+  const leaving = archiveOf(evicted);
+  const paged = live.length < MAX_PAGES;
+  const page = paged ? pageOf(aggregateKey(base.aggregateType, base.aggregateId), leaving) : null;
+  const archive = paged ? [] : leaving;
+  const pages = page === null ? live : [...live, { id: page.id, until: page.until }];
+  const next = head(recent.slice(evicted.length), Math.max(base.archivedUntil, ...archive.map((a) => a.at)), pages);
   return {
     outcome: { results, deadLetters, toPublish: next.outbox, next, counts, retryFrom, page, archive, unkept },
     handled: limit,

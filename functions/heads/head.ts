@@ -105,11 +105,14 @@ export const acceptedIn = (head: Pick<Head, 'recent'>, commandId: string): Resul
 };
 
 /**
- * How many recent commands a head keeps beyond those of the batch that writes it: few enough
- * that a head rewritten at a trickle fits in one write unit (1 KB) as stored. Older ones are
- * archived (a re-sent commandId is looked up there, as a new one always is once a head archives).
+ * How many recent commands a head keeps beyond those of the batch that writes it, unless it
+ * keeps more within one write unit: few enough that a head rewritten at a trickle fits in
+ * one (1 KB) as stored. Older ones are archived (a re-sent commandId is looked up there, as a
+ * new one always is once a head archives).
  */
 export const RECENT_COMMANDS = 40;
+/** A write unit: DynamoDB bills a write by the KB of the larger of the item before and after. */
+export const WRITE_UNIT_BYTES = 1024;
 /** DynamoDB's item limit is 400 KB; a head, measured as stored, stays below this to leave room. */
 export const MAX_HEAD_BYTES = 350 * 1024;
 /** Longest rejection message a head keeps (and a result carries): user code may say a lot. */

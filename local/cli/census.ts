@@ -1,6 +1,6 @@
 /** `kafka-aggregates census`: what the events topic holds, per aggregate type, event type and revision (functions/event/census.ts). */
 import { composeOperator, type Operator } from '../../functions/compose/operator.ts';
-import { tableName, topicGenerations } from '../../functions/config.ts';
+import { groups, tableName, topicGenerations } from '../../functions/config.ts';
 import { censusRows, readCensus, type CensusRow, type PartitionCensus } from '../../functions/event/census.ts';
 import { whereOnLog } from '../../functions/rebuild/census-revisions.ts';
 import { explain, explainDynamo, parse, requireBroker, usageError, type CliCommand } from './common.ts';
@@ -13,7 +13,9 @@ stored, how many records the log holds and the first and last offset of each per
 Then, per partition, the offsets counted against the log's: a census started on a log that
 already had events (the census is newer than the deployment) counts from where the event side
 stood then, the event side's trigger may not have reached the end yet, and a warm event
-function writes a partition's census only every few batches (up to ten behind).
+function writes a partition's census only every tenth batch (up to ten batches applied and not
+yet in it). A partition's line says how many records it has not counted and which of these
+three holds them (the third from the events trigger's committed offsets).
 
 Options:
   --json      print the census and each partition's coverage as JSON
@@ -32,6 +34,12 @@ export interface Coverage {
   readonly log?: { readonly start: number; readonly end: number };
   /** Records the census holds no count of: before `from`, or after `through`. */
   readonly uncounted?: number;
+  /**
+   * Of those after `through`, the ones the event side has applied (below its trigger's committed
+   * offset): a warm event function writes a partition's census every tenth batch, so up to ten
+   * batches are applied but not yet in it. Undefined when the trigger's position was not read.
+   */
+  readonly applied?: number;
 }
 
 /** Each partition's coverage, over every generation of the events topic. */
@@ -41,19 +49,46 @@ export const coverage = async (operator: Operator, census: ReadonlyMap<string, P
     const log = operator.log(name);
     try {
       const { start, end } = await log.offsets();
+      // Where the event side stands tells records held for the next census write from those it has not reached.
+      const trigger = await operator.positions(name, groups().eventsTrigger).catch(() => undefined);
       for (const [p, first] of Object.entries(start)) {
         const partition = `${name}-${p}`;
         const c = census.get(partition);
         const last = end[p] ?? first;
         const counted = c === undefined ? undefined : { from: c.from, through: c.through };
         const uncounted = c === undefined ? last - first : Math.max(0, c.from - first) + Math.max(0, last - 1 - c.through);
-        out.push({ partition, ...(counted === undefined ? {} : { counted }), log: { start: first, end: last }, uncounted });
+        const next = trigger?.get(partition);
+        const applied = next === undefined ? undefined : Math.max(0, Math.min(next, last) - 1 - (c?.through ?? first - 1));
+        out.push({
+          partition,
+          ...(counted === undefined ? {} : { counted }),
+          log: { start: first, end: last },
+          uncounted,
+          ...(applied === undefined ? {} : { applied }),
+        });
       }
     } finally {
       await log.close();
     }
   }
   return out;
+};
+
+const n = (count: number) => count.toLocaleString('en');
+
+/** Why a partition's records are not counted: before the census began, applied but held for its next write, not reached yet. */
+const gapOf = (p: Coverage): string => {
+  const uncounted = p.uncounted ?? 0;
+  if (uncounted === 0) return '';
+  if (p.applied === undefined) return ` (${n(uncounted)} records not counted)`;
+  const before = p.counted === undefined || p.log === undefined ? 0 : Math.max(0, p.counted.from - p.log.start);
+  const ahead = uncounted - before - p.applied;
+  const parts = [
+    before > 0 ? `${n(before)} from before the census began` : '',
+    p.applied > 0 ? `${n(p.applied)} applied by the event side, held for its next census write (every tenth batch of a warm function)` : '',
+    ahead > 0 ? `${n(ahead)} not reached by the event side yet` : '',
+  ].filter((part) => part !== '');
+  return ` (${n(uncounted)} records not counted: ${parts.join('; ')})`;
 };
 
 /** The census as text: a table of rows, then the coverage of each partition. */
@@ -68,8 +103,7 @@ export const formatCensus = (rows: readonly CensusRow[], partitions: readonly Co
   for (const p of partitions) {
     const counted = p.counted === undefined ? 'nothing counted' : `counted ${p.counted.from}..${p.counted.through}`;
     const log = p.log === undefined ? '' : `, log ${p.log.start}..${p.log.end - 1}`;
-    const gap = (p.uncounted ?? 0) > 0 ? ` (${(p.uncounted ?? 0).toLocaleString('en')} records not counted)` : '';
-    lines.push(`  ${p.partition}: ${counted}${log}${gap}`);
+    lines.push(`  ${p.partition}: ${counted}${log}${gapOf(p)}`);
   }
   return lines;
 };

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandOutcomes } from '../../functions/adapters/dynamodb/command-outcomes.ts';
 import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { RECENT_COMMANDS } from '../../functions/heads/head.ts';
+import { isCommand, RECENT_COMMANDS } from '../../functions/heads/head.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
@@ -33,10 +33,13 @@ describe('a rejection that leaves the recent window', () => {
     const ref = { aggregateType: 'account', aggregateId: id, commandId: withdraw.commandId };
     expect(await outcomes.outcome(ref)).toMatchObject({ status: 'rejected', reason: { code: 'InsufficientFunds' } });
 
-    // More commands than the head keeps: the rejection leaves its recent window.
-    const deposits = Array.from({ length: RECENT_COMMANDS + 5 }, () => command(id, 'Deposit', { amount: 100 }));
+    // More commands than the head keeps (past RECENT_COMMANDS and one write unit): the rejection leaves its recent window.
+    const deposits = Array.from({ length: 3 * RECENT_COMMANDS }, () => command(id, 'Deposit', { amount: 100 }));
     await side.processor()(mskEvent(deposits.map((value, i) => ({ topic, offset: first.length + i, key: id, value }))));
-    expect((await side.heads.get('account', id))?.recent.some((r) => r.commandId === withdraw.commandId)).toBe(false);
+    const head = await side.heads.get('account', id);
+    expect(head?.recent.some(isCommand(withdraw.commandId))).toBe(false);
+    expect(head?.recent.some(isCommand(first[0]?.commandId as string))).toBe(false);
+    expect(head?.recent).toHaveLength(deposits.length);
 
     expect(await outcomes.outcome(ref)).toMatchObject({ status: 'rejected', reason: { code: 'InsufficientFunds' } });
   });

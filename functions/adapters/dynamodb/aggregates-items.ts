@@ -107,7 +107,7 @@ const recentFromPlainItem = (item: Item): Pick<Head, 'recent' | 'archivedUntil'>
 });
 
 /** The attributes `recentFromItem` reads (a projection: less to transfer; DynamoDB bills the whole item all the same). */
-export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'body', 'ids', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
+export const HEAD_OUTCOME_ATTRIBUTES = ['pk', 'body', 'ids', 'cids', 'aggregateType', 'aggregateId', 'recent', 'archivedUntil'] as const;
 
 /** The item of a kept outcome; it expires (DynamoDB TTL, `expiresAt` in seconds) `retentionMs` after its command record's time. */
 export const resultItem = (

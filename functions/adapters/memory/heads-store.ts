@@ -17,7 +17,7 @@ import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../
 import type { StampWrite } from '../../heads/stamp.ts';
 import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
-import { headItemBytes } from '../dynamodb/aggregates-items.ts';
+import { fromItem, headItemBytes, toItem } from '../dynamodb/aggregates-items.ts';
 import { putRebuiltAll, readRebuilt, scanAll, type ItemsAccess } from './rebuilt-heads.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
 import {
@@ -68,8 +68,9 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     return item === undefined ? undefined : copy(item);
   }
 
+  /** Keeps a head as the DynamoDB adapter's item of it reads back (commandIds as fingerprints): the simulator checks that layout. */
   private put(key: string, item: HeadsItem): void {
-    this.items.set(key, copy(item));
+    this.items.set(key, item.kind === 'head' ? { ...item, head: fromItem(toItem(item.head)) } : copy(item));
   }
 
   private headAt(key: string): Head | undefined {

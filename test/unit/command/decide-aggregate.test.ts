@@ -4,7 +4,15 @@ import { z } from 'zod';
 import { headItemBytes } from '../../../functions/adapters/dynamodb/aggregates-items.ts';
 import { decideAggregate, type AggregateOutcome } from '../../../functions/command/decide-aggregate.ts';
 import { decodeCommand, type IncomingCommand } from '../../../functions/command/decode.ts';
-import { emptyHead, fingerprint, MAX_HEAD_BYTES, RECENT_COMMANDS, type ArchivedCommand, type Head } from '../../../functions/heads/head.ts';
+import {
+  emptyHead,
+  fingerprint,
+  MAX_HEAD_BYTES,
+  RECENT_COMMANDS,
+  WRITE_UNIT_BYTES,
+  type ArchivedCommand,
+  type Head,
+} from '../../../functions/heads/head.ts';
 import { findInPages, MAX_PAGES, RECENT_AFTER_PAGE, type ArchivePage } from '../../../functions/heads/archive-pages.ts';
 import type { PartitionCheckpoint } from '../../../functions/heads/partition.ts';
 import { registry } from '../../../functions/core/registry.ts';
@@ -122,6 +130,11 @@ const batchOf = aggregateBatch;
 
 const decide = async (base: Head, specs: readonly Spec[], checkpoints = noCheckpoints, maxHeadBytes = MAX_HEAD_BYTES) =>
   decideAggregate(batchOf(base, await incoming(...specs), { checkpoints, maxHeadBytes }));
+/** Heads measured as at least one write unit and a byte: as a head with a larger state, or commandIds longer than these tests', would be. */
+const pastOneUnit = (h: Head): number => Math.max(headItemBytes(h), WRITE_UNIT_BYTES + 1);
+/** `decide`, with heads past one write unit: what the head keeps then does not depend on the size of these tests' commands. */
+const decideLarge = async (base: Head, specs: readonly Spec[], checkpoints = noCheckpoints) =>
+  decideAggregate(batchOf(base, await incoming(...specs), { checkpoints, sizeOf: pastOneUnit }));
 
 /** The head a successful batch committed. */
 const committed = (outcome: AggregateOutcome): Head => {
@@ -584,12 +597,12 @@ describe('decideAggregate: commands that break the aggregate', () => {
 });
 
 describe('decideAggregate: recent commands', () => {
-  it('lets the recent window fill to RECENT_COMMANDS, then pages all but the newest RECENT_AFTER_PAGE', async () => {
+  it('lets the recent window of a head past one write unit fill to RECENT_COMMANDS, then pages all but the newest RECENT_AFTER_PAGE', async () => {
     // Offsets 0..60 in the head (one batch keeps all its own), then 500 and 501: the newest RECENT_AFTER_PAGE of those 63 stay.
     const last = RECENT_COMMANDS + 20;
     const many = [open(0), ...Array.from({ length: last }, (_, i) => deposit(i + 1, 1))];
-    const head = committed(await decide(accountHead(), many));
-    const outcome = await decide(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last));
+    const head = committed(await decideLarge(accountHead(), many));
+    const outcome = await decideLarge(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last));
     const next = committed(outcome);
     const kept = Array.from({ length: RECENT_AFTER_PAGE - 2 }, (_, i) => last - (RECENT_AFTER_PAGE - 2) + 1 + i);
     expect(next.recent.map((r) => r.offset)).toStrictEqual([...kept, 500, 501]);
@@ -598,18 +611,18 @@ describe('decideAggregate: recent commands', () => {
     expect(outcome.archive).toStrictEqual([]);
     expect(next.pages).toStrictEqual([{ id: outcome.page?.id, until: outcome.page?.until }]);
     // Below RECENT_COMMANDS again, the next command writes no page.
-    const quiet = await decide(next, [deposit(502, 1)], confirmedThrough(501));
+    const quiet = await decideLarge(next, [deposit(502, 1)], confirmedThrough(501));
     expect(quiet.page).toBeNull();
     expect(committed(quiet).recent).toHaveLength(RECENT_AFTER_PAGE + 1);
     expect(committed(quiet).pages).toStrictEqual(next.pages);
   });
 
   it('archives one item per command once the head lists MAX_PAGES pages', async () => {
-    let head = committed(await decide(accountHead(), [open(0)]));
+    let head = committed(await decideLarge(accountHead(), [open(0)]));
     let offset = 1;
     for (let page = 0; page <= MAX_PAGES; page++) {
       const batch = Array.from({ length: RECENT_COMMANDS + 1 }, () => deposit(offset++, 1));
-      const outcome = await decide(head, batch, confirmedThrough(offset - RECENT_COMMANDS - 2));
+      const outcome = await decideLarge(head, batch, confirmedThrough(offset - RECENT_COMMANDS - 2));
       head = committed(outcome);
       if (page < MAX_PAGES) expect(outcome.archive).toStrictEqual([]);
       else {
@@ -619,6 +632,36 @@ describe('decideAggregate: recent commands', () => {
       }
     }
     expect(head.pages).toHaveLength(MAX_PAGES);
+  });
+
+  it('keeps the recent commands past RECENT_COMMANDS, writing no page, while the head stays within one write unit', async () => {
+    const last = RECENT_COMMANDS + 20;
+    const many = [open(0), ...Array.from({ length: last }, (_, i) => deposit(i + 1, 1))];
+    const head = committed(await decide(accountHead(), many));
+    const outcome = await decide(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last));
+    const next = committed(outcome);
+    expect(headItemBytes(next)).toBeLessThanOrEqual(WRITE_UNIT_BYTES);
+    expect(outcome.page).toBeNull();
+    expect(next.recent).toHaveLength(last + 3);
+    // The same commands in a head past one write unit: paged.
+    expect((await decideLarge(head, [deposit(500, 1), deposit(501, 1)], confirmedThrough(last))).page).not.toBeNull();
+    // Once the head would outgrow the unit, the oldest go into a page.
+    let grown = next;
+    let offset = 502;
+    let paged: AggregateOutcome | undefined;
+    while (paged === undefined) {
+      const step = await decide(
+        grown,
+        [deposit(offset, 1, { commandId: createHash('sha256').update(`${offset}`).digest('hex') })],
+        confirmedThrough(offset - 1),
+      );
+      offset++;
+      if (step.page === null) grown = committed(step);
+      else paged = step;
+    }
+    expect(headItemBytes(grown)).toBeLessThanOrEqual(WRITE_UNIT_BYTES);
+    expect(committed(paged).recent).toHaveLength(RECENT_AFTER_PAGE);
+    expect(paged.page?.commands).toHaveLength(grown.recent.length + 1 - RECENT_AFTER_PAGE);
   });
 
   it('keeps every command of a batch larger than RECENT_COMMANDS, so a retry re-emits every result', async () => {
@@ -672,9 +715,9 @@ describe('decideAggregate: what the head no longer keeps', () => {
 
   it('recognises an accepted commandId re-sent after more than RECENT_COMMANDS later commands, from the archive, within the dedupe window', async () => {
     const many = [open(0, { commandId: 'first' }), ...Array.from({ length: RECENT_COMMANDS + 5 }, (_, i) => deposit(i + 1, 1))];
-    const written = committed(await decide(accountHead(), many));
+    const written = committed(await decideLarge(accountHead(), many));
     // A later batch pushes the oldest entries out of the recent window: they go to the archive.
-    const later = await decide(written, [deposit(200, 1), deposit(201, 1)], confirmedThrough(RECENT_COMMANDS + 5));
+    const later = await decideLarge(written, [deposit(200, 1), deposit(201, 1)], confirmedThrough(RECENT_COMMANDS + 5));
     const head = committed(later);
     const page = later.page as ArchivePage;
     expect(page.commands.map((a) => a.commandId)).toContain(fingerprint('first'));
