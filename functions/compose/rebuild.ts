@@ -90,6 +90,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
               commandsTrigger: { positions: () => generationTriggerPositions(kafka, commandTopics, commandsTrigger) },
               commandLog,
               dedupeWindowMs: retentions().dedupeWindowMs,
+              parks: new DynamoParkStore(doc, names.tables.aggregates),
               ...onProgress,
             },
             readModelsRebuild: {

@@ -7,6 +7,8 @@ import type { ArchivedCommand, Head } from '../heads/head.ts';
 import type { PageWrite } from '../heads/archive-pages.ts';
 import type { StoredCheckpoint } from '../heads/partition.ts';
 import type { ControlRecord } from '../control/control.ts';
+import type { MskRecord } from '../core/trigger-event.ts';
+import type { Reason } from '../core/wire.ts';
 
 /** Holds and releases command processing (the commands trigger). */
 export interface CommandGate {
@@ -41,4 +43,29 @@ export interface RebuildHeadsStore {
   putCheckpoint(next: StoredCheckpoint, previous: StoredCheckpoint | undefined): Promise<boolean>;
   /** Sets the control stamp (heads/stamp.ts) of each partition's checkpoint item, whatever it was, creating the item if absent. */
   stampCheckpoints(tps: readonly string[], stamp: string): Promise<void>;
+}
+
+/**
+ * The command side's parked aggregates as verify reads them (park/ports.ts ParkStore's reads,
+ * declared again here: the rebuild does not reach the park layer).
+ */
+export interface ParkedCommandsReader {
+  /** Every parked aggregate. */
+  list(): Promise<readonly ParkedSummary[]>;
+  /** The records numbered `from`..`to` of a parked sequence, in order. */
+  read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<readonly { readonly seq: number; readonly record: MskRecord }[]>;
+}
+
+/** What verify reads of one parked aggregate (park/parked.ts ParkedAggregate). */
+export interface ParkedSummary {
+  readonly side: 'command' | 'event';
+  readonly aggregateType: string;
+  readonly aggregateId: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly cause: Reason;
+  readonly firstOffset: number;
+  /** Records in the sequence, and those a release or discard has finished with. */
+  readonly count: number;
+  readonly done: number;
 }

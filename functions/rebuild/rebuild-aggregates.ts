@@ -16,7 +16,7 @@ import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../c
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
 import { resetCheckpoint } from './command-lives.ts';
 import { controlStamp } from '../heads/stamp.ts';
-import type { CommandGate, RebuildHeadsStore } from './ports.ts';
+import type { CommandGate, ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
@@ -53,6 +53,8 @@ export interface RebuildDeps {
   readonly checkpointIntervalMs?: number;
   readonly writeConcurrency?: number;
   readonly onProgress?: (progress: Progress) => void;
+  /** The command side's parked aggregates, which verify reports; the rebuild keeps them as they are. */
+  readonly parks?: ParkedCommandsReader;
 }
 
 /** The outcome of a rebuild. */

@@ -9,6 +9,9 @@ import type { Head } from '../heads/head.ts';
 import type { RebuildHeadsStore } from './ports.ts';
 import type { RebuildDeps } from './rebuild-aggregates.ts';
 import { replayLog } from './replay.ts';
+import { verifyParks, type ParkedReport } from './verify-parks.ts';
+
+export type { ParkedReport } from './verify-parks.ts';
 
 /** An aggregate whose head in the table is not what the events topic folds to. */
 export interface Difference {
@@ -16,7 +19,10 @@ export interface Difference {
   readonly aggregateId: string;
   readonly table: number | null;
   readonly log: number | null;
-  readonly kind: 'missing in table' | 'missing in log' | 'differs';
+  /** `decided while parked`: a parked command its head remembers deciding from that record (`commandId`, `offset`). */
+  readonly kind: 'missing in table' | 'missing in log' | 'differs' | 'decided while parked';
+  readonly commandId?: string;
+  readonly offset?: number;
 }
 
 /** The outcome of a verify run. */
@@ -27,6 +33,8 @@ export interface VerifyReport {
   readonly gaps: readonly Gap[];
   readonly unusable: readonly UnusableRecord[];
   readonly duplicates: number;
+  /** The command side's parked aggregates (policy `park`); absent when no park store was given. */
+  readonly parked?: readonly ParkedReport[];
 }
 
 /**
@@ -35,7 +43,7 @@ export interface VerifyReport {
  * still flow meanwhile: a head committed after the end offsets were captured shows as `differs`.
  */
 export const verifyAggregates = async (
-  deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> },
+  deps: Pick<RebuildDeps, 'aggregates' | 'eventLog' | 'onProgress' | 'parks'> & { readonly heads: Pick<RebuildHeadsStore, 'scanAll'> },
 ): Promise<VerifyReport> => {
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates);
@@ -59,9 +67,21 @@ export const verifyAggregates = async (
   );
   fold.finish();
   const { heads: stored } = await deps.heads.scanAll();
-  const differences = headDifferences(fold.all(), stored);
+  const folded = [...fold.all()];
+  const differences = headDifferences(folded, stored);
+  const parks = deps.parks === undefined ? undefined : await verifyParks(deps.parks, stored);
+  for (const { version, ...d } of parks?.decided ?? [])
+    differences.push({ ...d, table: version, log: folded.find((h) => h.aggregateType === d.aggregateType && h.aggregateId === d.aggregateId)?.version ?? null, kind: 'decided while parked' });
   deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
-  return { eventsRead, aggregates: fold.size, differences, gaps: fold.gaps, unusable: fold.unusable, duplicates: fold.duplicates };
+  return {
+    eventsRead,
+    aggregates: fold.size,
+    differences,
+    gaps: fold.gaps,
+    unusable: fold.unusable,
+    duplicates: fold.duplicates,
+    ...(parks === undefined ? {} : { parked: parks.parked }),
+  };
 };
 
 /** The heads of `stored` that are not what the log folds to (`folded`), and the ones either side lacks. */

@@ -15,7 +15,8 @@ unconfirmed outbox, reads the topic from the earliest offset to the end offsets 
 the start, writes the heads, and releases the lock. A rebuild that stopped midway resumes.
 
 Options:
-  --verify              compare the table with the topic and list the aggregates that differ; writes nothing
+  --verify              compare the table with the topic and list the aggregates that differ, and the
+                        parked ones (a parked command its head holds as decided is a difference); writes nothing
   --projection <name>   rebuild that projection's rows instead (e.g. account-summary), to the end of the topic
   --read-models         rebuild every projection and reaction checkpoint instead, up to where the event
                         trigger stands (its consumer group's committed offsets), holding the event side
