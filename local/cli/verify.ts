@@ -74,6 +74,7 @@ export const verify: CliCommand = {
         readModels: operator.readModels,
         readModel: accountSummary.name,
         park: operator.park,
+        eventPark: operator.eventPark,
       }).catch((error: unknown) => {
         throw explainDynamo(explain(error));
       });

@@ -21,6 +21,8 @@ export interface HistorySources {
   readonly readModel?: string;
   /** Where parked aggregates are kept (policy `park`). @default none: parked commands not checked */
   readonly park?: Pick<Operator['park'], 'list'>;
+  /** Where the event side's parked aggregates are kept (the read-models table). @default none: read-model rows of parked aggregates checked as live ones */
+  readonly eventPark?: Pick<Operator['eventPark'], 'list'>;
 }
 
 /** Every record of `topic` from its start to the end offsets of the moment; and whether retention has deleted any. */
@@ -72,8 +74,21 @@ export const readHistory = async (sources: HistorySources): Promise<History> => 
     sources.park === undefined
       ? undefined
       : await sources.park.list().then((list) => new Set(list.map((p) => aggregateKey(p.aggregateType, p.aggregateId))), absentIfMissing);
+  const eventParked =
+    sources.eventPark === undefined
+      ? undefined
+      : await sources.eventPark.list().then(
+          (list) =>
+            new Map(
+              list
+                .filter((p) => p.side === 'event')
+                .map((p) => [aggregateKey(p.aggregateType, p.aggregateId), { firstVersion: p.firstVersion, releasing: p.status === 'releasing' }]),
+            ),
+          absentIfMissing,
+        );
   return {
     ...(parked === undefined ? {} : { parked }),
+    ...(eventParked === undefined ? {} : { eventParked }),
     events: events.records,
     results: results.records,
     resultsComplete: results.complete,

@@ -29,7 +29,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
       ? { violations: [], notes: ['read models not checked: no projection given'] }
       : history.summaries === undefined
         ? { violations: [], notes: [`${options.readModel.name} not checked: no read-models table`] }
-        : checkSummaries(options.readModel, history.summaries, events.ordered, quiescent),
+        : checkSummaries(options.readModel, history.summaries, events.ordered, quiescent, history.eventParked),
   );
   let duplicateResults = 0;
   let commandsWithResult = 0;

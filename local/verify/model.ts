@@ -87,6 +87,18 @@ export interface History {
   readonly summaries?: readonly SummaryRow[];
   /** The aggregates parked now (their keys, core/aggregate.ts `aggregateKey`; policy `park`). @default not known: parked commands not checked */
   readonly parked?: ReadonlySet<string>;
+  /**
+   * The aggregates the event side has parked now (policy `park`), by aggregate key: the version
+   * of the first parked event (undefined on a park recorded before versions were kept) and
+   * whether a release is under way. @default none parked
+   */
+  readonly eventParked?: ReadonlyMap<string, EventPark>;
+}
+
+/** An event-side park as the checker reads it. */
+export interface EventPark {
+  readonly firstVersion: number | undefined;
+  readonly releasing: boolean;
 }
 
 /** How strict to be. */

@@ -191,6 +191,32 @@ describe('the invariant checker', () => {
     expect(kinds(history(events, { summaries: behind }))).toEqual(['read-model-mismatch']);
   });
 
+  it("checks a parked aggregate's row at the fold of its events before the first parked one, quiescent or not", () => {
+    const events = cleanEvents();
+    // a2 parked on the event side from version 2: its row stands at version 1.
+    const before = rowsOf(events.filter((e) => !(e.aggregateId === 'a2' && e.version >= 2)));
+    const parkedFrom = (firstVersion: number | undefined, releasing = false) =>
+      new Map([['account#a2', { firstVersion, releasing }]]);
+    expect(check(history(events, { summaries: before, eventParked: parkedFrom(2) })).violations).toEqual([]);
+    expect(check(history(events, { summaries: before, eventParked: parkedFrom(2) }), { quiescent: false })).toMatchObject({
+      violations: [],
+      counts: { lagging: 0 },
+    });
+    // The whole log applied to a parked aggregate's row: its parked events were applied anyway.
+    expect(check(history(events, { summaries: rowsOf(events), eventParked: parkedFrom(2) })).violations).toMatchObject([
+      { kind: 'read-model-mismatch', aggregateId: 'a2', versions: [3, 3] },
+    ]);
+    // Parked at version 2 but its row still at none: version 1 was never applied.
+    const none = before.filter((r) => r.rowId !== 'a2');
+    expect(kinds(history(events, { summaries: none, eventParked: parkedFrom(2) }), { quiescent: false })).toEqual(['read-model-mismatch']);
+    // Being released, or parked without versions: left out, and said so.
+    for (const park of [parkedFrom(2, true), parkedFrom(undefined)])
+      expect(check(history(events, { summaries: rowsOf(events), eventParked: park }))).toMatchObject({
+        violations: [],
+        notes: expect.arrayContaining([expect.stringContaining('1 parked aggregate(s) not checked')]) as unknown,
+      });
+  });
+
   it("reports an accepted result whose events are not on the topic as events lost, and one whose version is not its events' last", () => {
     const events = cleanEvents();
     const h = history(events);
