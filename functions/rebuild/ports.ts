@@ -53,7 +53,12 @@ export interface ParkedCommandsReader {
   /** Every parked aggregate. */
   list(): Promise<readonly ParkedSummary[]>;
   /** The records numbered `from`..`to` of a parked sequence, in order. */
-  read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<readonly { readonly seq: number; readonly record: MskRecord }[]>;
+  read(
+    aggregateType: string,
+    aggregateId: string,
+    from: number,
+    to: number,
+  ): Promise<readonly { readonly seq: number; readonly record: MskRecord }[]>;
 }
 
 /** What verify reads of one parked aggregate (park/parked.ts ParkedAggregate). */

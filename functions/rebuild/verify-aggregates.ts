@@ -71,7 +71,12 @@ export const verifyAggregates = async (
   const differences = headDifferences(folded, stored);
   const parks = deps.parks === undefined ? undefined : await verifyParks(deps.parks, stored);
   for (const { version, ...d } of parks?.decided ?? [])
-    differences.push({ ...d, table: version, log: folded.find((h) => h.aggregateType === d.aggregateType && h.aggregateId === d.aggregateId)?.version ?? null, kind: 'decided while parked' });
+    differences.push({
+      ...d,
+      table: version,
+      log: folded.find((h) => h.aggregateType === d.aggregateType && h.aggregateId === d.aggregateId)?.version ?? null,
+      kind: 'decided while parked',
+    });
   deps.onProgress?.({ phase: 'done', eventsRead, eventsTotal });
   return {
     eventsRead,

@@ -106,6 +106,9 @@ export const checkSummaries = (
       versions: [],
       message: `${projection.name} row for an aggregate with no event in the log`,
     });
-  const notes = unchecked === 0 ? [] : [`${projection.name}: ${unchecked} parked aggregate(s) not checked (being released, or parked without versions)`];
+  const notes =
+    unchecked === 0
+      ? []
+      : [`${projection.name}: ${unchecked} parked aggregate(s) not checked (being released, or parked without versions)`];
   return { violations, lagging, notes };
 };

@@ -77,15 +77,20 @@ export const readHistory = async (sources: HistorySources): Promise<History> => 
   const eventParked =
     sources.eventPark === undefined
       ? undefined
-      : await sources.eventPark.list().then(
-          (list) =>
-            new Map(
-              list
-                .filter((p) => p.side === 'event')
-                .map((p) => [aggregateKey(p.aggregateType, p.aggregateId), { firstVersion: p.firstVersion, releasing: p.status === 'releasing' }]),
-            ),
-          absentIfMissing,
-        );
+      : await sources.eventPark
+          .list()
+          .then(
+            (list) =>
+              new Map(
+                list
+                  .filter((p) => p.side === 'event')
+                  .map((p) => [
+                    aggregateKey(p.aggregateType, p.aggregateId),
+                    { firstVersion: p.firstVersion, releasing: p.status === 'releasing' },
+                  ]),
+              ),
+            absentIfMissing,
+          );
   return {
     ...(parked === undefined ? {} : { parked }),
     ...(eventParked === undefined ? {} : { eventParked }),

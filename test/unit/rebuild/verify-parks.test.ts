@@ -52,7 +52,15 @@ describe('verify over parked aggregates', () => {
       { aggregateType: 'account', aggregateId: 'acc-1', cause: { code: 'DecideFailed', message: 'boom' }, firstOffset: 0, waiting: 1 },
     ]);
     expect(report.differences).toEqual([
-      { aggregateType: 'account', aggregateId: 'acc-1', commandId: open.commandId, offset: 0, table: 1, log: 1, kind: 'decided while parked' },
+      {
+        aggregateType: 'account',
+        aggregateId: 'acc-1',
+        commandId: open.commandId,
+        offset: 0,
+        table: 1,
+        log: 1,
+        kind: 'decided while parked',
+      },
     ]);
   });
 

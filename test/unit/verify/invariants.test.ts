@@ -195,8 +195,7 @@ describe('the invariant checker', () => {
     const events = cleanEvents();
     // a2 parked on the event side from version 2: its row stands at version 1.
     const before = rowsOf(events.filter((e) => !(e.aggregateId === 'a2' && e.version >= 2)));
-    const parkedFrom = (firstVersion: number | undefined, releasing = false) =>
-      new Map([['account#a2', { firstVersion, releasing }]]);
+    const parkedFrom = (firstVersion: number | undefined, releasing = false) => new Map([['account#a2', { firstVersion, releasing }]]);
     expect(check(history(events, { summaries: before, eventParked: parkedFrom(2) })).violations).toEqual([]);
     expect(check(history(events, { summaries: before, eventParked: parkedFrom(2) }), { quiescent: false })).toMatchObject({
       violations: [],
