@@ -37,6 +37,9 @@
  * when the read-models replay kept the event side's parks (event/parking.ts and its DynamoDB store): 890.7 kB.
  * The command API's to 765 kB when heads kept their outbox in compact form
  * (adapters/dynamodb/outbox-body.ts; the API bundles the heads table, which writes heads): 762.1 kB.
+ * With that codec, parks kept per life of the commands topic and the generation gate reading the
+ * commands trigger's positions (command/generation-gate.ts), the command handler to 800 kB (793.2 kB);
+ * the rebuild, which bundles them too, to 905 kB (895.6 kB).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,9 +49,9 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
-  commandHandler: 790_000,
+  commandHandler: 800_000,
   eventHandler: 775_000,
-  snapshotRebuild: 895_000,
+  snapshotRebuild: 905_000,
   commandApi: 765_000,
   topicsProvider: 615_000,
 };
