@@ -97,7 +97,7 @@ const guarded = (world: World): MemoryReadModels => {
 
 /**
  * Waits until what applies the event side's projections and was in flight at the switch has
- * ended (done or crashed): the invocations of every generation's trigger (an older generation's
+ * ended (done or crashed) with no request of it left pending: the invocations of every generation's trigger (an older generation's
  * batch writes version 1 too), and the releases of parked events (each chunk applied as a live
  * batch, which may have read the state before the switch). On AWS the drain is a wait as long
  * as the function's timeout; a release from the CLI applies a chunk within it.
@@ -108,7 +108,8 @@ const drainEvents = (world: World) => async (): Promise<void> => {
     ...world.scheduler.running().filter((t) => t.name.startsWith('park event ')),
   ];
   const inFlight = running();
-  while (inFlight.some((t) => running().includes(t))) await world.scheduler.point('versions.drain');
+  // Until each has ended and no request of it is left pending (one that failed with writes in flight).
+  while (inFlight.some((t) => world.scheduler.mayWrite(t))) await world.scheduler.point('versions.drain');
 };
 
 /** Starts the catch-up as a task: runs to their deadline, one after another, until the switch and the drop. */
