@@ -89,6 +89,14 @@ export class Scheduler implements Interleaver {
     this.pending = this.pending.filter((p) => p.task !== task.id);
   }
 
+  /**
+   * Whether `task` may still take effect: running, or ended with requests of its own still
+   * pending (a batch that failed on one write while others were in flight; they land later).
+   */
+  mayWrite(task: Task): boolean {
+    return (!task.done && !task.crashed) || this.pending.some((p) => p.task === task.id);
+  }
+
   /** Tasks started and neither done nor crashed. */
   running(): Task[] {
     return [...this.tasks.values()].filter((t) => !t.done && !t.crashed);

@@ -2,8 +2,9 @@
  * The `projection-version` fault kind (docs/SIMULATOR.md): account-summary version 2 deployed
  * beside version 1 while everything else goes on; its catch-up runs as the scheduled runs on
  * AWS do (each run stops at its deadline, the next resumes from the markers), crashed at any
- * request like any task, until it switches reads and drops version 1. Half the runs drain the
- * live batches in flight at the switch before the drop (as the function's timeout does on AWS),
+ * request like any task, until it switches reads and drops version 1. Half the runs drain what
+ * applies version 1 at the switch, every generation's live batches and the releases of parked
+ * events, before the drop (as the function's timeout does on AWS),
  * half drop at once (a drain shorter than a batch). The checks: the catch-up writes nothing but
  * version 2's rows, its markers, the state item, the lock and the census (no reaction runs in it, so none
  * fires twice or during it); the live event side never halts on a gap whose events lie before
@@ -94,10 +95,21 @@ const guarded = (world: World): MemoryReadModels => {
   });
 };
 
-/** Waits until the event invocations in flight now have ended (done or crashed). */
+/**
+ * Waits until what applies the event side's projections and was in flight at the switch has
+ * ended (done or crashed) with no request of it left pending: the invocations of every generation's trigger (an older generation's
+ * batch writes version 1 too), and the releases of parked events (each chunk applied as a live
+ * batch, which may have read the state before the switch). On AWS the drain is a wait as long
+ * as the function's timeout; a release from the CLI applies a chunk within it.
+ */
 const drainEvents = (world: World) => async (): Promise<void> => {
-  const inFlight = world.eventTrigger.tasks();
-  while (inFlight.some((t) => world.eventTrigger.tasks().includes(t))) await world.scheduler.point('versions.drain');
+  const running = () => [
+    ...world.eventTriggers.flatMap((t) => t.tasks()),
+    ...world.scheduler.running().filter((t) => t.name.startsWith('park event ')),
+  ];
+  const inFlight = running();
+  // Until each has ended and no request of it is left pending (one that failed with writes in flight).
+  while (inFlight.some((t) => world.scheduler.mayWrite(t))) await world.scheduler.point('versions.drain');
 };
 
 /** Starts the catch-up as a task: runs to their deadline, one after another, until the switch and the drop. */
