@@ -75,6 +75,7 @@ export const checkRun = async (
       heads: checked.heads,
       readModels: checked.readModels,
       readModel: pk,
+      park: checked.park,
       eventPark: checked.eventPark,
     }),
     { aggregates, readModel: serving, acceptsWithoutEvents: ['alert'], quiescent: true },
