@@ -13,6 +13,12 @@ export const log = (text: string): void => {
 /** A whole number with thousands separators. */
 export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 
+/** CPU time (user and system, ms) this process has used since `start` (`process.cpuUsage()`). */
+export const cpuSince = (start: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+};
+
 /** The value of `--name` as a positive integer (`_` separators allowed), or a clear error. */
 export const positive = (name: string, text: string): number => {
   const n = Number(text.replaceAll('_', ''));
