@@ -28,7 +28,8 @@ export type FoldedHead = { -readonly [K in keyof Omit<Head, 'offsets' | 'recent'
 /** One aggregate of the fold: its head key, its head, and the accepted commands it let go of since it was last handed out. */
 export interface FoldedAggregate {
   readonly key: string;
-  readonly head: FoldedHead;
+  /** Replaced only when the fold is seeded with another head of it. */
+  head: FoldedHead;
   evicted: FoldedCommand[] | undefined;
 }
 

@@ -107,7 +107,10 @@ export class LogFold {
 
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
-    this.add({ ...head, offsets: { ...head.offsets }, recent: [...head.recent] });
+    const seeded: FoldedHead = { ...head, offsets: { ...head.offsets }, recent: [...head.recent] };
+    const known = this.heads.get(aggregateKey(head.aggregateType, head.aggregateId));
+    if (known === undefined) this.add(seeded);
+    else known.head = seeded;
   }
 
   private add(head: FoldedHead): FoldedAggregate {
