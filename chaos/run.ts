@@ -23,8 +23,8 @@ const help = `Usage: npm run chaos -- [--commands 1000] [--accounts 100] [--seed
                             [--outage 5] [--large-every 250] [--skip fault,...] [--restart-broker]
                             [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--park] [--keep]
 
-With the defaults a run takes about two minutes (300 commands: about 70 s on an idle machine,
-more under load), restarts nothing that npm start uses and prints its duration at the end.
+With the defaults a run takes about two minutes (--commands 300: 80-120 s on a loaded machine),
+restarts nothing that npm start uses and prints its duration at the end.
 
 Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
 re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 215-235 KB

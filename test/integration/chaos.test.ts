@@ -46,6 +46,7 @@ describe('a seeded chaos run', () => {
     console.log(
       `chaos (seed ${report.seed}): ${report.sent} commands, ${report.accepted} accepted, ${report.rejected} rejected; ` +
         `faults ${JSON.stringify(report.faults)}; effects ${JSON.stringify(report.effects)}; outage attempts ${JSON.stringify(report.outageAttempts)}; ` +
+        `reactions: ${report.check.counts.reactionCommands} commands, ${report.check.counts.reactionDuplicates} duplicate answers; ` +
         `${report.check.violations.length} violations; ${report.eventsLost} events lost; ${(report.durationMs / 1000).toFixed(1)} s\n${report.notes.join('\n')}`,
     );
 
