@@ -96,8 +96,8 @@ const decideAt = (aggregate: AnyAggregate, command: CommandEnvelope, state: unkn
   }
 };
 
-/** Why `result` is not the decision, or undefined when it is (OutcomeNotRetained stands for an outcome a restored or rebuilt head no longer keeps). */
-const resultProblem = (decision: Decision, lastVersion: number, result: ResultRecord): string | undefined => {
+/** The answer the decision gives when `result` is not it, or undefined when it is (OutcomeNotRetained stands for an outcome a restored or rebuilt head no longer keeps). */
+const expectedAnswer = (decision: Decision, lastVersion: number, result: ResultRecord): string | undefined => {
   const notRetained = result.status === 'rejected' && result.reason.code === 'OutcomeNotRetained';
   if ('code' in decision)
     return (result.status === 'rejected' && result.reason.code === decision.code) || notRetained ? undefined : `rejected ${decision.code}`;
@@ -105,7 +105,7 @@ const resultProblem = (decision: Decision, lastVersion: number, result: ResultRe
   return result.status === 'accepted' && result.version === lastVersion ? undefined : `accepted at version ${lastVersion}`;
 };
 
-const describe = (result: ResultRecord): string =>
+const answerOf = (result: ResultRecord): string =>
   result.status === 'accepted' ? `accepted at version ${result.version}` : `${result.status} ${result.reason.code}`;
 
 /**
@@ -154,9 +154,9 @@ const checkDecisions = (
       );
     for (const event of expected) state = aggregate.evolve(state, event);
     version += expected.length;
-    const wrong = (results.get(keyOf(d)) ?? []).find((r) => resultProblem(decision, version, r) !== undefined);
+    const wrong = (results.get(keyOf(d)) ?? []).find((r) => expectedAnswer(decision, version, r) !== undefined);
     if (wrong !== undefined)
-      return mismatch(`answered ${describe(wrong)}; decided in the order issued it is ${resultProblem(decision, version, wrong) ?? ''}`);
+      return mismatch(`answered ${answerOf(wrong)}; decided in the order issued it is ${expectedAnswer(decision, version, wrong) ?? ''}`);
   }
   return undefined;
 };
@@ -200,7 +200,7 @@ export const checkReactions = (
         aggregateType: r.aggregateType ?? '',
         aggregateId: r.aggregateId ?? '',
         commandId: r.commandId,
-        where: describe(r),
+        where: answerOf(r),
       });
   }
   for (const [key, { commandId, versions }] of commands) {
