@@ -52,13 +52,14 @@ const accepted = (aggregateType: string, commandId: string, version: number): Re
   status: 'accepted',
   version,
 });
-const notRetained = (commandId: string): ResultRecord => ({
+const rejectedWith = (commandId: string, code: string, message: string): ResultRecord => ({
   commandId,
   aggregateType: 'alert',
   aggregateId: 'a1',
   status: 'rejected',
-  reason: { code: 'OutcomeNotRetained', message: 'no longer kept' },
+  reason: { code, message },
 });
+const notRetained = (commandId: string): ResultRecord => rejectedWith(commandId, 'OutcomeNotRetained', 'no longer kept');
 
 const records = (values: readonly unknown[]): TopicRecord[] =>
   values.map((v, offset) => ({ topic: 'events', partition: 0, offset, key: 'a1', value: JSON.stringify(v) }));
@@ -138,7 +139,7 @@ describe("the invariant checker's reaction check", () => {
   it('reports a result of a command that is not its in-order decision: a raise answered as a no-op, a no-op answered as rejected', () => {
     const wrongVersion = [...cleanResults(), accepted('alert', issued(3), 2)];
     expect(kinds(history(undefined, wrongVersion))).toContain('reaction-decision-mismatch');
-    const rejected: ResultRecord = { ...notRetained(issued(4)), reason: { code: 'InvalidCommand', message: 'no' } };
+    const rejected = rejectedWith(issued(4), 'InvalidCommand', 'no');
     expect(check(history(undefined, [...cleanResults(), rejected])).violations).toMatchObject([
       { kind: 'reaction-decision-mismatch', commandId: issued(4) },
     ]);
