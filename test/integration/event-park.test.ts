@@ -15,7 +15,7 @@ import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { parkedApplier, releaseParkedEvents, type EventParkOperatorDeps } from '../../functions/park/events.ts';
 import { accountSummary, type AccountSummary } from '../../functions/projections/account-summary.ts';
 import { lowBalanceAlert } from '../../functions/reactions/low-balance-alert.ts';
-import { POISON, buggySummary, crashingAt, summariesOf } from '../support/event-park.ts';
+import { POISON, buggySummary, crashingAt, deposited, opened, summariesOf } from '../support/event-park.ts';
 import { canonicalJson, eventSideAround, triggerBatches } from '../support/event-side.ts';
 import { accountEventRecord } from '../support/events.ts';
 import { unique } from '../support/kafka.ts';
@@ -43,11 +43,8 @@ describe('policy park, event side, on the real broker and emulator', () => {
     const side = eventSide();
     const p = unique('poisoned');
     const others = Array.from({ length: 1000 }, (_, i) => `${p}-other-${i}`);
-    const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: id });
-    const deposit = (id: string, version: number, amount: number) =>
-      accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
     const poisoned: EventRecord[] = [
-      deposit(p, 2, POISON),
+      deposited(p, 2, POISON),
       // Below the alert's threshold: the reaction raises an alert, once, when this is released.
       accountEventRecord(p, 3, 'MoneyWithdrawn', { amount: 100 }),
     ];
@@ -56,9 +53,9 @@ describe('policy park, event side, on the real broker and emulator', () => {
       ...others.slice(0, 300).map(opened),
       poisoned[0]!,
       ...others.slice(300).map(opened),
-      ...others.slice(0, 500).map((id) => deposit(id, 2, 5)),
+      ...others.slice(0, 500).map((id) => deposited(id, 2, 5)),
       poisoned[1]!,
-      ...others.slice(500).map((id) => deposit(id, 2, 5)),
+      ...others.slice(500).map((id) => deposited(id, 2, 5)),
     ];
     const { topic, records } = await side.eventsTopic(log);
     expect(records).toHaveLength(log.length);

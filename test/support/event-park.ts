@@ -16,6 +16,7 @@ import { createEventApplier, createEventProcessor } from '../../functions/event/
 import { defineProjection } from '../../functions/index.ts';
 import { parkedApplier, type EventParkOperatorDeps } from '../../functions/park/events.ts';
 import { accountSummary, type AccountSummary } from '../../functions/projections/account-summary.ts';
+import { accountEventRecord } from './events.ts';
 
 /** The amount of the deposit that buggySummary throws on. */
 export const POISON = 666;
@@ -28,6 +29,24 @@ export const buggySummary: AnyProjection = defineProjection<AccountSummary, Acco
     return accountSummary.evolve(row, event);
   },
 });
+
+/** Account `id` opened by its owner `id`, at version 1. */
+export const opened = (id: string): EventRecord => accountEventRecord(id, 1, 'AccountOpened', { owner: id });
+/** A deposit of `amount` euros into `id` at `version`. */
+export const deposited = (id: string, version: number, amount: number): EventRecord =>
+  accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
+
+/** The log of one partition: `a` is poisoned at offset 2 (version 2); `b` and `c` are not. */
+export const POISONED_LOG: readonly EventRecord[] = [
+  opened('a'),
+  opened('b'),
+  deposited('a', 2, POISON),
+  deposited('b', 2, 10),
+  deposited('a', 3, 5),
+  opened('c'),
+  deposited('a', 4, 7),
+  deposited('b', 3, 1),
+];
 
 /** The account-summary rows the fixed code folds from `log`, by aggregateId. */
 export const summariesOf = (log: readonly EventRecord[]): Map<string, AccountSummary> => {

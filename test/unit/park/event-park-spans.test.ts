@@ -14,8 +14,7 @@ import { projectionRowKey } from '../../../functions/event/ports.ts';
 import { defineProjection } from '../../../functions/index.ts';
 import { releaseParkedEvents } from '../../../functions/park/events.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
-import { POISON, crashingAt, eventParkSetup, foldedBy, summaryRows } from '../../support/event-park.ts';
-import { accountEventRecord } from '../../support/events.ts';
+import { POISONED_LOG, crashingAt, deposited, eventParkSetup, foldedBy, opened, summaryRows } from '../../support/event-park.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
 /** Every deposit, in one row that dedupes per partition (a total over all accounts). */
@@ -28,25 +27,12 @@ const totals: AnyProjection = defineProjection<{ deposited: number }, AccountEve
   onGap: 'ignore',
 });
 
-const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: id });
-const deposited = (id: string, version: number, amount: number) =>
-  accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
-
 type Placed = { readonly topic: string; readonly partition: number; readonly offset: number; readonly value: EventRecord };
 const on = (topic: string, partition: number, values: readonly EventRecord[], from = 0): Placed[] =>
   values.map((value, i) => ({ topic, partition, offset: from + i, value }));
 
 /** Partition events-0: `a` is poisoned at offset 2 (version 2). */
-const P0 = on('events', 0, [
-  opened('a'),
-  opened('b'),
-  deposited('a', 2, POISON),
-  deposited('b', 2, 10),
-  deposited('a', 3, 5),
-  opened('c'),
-  deposited('a', 4, 7),
-  deposited('b', 3, 1),
-]);
+const P0 = on('events', 0, POISONED_LOG);
 const batch = (records: readonly Placed[]) =>
   mskEvent(
     records.map((r): RecordSpec => ({ ...r, key: r.value.aggregateId })),

@@ -12,25 +12,19 @@ import { CENSUS_PK, readCensus } from '../../../functions/event/census.ts';
 import { createEventProcessor } from '../../../functions/event/process-batch.ts';
 import { discardParkedEvents, releaseParkedEvents } from '../../../functions/park/events.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
-import { POISON, buggySummary, crashingAt, eventParkSetup, foldedBy, summaryRow, summaryRows } from '../../support/event-park.ts';
-import { accountEventRecord } from '../../support/events.ts';
+import {
+  POISON,
+  POISONED_LOG,
+  buggySummary,
+  crashingAt,
+  eventParkSetup,
+  foldedBy,
+  summaryRow,
+  summaryRows,
+} from '../../support/event-park.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
-const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: id });
-const deposited = (id: string, version: number, amount: number) =>
-  accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
-
-/** The log of one partition: `a` is poisoned at offset 2; `b` and `c` are not. */
-const LOG = [
-  opened('a'),
-  opened('b'),
-  deposited('a', 2, POISON),
-  deposited('b', 2, 10),
-  deposited('a', 3, 5),
-  opened('c'),
-  deposited('a', 4, 7),
-  deposited('b', 3, 1),
-];
+const LOG = POISONED_LOG;
 const specs = (from: number, to = LOG.length): RecordSpec[] =>
   LOG.slice(from, to).map((value, i) => ({ topic: 'events', partition: 0, offset: from + i, key: value.aggregateId, value }));
 const batch = (from: number, to?: number) => mskEvent(specs(from, to), 'events');
