@@ -10,7 +10,8 @@
  * - `~parked#<type>#<id>`: one parked aggregate (park/parked.ts `ParkedAggregate`); its
  *   `count` is the condition of every append, `done` and `status` of every operator's step.
  * - `~parked-record#<seq>#<type>#<id>`: one record of its sequence, as delivered (JSON).
- * - `~strike#<partition>@<offset>#<type>#<id>`: the attempts of a failing record, expiring after a day.
+ * - `~strike#<topic>-<partition>[~<life>]@<offset>#<type>#<id>`: the attempts of a failing record
+ *   (park/parked.ts `strikePosition`), expiring after a day.
  *
  * The order of the writes makes every crash harmless: a park writes the records, the aggregate,
  * then the index (an aggregate not yet in the index is parked again, from the same record, by
@@ -31,6 +32,7 @@ import {
   freshRecords,
   MAX_PARKED,
   ParkLiftedError,
+  strikePosition,
   TooManyParkedError,
   type AppendAt,
   type ParkedAggregate,
@@ -45,8 +47,7 @@ type Item = Record<string, unknown>;
 const INDEX_KEY = '~parked';
 const parkedKey = (key: string): string => `~parked#${key}`;
 const recordKey = (type: string, id: string, seq: number): string => `~parked-record#${seq}#${aggregateKey(type, id)}`;
-const strikeKey = (s: Omit<Strike, 'attempts'>): string =>
-  `~strike#${s.partition}@${s.offset}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
+const strikeKey = (s: Omit<Strike, 'attempts'>): string => `~strike#${strikePosition(s)}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
 const STRIKE_SECONDS = 24 * 3600;
 
 /**

@@ -12,6 +12,7 @@ import {
   freshRecords,
   MAX_PARKED,
   ParkLiftedError,
+  strikePosition,
   TooManyParkedError,
   type AppendAt,
   type ParkedAggregate,
@@ -181,7 +182,7 @@ export class MemoryParkStore implements ParkStore {
 
   async strike(strike: Omit<Strike, 'attempts'>): Promise<number> {
     return perform(this.io, 'park.strike', () => {
-      const key = `${aggregateKey(strike.aggregateType, strike.aggregateId)}#${strike.partition}@${strike.offset}`;
+      const key = `${aggregateKey(strike.aggregateType, strike.aggregateId)}#${strikePosition(strike)}`;
       const attempts = (this.strikes.get(key) ?? 0) + 1;
       this.strikes.set(key, attempts);
       return attempts;
