@@ -8,8 +8,17 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { buildBundle, bytesByPackage, deployedEntries, PROJECT_ROOT } from '../infra/bundling.ts';
+import { parseScript, scriptOptions, wholeNumber } from '../local/script-options.ts';
+
+const USAGE = `Usage: npm run bench:bundles -- [--runs <n>]
+
+Builds every function as the stack deploys it and prints each bundle's size, its largest
+packages and its cold import time, the median of fresh Node processes (docs/BENCHMARKS.md).
+
+Options:
+  --runs <n>    fresh processes per function (default 10)
+  -h, --help    this help`;
 
 const kb = (bytes: number): string => `${(bytes / 1000).toFixed(1)} kB`;
 
@@ -30,9 +39,10 @@ const median = (values: number[]): number => {
 };
 
 const main = async (): Promise<void> => {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
-  const runs = Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number above 0, got ${values.runs}`);
+  const runs = scriptOptions({ command: 'npm run bench:bundles --', usage: USAGE }, (argv) => {
+    const args = parseScript(argv, { runs: { type: 'string', default: '10' } });
+    return args && wholeNumber('runs', args.runs, 1);
+  });
   const outRoot = join(PROJECT_ROOT, '.cache', 'bundles');
   rmSync(outRoot, { recursive: true, force: true });
   console.log(`Node ${process.version}; cold import: ${runs} fresh processes per function, median (min–max)\n`);

@@ -13,7 +13,6 @@
  * without a backlog. Not a test: it prints figures and fails only if a command is not accepted.
  */
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { configuredEndpoint } from '../functions/config.ts';
 import type { CommandEnvelope } from '../functions/core/wire.ts';
 import { functions } from '../functions/topology.ts';
@@ -21,24 +20,41 @@ import { CommandClient } from '../local/client/client.ts';
 import { startTriggers, type InvocationReport, type TriggerMapping } from '../local/trigger/trigger.ts';
 import * as baseline from './baseline-handler.ts';
 import * as ours from './ours-handler.ts';
-import { int, log, machineRows, positive } from './report.ts';
+import { parseScript, scriptOptions, wholeNumber, wholeNumbers } from '../local/script-options.ts';
+import { int, log, machineRows } from './report.ts';
 import { benchmark, type BenchRun, type SideTopics } from './bench-run.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const { values: args } = parseArgs({
-  options: {
+const USAGE = `Usage: npm run bench -- grouped [--commands <n>] [--shapes <n,…>] [--rate <n>] [--steady <n>]
+
+The command side against the naive baseline, both as handlers on the emulated MSK trigger: end-to-end
+throughput, latency and DynamoDB requests per shape, then latency at a steady rate (docs/BENCHMARKS.md).
+
+Options:
+  --commands <n>     commands per shape (default 1000)
+  --shapes <n,…>     commands per aggregate, one run each (default 1,10,100)
+  --rate <n>         commands per second of the steady run (default 100)
+  --steady <n>       commands of the steady run (default 500)
+  -h, --help         this help`;
+
+const { COMMANDS, SHAPES, RATE, STEADY } = scriptOptions({ command: 'npm run bench -- grouped', usage: USAGE }, (argv) => {
+  const args = parseScript(argv, {
     commands: { type: 'string', default: '1000' },
     shapes: { type: 'string', default: '1,10,100' },
     rate: { type: 'string', default: '100' },
     steady: { type: 'string', default: '500' },
-  },
+  });
+  return (
+    args && {
+      COMMANDS: wholeNumber('commands', args.commands, 1),
+      SHAPES: wholeNumbers('shapes', args.shapes, 1),
+      RATE: wholeNumber('rate', args.rate, 1),
+      STEADY: wholeNumber('steady', args.steady, 1),
+    }
+  );
 });
-const COMMANDS = positive('commands', args.commands);
-const SHAPES = args.shapes.split(',').map((s) => positive('shapes', s.trim()));
-const RATE = positive('rate', args.rate);
-const STEADY = positive('steady', args.steady);
 
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;

@@ -31,6 +31,7 @@ import { createEventBaselineProcessor } from './event-baseline.ts';
 import { DYNAMODB_PRICE, dollarsPerMillion, monthlyFloor } from './prices.ts';
 import { log, machineLine } from './report.ts';
 import { benchmark, type BenchRun } from './bench-run.ts';
+import { parseScript, scriptOptions } from '../local/script-options.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
@@ -281,4 +282,10 @@ const main = async ({ id, kafka, table, sideTopics, onClose }: BenchRun): Promis
   return true;
 };
 
+const USAGE = `Usage: npm run bench:cost
+
+What a command and an event cost on the DynamoDB bill, ours against the naive baselines, per
+batch shape (trickle, bursts, steady), in capacity units and dollars (docs/BENCHMARKS.md). No options.`;
+
+scriptOptions({ command: 'npm run bench:cost --', usage: USAGE }, (argv) => parseScript(argv, {}));
 benchmark('bench-cost', 'the cost benchmark did not complete', main);

@@ -37,12 +37,26 @@ export interface BatchStat {
   readonly aggregates: number;
 }
 
+/** What one benchmarked handler holds between `configure` and `shutdown`. */
+interface KitState {
+  current:
+    { process: (event: MskEvent) => Promise<unknown>; requests: ReturnType<typeof countRequests>; close: () => Promise<void> } | undefined;
+  readonly batches: BatchStat[];
+  inFlight: number;
+}
+
+/**
+ * The state by handler name, kept here and not in the handler's module: the emulated trigger
+ * imports that module afresh for each container (local/trigger/lambda.ts), so the instance the
+ * benchmark configures is not the one the trigger invokes. This module is imported once.
+ */
+const states = new Map<string, KitState>();
+
 /** A benchmarked handler module's exports. */
 export const benchHandler = (name: string, build: (parts: BenchParts) => (event: MskEvent) => Promise<unknown>) => {
-  let current:
-    { process: (event: MskEvent) => Promise<unknown>; requests: ReturnType<typeof countRequests>; close: () => Promise<void> } | undefined;
-  const batches: BatchStat[] = [];
-  let inFlight = 0;
+  const state = states.get(name) ?? { current: undefined, batches: [], inFlight: 0 };
+  states.set(name, state);
+  const { batches } = state;
   return {
     /** Creates the clients for `targets`; call before the trigger starts. */
     configure: (targets: BenchTargets): void => {
@@ -52,7 +66,7 @@ export const benchHandler = (name: string, build: (parts: BenchParts) => (event:
       const publisher = new KafkaPublisher(createProducer(kafka), targets.topics);
       const closers: (() => Promise<void>)[] = [() => publisher.close()];
       const process = build({ dynamo, doc: createDocumentClient(dynamo), kafka, publisher, targets, onShutdown: (c) => closers.push(c) });
-      current = {
+      state.current = {
         process,
         requests,
         close: async () => {
@@ -63,29 +77,32 @@ export const benchHandler = (name: string, build: (parts: BenchParts) => (event:
     },
     /** The Lambda handler the emulated trigger invokes. */
     handler: async (event: MskEvent): Promise<void> => {
+      const { current } = state;
       if (current === undefined) throw new Error(`bench handler ${name} is not configured`);
       const records = decodeMskEvent(event).flat();
-      inFlight++;
+      state.inFlight++;
       try {
         await current.process(event);
         batches.push({ records: records.length, aggregates: new Set(records.map((r) => Buffer.from(r.key ?? []).toString('hex'))).size });
       } finally {
-        inFlight--;
+        state.inFlight--;
       }
     },
     shutdown: async (): Promise<void> => {
+      // Every container's instance calls it when the trigger stops: the first closes.
+      const { current } = state;
+      state.current = undefined;
       await current?.close();
-      current = undefined;
     },
     /** DynamoDB requests by command name since the last reset, and the batches handled. */
     stats: {
-      requests: () => current?.requests.snapshot() ?? {},
-      total: () => current?.requests.total() ?? 0,
+      requests: () => state.current?.requests.snapshot() ?? {},
+      total: () => state.current?.requests.total() ?? 0,
       batches: () => [...batches],
       /** Invocations still running (results are published before a batch's last writes). */
-      inFlight: () => inFlight,
+      inFlight: () => state.inFlight,
       reset: () => {
-        current?.requests.reset();
+        state.current?.requests.reset();
         batches.length = 0;
       },
     },

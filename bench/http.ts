@@ -14,7 +14,6 @@
  * received. Not a test: it prints figures and fails only if a command is not decided.
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { parseArgs } from 'node:util';
 import { CommandOutcomes } from '../functions/adapters/dynamodb/command-outcomes.ts';
 import { KafkaCommandSender } from '../functions/adapters/kafka/command-sender.ts';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
@@ -29,27 +28,38 @@ import { CommandClient, newCommandId } from '../local/client/client.ts';
 import { mappingsFromTopology } from '../local/trigger/mappings.ts';
 import { startTriggers } from '../local/trigger/trigger.ts';
 import { countRequests, runEnvironment } from '../local/scratch.ts';
+import { parseScript, scriptOptions, wholeNumber, wholeNumbers } from '../local/script-options.ts';
 import { log, machineLine, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const { values: args } = parseArgs({
-  options: {
+const USAGE = `Usage: npm run bench:http -- [--commands <n>] [--rate <n>] [--first-read <ms,…>]
+
+The command API's POST-and-wait against the CLI's send --wait: the same Deposits at the same
+steady rate through the emulated MSK trigger and the real command handler (docs/BENCHMARKS.md).
+Starts the local stack unless it runs.
+
+Options:
+  --commands <n>          commands per run (default 300)
+  --rate <n>              commands per second (default 20)
+  --first-read <ms,…>     the API's delays before its first read, one run each (default 0,50,100,200)
+  -h, --help              this help`;
+
+const { COMMANDS, RATE, FIRST_READS } = scriptOptions({ command: 'npm run bench:http --', usage: USAGE }, (argv) => {
+  const args = parseScript(argv, {
     commands: { type: 'string', default: '300' },
     rate: { type: 'string', default: '20' },
     'first-read': { type: 'string', default: '0,50,100,200' },
-  },
+  });
+  return (
+    args && {
+      COMMANDS: wholeNumber('commands', args.commands, 1),
+      RATE: wholeNumber('rate', args.rate, 1),
+      FIRST_READS: wholeNumbers('first-read', args['first-read']),
+    }
+  );
 });
-const positive = (name: string, text: string, zero = false): number => {
-  const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < (zero ? 0 : 1))
-    throw new Error(`--${name} must be a ${zero ? 'whole' : 'positive'} number, got ${JSON.stringify(text)}`);
-  return n;
-};
-const COMMANDS = positive('commands', args.commands);
-const RATE = positive('rate', args.rate);
-const FIRST_READS = args['first-read'].split(',').map((s) => positive('first-read', s.trim(), true));
 
 const run = `bench-http-${Date.now().toString(36)}`;
 // Before the command handler's module is imported: it reads its topic and table names once.

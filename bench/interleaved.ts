@@ -15,7 +15,6 @@
  * the read-models table the event side's. Not a test: it prints figures and fails when a
  * result is wrong.
  */
-import { parseArgs } from 'node:util';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Admin } from 'kafkajs';
 import { AggregatesTable } from '../functions/adapters/dynamodb/aggregates-table.ts';
@@ -31,20 +30,37 @@ import type { InvocationReport } from '../local/trigger/trigger.ts';
 import { unique } from '../local/scratch.ts';
 import { between, countEveryClient, total } from './count-tables.ts';
 import { rawPipe, settle } from './pipes.ts';
-import { int, log, machineLine, positive, runBenchmark } from './report.ts';
+import { parseScript, scriptOptions, wholeNumber } from '../local/script-options.ts';
+import { int, log, machineLine, runBenchmark } from './report.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const { values: args } = parseArgs({
-  options: {
+const USAGE = `Usage: npm run bench -- interleaved [--commands <n>] [--accounts <n>] [--quick]
+
+Interleaved load through npm start's system: Deposits to accounts drawn at random, end to end
+(every result and every read model), against a raw produce-and-consume on the same broker
+(docs/BENCHMARKS.md).
+
+Options:
+  --commands <n>     Deposits to send (default 20000; 2000 with --quick)
+  --accounts <n>     accounts they go to (default 500; 100 with --quick)
+  --quick            the smaller defaults
+  -h, --help         this help`;
+
+const { COMMANDS, ACCOUNTS } = scriptOptions({ command: 'npm run bench -- interleaved', usage: USAGE }, (argv) => {
+  const args = parseScript(argv, {
     commands: { type: 'string' },
     accounts: { type: 'string' },
     quick: { type: 'boolean', default: false },
-  },
+  });
+  return (
+    args && {
+      COMMANDS: wholeNumber('commands', args.commands ?? (args.quick ? '2000' : '20000'), 1),
+      ACCOUNTS: wholeNumber('accounts', args.accounts ?? (args.quick ? '100' : '500'), 1),
+    }
+  );
 });
-const COMMANDS = positive('commands', args.commands ?? (args.quick ? '2000' : '20000'));
-const ACCOUNTS = positive('accounts', args.accounts ?? (args.quick ? '100' : '500'));
 /** Records per produce request, for the system and the raw pipe alike. */
 const CHUNK = 500;
 

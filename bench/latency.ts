@@ -11,7 +11,6 @@
  * its own topics and table). Latency is result arrival minus the command record's timestamp.
  */
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { Kafka } from 'kafkajs';
 import { createProducer } from '../functions/adapters/kafka/clients.ts';
 import type { CommandEnvelope, ResultRecord } from '../functions/core/wire.ts';
@@ -20,22 +19,39 @@ import { CommandClient } from '../local/client/client.ts';
 import { startTriggers, type InvocationReport } from '../local/trigger/trigger.ts';
 import { unique } from '../local/scratch.ts';
 import * as latencyHandler from './latency-handler.ts';
-import { log, machineLine, positive } from './report.ts';
+import { parseScript, scriptOptions, wholeNumber } from '../local/script-options.ts';
+import { log, machineLine } from './report.ts';
 import { benchmark, type BenchRun, type SideTopics } from './bench-run.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const { values: args } = parseArgs({
-  options: {
+const USAGE = `Usage: npm run bench:latency -- [--rate <n>] [--commands <n>] [--aggregates <n>]
+
+Command-to-result latency at a steady rate against a raw Kafka round trip on the same broker,
+and DynamoDB requests per command for hot aggregates at a trickle (docs/BENCHMARKS.md). Starts
+the local stack unless it runs.
+
+Options:
+  --rate <n>         commands per second (default 50)
+  --commands <n>     commands to send (default 500)
+  --aggregates <n>   accounts they go to (default 5)
+  -h, --help         this help`;
+
+const { RATE, COMMANDS, AGGREGATES } = scriptOptions({ command: 'npm run bench:latency --', usage: USAGE }, (argv) => {
+  const args = parseScript(argv, {
     rate: { type: 'string', default: '50' },
     commands: { type: 'string', default: '500' },
     aggregates: { type: 'string', default: '5' },
-  },
+  });
+  return (
+    args && {
+      RATE: wholeNumber('rate', args.rate, 1),
+      COMMANDS: wholeNumber('commands', args.commands, 1),
+      AGGREGATES: wholeNumber('aggregates', args.aggregates, 1),
+    }
+  );
 });
-const RATE = positive('rate', args.rate);
-const COMMANDS = positive('commands', args.commands);
-const AGGREGATES = positive('aggregates', args.aggregates);
 
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;

@@ -9,7 +9,6 @@
  * `--checkpoint-every` takes a comma-separated list; each value rebuilds into its own table.
  */
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import type { Kafka, Message } from 'kafkajs';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient, createDynamoClient } from '../functions/adapters/dynamodb/clients.ts';
@@ -24,23 +23,36 @@ import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebu
 import { benchDeps, rebuildInMemory, wrongHeads, type MemoryRun } from './rebuild-memory.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { countRequests } from '../local/scratch.ts';
-import { cpuSince, int, log, machineRows, positive } from './report.ts';
+import { parseScript, scriptOptions, ScriptUsageError, wholeNumber, wholeNumbers } from '../local/script-options.ts';
+import { cpuSince, int, log, machineRows } from './report.ts';
 import { benchmark, type BenchRun } from './bench-run.ts';
 import { generate, produce } from './account-log.ts';
 import { TimedHeadsTable, timedEventLog } from './rebuild-timing.ts';
 import { verdict } from './rebuild-goal.ts';
 
-const { values: args } = parseArgs({
-  options: {
+const USAGE = `Usage: npm run bench:rebuild -- [--events <n>] [--aggregates <n>] [--checkpoint-every <n,…>]
+
+The snapshot rebuild on the local stack: fills a fresh events topic with account histories,
+reads it with kafkajs alone, rebuilds a fresh aggregates table from it and verifies it; prints
+rates, their ratio, DynamoDB requests and where the time went (docs/BENCHMARKS.md).
+
+Options:
+  --events <n>              events on the topic (default 100000)
+  --aggregates <n>          accounts they belong to, at most --events (default 1000)
+  --checkpoint-every <n,…>  events between checkpoints; each value rebuilds into its own table (default 100000)
+  -h, --help                this help`;
+
+const { EVENTS, AGGREGATES, CHECKPOINTS } = scriptOptions({ command: 'npm run bench:rebuild --', usage: USAGE }, (argv) => {
+  const args = parseScript(argv, {
     events: { type: 'string', default: '100000' },
     aggregates: { type: 'string', default: '1000' },
     'checkpoint-every': { type: 'string', default: '100000' },
-  },
+  });
+  if (args === undefined) return undefined;
+  const [events, aggregates] = [wholeNumber('events', args.events, 1), wholeNumber('aggregates', args.aggregates, 1)];
+  if (aggregates > events) throw new ScriptUsageError('--aggregates must not exceed --events: every account starts with AccountOpened');
+  return { EVENTS: events, AGGREGATES: aggregates, CHECKPOINTS: wholeNumbers('checkpoint-every', args['checkpoint-every'], 1) };
 });
-const EVENTS = positive('events', args.events);
-const AGGREGATES = positive('aggregates', args.aggregates);
-const CHECKPOINTS = args['checkpoint-every'].split(',').map((v) => positive('checkpoint-every', v.trim()));
-if (AGGREGATES > EVENTS) throw new Error('--aggregates must not exceed --events: every account starts with AccountOpened');
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const perSecond = (n: number, ms: number) => `${Math.round(n / (ms / 1000)).toLocaleString('en-US')}/s`;

@@ -1,6 +1,6 @@
 /**
- * What every benchmark's command line and report share: argument checks, number formats, and
- * the machine a run was measured on.
+ * What every benchmark's report shares: progress lines, number formats, the machine a run was
+ * measured on, and running on the local stack (the command line: local/script-options.ts).
  */
 import { cpus, loadavg, totalmem } from 'node:os';
 import { startStack } from '../local/stack/stack.ts';
@@ -17,13 +17,6 @@ export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 export const cpuSince = (start: NodeJS.CpuUsage): number => {
   const { user, system } = process.cpuUsage(start);
   return (user + system) / 1000;
-};
-
-/** The value of `--name` as a positive integer (`_` separators allowed), or a clear error. */
-export const positive = (name: string, text: string): number => {
-  const n = Number(text.replaceAll('_', ''));
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return n;
 };
 
 const cpu = (): string => {

@@ -19,9 +19,21 @@ export type InvocationFault =
   /** The same batch is processed by two processors at once (two invocations on one partition). */
   | 'racing-invocations';
 
+/** Faults injected inside an event handler invocation: each makes the trigger deliver the batch's reactions' events again. */
+export type EventInvocationFault =
+  /** The reactions' commands are sent, then the publisher throws: no checkpoint is written, the batch comes again. */
+  | 'event-crash-after-publish'
+  /** The batch is fully applied, then the handler throws: the trigger redelivers it. */
+  | 'event-crash-before-offset-commit'
+  /** The same batch is applied twice in a row. */
+  | 'event-duplicate-delivery'
+  /** The same batch is applied by two processors at once, each with its own producer (one loses the checkpoints' write race). */
+  | 'event-racing-invocations';
+
 /** Every kind of fault a chaos run counts. */
 export type FaultKind =
   | InvocationFault
+  | EventInvocationFault
   /** A DynamoDB request refused with ProvisionedThroughputExceededException (the SDK retries it). */
   | 'throttled-request'
   /** A burst of throttling long enough for the SDK's retries to give up: the batch fails. */
@@ -56,6 +68,10 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'crash-before-offset-commit',
   'duplicate-delivery',
   'racing-invocations',
+  'event-crash-after-publish',
+  'event-crash-before-offset-commit',
+  'event-duplicate-delivery',
+  'event-racing-invocations',
   'throttled-request',
   'throttle-storm',
   'broker-restart',
@@ -87,7 +103,7 @@ export class InjectedFault extends Error {
 
 /** How often faults happen. */
 export interface FaultRates {
-  /** Share of command handler invocations that get one invocation fault. @default 0.3 */
+  /** Share of command handler invocations that get one invocation fault, and of event handler invocations. @default 0.3 */
   readonly invocation: number;
   /** Share of DynamoDB requests throttled once. @default 0.02 */
   readonly throttle: number;
@@ -103,16 +119,42 @@ const INVOCATION_FAULTS: Readonly<Record<InvocationFault, number>> = {
   'racing-invocations': 1,
 };
 
-/** Seeded decisions and counts. Separate streams for invocations and requests, so one does not shift the other. */
+const EVENT_INVOCATION_FAULTS: Readonly<Record<EventInvocationFault, number>> = {
+  'event-crash-after-publish': 1,
+  'event-crash-before-offset-commit': 1,
+  'event-duplicate-delivery': 1,
+  'event-racing-invocations': 1,
+};
+
+/** One handler's invocation faults: every kind once, in a seeded order, before the random draws, so a short run still meets each. */
+class InvocationDraws<K extends string> {
+  private readonly firsts: K[];
+
+  constructor(
+    private readonly random: Random,
+    private readonly weights: Readonly<Record<K, number>>,
+  ) {
+    this.firsts = (Object.keys(weights) as K[])
+      .map((kind) => ({ kind, order: random.next() }))
+      .sort((a, b) => a.order - b.order)
+      .map((k) => k.kind);
+  }
+
+  next(rate: number): K | undefined {
+    if (!this.random.chance(rate)) return undefined;
+    return this.firsts.shift() ?? this.random.weighted(this.weights);
+  }
+}
+
+/** Seeded decisions and counts. Separate streams for each handler's invocations and for requests, so one does not shift another. */
 export class FaultPlan {
   readonly counts = new Map<FaultKind | Observation, number>();
   /** False once the run drains: no new fault is injected. */
   active = true;
-  private readonly invocations: Random;
+  private readonly invocations: InvocationDraws<InvocationFault>;
   private readonly requests: Random;
+  private readonly eventInvocations: InvocationDraws<EventInvocationFault>;
   private stormUntil = 0;
-  /** Every invocation fault once, in a seeded order, before the random draws: a short run still meets each. */
-  private readonly firsts: InvocationFault[];
 
   constructor(
     readonly seed: number,
@@ -121,19 +163,19 @@ export class FaultPlan {
     private readonly onCount: (kind: FaultKind | Observation) => void = () => undefined,
   ) {
     const root = new Random(seed);
-    this.invocations = root.fork(1);
+    this.invocations = new InvocationDraws(root.fork(1), INVOCATION_FAULTS);
     this.requests = root.fork(2);
-    const kinds = Object.keys(INVOCATION_FAULTS) as InvocationFault[];
-    this.firsts = kinds
-      .map((kind) => ({ kind, order: this.invocations.next() }))
-      .sort((a, b) => a.order - b.order)
-      .map((k) => k.kind);
+    this.eventInvocations = new InvocationDraws(root.fork(4), EVENT_INVOCATION_FAULTS);
   }
 
-  /** The fault for the next invocation, if any. */
+  /** The fault for the next command handler invocation, if any. */
   nextInvocationFault(): InvocationFault | undefined {
-    if (!this.active || !this.invocations.chance(this.rates.invocation)) return undefined;
-    return this.firsts.shift() ?? this.invocations.weighted(INVOCATION_FAULTS);
+    return this.active ? this.invocations.next(this.rates.invocation) : undefined;
+  }
+
+  /** The fault for the next event handler invocation, if any. */
+  nextEventFault(): EventInvocationFault | undefined {
+    return this.active ? this.eventInvocations.next(this.rates.invocation) : undefined;
   }
 
   /** True when the next DynamoDB request is to be throttled. */

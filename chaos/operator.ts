@@ -9,6 +9,7 @@ import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { composeOperator, ensureTopics, type AggregatesTable, type Operator as Tables } from '../functions/compose/operator.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
+import { reactions } from '../functions/reactions/index.ts';
 import { rebuildAggregates, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildReadModels } from '../functions/rebuild/rebuild-read-models.ts';
 import { retentionMs, topics as topologyTopics } from '../functions/topology.ts';
@@ -31,15 +32,20 @@ export class Operator extends Outages {
     return this.tables.heads;
   }
 
-  /** Waits until every command sent has a result, the commands trigger has committed everything and nothing is blocked. */
+  /**
+   * Waits until every command sent has a result, both triggers have committed everything and
+   * nothing is blocked. The event trigger first: its reactions send commands before it commits,
+   * so once it has committed everything, the commands trigger's lag counts every command they sent.
+   */
   private async drain(): Promise<boolean> {
-    const { follower, planned, admin, commandsGroup, topics } = this.run;
+    const { follower, planned, admin, commandsGroup, eventsGroup, topics } = this.run;
     return waitFor(
       async () => {
         await follower.poll().catch(() => undefined);
         if (follower.missing(planned) > 0) return false;
-        const lag = await groupLag(admin, commandsGroup, topics.commands).catch(() => 1);
-        return lag === 0 && (await this.run.runtime().blocked()).length === 0;
+        const events = await groupLag(admin, eventsGroup, topics.events).catch(() => 1);
+        const commands = events === 0 ? await groupLag(admin, commandsGroup, topics.commands).catch(() => 1) : 1;
+        return commands === 0 && (await this.run.runtime().blocked()).length === 0;
       },
       this.run.drainTimeoutMs,
       500,
@@ -199,12 +205,12 @@ export class Operator extends Outages {
     const refused = await this.refusalAfter(Date.now(), () => runtime().resume(COMMAND_HANDLER));
     if (!refused) this.run.skip('table loss: no TableBehindLogError observed (no batch arrived before the rebuild)');
     const rebuilt = await this.rebuildHeads();
-    // The read models up to where the event trigger stands, as npm start rebuilds them; it goes on from there.
+    // The read models and reaction checkpoints up to where the event trigger stands, as npm start rebuilds them; it goes on from there.
     const group = this.tables.group(this.run.topics.events, this.run.eventsGroup);
     const projected = await rebuildReadModels({
       aggregates,
       projections,
-      reactions: [],
+      reactions,
       readModels: this.tables.readModels,
       eventLog: this.run.eventLog,
       trigger: group,

@@ -23,15 +23,19 @@ const help = `Usage: npm run chaos -- [--commands 1000] [--accounts 100] [--seed
                             [--outage 5] [--large-every 250] [--skip fault,...] [--restart-broker]
                             [--no-table-loss] [--emulator-port 8011] [--partial-response checkpoint] [--park] [--keep]
 
-With the defaults a run takes about two minutes and restarts nothing that npm start uses.
+With the defaults a run takes about two minutes (--commands 300: 80-120 s on a loaded machine),
+restarts nothing that npm start uses and prints its duration at the end.
 
 Sends seeded random commands (deposits, withdrawals and closes racing on the same accounts,
 re-sent commandIds, stale expectedVersions, invalid input, bursts of commands with 215-235 KB
-of metadata) through the emulated MSK trigger and the real command side, in a runtime process
-of its own, on topics, tables and consumer groups of its own, with a DynamoDB emulator of its
-own. Inside the handlers it injects crashes after the DynamoDB commit, mid-publish and before
+of metadata) through the emulated MSK trigger and the real command and event sides (projections
+and the low-balance-alert reaction, whose commands join the run's), in a runtime process of its
+own, on topics, tables and consumer groups of its own, with a DynamoDB emulator of its own.
+Inside the command handler it injects crashes after the DynamoDB commit, mid-publish and before
 the offset commit, duplicate deliveries, two invocations racing on one partition and
-throttling. On the infrastructure, one after another while commands keep coming:
+throttling; inside the event handler, crashes after the reactions' commands went out and after
+the checkpoints, duplicate deliveries and racing invocations. On the infrastructure, one after
+another while commands keep coming:
   topic-recreated   the run's commands topic drained, deleted and created again
   dynamodb-outage   the runtime's connections to DynamoDB cut (a proxy of the run's own), --outage seconds and on
                     until a batch has failed more than the old budget of ten retries
@@ -45,15 +49,15 @@ throttling. On the infrastructure, one after another while commands keep coming:
   kafka-outage      only with --restart-broker: the local broker stopped as long as --outage, and on until a batch has
                     failed more than ten times (an attempt lasts about 25 s here: about 5 minutes), then started with its data
 DynamoDB is a moto server of the run's own on --emulator-port, unless AWS_ENDPOINT_URL_DYNAMODB
-or AWS_ENDPOINT_URL is set. Then waits for quiescence, runs the invariant checker and compares every result with
-the outcome decided in order.
+or AWS_ENDPOINT_URL is set. Then waits for quiescence, runs the invariant checker (the reactions' commands
+derived again from the events included) and compares every result with the outcome decided in order.
 
 Options, and what they cost:
   --commands <n>        commands to send (default 1000); the faults, not the commands, take most of a default run
   --accounts <n>        accounts they race on (default 100); fewer: more races on each, not a longer run
   --rate <n>            commands per second between faults (default 400); sending takes commands/rate
                         seconds, and a rate above what the handlers keep up with only adds lag to drain
-  --fault-rate <p>      share of invocations that meet a handler fault, 0 to 1 (default 0.3); each fault
+  --fault-rate <p>      share of each handler's invocations that meet a fault, 0 to 1 (default 0.3); each fault
                         is a retried batch, so a higher share drains more slowly
   --seed <n>            the seed to replay (a run prints its own); costs nothing
   --outage <s>          least length of the DynamoDB outage, in seconds (default 5); the run lasts as much longer
@@ -78,25 +82,37 @@ Options, and what they cost:
 
 Exit codes: 0 no violation and no event lost, 1 otherwise, 2 error or refused.`;
 
-const { values } = parseArgs({
-  options: {
-    commands: { type: 'string', default: '1000' },
-    accounts: { type: 'string', default: '100' },
-    seed: { type: 'string' },
-    rate: { type: 'string', default: '400' },
-    'fault-rate': { type: 'string', default: '0.3' },
-    outage: { type: 'string', default: '5' },
-    'large-every': { type: 'string', default: '250' },
-    skip: { type: 'string', default: '' },
-    'restart-broker': { type: 'boolean', default: false },
-    'no-table-loss': { type: 'boolean', default: false },
-    'emulator-port': { type: 'string', default: '8011' },
-    'partial-response': { type: 'string', default: 'checkpoint' },
-    keep: { type: 'boolean', default: false },
-    park: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+const options = {
+  commands: { type: 'string', default: '1000' },
+  accounts: { type: 'string', default: '100' },
+  seed: { type: 'string' },
+  rate: { type: 'string', default: '400' },
+  'fault-rate': { type: 'string', default: '0.3' },
+  outage: { type: 'string', default: '5' },
+  'large-every': { type: 'string', default: '250' },
+  skip: { type: 'string', default: '' },
+  'restart-broker': { type: 'boolean', default: false },
+  'no-table-loss': { type: 'boolean', default: false },
+  'emulator-port': { type: 'string', default: '8011' },
+  'partial-response': { type: 'string', default: 'checkpoint' },
+  keep: { type: 'boolean', default: false },
+  park: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const usage = (message: string): never => {
+  console.error(`chaos: ${message}\n\n${help}`);
+  process.exit(2);
+};
+
+const { values } = (() => {
+  try {
+    return parseArgs({ options });
+  } catch (error) {
+    // An unknown option or a stray argument: said, with the usage, not thrown.
+    return usage((error as Error).message);
+  }
+})();
 
 const n = (value: number): string => value.toLocaleString('en');
 

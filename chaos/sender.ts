@@ -49,7 +49,7 @@ export class CommandSender {
       await sleep(1000);
     };
     let pending = commands;
-    // The sender is the only writer of its topic: what lies past these offsets came from this send.
+    // What lies past these offsets with this send's commandIds came from this send (reactions write commands of their own ids).
     let from: PartitionOffsets | undefined;
     for (;;) {
       try {

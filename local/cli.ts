@@ -4,6 +4,7 @@
  */
 import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
+import { carryParks } from './cli/carry-parks.ts';
 import { census } from './cli/census.ts';
 import { checkDeployCli } from './cli/check-deploy.ts';
 import { grow } from './cli/grow.ts';
@@ -27,6 +28,7 @@ const commands: readonly CliCommand[] = [
   skip,
   release,
   discard,
+  carryParks,
   rebuild,
   verify,
   census,

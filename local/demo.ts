@@ -22,6 +22,7 @@ import { redelivery, say, staleState, wipeAndRebuild, type Demo, type Verdict } 
 import { traceOne } from './demo-trace.ts';
 import { startEventDeployment } from './demo/event-deployment.ts';
 import { projectionVersion, resetVersions } from './demo/versions.ts';
+import { parseScript, scriptOptions } from './script-options.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -119,6 +120,14 @@ const main = async (): Promise<number> => {
   }
 };
 
+const USAGE = `Usage: npm run demo
+
+Plays the design's problems (docs/DESIGN.md) on the local stack, on topics, tables and
+consumer groups of its own (the usual names with -demo appended), and prints a transcript.
+Starts the stack when it is not running. No options. Exit codes: 0 every scenario behaved,
+1 one did not, 2 an error.`;
+
+scriptOptions({ command: 'npm run demo --', usage: USAGE }, (argv) => parseScript(argv, {}));
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {

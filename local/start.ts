@@ -15,6 +15,7 @@ import type { Watcher } from './client/watch.ts';
 import { serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
 import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
 import { startVersionCatchUp, type VersionCatchUp } from './system/versions.ts';
+import { parseScript, scriptOptions } from './script-options.ts';
 
 // Handlers log through Powertools; the live view says what matters. Set these to see more.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -125,4 +126,12 @@ const main = async (): Promise<void> => {
   }
 };
 
+const USAGE = `Usage: npm start
+
+The whole system on this machine: the local Kafka broker and DynamoDB emulator (or those that
+KAFKA_BROKERS and AWS_ENDPOINT_URL_DYNAMODB name), the topology's topics and tables, every
+triggered function on its emulated MSK trigger, and the command API on localhost:3000. No
+options: the environment variables are in docs/LOCAL.md ("Configuration"). Ctrl-C stops it.`;
+
+scriptOptions({ command: 'npm start --', usage: USAGE }, (argv) => parseScript(argv, {}));
 void main();

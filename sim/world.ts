@@ -282,6 +282,7 @@ export class World {
       checkpointEvery,
       checkpointIntervalMs: Number.MAX_SAFE_INTEGER,
       writeConcurrency: 4,
+      parks: this.park,
     };
   }
 

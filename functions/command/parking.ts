@@ -126,6 +126,7 @@ export const beginParking = async (parking: CommandParking): Promise<BatchParkin
         aggregateId: first.envelope.aggregateId,
         topic: record.topic,
         partition: record.partition,
+        incarnation: incarnationOf(record),
         offset: record.offset,
         cause: cut.reason,
       });

@@ -6,6 +6,7 @@
  * modules), and a change of an adapter's constructor is made once.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Kafka } from 'kafkajs';
 import { AggregatesTable } from '../adapters/dynamodb/aggregates-table.ts';
 import { DynamoParkStore } from '../adapters/dynamodb/park-store.ts';
@@ -52,6 +53,8 @@ export interface Operator {
   readonly park: DynamoParkStore;
   /** Parked aggregates of the event side (policy `park`), kept in the read-models table. */
   readonly eventPark: DynamoParkStore;
+  /** Another aggregates table, by name, and its command side's parks: the old one a restore replaced (`kafka-aggregates carry-parks`). */
+  readonly aggregatesNamed: (table: string) => { readonly heads: AggregatesTable; readonly park: DynamoParkStore };
   /** A topic read as a log; the caller closes it. */
   readonly log: (topic: string) => TopicLog;
   /** The generations of a keyed topic (oldest first) read as one log, each to its end before the next; the caller closes it. */
@@ -72,7 +75,14 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
   const kafka = wiring.kafka ?? createKafka(clientId);
   // The DynamoDB side is made on first use: a tool that reads only topics opens no DynamoDB client.
   let tables:
-    | { dynamo: DynamoDBClient; heads: AggregatesTable; readModels: ReadModelsTable; park: DynamoParkStore; eventPark: DynamoParkStore }
+    | {
+        dynamo: DynamoDBClient;
+        doc: DynamoDBDocumentClient;
+        heads: AggregatesTable;
+        readModels: ReadModelsTable;
+        park: DynamoParkStore;
+        eventPark: DynamoParkStore;
+      }
     | undefined;
   const dynamoSide = () => {
     if (tables !== undefined) return tables;
@@ -80,6 +90,7 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
     const doc = createDocumentClient(dynamo);
     tables = {
       dynamo,
+      doc,
       heads: new AggregatesTable(doc, names.tables.aggregates),
       readModels: new ReadModelsTable(doc, names.tables.readModels),
       park: new DynamoParkStore(doc, names.tables.aggregates),
@@ -104,6 +115,10 @@ export const composeOperator = (clientId: string, wiring: Wiring = {}): Operator
     },
     get eventPark() {
       return dynamoSide().eventPark;
+    },
+    aggregatesNamed: (table) => {
+      const { doc } = dynamoSide();
+      return { heads: new AggregatesTable(doc, table), park: new DynamoParkStore(doc, table) };
     },
     log: (topic) => new TopicLog(kafka, topic),
     generationLog: (topics) => new KafkaGenerationLog(kafka, topics),

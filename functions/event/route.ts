@@ -59,7 +59,8 @@ const projectionFolder = (projection: AnyProjection, rowId: string): ItemFolder 
   };
 };
 
-const reactionFolder = (reaction: AnyReaction, event: DomainEvent): ItemFolder => {
+/** How the checkpoint of `reaction` for the aggregate of `event` folds events, issuing the reaction's commands. */
+export const reactionFolder = (reaction: AnyReaction, event: DomainEvent): ItemFolder => {
   const consumer: ConsumerRef = { kind: 'reaction', name: reaction.name };
   const listed = reaction.consumes as Readonly<Record<string, readonly string[]>>;
   return {

@@ -11,6 +11,7 @@
 import type { MskRecord } from '../core/trigger-event.ts';
 import type { Reason } from '../core/wire.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
+import { positionKey } from '../heads/partition.ts';
 
 /** What a side does with a record that fails for a cause bound to it: stop its partition (default), or park its aggregate. */
 export type FailurePolicy = 'block' | 'park';
@@ -168,10 +169,20 @@ export interface Strike {
   readonly aggregateId: string;
   readonly topic: string;
   readonly partition: number;
+  /** (Command side) The life of the commands topic the record is of (heads/partition.ts); absent: the first. */
+  readonly incarnation?: number;
   readonly offset: number;
   readonly attempts: number;
   readonly cause: Reason;
 }
+
+/**
+ * Where a struck record lies, as the store keys its strikes: its topic, partition and life (a
+ * position key, heads/partition.ts) and offset. The same offset of another life of a recreated
+ * topic, or of another generation, is another record, and starts with no strikes.
+ */
+export const strikePosition = (strike: Omit<Strike, 'attempts'>): string =>
+  `${positionKey(`${strike.topic}-${strike.partition}`, strike.incarnation ?? 1)}@${strike.offset}`;
 
 /** The park of an aggregate was lifted (released or discarded) while a batch appended to it: the batch is retried, and decides it live. */
 export class ParkLiftedError extends KafkaAggregatesError {

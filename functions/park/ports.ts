@@ -39,6 +39,17 @@ export interface ParkStore {
   strike(strike: Omit<Strike, 'attempts'>): Promise<number>;
 }
 
+/**
+ * A park store's items written as they are, for `kafka-aggregates carry-parks`
+ * (park/carry-over.ts), which copies an old table's parks into the table restored from it.
+ */
+export interface ParkCopies {
+  /** Stores a parked aggregate as given: its records, then the aggregate, then its index entry, each over what was there. */
+  put(parked: ParkedAggregate, records: readonly ParkedRecord[]): Promise<void>;
+  /** Removes a parked aggregate: the aggregate, its index entry, then its records numbered 1..`count`. */
+  remove(aggregateType: string, aggregateId: string, count: number): Promise<void>;
+}
+
 /** Where a discard records its release (the commands partitions' operator releases, core/release.ts), so that a redelivery is answered as discarded. */
 export interface ReleaseRecorder {
   add(tp: string, release: Release): Promise<unknown>;

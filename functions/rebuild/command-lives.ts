@@ -6,16 +6,50 @@
  * them; when the commands topic holds another record at that offset (another command, or the
  * same one sent again at another time), or none, the topic was
  * recreated since, and the next batches are decided in a new incarnation, so that the new
- * life's offsets never meet the old life's in the rebuilt heads.
+ * life's offsets never meet the old life's in the rebuilt heads. Parked commands (policy `park`)
+ * cause no events: a parked sequence's last record names its life as an event would, so that a
+ * table restored from before that life numbers the lives after it as the parks do (a parked
+ * record of the old life and one of the new at the same offset stay two records).
  */
 import type { CommandLog } from '../command/ports.ts';
 import { RebuildLockError } from '../control/control.ts';
-import type { RebuildHeadsStore } from './ports.ts';
+import type { ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { CommandSource } from '../control/control.ts';
-import { anchorOf, EARLIER_KEPT, sampledOf, type SampledRecord, type StoredCheckpoint } from '../heads/partition.ts';
+import { anchorOf, EARLIER_KEPT, fingerprint, sampledOf, type SampledRecord, type StoredCheckpoint } from '../heads/partition.ts';
 
 /** The last command of a partition's latest incarnation that caused events (rebuild/fold.ts `lastSources`). */
 export type LastSource = CommandSource;
+
+/** The latest life of a commands partition a parked sequence knows: the incarnation its park recorded, and its last record there. */
+export interface ParkedLife {
+  readonly incarnation: number;
+  readonly anchor: SampledRecord;
+}
+
+/**
+ * Per commands `topic-partition`, the latest life the command side's parks know: each parked
+ * sequence's last record, in the incarnation it was parked in (parks recorded before they
+ * kept one name none).
+ */
+export const parkedLives = async (parks: ParkedCommandsReader): Promise<Map<string, ParkedLife>> => {
+  const lives = new Map<string, ParkedLife>();
+  for (const parked of await parks.list()) {
+    if (parked.side !== 'command' || parked.count === 0) continue;
+    const [last] = await parks.read(parked.aggregateType, parked.aggregateId, parked.count, parked.count);
+    const incarnation = last?.incarnation ?? parked.incarnation;
+    if (last === undefined || incarnation === undefined) continue;
+    const { record } = last;
+    const tp = `${record.topic}-${record.partition}`;
+    const known = lives.get(tp);
+    if (
+      known === undefined ||
+      incarnation > known.incarnation ||
+      (incarnation === known.incarnation && record.offset > known.anchor.offset)
+    )
+      lives.set(tp, { incarnation, anchor: { offset: record.offset, fingerprint: fingerprint(record) } });
+  }
+  return lives;
+};
 
 /** The commandId a command record holds, if it reads as one. */
 const commandIdOf = (value: Buffer | null): string | undefined => {
@@ -58,10 +92,10 @@ const lifeAt = async (
 };
 
 /**
- * The checkpoint of `tp` starting at `next`: in the latest incarnation the table or the events
- * know, if the commands topic still holds the record the table knew of that life (its
- * anchor), or else the last command the events name; in a new incarnation, anchored at the
- * record before `next`, when it holds another record there, or none.
+ * The checkpoint of `tp` starting at `next`: in the latest incarnation the table, the events or
+ * the parks know, if the commands topic still holds the record the table knew of that life (its
+ * anchor), or else the last command the events name, or else the parks' last record; in a new
+ * incarnation, anchored at the record before `next`, when it holds another record there, or none.
  */
 export const checkpointAfterRebuild = async (
   log: Pick<CommandLog, 'bounds' | 'sample'>,
@@ -70,12 +104,20 @@ export const checkpointAfterRebuild = async (
   old: StoredCheckpoint | undefined,
   last: LastSource | undefined,
   now: () => string,
+  parked?: ParkedLife,
 ): Promise<StoredCheckpoint> => {
-  const incarnation = Math.max(old?.incarnation ?? 1, last?.incarnation ?? 1);
+  const incarnation = Math.max(old?.incarnation ?? 1, last?.incarnation ?? 1, parked?.incarnation ?? 1);
   const kept = old?.incarnation === incarnation ? old : undefined;
   const base = { tp, from: next, through: next - 1, fingerprint: null } as const;
   const known = kept === undefined ? undefined : anchorOf(kept);
-  const evidence: Evidence | undefined = known !== undefined ? { anchor: known } : last?.incarnation === incarnation ? { last } : undefined;
+  const evidence: Evidence | undefined =
+    known !== undefined
+      ? { anchor: known }
+      : last?.incarnation === incarnation
+        ? { last }
+        : parked?.incarnation === incarnation
+          ? { anchor: parked.anchor }
+          : undefined;
   const cut = tp.lastIndexOf('-');
   const [topic, partition] = [tp.slice(0, cut), Number(tp.slice(cut + 1))];
   const life = evidence === undefined ? ({ kind: 'unknown' } as const) : await lifeAt(log, topic, partition, evidence);
@@ -122,13 +164,14 @@ export const resetCheckpoint = async (
   epoch: number,
   tp: string,
   last: LastSource | undefined,
+  parked?: ParkedLife,
 ): Promise<void> => {
   for (let attempt = 1; ; attempt++) {
     // By key, not by a scan: the table holds every head by now.
     const old = await deps.heads.getCheckpoint(tp);
     const next = (await deps.commandsTrigger.positions()).get(tp);
     if (next === undefined) return;
-    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString());
+    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString(), parked);
     if (await deps.heads.putCheckpoint(reset, old)) return;
     if (attempt >= RESET_ATTEMPTS) throw new RebuildLockError(epoch, `the checkpoint of ${tp} kept changing under the rebuild`);
   }

@@ -58,7 +58,7 @@ export interface ParkedCommandsReader {
     aggregateId: string,
     from: number,
     to: number,
-  ): Promise<readonly { readonly seq: number; readonly record: MskRecord }[]>;
+  ): Promise<readonly { readonly seq: number; readonly record: MskRecord; readonly incarnation?: number }[]>;
 }
 
 /** What verify reads of one parked aggregate (park/parked.ts ParkedAggregate). */
@@ -68,6 +68,8 @@ export interface ParkedSummary {
   readonly aggregateId: string;
   readonly topic: string;
   readonly partition: number;
+  /** The life of the commands topic its first record is of (and its records without their own). */
+  readonly incarnation?: number;
   readonly cause: Reason;
   readonly firstOffset: number;
   /** Records in the sequence, and those a release or discard has finished with. */

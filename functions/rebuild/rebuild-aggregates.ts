@@ -14,7 +14,7 @@ import { splitGeneration } from '../core/generations.ts';
 import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
-import { resetCheckpoint } from './command-lives.ts';
+import { parkedLives, resetCheckpoint } from './command-lives.ts';
 import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
@@ -53,7 +53,11 @@ export interface RebuildDeps {
   readonly checkpointIntervalMs?: number;
   readonly writeConcurrency?: number;
   readonly onProgress?: (progress: Progress) => void;
-  /** The command side's parked aggregates, which verify reports; the rebuild keeps them as they are. */
+  /**
+   * The command side's parked aggregates, which verify reports; the rebuild keeps them as they
+   * are, and takes the lives of the commands topic their sequences name into account
+   * (command-lives.ts). @default - no parks: a table restored from before a life that only parks know numbers it anew
+   */
   readonly parks?: ParkedCommandsReader;
 }
 
@@ -263,8 +267,9 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // life of the topic it is in now: command-lives.ts), then release the lock and let commands through.
   let checkpointsReset = 0;
   if (!stoppedEarly) {
+    const parked = deps.parks === undefined ? undefined : await parkedLives(deps.parks);
     for (const tp of (await deps.commandsTrigger.positions()).keys()) {
-      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp));
+      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp), parked?.get(tp));
       checkpointsReset++;
     }
     if (!(await heads.putControl({ status: 'ready', epoch, table }, control)))

@@ -4,6 +4,7 @@ import { tableName, topicGenerations, topicName } from '../../functions/config.t
 import { adoptGenerations } from '../generations.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
+import { reactions } from '../../functions/reactions/index.ts';
 import { readHistory } from '../verify/history.ts';
 import { checkHistory } from '../verify/invariants.ts';
 import { formatReport } from '../verify/report.ts';
@@ -30,6 +31,15 @@ versions concerned:
   parked-without-outcome  (--quiescent) a command answered parked and nothing else whose
                           aggregate is parked no more: its parked sequence was lost
                           (a table restored or rebuilt under policy park)
+  reaction-command-without-outcome
+                          a command a reaction issues for an event of the log (derived
+                          again from the events) has no outcome (events older than --settle-ms)
+  reaction-command-uncaused
+                          a command in a reaction's id space that no event of the log issues
+  reaction-decision-mismatch
+                          where one reaction's commands from one source aggregate are all a
+                          target receives: its events or a result of a command differ from
+                          the target's decision of the commands in the order issued
 
 Heads and rows behind or ahead of the log are counted as in flight, unless --quiescent says
 nothing is (then they are violations, and every event must have its result).
@@ -82,6 +92,7 @@ export const verify: CliCommand = {
         aggregates,
         readModel: accountSummary,
         acceptsWithoutEvents: ['alert'],
+        reactions,
         quiescent: values.quiescent === true,
         settledBefore: new Date(Date.now() - settleMs).toISOString(),
       });

@@ -6,12 +6,12 @@
  * the command record's timestamp (set by the client when it sends).
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { parseArgs } from 'node:util';
 import { createDynamoClient, createKafka } from '../../functions/compose/operator.ts';
 import { tableName, topicName } from '../../functions/config.ts';
 import type { CommandEnvelope } from '../../functions/core/wire.ts';
 import { provision } from '../provision.ts';
 import { runEnvironment } from '../scratch.ts';
+import { parseScript, scriptOptions, wholeNumber } from '../script-options.ts';
 import { CommandClient, newCommandId } from './client.ts';
 import { mappingsFromTopology } from '../trigger/mappings.ts';
 import { startTriggers, type InvocationReport } from '../trigger/trigger.ts';
@@ -19,16 +19,38 @@ import { startTriggers, type InvocationReport } from '../trigger/trigger.ts';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const { values } = parseArgs({
-  options: {
-    commands: { type: 'string', default: '1000' },
-    rate: { type: 'string', default: '200' },
-    'batch-size': { type: 'string' },
-    window: { type: 'string' },
+const USAGE = `Usage: npx tsx local/client/measure-latency.ts [--commands <n>] [--rate <n>] [--batch-size <n>] [--window <s>]
+
+Sends commands at a steady rate through the emulated MSK trigger and the real command handler,
+on topics and a table of its own (deleted at the end), and prints the command-to-result latency
+percentiles. Runs on the local stack or the configured endpoints (docs/LOCAL.md, "Latency").
+
+Options:
+  --commands <n>     commands to send (default 1000)
+  --rate <n>         commands per second (default 200)
+  --batch-size <n>   the trigger's batch size (default the topology's)
+  --window <s>       the trigger's batching window in seconds (default the topology's)
+  -h, --help         this help`;
+
+const { total, rate, batchSize, windowSeconds } = scriptOptions(
+  { command: 'npx tsx local/client/measure-latency.ts', usage: USAGE },
+  (argv) => {
+    const values = parseScript(argv, {
+      commands: { type: 'string', default: '1000' },
+      rate: { type: 'string', default: '200' },
+      'batch-size': { type: 'string' },
+      window: { type: 'string' },
+    });
+    return (
+      values && {
+        total: wholeNumber('commands', values.commands, 1),
+        rate: wholeNumber('rate', values.rate, 1),
+        batchSize: values['batch-size'] === undefined ? undefined : wholeNumber('batch-size', values['batch-size'], 1),
+        windowSeconds: values.window === undefined ? undefined : wholeNumber('window', values.window),
+      }
+    );
   },
-});
-const total = Number(values.commands);
-const rate = Number(values.rate);
+);
 
 const run = `latency-${Date.now().toString(36)}`;
 // Before the handler module is imported: it reads its topic and table names once.
@@ -44,8 +66,8 @@ const main = async (): Promise<void> => {
   if (base === undefined) throw new Error('the topology has no commandHandler');
   const mapping = {
     ...base,
-    ...(values['batch-size'] === undefined ? {} : { batchSize: Number(values['batch-size']) }),
-    ...(values.window === undefined ? {} : { maxBatchingWindowSeconds: Number(values.window) }),
+    ...(batchSize === undefined ? {} : { batchSize }),
+    ...(windowSeconds === undefined ? {} : { maxBatchingWindowSeconds: windowSeconds }),
   };
   const reports: InvocationReport[] = [];
   const triggers = await startTriggers({

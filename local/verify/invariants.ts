@@ -3,10 +3,12 @@
  * tables hold, lists every violation of the framework's guarantees with the aggregate and
  * versions concerned. No I/O here (history.ts reads the topics and tables), so tests can feed
  * it broken histories and the chaos run and `kafka-aggregates verify` share it. It knows no
- * domain: the aggregates, and the projection whose rows it checks, come in its options.
+ * domain: the aggregates, the projection whose rows it checks and the reactions whose
+ * commands it checks come in its options.
  */
 import { checkAggregateRules, checkEvents, type Found } from './check-events.ts';
 import { checkEventsWithoutResults, checkParked, checkResults, commandsOfEvents } from './check-results.ts';
+import { checkReactions, type ReactionCounts } from './check-reactions.ts';
 import { checkHeads, checkSummaries } from './check-tables.ts';
 import type { CheckOptions, CheckReport, History, ViolationKind } from './model.ts';
 
@@ -33,6 +35,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
   );
   let duplicateResults = 0;
   let commandsWithResult = 0;
+  let reactionCounts: ReactionCounts = { reactionCommands: 0, reactionDuplicates: 0, reactionTargets: 0 };
   if (history.results === undefined) found.push({ violations: [], notes: ['results not checked: results topic not read'] });
   else {
     const commands = commandsOfEvents(events.ordered);
@@ -43,6 +46,22 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
       checkEventsWithoutResults(history, options, events.ordered, commands, results.accepted),
       checkParked(history, options),
     );
+    if (options.reactions === undefined) found.push({ violations: [], notes: ['reactions not checked: none given'] });
+    else {
+      // A reaction's command must have its outcome once results can no longer be in flight (as an event its result).
+      const settledBefore = history.resultsComplete === false ? undefined : (options.settledBefore ?? (quiescent ? '9999' : undefined));
+      const reactions = checkReactions(
+        options.reactions,
+        options.aggregates,
+        events.ordered,
+        history.results,
+        commands,
+        (occurredAt) => settledBefore !== undefined && occurredAt < settledBefore,
+        quiescent,
+      );
+      reactionCounts = reactions.counts;
+      found.push(reactions);
+    }
   }
 
   const violations = found.flatMap((f) => f.violations);
@@ -60,6 +79,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
       heads: history.heads?.length ?? 0,
       summaryRows: history.summaries?.length ?? 0,
       lagging: found.reduce((n, f) => n + (f.lagging ?? 0), 0),
+      ...reactionCounts,
     },
     violations,
     byKind,

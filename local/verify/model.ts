@@ -1,7 +1,9 @@
 /** What the invariant checker reads (a history of topics and tables) and what it reports: the violations it knows. */
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import type { AnyProjection } from '../../functions/core/projection.ts';
+import type { AnyReaction } from '../../functions/core/reaction.ts';
 import type { Head } from '../../functions/heads/head.ts';
+import type { ReactionCounts } from './check-reactions.ts';
 
 /** A guarantee of the framework that a violation breaks. */
 export type GuaranteeKind =
@@ -26,7 +28,13 @@ export type GuaranteeKind =
   /** An event whose command has no accepted result on the results topic. */
   | 'event-without-result'
   /** A command answered `parked` and nothing else whose aggregate is parked no more (policy `park`): its parked sequence was lost (a table restored or rebuilt). */
-  | 'parked-without-outcome';
+  | 'parked-without-outcome'
+  /** A command a reaction issues for an event of the log that has no outcome on the results topic. */
+  | 'reaction-command-without-outcome'
+  /** A command in a reaction's id space (`<reaction>:<eventId>:<n>`) that no event of the log issues. */
+  | 'reaction-command-uncaused'
+  /** A target's events or a result of a reaction's command that differ from the target's decision of the commands in the order issued. */
+  | 'reaction-decision-mismatch';
 
 /**
  * What a violation breaks: one of the framework's guarantees, or a rule an aggregate
@@ -48,6 +56,9 @@ export const VIOLATION_KINDS: readonly GuaranteeKind[] = [
   'result-conflict',
   'event-without-result',
   'parked-without-outcome',
+  'reaction-command-without-outcome',
+  'reaction-command-uncaused',
+  'reaction-decision-mismatch',
 ];
 
 /** One broken guarantee. */
@@ -116,6 +127,8 @@ export interface CheckOptions {
   readonly readModel?: AnyProjection;
   /** Aggregate types whose `decide` may accept a command with no events (a no-op observation). @default none */
   readonly acceptsWithoutEvents?: readonly string[];
+  /** The deployment's reactions, whose commands are checked against the events that issue them (check-reactions.ts). @default none: not checked */
+  readonly reactions?: readonly AnyReaction[];
 }
 
 /** What the checker read and found. */
@@ -137,7 +150,7 @@ export interface CheckReport {
     readonly summaryRows: number;
     /** Heads or rows behind or ahead of the log: in flight, not violations (when not quiescent). */
     readonly lagging: number;
-  };
+  } & ReactionCounts;
   readonly violations: readonly Violation[];
   readonly byKind: Readonly<Partial<Record<ViolationKind, number>>>;
   /** What was not checked, and why. */

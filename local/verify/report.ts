@@ -24,6 +24,8 @@ export const formatReport = (report: CheckReport, limit = 20): string[] => {
     `events      ${n(c.eventRecords)} records: ${n(c.distinctEvents)} distinct (aggregate, version), ${n(c.duplicateEvents)} identical duplicate copies; ${n(c.aggregates)} aggregates`,
     `results     ${n(c.resultRecords)} records: ${n(c.commandsWithResult)} commands, ${n(c.duplicateResults)} re-emitted copies`,
     `tables      ${n(c.heads)} heads, ${n(c.summaryRows)} read-model rows; ${n(c.lagging)} behind or ahead of the log (in flight)`,
+    `reactions   ${n(c.reactionCommands)} commands issued for the log's events, ${n(c.reactionDuplicates)} duplicate deliveries answered again; ` +
+      `${n(c.reactionTargets)} target aggregates re-decided in the order issued`,
     ...report.notes.map((note) => `note        ${note}`),
     `violations  ${n(report.violations.length)}` +
       (report.violations.length === 0

@@ -5,41 +5,31 @@
  * the census item holds exactly what the topic holds over the offsets it says it counted, with
  * fewer writes than one per partition per batch.
  */
-import { readFileSync } from 'node:fs';
-import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { TopicLogs } from '../../functions/adapters/kafka/topic-log.ts';
 import { readEvent } from '../../functions/core/event-reader.ts';
 import { registry } from '../../functions/core/registry.ts';
-import type { EventRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { addToCensus, readCensus, type Sighting } from '../../functions/event/census.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
-import { readTopic } from '../support/kafka.ts';
+import { eventsBeforeRevisions } from '../support/events.ts';
+import { produceJson, readTopic } from '../support/kafka.ts';
 
-const log = readFileSync(new URL('../fixtures/account-events-before-revisions.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((line) => line !== '')
-  .map((line) => JSON.parse(line) as { key: string; value: EventRecord });
+const log = eventsBeforeRevisions();
 
 let command: CommandSide;
 let event: EventSide;
-let producer: Producer;
 let logs: TopicLogs;
 
 beforeAll(async () => {
   command = await startCommandSide();
   event = await startEventSide();
-  producer = createProducer(command.kafka);
-  await producer.connect();
-  await producer.send({ topic: command.topics.events, messages: log.map((r) => ({ key: r.key, value: JSON.stringify(r.value) })) });
+  await produceJson(command.kafka, command.topics.events, log);
   logs = new TopicLogs(command.kafka);
 }, 120_000);
 afterAll(async () => {
   await logs.close();
-  await producer.disconnect();
   await command.close();
   await event.close();
 });

@@ -7,10 +7,8 @@
  * tree's code and refuse code with a broken upcaster (test-only registrations, not the example),
  * saying where and why.
  */
-import { readFileSync } from 'node:fs';
-import type { Admin, Producer } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { MemoryReadModels } from '../../functions/compose/operator.ts';
 import type { AnyAggregate } from '../../functions/core/aggregate.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
@@ -29,18 +27,11 @@ import { checkDeployCommand, formatCheckDeploy } from '../../local/cli/check-dep
 import { census as censusCli } from '../../local/cli/census.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
-import { readTopic, unique } from '../support/kafka.ts';
+import { eventsBeforeRevisions } from '../support/events.ts';
+import { produceJson, readTopic, unique } from '../support/kafka.ts';
 
-interface FixtureRecord {
-  readonly key: string;
-  readonly value: EventRecord;
-}
-const fixture = readFileSync(new URL('../fixtures/account-events-before-revisions.jsonl', import.meta.url), 'utf8')
-  .split('\n')
-  .filter((line) => line !== '')
-  .map((line) => JSON.parse(line) as FixtureRecord);
 // Every other deposit as the command side writes it since revision 2: the log after that deploy.
-const log = fixture.map(({ key, value }, i) =>
+const log = eventsBeforeRevisions().map(({ key, value }, i) =>
   value.type === 'MoneyDeposited' && i % 2 === 1
     ? { key, value: { ...value, revision: 2, data: { ...(value.data as object), currency: 'EUR' } } }
     : { key, value },
@@ -69,7 +60,6 @@ const hundredfold = accountWith({
 
 let command: CommandSide;
 let event: EventSide;
-let producer: Producer;
 const groupId = unique('census-events-trigger');
 
 const deps = (accountCode: AnyAggregate = account as AnyAggregate): CheckDeployDeps => ({
@@ -106,9 +96,7 @@ const cli = async (run: () => Promise<number>) => {
 beforeAll(async () => {
   command = await startCommandSide();
   event = await startEventSide();
-  producer = createProducer(command.kafka);
-  await producer.connect();
-  await producer.send({ topic: command.topics.events, messages: log.map((r) => ({ key: r.key, value: JSON.stringify(r.value) })) });
+  await produceJson(command.kafka, command.topics.events, log);
   expect(await rebuildAggregates(rebuildDeps(command))).toMatchObject({ status: 'complete', unusable: [] });
   const process = event.processor();
   const batches = triggerBatches(await readTopic(command.kafka, command.topics.events), command.topics.events, 7);
@@ -127,7 +115,6 @@ beforeAll(async () => {
   await admin.disconnect();
 }, 120_000);
 afterAll(async () => {
-  await producer.disconnect();
   await command.close();
   await event.close();
 });

@@ -1,7 +1,8 @@
 /**
  * A short seeded chaos run inside `npm test`: a few hundred commands racing on a few accounts
- * through the emulated trigger (in a runtime process of its own) and the real command side,
- * with every fault kind that fits in well under a minute: crashes at each named point,
+ * through the emulated trigger (in a runtime process of its own) and the real command and event
+ * sides (the low-balance-alert reaction's commands among the run's), with every fault kind that
+ * fits in well under a minute: crashes at each named point of both handlers,
  * duplicate and racing deliveries, throttling, large commands, a DynamoDB outage past the old
  * retry budget, the commands topic recreated, a rebuild from the CLI during load, the table
  * restored from an older copy, the run's emulator restarted, a hard kill and a projection
@@ -45,6 +46,7 @@ describe('a seeded chaos run', () => {
     console.log(
       `chaos (seed ${report.seed}): ${report.sent} commands, ${report.accepted} accepted, ${report.rejected} rejected; ` +
         `faults ${JSON.stringify(report.faults)}; effects ${JSON.stringify(report.effects)}; outage attempts ${JSON.stringify(report.outageAttempts)}; ` +
+        `reactions: ${report.check.counts.reactionCommands} commands, ${report.check.counts.reactionDuplicates} duplicate answers; ` +
         `${report.check.violations.length} violations; ${report.eventsLost} events lost; ${(report.durationMs / 1000).toFixed(1)} s\n${report.notes.join('\n')}`,
     );
 
@@ -69,6 +71,9 @@ describe('a seeded chaos run', () => {
     // The command side refused to decide on the restored and the recreated tables until the rebuilds.
     expect(report.invocations.failed.TableBehindLogError).toBeGreaterThan(0);
     expect(report.check.counts.duplicateEvents + report.check.counts.duplicateResults).toBeGreaterThan(0);
+    // The low-balance alert issued commands, each decided once in order (the checker derives them again from the events).
+    expect(report.check.counts.reactionCommands).toBeGreaterThan(20);
+    expect(report.check.counts.reactionTargets).toBeGreaterThan(5);
     // account-summary version 2 deployed under load, switched to and version 1 dropped (its checks are among the violations).
     expect(report.notes.some((n) => /^projection-version: version 2 built, switched to and version 1 dropped/.test(n))).toBe(true);
   }, 180_000);

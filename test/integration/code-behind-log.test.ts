@@ -14,7 +14,8 @@ import type { EventRecord } from '../../functions/core/wire.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { accountEventRecord, startEventSide, type EventSide } from '../support/event-side.ts';
+import { startEventSide, type EventSide } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 import { unique } from '../support/kafka.ts';
 import { mskEvent } from '../support/msk.ts';
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
-import { accountEventRecord, startEventSide, type EventSide } from '../support/event-side.ts';
+import { startEventSide, type EventSide } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 
 let side: EventSide;
 beforeAll(async () => {

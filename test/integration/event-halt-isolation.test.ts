@@ -6,8 +6,7 @@
  * batch reports the halt (`batchItemFailures`) instead of failing the invocation.
  */
 import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { describe, expect, it } from 'vitest';
 import type { AnyProjection } from '../../functions/core/projection.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
 import { ConsumerFailedError } from '../../functions/event/errors.ts';
@@ -15,20 +14,12 @@ import { haltError } from '../../functions/event/halts.ts';
 import { projectionRowKey, type ReadModels } from '../../functions/event/ports.ts';
 import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
-import { accountEventRecord, startEventSide, type EventSide } from '../support/event-side.ts';
+import { eventSideAround } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 import { unique } from '../support/kafka.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
 
-let side: EventSide;
-const dynamo = createDynamoClient();
-
-beforeAll(async () => {
-  side = await startEventSide();
-});
-afterAll(async () => {
-  await side.close();
-  dynamo.destroy();
-});
+const eventSide = eventSideAround();
 
 const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada' });
 const deposited = (id: string, version: number, amount: number): EventRecord => ({
@@ -45,6 +36,7 @@ const at = (topic: string, partition: number, offset: number, value: EventRecord
 
 describe('a halt holds only its own partition', () => {
   it('a gap met after a lost race (the row wiped under the batch) halts its partition; the other partition is applied', async () => {
+    const side = eventSide();
     const [a, b] = [unique('acc'), unique('acc')];
     const topic = unique('events');
     await side.processor()(mskEvent([at(topic, 0, 0, opened(a)), at(topic, 0, 1, deposited(a, 2, 10))]));
@@ -60,7 +52,9 @@ describe('a halt holds only its own partition', () => {
       write: async (key, next, revision) => {
         if (!wiped && key.pk === row.pk && key.sk === row.sk) {
           wiped = true;
-          await dynamo.send(new DeleteItemCommand({ TableName: side.readModels.tableName, Key: { pk: { S: row.pk }, sk: { S: row.sk } } }));
+          await side.dynamo.send(
+            new DeleteItemCommand({ TableName: side.readModels.tableName, Key: { pk: { S: row.pk }, sk: { S: row.sk } } }),
+          );
         }
         return side.readModels.write(key, next, revision);
       },
@@ -75,6 +69,7 @@ describe('a halt holds only its own partition', () => {
   });
 
   it('a projection that throws on an event halts its partition there; what precedes it and the other partition are applied', async () => {
+    const side = eventSide();
     const [a, boom, b] = [unique('acc'), unique('boom'), unique('acc')];
     const topic = unique('events');
     const fragile: AnyProjection = {

@@ -33,7 +33,8 @@ import { getAccountSummary } from '../../functions/projections/account-summary-q
 import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
 import { readStatus } from '../../local/trigger/status.ts';
 import { startTriggers, type InvocationReport, type Triggers } from '../../local/trigger/trigger.ts';
-import { accountEventRecord, createReadModelsTable, startEventSide, type EventSide } from '../support/event-side.ts';
+import { createReadModelsTable, startEventSide, type EventSide } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 import { createTopologyTopics, readDeadLetters, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent, type RecordSpec } from '../support/msk.ts';
 import { holdLogsAround } from '../support/logs.ts';

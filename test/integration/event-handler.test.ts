@@ -7,7 +7,7 @@ import { tableName, topicName } from '../../functions/config.ts';
 import { getAccountSummary } from '../../functions/projections/account-summary-query.ts';
 import { mskEvent } from '../support/msk.ts';
 import { unique } from '../support/kafka.ts';
-import { accountEventRecord } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 
 // A whole context, as the emulated trigger passes it; these handlers do not read the time left.
 const context = lambdaContext({ functionName: 'event-handler', memoryMb: 512 }, 'us-east-1', Date.now() + 60_000);

@@ -6,59 +6,27 @@
  * included, with the failing code still deployed parks the aggregate again instead of
  * halting or skipping it; the release after the fix then applies its events in order.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { DynamoParkStore } from '../../functions/adapters/dynamodb/park-store.ts';
+import { describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
-import { defineProjection } from '../../functions/index.ts';
 import type { AnyProjection } from '../../functions/core/projection.ts';
-import type { AccountEvent } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';
 import { parkedApplier, releaseParkedEvents } from '../../functions/park/events.ts';
-import { accountSummary, type AccountSummary } from '../../functions/projections/account-summary.ts';
+import { accountSummary } from '../../functions/projections/account-summary.ts';
 import { lowBalanceAlert } from '../../functions/reactions/low-balance-alert.ts';
 import { rebuildReadModels } from '../../functions/rebuild/rebuild-read-models.ts';
-import {
-  accountEventRecord,
-  canonicalJson,
-  createReadModelsTable,
-  startEventSide,
-  triggerBatches,
-  type EventSide,
-} from '../support/event-side.ts';
-import { createTopologyTopics, readTopic, unique } from '../support/kafka.ts';
+import { POISON, buggySummary, summariesOf } from '../support/event-park.ts';
+import { canonicalJson, createReadModelsTable, eventSideAround, triggerBatches } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
+import { unique } from '../support/kafka.ts';
 
-const POISON = 666;
-
-/** account-summary with a bug: it throws on a deposit of POISON. */
-const buggySummary: AnyProjection = defineProjection<AccountSummary, AccountEvent>({
-  ...accountSummary,
-  evolve: (row, event) => {
-    if (event.type === 'MoneyDeposited' && event.data.amount === POISON) throw new Error('a bug bound to this event');
-    return accountSummary.evolve(row, event);
-  },
-});
-
-let side: EventSide;
-const dynamo = createDynamoClient();
-beforeAll(async () => {
-  side = await startEventSide();
-});
-afterAll(async () => {
-  await side.close();
-  dynamo.destroy();
-});
+const eventSide = eventSideAround();
 
 describe('policy park, event side, with a read-models rebuild', () => {
   it('a rebuild keeps a park (its events left to the release); into a table that lost it, the failing code parks again', async () => {
-    const topic = unique('events');
-    const admin = side.kafka.admin();
-    await admin.connect();
-    await createTopologyTopics(admin, { events: topic });
-    await admin.disconnect();
+    const side = eventSide();
     const [p, q] = [unique('poisoned'), unique('other')];
     const log = [
       accountEventRecord(p, 1, 'AccountOpened', { owner: p }),
@@ -68,23 +36,14 @@ describe('policy park, event side, with a read-models rebuild', () => {
       // Below the alert's threshold: the reaction raises an alert, once, when this is released.
       accountEventRecord(p, 3, 'MoneyWithdrawn', { amount: 700 }),
     ];
-    const producer = createProducer(side.kafka);
-    await producer.connect();
-    await producer.send({ topic, messages: log.map((e) => ({ key: e.aggregateId, value: JSON.stringify(e), partition: 0 })) });
-    await producer.disconnect();
-    const records = await readTopic(side.kafka, topic);
+    const { topic, records } = await side.eventsTopic(log);
     const eventLog = new TopicLog(side.kafka, topic);
     const reactions = [lowBalanceAlert()];
-    const fold = new Map<string, unknown>();
-    for (const e of log) fold.set(e.aggregateId, accountSummary.evolve(fold.get(e.aggregateId) as AccountSummary | undefined, e as never));
-    const alerts = async () =>
-      (await readTopic(side.kafka, side.topics.commands))
-        .map((r) => JSON.parse(r.value ?? 'null') as { aggregateId: string; type: string })
-        .filter((c) => c.aggregateId === p)
-        .map((c) => c.type);
+    const fold = summariesOf(log);
+    const alerts = async () => (await side.commands()).filter((c) => c.aggregateId === p).map((c) => c.type);
 
     const run = (readModels: ReadModelsTable, projection: AnyProjection) => {
-      const park = new DynamoParkStore(createDocumentClient(dynamo), readModels.tableName, 'readModels');
+      const park = side.parkStore(readModels);
       const rows = async () =>
         Promise.all([p, q].map(async (id) => (await readModels.get(projectionRowKey(accountSummary.name, id)))?.data));
       const rebuild = () =>
@@ -136,8 +95,8 @@ describe('policy park, event side, with a read-models rebuild', () => {
 
     // The table lost its items, parks included; the rebuild runs with the buggy code still deployed: it parks p again.
     const lostName = unique('read-models');
-    await createReadModelsTable(dynamo, lostName);
-    const lost = run(new ReadModelsTable(createDocumentClient(dynamo), lostName), buggySummary);
+    await createReadModelsTable(side.dynamo, lostName);
+    const lost = run(new ReadModelsTable(createDocumentClient(side.dynamo), lostName), buggySummary);
     expect(await lost.rebuild()).toMatchObject({ status: 'complete' });
     expect(await lost.park.list()).toMatchObject([{ aggregateId: p, count: 2, firstOffset: 2, status: 'parked' }]);
     expect(await lost.rows()).toMatchObject([{ version: 1 }, { version: 2, balance: 5 }]);

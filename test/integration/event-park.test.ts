@@ -6,14 +6,8 @@
  * applied. A release after the fix, crashing once half way and run again, applies the parked
  * events in order, and its reaction fires then, once; the read model equals the fold of the log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
-import { createProducer } from '../../functions/adapters/kafka/clients.ts';
-import { DynamoParkStore } from '../../functions/adapters/dynamodb/park-store.ts';
-import { defineProjection } from '../../functions/index.ts';
-import type { AnyProjection } from '../../functions/core/projection.ts';
+import { describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../functions/core/wire.ts';
-import type { AccountEvent } from '../../functions/domain/account/index.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import { projectionRowKey } from '../../functions/event/ports.ts';
 import type { EventBatchSummary } from '../../functions/event/process-batch.ts';
@@ -21,29 +15,12 @@ import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { parkedApplier, releaseParkedEvents, type EventParkOperatorDeps } from '../../functions/park/events.ts';
 import { accountSummary, type AccountSummary } from '../../functions/projections/account-summary.ts';
 import { lowBalanceAlert } from '../../functions/reactions/low-balance-alert.ts';
-import { accountEventRecord, canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
-import { createTopologyTopics, readTopic, unique } from '../support/kafka.ts';
+import { POISON, buggySummary, crashingAt, deposited, opened, summariesOf } from '../support/event-park.ts';
+import { canonicalJson, eventSideAround, triggerBatches } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
+import { unique } from '../support/kafka.ts';
 
-const POISON = 666;
-
-/** account-summary with a bug: it throws on a deposit of POISON. */
-const buggySummary: AnyProjection = defineProjection<AccountSummary, AccountEvent>({
-  ...accountSummary,
-  evolve: (row, event) => {
-    if (event.type === 'MoneyDeposited' && event.data.amount === POISON) throw new Error('a bug bound to this event');
-    return accountSummary.evolve(row, event);
-  },
-});
-
-let side: EventSide;
-const dynamo = createDynamoClient();
-beforeAll(async () => {
-  side = await startEventSide();
-});
-afterAll(async () => {
-  await side.close();
-  dynamo.destroy();
-});
+const eventSide = eventSideAround();
 
 /** Delivers the batches as the trigger does: a halt delivers its partition again from the halted record. */
 const deliver = async (batches: readonly MskEvent[], process: (e: MskEvent) => Promise<EventBatchSummary>): Promise<number> => {
@@ -63,18 +40,11 @@ const deliver = async (batches: readonly MskEvent[], process: (e: MskEvent) => P
 
 describe('policy park, event side, on the real broker and emulator', () => {
   it('parks one poisoned aggregate while 1,000 others on its partition are applied; a release after the fix applies its events in order', async () => {
-    const topic = unique('events');
-    const admin = side.kafka.admin();
-    await admin.connect();
-    await createTopologyTopics(admin, { events: topic });
-    await admin.disconnect();
+    const side = eventSide();
     const p = unique('poisoned');
     const others = Array.from({ length: 1000 }, (_, i) => `${p}-other-${i}`);
-    const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: id });
-    const deposit = (id: string, version: number, amount: number) =>
-      accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
     const poisoned: EventRecord[] = [
-      deposit(p, 2, POISON),
+      deposited(p, 2, POISON),
       // Below the alert's threshold: the reaction raises an alert, once, when this is released.
       accountEventRecord(p, 3, 'MoneyWithdrawn', { amount: 100 }),
     ];
@@ -83,18 +53,14 @@ describe('policy park, event side, on the real broker and emulator', () => {
       ...others.slice(0, 300).map(opened),
       poisoned[0]!,
       ...others.slice(300).map(opened),
-      ...others.slice(0, 500).map((id) => deposit(id, 2, 5)),
+      ...others.slice(0, 500).map((id) => deposited(id, 2, 5)),
       poisoned[1]!,
-      ...others.slice(500).map((id) => deposit(id, 2, 5)),
+      ...others.slice(500).map((id) => deposited(id, 2, 5)),
     ];
-    const producer = createProducer(side.kafka);
-    await producer.connect();
-    await producer.send({ topic, messages: log.map((e) => ({ key: e.aggregateId, value: JSON.stringify(e), partition: 0 })) });
-    await producer.disconnect();
-    const records = await readTopic(side.kafka, topic);
+    const { topic, records } = await side.eventsTopic(log);
     expect(records).toHaveLength(log.length);
 
-    const park = new DynamoParkStore(createDocumentClient(dynamo), side.readModels.tableName, 'readModels');
+    const park = side.parkStore();
     const reactions = [lowBalanceAlert()];
     const live = side.processor({ projections: [buggySummary], reactions, parking: { store: park, attempts: 2 } });
     // Attempt 1 of 2 halts the partition at the record; attempt 2 parks.
@@ -111,13 +77,7 @@ describe('policy park, event side, on the real broker and emulator', () => {
     const before = await rows();
     expect(before[0]).toMatchObject({ version: 1, balance: 0 });
     expect(before.slice(1).filter((r) => (r as AccountSummary | undefined)?.balance === 5)).toHaveLength(1000);
-    const alerts = async () =>
-      new Set(
-        (await readTopic(side.kafka, side.topics.commands))
-          .map((r) => JSON.parse(r.value ?? 'null') as { aggregateId: string; commandId: string; type: string })
-          .filter((c) => c.aggregateId === p)
-          .map((c) => `${c.type} ${c.commandId}`),
-      );
+    const alerts = async () => new Set((await side.commands()).filter((c) => c.aggregateId === p).map((c) => `${c.type} ${c.commandId}`));
     expect(await alerts()).toEqual(new Set());
 
     // The fix is deployed; the release crashes once after its first step, and is run again.
@@ -128,24 +88,14 @@ describe('policy park, event side, on the real broker and emulator', () => {
       readModels: side.readModels,
       publisher: side.publisher,
     });
-    const operator = (crashAt?: number): EventParkOperatorDeps => {
-      let steps = 0;
-      return {
-        park,
-        apply: (r, m) => (++steps === crashAt ? Promise.reject(new Error('injected crash')) : apply(r, m)),
-        releases: side.readModels.releases,
-        publisher: side.publisher,
-        chunk: 1,
-      };
-    };
-    await expect(releaseParkedEvents(operator(2), 'account', p, { by: 'ops' })).rejects.toThrow('injected crash');
+    const operator: EventParkOperatorDeps = { park, apply, releases: side.readModels.releases, publisher: side.publisher, chunk: 1 };
+    await expect(releaseParkedEvents(crashingAt(operator, 2), 'account', p, { by: 'ops' })).rejects.toThrow('crash before applying');
     expect(await park.get('account', p)).toMatchObject({ status: 'releasing', done: 1 });
-    expect(await releaseParkedEvents(operator(), 'account', p, { by: 'ops' })).toMatchObject({ lifted: true, handled: 1 });
+    expect(await releaseParkedEvents(operator, 'account', p, { by: 'ops' })).toMatchObject({ lifted: true, handled: 1 });
     expect(await park.list()).toEqual([]);
 
     // The read model equals the fold of the log by the fixed code; the reaction fired once.
-    const fold = new Map<string, unknown>();
-    for (const e of log) fold.set(e.aggregateId, accountSummary.evolve(fold.get(e.aggregateId) as AccountSummary | undefined, e as never));
+    const fold = summariesOf(log);
     expect((await rows()).map(canonicalJson)).toEqual([p, ...others].map((id) => canonicalJson(fold.get(id))));
     expect([...(await alerts())].map((c) => c.split(' ')[0])).toEqual(['RaiseLowBalanceAlert']);
 

@@ -7,7 +7,8 @@ import { projectionRowKey } from '../../functions/event/ports.ts';
 import { command, mskEvent, type RecordSpec } from '../support/msk.ts';
 import { readTopic, unique } from '../support/kafka.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { accountEventRecord, canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
+import { canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 
 let side: EventSide;
 beforeAll(async () => {

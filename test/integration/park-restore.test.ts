@@ -5,7 +5,9 @@
  * live side until the snapshot rebuild, then the release decides the parked commands on the
  * rebuilt heads. A commands topic recreated while an aggregate is parked: the new life's
  * command joins the sequence (its offset is below the sequence's last) and is decided after the
- * old life's, in its own life.
+ * old life's, in its own life. And both: a table restored from before it knew the partition,
+ * its parks carried over, the topic recreated: the rebuild numbers the new life after the parks'
+ * (the simulator's seeds 2313 and 3465), so its command joins the sequence.
  */
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,6 +114,36 @@ describe('policy park through a table restore and a topic recreation', () => {
       [1, open.commandId],
       [2, poisoned.commandId],
       [3, next.commandId],
+    ]);
+    await topic.close();
+  }, 120_000);
+
+  it('a table restored from before it knew the partition, its parks carried over, the topic recreated: the new life’s command joins the sequence', async () => {
+    const doc = createDocumentClient(side.dynamo);
+    let topic = await CommandsTopic.create(side.kafka, 1);
+    const id = unique('acc');
+    const poisoned = command(id, 'Deposit', { amount: POISON });
+    await side.processor({ aggregates: buggy, parking: { store: new DynamoParkStore(doc, side.heads.tableName), attempts: 1 } })(
+      await topic.append([poisoned]),
+    );
+
+    // Restored from a backup that knew nothing of the partition; the parks carried over (docs/OPERATIONS.md).
+    const items = (await doc.send(new ScanCommand({ TableName: side.heads.tableName, ConsistentRead: true }))).Items ?? [];
+    const restored = new AggregatesTable(doc, unique('aggregates-restored'));
+    await createAggregatesTable(side.dynamo, restored.tableName);
+    for (const Item of items.filter((i) => String(i.pk).startsWith('~parked')))
+      await doc.send(new PutCommand({ TableName: restored.tableName, Item }));
+    const park = new DynamoParkStore(doc, restored.tableName);
+    topic = await topic.recreate();
+    expect((await rebuildAggregates(rebuildDeps(side, { heads: restored, commands: topic, parks: park }))).status).toBe('complete');
+
+    const open = command(id, 'OpenAccount', { owner: 'Ann' });
+    await side.processor({ heads: restored, aggregates: buggy, parking: { store: park, attempts: 1 } })(await topic.append([open]));
+    expect(await park.get('account', id)).toMatchObject({ count: 2, lastOffset: 0, last: { incarnation: 2 } });
+    expect(await releaseParked(operator(restored, park), 'account', id, { by: 'ops' })).toMatchObject({ lifted: true, handled: 2 });
+    expect(await outcomes([poisoned.commandId, open.commandId])).toEqual([
+      ['Parked', 'AccountNotOpen'],
+      ['Parked', 'v1'],
     ]);
     await topic.close();
   }, 120_000);

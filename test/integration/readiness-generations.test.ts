@@ -13,7 +13,8 @@ import { composeEventSide } from '../../functions/compose/event-side.ts';
 import { groups } from '../../functions/config.ts';
 import { generationName } from '../../functions/core/generations.ts';
 import { ReadModelsBehindLogError } from '../../functions/event/errors.ts';
-import { accountEventRecord, createReadModelsTable } from '../support/event-side.ts';
+import { createReadModelsTable } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 import { createTopologyTopics, testKafka, unique } from '../support/kafka.ts';
 import { mskEvent } from '../support/msk.ts';
 

@@ -16,7 +16,7 @@
  */
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
+import { createDocumentClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { ReadModelsTable } from '../../functions/adapters/dynamodb/read-models-table.ts';
 import type { LogReader } from '../../functions/core/log.ts';
 import type { EventRecord } from '../../functions/core/wire.ts';
@@ -29,7 +29,8 @@ import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts
 import { rebuildReadModels } from '../../functions/rebuild/rebuild-read-models.ts';
 import { verifyAggregates } from '../../functions/rebuild/verify-aggregates.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
-import { accountEventRecord, createReadModelsTable } from '../support/event-side.ts';
+import { createReadModelsTable } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 import { unique } from '../support/kafka.ts';
 
 let side: CommandSide;
@@ -72,6 +73,30 @@ const reader = (order: readonly number[], size = Infinity): Pick<LogReader, 'off
     }
   },
 });
+
+/**
+ * The read-models rebuild into a new table, reading `eventLog`, with the event trigger at
+ * `triggerAt` (default: the end of the topic); its status and the account-summary rows of `ids`.
+ */
+const rebuildReadModelsInto = async (
+  eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>,
+  ids: readonly string[],
+  triggerAt = async () => (await side.eventLog.offsets()).end,
+) => {
+  const table = unique('read-models');
+  await createReadModelsTable(side.dynamo, table);
+  const readModels = new ReadModelsTable(createDocumentClient(side.dynamo), table);
+  const { status } = await rebuildReadModels({
+    aggregates,
+    projections,
+    reactions,
+    readModels,
+    eventLog,
+    trigger: { position: triggerAt, starts: async () => (await side.eventLog.offsets()).start, groupId: unique('events-trigger') },
+  });
+  const rows = await Promise.all(ids.map(async (id) => (await readModels.get(projectionRowKey(accountSummary.name, id)))?.data));
+  return { status, rows };
+};
 
 describe('the rebuilds on the real broker and emulator', () => {
   it('rebuild to the same head whichever partition is read first, with no gap', async () => {
@@ -120,30 +145,10 @@ describe('the rebuilds on the real broker and emulator', () => {
     // Version 1 before the partition count grew (partition 0), version 2 after (partition 1), read first.
     await send(0, [accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ann' })]);
     await send(1, [{ ...deposit(id, 2), data: { amount: 7, currency: 'EUR' } }]);
-    const dynamo = createDynamoClient();
-    try {
-      const table = unique('read-models');
-      await createReadModelsTable(dynamo, table);
-      const readModels = new ReadModelsTable(createDocumentClient(dynamo), table);
-      const offsets = () => side.eventLog.offsets();
-      const report = await rebuildReadModels({
-        aggregates,
-        projections,
-        reactions,
-        readModels,
-        eventLog: reader([1, 0, 2]),
-        trigger: {
-          position: async () => (await offsets()).end,
-          starts: async () => (await offsets()).start,
-          groupId: unique('events-trigger'),
-        },
-      });
+    const { status, rows } = await rebuildReadModelsInto(reader([1, 0, 2]), [id]);
 
-      expect(report.status).toBe('complete');
-      expect((await readModels.get(projectionRowKey(accountSummary.name, id)))?.data).toMatchObject({ balance: 7, version: 2 });
-    } finally {
-      dynamo.destroy();
-    }
+    expect(status).toBe('complete');
+    expect(rows[0]).toMatchObject({ balance: 7, version: 2 });
   });
 
   it('fold read models with the missing versions that lie past the trigger on another partition, and nothing else past it', async () => {
@@ -154,31 +159,14 @@ describe('the rebuilds on the real broker and emulator', () => {
     const committed = (await side.eventLog.offsets()).end;
     await send(0, [deposit(id, 2), deposit(id, 3), accountEventRecord(other, 1, 'AccountOpened', { owner: 'Bo' })]);
     await send(1, [deposit(id, 4)]);
-    const dynamo = createDynamoClient();
-    try {
-      const table = unique('read-models');
-      await createReadModelsTable(dynamo, table);
-      const readModels = new ReadModelsTable(createDocumentClient(dynamo), table);
-      const offsets = () => side.eventLog.offsets();
-      const report = await rebuildReadModels({
-        aggregates,
-        projections,
-        reactions,
-        readModels,
-        eventLog: side.eventLog,
-        trigger: {
-          position: async () => ({ ...(await offsets()).end, 0: committed[0] ?? 0 }),
-          starts: async () => (await offsets()).start,
-          groupId: unique('events-trigger'),
-        },
-      });
+    const { status, rows } = await rebuildReadModelsInto(side.eventLog, [id, other], async () => ({
+      ...(await side.eventLog.offsets()).end,
+      0: committed[0] ?? 0,
+    }));
 
-      expect(report.status).toBe('complete');
-      expect((await readModels.get(projectionRowKey(accountSummary.name, id)))?.data).toMatchObject({ balance: 3, version: 4 });
-      // The other account's event past the trigger is the trigger's to apply, its reactions with it.
-      expect(await readModels.get(projectionRowKey(accountSummary.name, other))).toBeUndefined();
-    } finally {
-      dynamo.destroy();
-    }
+    expect(status).toBe('complete');
+    expect(rows[0]).toMatchObject({ balance: 3, version: 4 });
+    // The other account's event past the trigger is the trigger's to apply, its reactions with it.
+    expect(rows[1]).toBeUndefined();
   });
 });

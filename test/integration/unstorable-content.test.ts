@@ -24,7 +24,8 @@ import { rebuildAggregates } from '../../functions/rebuild/rebuild-aggregates.ts
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
 import { TopicLog } from '../../functions/adapters/kafka/topic-log.ts';
 import { aggregates } from '../../functions/domain/index.ts';
-import { accountEventRecord, triggerBatches } from '../support/event-side.ts';
+import { triggerBatches } from '../support/event-side.ts';
+import { accountEventRecord } from '../support/events.ts';
 
 const sides = bothProcessors();
 

@@ -9,7 +9,6 @@
  * what the code cannot read (an upcaster that fails, an event type it does not register)
  * stops the rebuild and the event side until the code reads it or an operator skips it.
  */
-import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,20 +33,11 @@ import { checkHistory } from '../../local/verify/invariants.ts';
 import { readHistory } from '../../local/verify/history.ts';
 import { rebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
+import { eventsBeforeRevisions, type FixtureRecord } from '../support/events.ts';
 import { readTopic } from '../support/kafka.ts';
 import { knowsNickname, summaryWithNickname } from '../support/nickname.ts';
 
-const FIXTURE = new URL('../fixtures/account-events-before-revisions.jsonl', import.meta.url);
-
-interface FixtureRecord {
-  readonly key: string;
-  readonly value: EventRecord;
-}
-
-const fixture: readonly FixtureRecord[] = readFileSync(FIXTURE, 'utf8')
-  .split('\n')
-  .filter((line) => line !== '')
-  .map((line) => JSON.parse(line) as FixtureRecord);
+const fixture: readonly FixtureRecord[] = eventsBeforeRevisions();
 
 /** The record as the command side writes it now: revision 2 deposits name their currency, every event says its revision. */
 const atCurrentRevision = ({ key, value }: FixtureRecord): FixtureRecord => {

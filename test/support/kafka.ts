@@ -1,6 +1,6 @@
 /** Kafka helpers for integration tests, against the real broker. */
 import type { Admin, Kafka } from 'kafkajs';
-import { createKafka } from '../../functions/adapters/kafka/clients.ts';
+import { createKafka, createProducer } from '../../functions/adapters/kafka/clients.ts';
 import { ensureTopics } from '../../functions/adapters/kafka/topics.ts';
 import { readDeadLetter, type DeadLetterView } from '../../functions/core/dead-letter.ts';
 import { topics as topologyTopics, type TopicKey } from '../../functions/topology.ts';
@@ -19,6 +19,24 @@ export interface ReadRecord {
 }
 
 export const testKafka = (): Kafka => createKafka('kafka-aggregates-tests');
+
+/** Sends `records` to `topic`, each value as JSON, on the partition given or else by key, with a producer of its own. */
+export const produceJson = async (
+  kafka: Kafka,
+  topic: string,
+  records: readonly { readonly key: string; readonly value: unknown; readonly partition?: number }[],
+): Promise<void> => {
+  const producer = createProducer(kafka);
+  await producer.connect();
+  try {
+    await producer.send({
+      topic,
+      messages: records.map(({ key, value, partition }) => ({ key, value: JSON.stringify(value), partition })),
+    });
+  } finally {
+    await producer.disconnect();
+  }
+};
 
 /** Creates topics of the topology under other names (partitions, retention and limits as declared). */
 export const createTopologyTopics = async (admin: Admin, names: Partial<Record<TopicKey, string>>): Promise<void> => {

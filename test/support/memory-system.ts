@@ -22,7 +22,7 @@ import { sampledOf } from '../../functions/heads/partition.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
 import type { HeadsStore } from '../../functions/heads/ports.ts';
-import type { RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
+import type { ParkedCommandsReader, RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
 import { rebuildAggregates, type RebuildReport } from '../../functions/rebuild/rebuild-aggregates.ts';
 
 const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
@@ -120,10 +120,15 @@ export class MemorySystem {
   /**
    * The aggregates rebuild, the trigger held (nothing runs beside it here unless `heads`, the
    * table as the rebuild sees it, lets something run between its requests); `options` as
-   * rebuildAggregates's, `checkpointEvery` too.
+   * rebuildAggregates's, `checkpointEvery` and `parks` too.
    */
   rebuild(
-    options: { readonly deadline?: number; readonly checkpointEvery?: number; readonly heads?: RebuildHeadsStore } = {},
+    options: {
+      readonly deadline?: number;
+      readonly checkpointEvery?: number;
+      readonly heads?: RebuildHeadsStore;
+      readonly parks?: ParkedCommandsReader;
+    } = {},
   ): Promise<RebuildReport> {
     return rebuildAggregates(
       {
@@ -136,6 +141,7 @@ export class MemorySystem {
         commandLog: new MemoryTopicLogs(this.cluster),
         dedupeWindowMs: WEEK_MS,
         checkpointEvery: options.checkpointEvery,
+        ...(options.parks === undefined ? {} : { parks: options.parks }),
       },
       { deadline: options.deadline },
     );

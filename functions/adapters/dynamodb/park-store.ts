@@ -5,12 +5,12 @@
  * (`~` cannot start a projection name, so no row shares them, and no wipe reaches them):
  *
  * - `~parked`: the index, one small item read by every batch under `park`: a map from each
- *   parked aggregate's key to its first offset. MAX_PARKED bounds it (the map's size, in the
- *   condition of the write that adds to it).
+ *   parked aggregate's key to its first offset (park-index.ts).
  * - `~parked#<type>#<id>`: one parked aggregate (park/parked.ts `ParkedAggregate`); its
  *   `count` is the condition of every append, `done` and `status` of every operator's step.
- * - `~parked-record#<seq>#<type>#<id>`: one record of its sequence, as delivered (JSON).
- * - `~strike#<partition>@<offset>#<type>#<id>`: the attempts of a failing record, expiring after a day.
+ * - `~parked-record#<seq>#<type>#<id>`: one record of its sequence, as delivered (park-sequences.ts).
+ * - `~strike#<topic>-<partition>[~<life>]@<offset>#<type>#<id>`: the attempts of a failing record
+ *   (park/parked.ts `strikePosition`), expiring after a day.
  *
  * The order of the writes makes every crash harmless: a park writes the records, the aggregate,
  * then the index (an aggregate not yet in the index is parked again, from the same record, by
@@ -22,62 +22,55 @@
  * invocation of the partition while the park was under way, and the park went unseen (the
  * simulator's `park` kind found it).
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { aggregateKey } from '../../core/aggregate.ts';
 import type { MskRecord } from '../../core/trigger-event.ts';
 import {
   appended,
   freshRecords,
-  MAX_PARKED,
   ParkLiftedError,
+  strikePosition,
   TooManyParkedError,
   type AppendAt,
   type ParkedAggregate,
   type ParkedRecord,
   type Strike,
 } from '../../park/parked.ts';
-import type { ParkStore } from '../../park/ports.ts';
-import { batchGetAll, batchWriteAll } from './requests.ts';
+import type { ParkCopies, ParkStore } from '../../park/ports.ts';
+import { failed, ParkIndex, parkItemKey, type Item, type ParkTable } from './park-index.ts';
+import { numbered, ParkSequences } from './park-sequences.ts';
+import { batchGetAll } from './requests.ts';
 
-type Item = Record<string, unknown>;
-
-const INDEX_KEY = '~parked';
 const parkedKey = (key: string): string => `~parked#${key}`;
-const recordKey = (type: string, id: string, seq: number): string => `~parked-record#${seq}#${aggregateKey(type, id)}`;
-const strikeKey = (s: Omit<Strike, 'attempts'>): string =>
-  `~strike#${s.partition}@${s.offset}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
+const strikeKey = (s: Omit<Strike, 'attempts'>): string => `~strike#${strikePosition(s)}#${aggregateKey(s.aggregateType, s.aggregateId)}`;
 const STRIKE_SECONDS = 24 * 3600;
-
-/**
- * Where a side keeps its parks: the command side in the aggregates table (key `pk`), the event
- * side in the read-models table (key `pk`, `sk`: `~` cannot start a projection name either).
- */
-export type ParkTable = 'aggregates' | 'readModels';
 
 /** A parked aggregate's item is the record and its key. */
 const fromItem = (item: Item): ParkedAggregate =>
   Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk' && k !== 'sk')) as unknown as ParkedAggregate;
 
-const failed = (error: unknown): boolean => error instanceof ConditionalCheckFailedException;
-
 /** Parked aggregates in the aggregates table. */
-export class DynamoParkStore implements ParkStore {
+export class DynamoParkStore implements ParkStore, ParkCopies {
+  private readonly index: ParkIndex;
+  private readonly sequences: ParkSequences;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     readonly tableName: string,
     private readonly table: ParkTable = 'aggregates',
     private readonly maxAttempts = 8,
-  ) {}
+  ) {
+    this.index = new ParkIndex(doc, tableName, table);
+    this.sequences = new ParkSequences(doc, tableName, table, maxAttempts);
+  }
 
   /** The key of the item under `pk`, as the table has it. */
   private key(pk: string): Item {
-    return this.table === 'aggregates' ? { pk } : { pk, sk: '~' };
+    return parkItemKey(this.table, pk);
   }
 
   async parkedKeys(): Promise<ReadonlySet<string>> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.key(INDEX_KEY), ConsistentRead: true }));
-    return new Set(Object.keys((out.Item?.aggregates ?? {}) as Item));
+    return new Set((await this.index.entries()).keys());
   }
 
   async get(aggregateType: string, aggregateId: string): Promise<ParkedAggregate | undefined> {
@@ -98,8 +91,9 @@ export class DynamoParkStore implements ParkStore {
   }
 
   async park(parked: ParkedAggregate, records: readonly MskRecord[], versions?: readonly number[]): Promise<void> {
-    const key = aggregateKey(parked.aggregateType, parked.aggregateId);
-    await this.writeRecords(parked.aggregateType, parked.aggregateId, 1, records, parked.incarnation);
+    const { aggregateType: type, aggregateId: id } = parked;
+    const key = aggregateKey(type, id);
+    await this.sequences.write(type, id, numbered(records, 1, parked.incarnation));
     const put = (condition: string, values?: Item) =>
       this.doc.send(
         new PutCommand({
@@ -113,7 +107,7 @@ export class DynamoParkStore implements ParkStore {
       await put('attribute_not_exists(pk)');
     } catch (error) {
       if (!failed(error)) throw error;
-      const stored = await this.get(parked.aggregateType, parked.aggregateId);
+      const stored = await this.get(type, id);
       // One from another record is a park whose batch died before the index, and was decided
       // live since (never answered `parked`, never listed): replaced.
       if (stored !== undefined && stored.firstOffset !== parked.firstOffset)
@@ -121,38 +115,15 @@ export class DynamoParkStore implements ParkStore {
       // Parked from this record already (a race of two invocations, or a retry of a batch that
       // died before the index): what is stored stands, and the batch's later records join it.
       else
-        await this.append(parked.aggregateType, parked.aggregateId, records, {
+        await this.append(type, id, records, {
           ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
           ...(versions === undefined ? {} : { versions }),
         });
     }
-    // The index last: an entry always has its aggregate, but while a lift is under way. The
-    // map first (one path per update: DynamoDB refuses overlapping ones), then the entry, within the bound.
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: this.key(INDEX_KEY),
-        UpdateExpression: 'SET #agg = if_not_exists(#agg, :empty)',
-        ExpressionAttributeNames: { '#agg': 'aggregates' },
-        ExpressionAttributeValues: { ':empty': {} },
-      }),
-    );
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(INDEX_KEY),
-          UpdateExpression: 'SET #agg.#k = :first',
-          ConditionExpression: 'size(#agg) < :max OR attribute_exists(#agg.#k)',
-          ExpressionAttributeNames: { '#agg': 'aggregates', '#k': key },
-          ExpressionAttributeValues: { ':first': parked.firstOffset, ':max': MAX_PARKED },
-        }),
-      );
-    } catch (error) {
-      if (!failed(error)) throw error;
-      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: this.key(parkedKey(key)) }));
-      throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
-    }
+    // The index last: an entry always has its aggregate, but while a lift is under way.
+    if (await this.index.add(key, parked.firstOffset)) return;
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: this.key(parkedKey(key)) }));
+    throw new TooManyParkedError(type, id, parked.cause);
   }
 
   async append(aggregateType: string, aggregateId: string, records: readonly MskRecord[], at: AppendAt = {}): Promise<void> {
@@ -160,12 +131,12 @@ export class DynamoParkStore implements ParkStore {
       const stored = await this.get(aggregateType, aggregateId);
       if (stored === undefined) {
         // Lifted (or an index entry a crash left without its aggregate): forget it and retry the batch, which decides it live.
-        await this.removeFromIndex(aggregateType, aggregateId);
+        await this.index.remove(aggregateKey(aggregateType, aggregateId));
         throw new ParkLiftedError(aggregateType, aggregateId);
       }
       const { records: fresh, lastVersion } = freshRecords(stored, records, at);
       if (fresh.length === 0) return;
-      await this.writeRecords(aggregateType, aggregateId, stored.count + 1, fresh, at.incarnation);
+      await this.sequences.write(aggregateType, aggregateId, numbered(fresh, stored.count + 1, at.incarnation));
       const next = appended(stored, fresh, at.incarnation, lastVersion);
       try {
         await this.doc.send(
@@ -192,17 +163,8 @@ export class DynamoParkStore implements ParkStore {
     }
   }
 
-  async read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]> {
-    const keys = [];
-    for (let seq = from; seq <= to; seq++) keys.push(this.key(recordKey(aggregateType, aggregateId, seq)));
-    const items = await batchGetAll(this.doc, this.tableName, keys, this.maxAttempts);
-    return items
-      .map((item) => ({
-        seq: Number(item.seq),
-        record: JSON.parse(item.record as string) as MskRecord,
-        ...(item.incarnation === undefined ? {} : { incarnation: Number(item.incarnation) }),
-      }))
-      .sort((a, b) => a.seq - b.seq);
+  read(aggregateType: string, aggregateId: string, from: number, to: number): Promise<ParkedRecord[]> {
+    return this.sequences.read(aggregateType, aggregateId, from, to);
   }
 
   async update(next: ParkedAggregate, expected: ParkedAggregate): Promise<boolean> {
@@ -250,11 +212,8 @@ export class DynamoParkStore implements ParkStore {
       if (failed(error)) return false;
       throw error;
     }
-    await this.removeFromIndex(aggregateType, aggregateId);
-    const keys = [];
-    for (let seq = 1; seq <= parked.count; seq++)
-      keys.push({ DeleteRequest: { Key: this.key(recordKey(aggregateType, aggregateId, seq)) } });
-    await batchWriteAll(this.doc, this.tableName, keys, 'deletes of parked records', this.maxAttempts);
+    await this.index.remove(aggregateKey(aggregateType, aggregateId));
+    await this.sequences.delete(aggregateType, aggregateId, parked.count);
     return true;
   }
 
@@ -272,45 +231,18 @@ export class DynamoParkStore implements ParkStore {
     return Number(out.Attributes?.attempts ?? 1);
   }
 
-  /** Drops an aggregate from the index (absent already: nothing to do). */
-  private async removeFromIndex(aggregateType: string, aggregateId: string): Promise<void> {
-    await this.doc
-      .send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(INDEX_KEY),
-          UpdateExpression: 'REMOVE #agg.#k',
-          ConditionExpression: 'attribute_exists(#agg)',
-          ExpressionAttributeNames: { '#agg': 'aggregates', '#k': aggregateKey(aggregateType, aggregateId) },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!failed(error)) throw error;
-      });
+  async put(parked: ParkedAggregate, records: readonly ParkedRecord[]): Promise<void> {
+    const { aggregateType: type, aggregateId: id } = parked;
+    const key = aggregateKey(type, id);
+    await this.sequences.write(type, id, records);
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...this.key(parkedKey(key)), ...parked } }));
+    if (!(await this.index.add(key, parked.firstOffset))) throw new TooManyParkedError(type, id, parked.cause);
   }
 
-  private async writeRecords(
-    aggregateType: string,
-    aggregateId: string,
-    first: number,
-    records: readonly MskRecord[],
-    incarnation: number | undefined,
-  ): Promise<void> {
-    await batchWriteAll(
-      this.doc,
-      this.tableName,
-      records.map((record, i) => ({
-        PutRequest: {
-          Item: {
-            ...this.key(recordKey(aggregateType, aggregateId, first + i)),
-            seq: first + i,
-            record: JSON.stringify(record),
-            ...(incarnation === undefined ? {} : { incarnation }),
-          },
-        },
-      })),
-      'parked records',
-      this.maxAttempts,
-    );
+  async remove(aggregateType: string, aggregateId: string, count: number): Promise<void> {
+    const key = aggregateKey(aggregateType, aggregateId);
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: this.key(parkedKey(key)) }));
+    await this.index.remove(key);
+    await this.sequences.delete(aggregateType, aggregateId, count);
   }
 }

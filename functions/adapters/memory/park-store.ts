@@ -12,13 +12,14 @@ import {
   freshRecords,
   MAX_PARKED,
   ParkLiftedError,
+  strikePosition,
   TooManyParkedError,
   type AppendAt,
   type ParkedAggregate,
   type ParkedRecord,
   type Strike,
 } from '../../park/parked.ts';
-import type { ParkStore } from '../../park/ports.ts';
+import type { ParkCopies, ParkStore } from '../../park/ports.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
 
 /** A record of a sequence as stored: the record, and the life of its topic it is of. */
@@ -36,7 +37,7 @@ export interface ParkItems {
 }
 
 /** Parked aggregates, their sequences and strikes, in maps; `io` lets a scheduler interleave its requests. */
-export class MemoryParkStore implements ParkStore {
+export class MemoryParkStore implements ParkStore, ParkCopies {
   /** The index, as the DynamoDB adapter's one item: key → first offset. */
   index = new Map<string, number>();
   parked = new Map<string, ParkedAggregate>();
@@ -99,12 +100,7 @@ export class MemoryParkStore implements ParkStore {
         ...(parked.incarnation === undefined ? {} : { incarnation: parked.incarnation }),
         ...(versions === undefined ? {} : { versions }),
       });
-    const room = await perform(this.io, 'park.index-add', () => {
-      if (!this.index.has(key) && this.index.size >= MAX_PARKED) return false;
-      this.index.set(key, parked.firstOffset);
-      return true;
-    });
-    if (room) return;
+    if (await this.addToIndex(key, parked.firstOffset)) return;
     await perform(this.io, 'park.delete', () => this.parked.delete(key));
     throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
   }
@@ -181,10 +177,41 @@ export class MemoryParkStore implements ParkStore {
 
   async strike(strike: Omit<Strike, 'attempts'>): Promise<number> {
     return perform(this.io, 'park.strike', () => {
-      const key = `${aggregateKey(strike.aggregateType, strike.aggregateId)}#${strike.partition}@${strike.offset}`;
+      const key = `${aggregateKey(strike.aggregateType, strike.aggregateId)}#${strikePosition(strike)}`;
       const attempts = (this.strikes.get(key) ?? 0) + 1;
       this.strikes.set(key, attempts);
       return attempts;
+    });
+  }
+
+  async put(parked: ParkedAggregate, records: readonly ParkedRecord[]): Promise<void> {
+    const key = aggregateKey(parked.aggregateType, parked.aggregateId);
+    await perform(this.io, 'park.records', () => {
+      const sequence = this.records.get(key) ?? new Map<number, StoredRecord>();
+      for (const { seq, record, incarnation } of records)
+        sequence.set(seq, { record: copy(record), ...(incarnation === undefined ? {} : { incarnation }) });
+      this.records.set(key, sequence);
+    });
+    await perform(this.io, 'park.put', () => this.parked.set(key, copy(parked)));
+    if (!(await this.addToIndex(key, parked.firstOffset)))
+      throw new TooManyParkedError(parked.aggregateType, parked.aggregateId, parked.cause);
+  }
+
+  async remove(aggregateType: string, aggregateId: string, count: number): Promise<void> {
+    const key = aggregateKey(aggregateType, aggregateId);
+    await perform(this.io, 'park.delete', () => this.parked.delete(key));
+    await perform(this.io, 'park.index-remove', () => this.index.delete(key));
+    await perform(this.io, 'park.records-delete', () => {
+      for (let seq = 1; seq <= count; seq++) this.records.get(key)?.delete(seq);
+    });
+  }
+
+  /** Adds (or sets) an index entry; false when MAX_PARKED others are there already. */
+  private addToIndex(key: string, firstOffset: number): Promise<boolean> {
+    return perform(this.io, 'park.index-add', () => {
+      if (!this.index.has(key) && this.index.size >= MAX_PARKED) return false;
+      this.index.set(key, firstOffset);
+      return true;
     });
   }
 

@@ -8,32 +8,23 @@ import { describe, expect, it } from 'vitest';
 import { EventChainError } from '../../../functions/core/event-reader.ts';
 import type { Release } from '../../../functions/core/release.ts';
 import { SKIPPED_BY_OPERATOR } from '../../../functions/core/release.ts';
-import { eventId, type EventRecord } from '../../../functions/core/wire.ts';
+import type { EventRecord } from '../../../functions/core/wire.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { EventGapError } from '../../../functions/event/errors.ts';
 import { itemId, projectionRowKey, type EventSideOutput, type ItemKey, type StoredItem } from '../../../functions/event/ports.ts';
 import { batchItemFailures, haltError } from '../../../functions/event/halts.ts';
 import { createEventProcessor } from '../../../functions/event/process-batch.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
+import { accountEventRecord } from '../../support/events.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
 const TOPIC = 'events';
 
-const record = (id: string, version: number, type: string, data: Record<string, unknown>): EventRecord => ({
-  eventId: eventId('account', id, version),
-  aggregateType: 'account',
-  aggregateId: id,
-  version,
-  type,
-  data,
-  commandId: `cmd-${id}-${version}`,
-  occurredAt: new Date(Date.UTC(2026, 10, 30, 10, 0, version)).toISOString(),
-  source: { topic: 'commands', partition: 0, offset: version },
-});
-const opened = (id: string) => record(id, 1, 'AccountOpened', { owner: 'Ada' });
-const deposited = (id: string, version: number, amount: number) => record(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
+const opened = (id: string) => accountEventRecord(id, 1, 'AccountOpened', { owner: 'Ada' });
+const deposited = (id: string, version: number, amount: number) =>
+  accountEventRecord(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
 // Written by a newer deployment: this code's account registers no NicknameSet.
-const nicknameSet = (id: string, version: number) => record(id, version, 'NicknameSet', { nickname: 'Ace' });
+const nicknameSet = (id: string, version: number) => accountEventRecord(id, version, 'NicknameSet', { nickname: 'Ace' });
 
 /** Records on one partition at offsets 0, 1, … (a string value is sent as it is: malformed input). */
 const on = (partition: number, values: (EventRecord | string)[]): RecordSpec[] =>

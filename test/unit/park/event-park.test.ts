@@ -7,113 +7,52 @@
  * sequence, and a redelivery of it is dead-lettered too, never applied.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryParkStore } from '../../../functions/adapters/memory/park-store.ts';
-import { MemoryReadModels } from '../../../functions/adapters/memory/read-models.ts';
-import type { AnyProjection } from '../../../functions/core/projection.ts';
 import { DISCARDED_BY_OPERATOR } from '../../../functions/core/release.ts';
-import { decodeMskEvent } from '../../../functions/core/trigger-event.ts';
-import { eventId, type EventRecord } from '../../../functions/core/wire.ts';
-import { aggregates } from '../../../functions/domain/index.ts';
-import type { EventSideOutput } from '../../../functions/event/ports.ts';
 import { CENSUS_PK, readCensus } from '../../../functions/event/census.ts';
-import { projectionRowKey } from '../../../functions/event/ports.ts';
-import { createEventApplier, createEventProcessor } from '../../../functions/event/process-batch.ts';
-import { discardParkedEvents, parkedApplier, releaseParkedEvents, type EventParkOperatorDeps } from '../../../functions/park/events.ts';
-import { accountSummary, type AccountSummary } from '../../../functions/projections/account-summary.ts';
-import { defineProjection } from '../../../functions/index.ts';
-import type { AccountEvent } from '../../../functions/domain/account/index.ts';
+import { createEventProcessor } from '../../../functions/event/process-batch.ts';
+import { discardParkedEvents, releaseParkedEvents } from '../../../functions/park/events.ts';
+import { accountSummary } from '../../../functions/projections/account-summary.ts';
+import {
+  POISON,
+  POISONED_LOG,
+  buggySummary,
+  crashingAt,
+  eventParkSetup,
+  foldedBy,
+  summaryRow,
+  summaryRows,
+} from '../../support/event-park.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
-const POISON = 666;
-
-/** account-summary with a bug: it throws on a deposit of POISON. */
-const buggySummary: AnyProjection = defineProjection<AccountSummary, AccountEvent>({
-  ...accountSummary,
-  evolve: (row, event) => {
-    if (event.type === 'MoneyDeposited' && event.data.amount === POISON) throw new Error('a bug bound to this event');
-    return accountSummary.evolve(row, event);
-  },
-});
-
-const event = (id: string, version: number, type: string, data: Record<string, unknown>): EventRecord => ({
-  eventId: eventId('account', id, version),
-  aggregateType: 'account',
-  aggregateId: id,
-  version,
-  type,
-  data,
-  commandId: `cmd-${id}-${version}`,
-  occurredAt: new Date(Date.UTC(2026, 11, 1, 10, 0, version)).toISOString(),
-  source: { topic: 'commands', partition: 0, offset: version },
-});
-const opened = (id: string) => event(id, 1, 'AccountOpened', { owner: id });
-const deposited = (id: string, version: number, amount: number) => event(id, version, 'MoneyDeposited', { amount, currency: 'EUR' });
-
-/** The log of one partition: `a` is poisoned at offset 2; `b` and `c` are not. */
-const LOG: EventRecord[] = [
-  opened('a'),
-  opened('b'),
-  deposited('a', 2, POISON),
-  deposited('b', 2, 10),
-  deposited('a', 3, 5),
-  opened('c'),
-  deposited('a', 4, 7),
-  deposited('b', 3, 1),
-];
+const LOG = POISONED_LOG;
 const specs = (from: number, to = LOG.length): RecordSpec[] =>
   LOG.slice(from, to).map((value, i) => ({ topic: 'events', partition: 0, offset: from + i, key: value.aggregateId, value }));
 const batch = (from: number, to?: number) => mskEvent(specs(from, to), 'events');
 
 const setup = () => {
-  const readModels = new MemoryReadModels();
-  const park = new MemoryParkStore();
-  const published: EventSideOutput[] = [];
-  const publisher = { publish: (o: EventSideOutput) => Promise.resolve(void published.push(o)) };
-  const deps = (projection: AnyProjection) => ({ aggregates, projections: [projection], reactions: [], readModels, publisher });
-  const live = createEventProcessor({ ...deps(buggySummary), parking: { store: park, attempts: 2 } });
+  const s = eventParkSetup({ attempts: 2 });
   /** A live processor whose next census write fails (the batch dies there, after it parked). */
   const dyingAtCensus = () => {
     let armed = true;
-    const write: typeof readModels.write = (key, next, revision) => {
-      if (key.pk !== CENSUS_PK || !armed) return readModels.write(key, next, revision);
+    const write: typeof s.readModels.write = (key, next, revision) => {
+      if (key.pk !== CENSUS_PK || !armed) return s.readModels.write(key, next, revision);
       armed = false;
       return Promise.reject(new Error('crash before the census'));
     };
     return createEventProcessor({
-      ...deps(buggySummary),
+      ...s.deps(buggySummary),
       readModels: {
-        tableName: readModels.tableName,
-        readBatch: (k, p) => readModels.readBatch(k, p),
-        putControl: (st, r) => readModels.putControl(st, r),
+        tableName: s.readModels.tableName,
+        readBatch: (k, p) => s.readModels.readBatch(k, p),
+        putControl: (st, r) => s.readModels.putControl(st, r),
         write,
       },
-      parking: { store: park, attempts: 2 },
+      parking: { store: s.park, attempts: 2 },
     });
   };
-  const operator = (projection: AnyProjection = accountSummary): EventParkOperatorDeps => ({
-    park,
-    apply: parkedApplier(deps(projection)),
-    releases: { add: (tp, release) => readModels.addRelease(tp, release) },
-    publisher,
-    chunk: 2,
-  });
-  const row = async (id: string) =>
-    (await readModels.get(projectionRowKey(accountSummary.name, id)))?.data as { balance: number } | undefined;
-  const letters = () => published.flatMap((p) => p.deadLetters);
-  return { readModels, park, live, dyingAtCensus, operator, row, letters };
-};
-
-/** The account-summary rows the fixed code folds from the whole log, in one go. */
-const folded = async () => {
-  const readModels = new MemoryReadModels();
-  const publisher = { publish: () => Promise.resolve() };
-  await createEventApplier({ aggregates, projections: [accountSummary], reactions: [], readModels, publisher })(
-    decodeMskEvent(batch(0)).flat(),
-  );
-  const rows = await Promise.all(
-    ['a', 'b', 'c'].map(async (id) => [id, (await readModels.get(projectionRowKey(accountSummary.name, id)))?.data] as const),
-  );
-  return Object.fromEntries(rows) as Record<string, unknown>;
+  const row = (id: string) => summaryRow(s.readModels, id);
+  const letters = () => s.published.flatMap((p) => p.deadLetters);
+  return { ...s, dyingAtCensus, row, letters };
 };
 
 /** Delivers until the poisoned aggregate is parked: the partition halts at offset 2, is redelivered from there, and parks. */
@@ -149,8 +88,8 @@ describe('event side, policy park', () => {
     expect(released).toMatchObject({ lifted: true, handled: 3 });
     expect(await s.park.get('account', 'a')).toBeUndefined();
     expect(await s.park.parkedKeys()).toEqual(new Set());
-    const rows = Object.fromEntries(await Promise.all(['a', 'b', 'c'].map(async (id) => [id, await s.row(id)] as const)));
-    expect(rows).toEqual(await folded());
+    const ids = ['a', 'b', 'c'];
+    expect(await summaryRows(s.readModels, ids)).toEqual(await summaryRows(await foldedBy([accountSummary], batch(0)), ids));
     // Live again: a redelivery of everything is duplicates only.
     const again = await s.live(batch(0));
     expect([again.halted, again.applied, again.parked]).toEqual([[], 0, 0]);
@@ -159,15 +98,7 @@ describe('event side, policy park', () => {
   it('resumes a release that crashed half way and ends the same', async () => {
     const s = setup();
     await parkA(s);
-    const crashing = s.operator();
-    let steps = 0;
-    const apply = crashing.apply;
-    const crash = {
-      ...crashing,
-      apply: (r: Parameters<typeof apply>[0], m: Parameters<typeof apply>[1]) =>
-        ++steps === 2 ? Promise.reject(new Error('crash')) : apply(r, m),
-    };
-    await expect(releaseParkedEvents(crash, 'account', 'a', { by: 'ops' })).rejects.toThrow('crash');
+    await expect(releaseParkedEvents(crashingAt(s.operator(), 2), 'account', 'a', { by: 'ops' })).rejects.toThrow('crash before applying');
     expect(await s.park.get('account', 'a')).toMatchObject({ status: 'releasing', done: 2 });
     expect(await releaseParkedEvents(s.operator(), 'account', 'a', { by: 'ops' })).toMatchObject({ lifted: true, handled: 1 });
     expect((await s.row('a'))?.balance).toBe(POISON + 5 + 7);

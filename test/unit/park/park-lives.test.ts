@@ -49,4 +49,13 @@ describe('policy park across lives of the commands topic', () => {
     await system.deliver(batch, processor());
     expect(system.answers('p-d2')).toEqual(['Parked', 'DiscardedByOperator', 'DiscardedByOperator']);
   });
+
+  it('a record of the new life at an offset an old life’s record was struck at starts with no strikes', async () => {
+    const { system, park, processor } = commandParkSetup({ attempts: 2 });
+    expect((await system.deliver(system.send([deposit('p', POISON, 1)]), processor())).batchItemFailures).not.toEqual([]);
+    system.recreate();
+    // Offset 0 again, another record: its first attempt, retried, not parked.
+    expect((await system.deliver(system.send([deposit('p', POISON, 2)]), processor())).batchItemFailures).not.toEqual([]);
+    expect(await park.get('account', 'p')).toBeUndefined();
+  });
 });

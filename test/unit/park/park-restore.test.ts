@@ -33,3 +33,40 @@ describe('policy park and a restored aggregates table', () => {
     await expect(discardParked(operator(), 'account', 'p', { by: 'ops', reason: 'x' })).rejects.toBeInstanceOf(TableBehindLogError);
   });
 });
+
+describe('policy park, a restored table and a recreated topic', () => {
+  /**
+   * The simulator's seeds 2313 and 3465: a table restored from before it knew the partition, the
+   * topic recreated, no event naming the parked partition's old life. The rebuild numbered the
+   * new life 1, the parks' old life's number: a new command at an offset the sequence held in the
+   * old life was taken for a redelivery, answered `parked`, and never decided.
+   */
+  it('the rebuild numbers the lives as the parks do: a new life’s command joins the sequence', async () => {
+    const { system, park, processor, operator } = commandParkSetup();
+    const backup = system.backup();
+    await system.deliver(system.send([deposit('p', POISON, 1)]), processor());
+    system.restore(backup);
+    system.recreate();
+    expect((await system.rebuild({ parks: park })).status).toBe('complete');
+
+    await system.deliver(system.send([open('p')]), processor());
+    expect(await park.get('account', 'p')).toMatchObject({ count: 2, lastOffset: 0, last: { incarnation: 2 } });
+    expect(await releaseParked(operator(), 'account', 'p', { by: 'ops' })).toMatchObject({ lifted: true, handled: 2 });
+    expect(system.answers('p-d1')).toEqual(['Parked', 'AccountNotOpen']);
+    expect(system.answers('p-open')).toEqual(['Parked', 'accepted v1']);
+  });
+
+  it('a parked record of the life the topic is still in keeps its incarnation: its redelivery is not appended again', async () => {
+    const { system, park, processor } = commandParkSetup();
+    const backup = system.backup();
+    const parked = system.send([deposit('p', POISON, 1), deposit('p', 2, 2)]);
+    await system.deliver(parked, processor());
+    system.restore(backup);
+    expect((await system.rebuild({ parks: park })).status).toBe('complete');
+
+    // The trigger's commit of it lost: delivered again, in the life the parks know.
+    await system.deliver(parked, processor());
+    expect(await park.get('account', 'p')).toMatchObject({ count: 2, lastOffset: 1 });
+    expect(await park.get('account', 'p')).not.toHaveProperty('last');
+  });
+});
