@@ -16,6 +16,7 @@ import { retentionMs, topics } from '../functions/topology.ts';
 import { rebuildAggregates, type RebuildDeps, type RebuildReport } from '../functions/rebuild/rebuild-aggregates.ts';
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { timedEventLog } from './rebuild-timing.ts';
+import { cpuSince } from './report.ts';
 
 /** What the generated log should fold to, per account id. */
 export type Expected = ReadonlyMap<string, { readonly version: number; readonly balance: number }>;
@@ -61,6 +62,8 @@ const counting = (): Interleaver & { readonly counts: Map<string, number> } => {
 export interface MemoryRun {
   readonly report: RebuildReport;
   readonly ms: number;
+  /** CPU time of this process meanwhile (kafkajs's decoding included, the broker's work not). */
+  readonly cpuMs: number;
   readonly reading: ReturnType<typeof timedEventLog>['timing'];
   /** Requests as the DynamoDB adapter would send them, by operation. */
   readonly requests: ReadonlyMap<string, number>;
@@ -76,9 +79,11 @@ export const rebuildInMemory = async (kafka: Kafka, topic: string, checkpointEve
   const eventLog = new TopicLog(kafka, topic);
   try {
     const reader = timedEventLog(eventLog);
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const report = await rebuildAggregates(benchDeps(heads, reader, checkpointEvery));
     const ms = performance.now() - t0;
+    const cpuMs = cpuSince(c0);
     const requests = new Map(io.counts);
     const requestTotal = [...requests.values()].reduce((n, c) => n + c, 0);
     const verify = await verifyAggregates({ aggregates, heads, eventLog });
@@ -86,6 +91,7 @@ export const rebuildInMemory = async (kafka: Kafka, topic: string, checkpointEve
     return {
       report,
       ms,
+      cpuMs,
       reading: reader.timing,
       requests,
       requestTotal,

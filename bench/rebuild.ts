@@ -24,10 +24,11 @@ import { benchDeps, rebuildInMemory, wrongHeads, type MemoryRun } from './rebuil
 import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import { countRequests } from '../local/scratch.ts';
 import { parseScript, scriptOptions, ScriptUsageError, wholeNumber, wholeNumbers } from '../local/script-options.ts';
-import { int, log, machineRows } from './report.ts';
+import { cpuSince, int, log, machineRows } from './report.ts';
 import { benchmark, type BenchRun } from './bench-run.ts';
 import { generate, produce } from './account-log.ts';
 import { TimedHeadsTable, timedEventLog } from './rebuild-timing.ts';
+import { verdict } from './rebuild-goal.ts';
 
 const USAGE = `Usage: npm run bench:rebuild -- [--events <n>] [--aggregates <n>] [--checkpoint-every <n,…>]
 
@@ -59,6 +60,7 @@ const perSecond = (n: number, ms: number) => `${Math.round(n / (ms / 1000)).toLo
 /** kafkajs alone: the same reader the rebuild uses, with a callback that does nothing. */
 const rawRead = async (kafka: Kafka, topic: string) => {
   const eventLog = new TopicLog(kafka, topic);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const { start, end } = await eventLog.offsets();
   let records = 0;
@@ -70,8 +72,9 @@ const rawRead = async (kafka: Kafka, topic: string) => {
     return Promise.resolve('continue' as const);
   });
   const ms = performance.now() - t0;
+  const cpuMs = cpuSince(c0);
   await eventLog.close();
-  return { records, chunks, ms, startupMs: firstRecordAt - t0 };
+  return { records, chunks, ms, cpuMs, startupMs: firstRecordAt - t0 };
 };
 
 interface RebuildRun {
@@ -201,11 +204,11 @@ const main = async (run: BenchRun): Promise<boolean> => {
     ['raw kafkajs read (TopicLog.read, no-op callback)', ''],
     [
       '1st run',
-      `${seconds(raw1.ms)}  ${perSecond(raw1.records, raw1.ms)}  (${raw1.chunks} chunks, first chunk after ${seconds(raw1.startupMs)})`,
+      `${seconds(raw1.ms)}  ${perSecond(raw1.records, raw1.ms)}  (${raw1.chunks} chunks, first chunk after ${seconds(raw1.startupMs)}; CPU ${seconds(raw1.cpuMs)})`,
     ],
     [
       '2nd run',
-      `${seconds(raw2.ms)}  ${perSecond(raw2.records, raw2.ms)}  (${raw2.chunks} chunks, first chunk after ${seconds(raw2.startupMs)})`,
+      `${seconds(raw2.ms)}  ${perSecond(raw2.records, raw2.ms)}  (${raw2.chunks} chunks, first chunk after ${seconds(raw2.startupMs)}; CPU ${seconds(raw2.cpuMs)})`,
     ],
     ['fold alone, in memory (LogFold.applyRecord)', `${seconds(fold.ms)}  ${perSecond(fold.applied, fold.ms)}`],
   ];
@@ -225,6 +228,10 @@ const main = async (run: BenchRun): Promise<boolean> => {
       ],
       ['wall time', `${seconds(memory.ms)}  ${perSecond(memory.report.eventsRead, memory.ms)}`],
       ['rebuild rate / raw rate, without the emulator', rateRatio(memory.report.eventsRead, memory.ms)],
+      [
+        "CPU time (this process), the warm raw read's / the rebuild's",
+        `${seconds(memory.cpuMs)}; ${(raw2.cpuMs / memory.cpuMs).toFixed(2)} (the load does not change it as much as wall time)`,
+      ],
       ['requests the DynamoDB adapter would send', `${int(memory.requestTotal)}: ${memoryRequests}`],
       ['time: kafkajs (read minus callback)', seconds(memory.reading.readMs - memory.reading.callbackMs)],
       ['time: fold (callback)', seconds(memory.reading.callbackMs)],
@@ -273,7 +280,7 @@ const main = async (run: BenchRun): Promise<boolean> => {
       ['verify', `${run.differences} differences (${seconds(run.verifyMs)}); heads with a wrong version or balance: ${run.wrongBalances}`],
     );
   }
-  process.stdout.write(`\nrebuild benchmark\n${formatTable(rows)}\n`);
+  process.stdout.write(`\nrebuild benchmark\n${formatTable(rows)}\n${verdict(raw2, runs, memoryRuns).join('\n')}\n`);
   const good = (r: { readonly report: RebuildReport; readonly differences: number; readonly wrongBalances: number }) =>
     r.differences === 0 &&
     r.wrongBalances === 0 &&

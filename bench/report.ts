@@ -13,6 +13,12 @@ export const log = (text: string): void => {
 /** A whole number with thousands separators. */
 export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 
+/** CPU time (user and system, ms) this process has used since `start` (`process.cpuUsage()`). */
+export const cpuSince = (start: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+};
+
 const cpu = (): string => {
   const all = cpus();
   return `${all.length} × ${all[0]?.model.trim() ?? 'unknown'}`;

@@ -11,9 +11,10 @@ import { readEvent, type EventFault, type ReadEvent, type ReadOutcome, type Stor
 import { offsetKey } from '../core/generation-log.ts';
 import type { LogRecord } from '../core/log.ts';
 import { topicPartition } from '../core/wire.ts';
-import { emptyHead, RECENT_COMMANDS, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
+import { emptyHead, type ArchivedCommand, type Head, type RecentCommand } from '../heads/head.ts';
 import { MAX_PAGES, PAGE_MARGIN_MS, pageOf, pagesSince, type ArchivePage } from '../heads/archive-pages.ts';
 import { positionKey } from '../heads/partition.ts';
+import { archivedOf, headOf, keepCommand, withRemembered, type FoldedAggregate, type FoldedHead } from './fold-head.ts';
 
 /** A version that skips ahead: events are missing from the log. */
 export interface Gap {
@@ -62,9 +63,6 @@ export const canonicalHead = (head: Head): string =>
     offsets: Object.fromEntries(Object.entries(head.offsets).sort(([a], [b]) => a.localeCompare(b))),
   });
 
-/** A head as the fold holds it: changed in place, event by event. */
-type FoldedHead = { -readonly [K in keyof Head]: Head[K] } & { offsets: Record<string, number>; recent: RecentCommand[] };
-
 /** An event held until its aggregate reaches the version before it. */
 interface HeldEvent {
   readonly aggregate: AnyAggregate;
@@ -79,12 +77,16 @@ interface HeldEvent {
  * what is still held, reporting the gaps, once the whole log was read.
  */
 export class LogFold {
-  private readonly heads = new Map<string, FoldedHead>();
+  /** Every aggregate, by head key. */
+  private readonly heads = new Map<string, FoldedAggregate>();
+  /** The same, by aggregate type and id: found without making its head key for every event. */
+  private readonly byType = new Map<string, Map<string, FoldedAggregate>>();
   /** Events ahead of their aggregate's next version, by head key and version. */
   private readonly held = new Map<string, Map<number, HeldEvent>>();
-  private readonly dirty = new Set<string>();
-  /** Accepted commands each head let go of that are still within the dedupe window, by head key. */
-  private readonly evicted = new Map<string, ArchivedCommand[]>();
+  /** Aggregates changed since the last `takeDirty`, in the order they first changed. */
+  private readonly dirty = new Set<FoldedAggregate>();
+  /** Per commands topic and partition, its key (`topic-partition`): one string each, not one per event. */
+  private readonly partitions = new Map<string, Map<number, string>>();
   /** What stored heads remembered before the rebuild, by head key: kept where the rebuilt head covers it. */
   private readonly remembered = new Map<string, readonly RecentCommand[]>();
   /** Per commands partition, the last command of its latest incarnation that caused events: where its life can be checked. */
@@ -105,7 +107,27 @@ export class LogFold {
 
   /** Starts an aggregate from a head written earlier by the same rebuild (resuming). */
   seed(head: Head): void {
-    this.heads.set(aggregateKey(head.aggregateType, head.aggregateId), { ...head, offsets: { ...head.offsets }, recent: [...head.recent] });
+    const seeded: FoldedHead = { ...head, offsets: { ...head.offsets }, recent: [...head.recent] };
+    const known = this.heads.get(aggregateKey(head.aggregateType, head.aggregateId));
+    if (known === undefined) this.add(seeded);
+    else known.head = seeded;
+  }
+
+  private add(head: FoldedHead): FoldedAggregate {
+    const agg: FoldedAggregate = { key: aggregateKey(head.aggregateType, head.aggregateId), head, evicted: undefined };
+    this.heads.set(agg.key, agg);
+    let ofType = this.byType.get(head.aggregateType);
+    if (ofType === undefined) this.byType.set(head.aggregateType, (ofType = new Map<string, FoldedAggregate>()));
+    ofType.set(head.aggregateId, agg);
+    return agg;
+  }
+
+  private partitionOf(source: { readonly topic: string; readonly partition: number }): string {
+    let ofTopic = this.partitions.get(source.topic);
+    if (ofTopic === undefined) this.partitions.set(source.topic, (ofTopic = new Map<number, string>()));
+    let key = ofTopic.get(source.partition);
+    if (key === undefined) ofTopic.set(source.partition, (key = topicPartition(source)));
+    return key;
   }
 
   /**
@@ -141,20 +163,18 @@ export class LogFold {
   apply(aggregate: AnyAggregate, read: Pick<ReadEvent, 'stored' | 'event' | 'position'>): FoldStep {
     const event = read.stored;
     // Every event read names its command, a duplicate's too (a resumed rebuild reads some again).
-    const partition = topicPartition(event.source);
+    const partition = this.partitionOf(event.source);
     const at = Date.parse(event.occurredAt);
     const incarnation = event.source.incarnation ?? 1;
     const last = this.lastSources.get(partition);
     // The later command, by incarnation then offset; its source made only then: most events' are not later.
     if (last === undefined || incarnation > last.incarnation || (incarnation === last.incarnation && event.source.offset > last.offset))
       this.lastSources.set(partition, { incarnation, offset: event.source.offset, commandId: event.commandId, at });
-    const k = aggregateKey(event.aggregateType, event.aggregateId);
-    let head = this.heads.get(k);
-    if (head === undefined) {
-      head = { ...emptyHead(event.aggregateType, event.aggregateId, aggregate.initialState), offsets: {}, recent: [] };
-      this.heads.set(k, head);
-    }
-    const held = this.held.get(k);
+    const agg =
+      this.byType.get(event.aggregateType)?.get(event.aggregateId) ??
+      this.add({ ...emptyHead(event.aggregateType, event.aggregateId, aggregate.initialState), offsets: {}, recent: [] });
+    const { key: k, head } = agg;
+    const held = this.held.size === 0 ? undefined : this.held.get(k);
     if (event.version <= head.version || held?.has(event.version) === true) {
       this.duplicates++;
       return 'duplicate';
@@ -164,11 +184,11 @@ export class LogFold {
       else held.set(event.version, { aggregate, read });
       return 'held';
     }
-    this.evolveHead(k, head, aggregate, read, partition, at);
+    this.evolveHead(agg, aggregate, read, partition, at);
     // Its successors may have come first, from another partition.
     for (let next = held?.get(head.version + 1); next !== undefined; next = held?.get(head.version + 1)) {
       held?.delete(head.version + 1);
-      this.evolveHead(k, head, next.aggregate, next.read);
+      this.evolveHead(agg, next.aggregate, next.read);
     }
     if (held?.size === 0) this.held.delete(k);
     return 'applied';
@@ -181,10 +201,10 @@ export class LogFold {
    */
   finish(): void {
     for (const [k, held] of this.held) {
-      const head = this.heads.get(k) as FoldedHead;
+      const agg = this.heads.get(k) as FoldedAggregate;
       for (const version of [...held.keys()].sort((x, y) => x - y)) {
         const { aggregate, read } = held.get(version) as HeldEvent;
-        this.evolveHead(k, head, aggregate, read);
+        this.evolveHead(agg, aggregate, read);
       }
     }
     this.held.clear();
@@ -207,16 +227,15 @@ export class LogFold {
   }
 
   private evolveHead(
-    k: string,
-    head: FoldedHead,
+    agg: FoldedAggregate,
     aggregate: AnyAggregate,
     { stored: event, event: current }: Pick<ReadEvent, 'stored' | 'event'>,
-    partition = topicPartition(event.source),
+    partition = this.partitionOf(event.source),
     at = Date.parse(event.occurredAt),
   ): void {
-    const gap = event.version > head.version + 1;
+    const { head } = agg;
     // The log is the record: after a gap the fold goes on from the version it finds, and the gap is reported.
-    if (gap)
+    if (event.version > head.version + 1)
       this.gaps.push({
         aggregateType: event.aggregateType,
         aggregateId: event.aggregateId,
@@ -224,35 +243,17 @@ export class LogFold {
         found: event.version,
       });
     const tp = positionKey(partition, event.source.incarnation ?? 1);
-    const { recent } = head;
-    const previous = recent.at(-1);
-    const result = {
-      commandId: event.commandId,
-      aggregateType: event.aggregateType,
-      aggregateId: event.aggregateId,
-      status: 'accepted' as const,
-      version: event.version,
-    };
-    const entry: RecentCommand = { commandId: event.commandId, tp, offset: event.source.offset, at, result };
-    // Events of one command are consecutive: the command's entry carries its last version.
-    if (previous !== undefined && previous.commandId === event.commandId && previous.tp === tp && previous.offset === event.source.offset)
-      recent[recent.length - 1] = entry;
-    else recent.push(entry);
-    while (recent.length > RECENT_COMMANDS) {
-      const gone = recent.shift() as RecentCommand;
-      if (gone.result.status !== 'accepted' || gone.at < this.archiveSince) continue;
-      const list = this.evicted.get(k) ?? [];
-      list.push({ commandId: gone.commandId, version: gone.result.version, at: gone.at });
-      this.evicted.set(k, list);
-    }
+    const { offset } = event.source;
+    keepCommand(agg, { commandId: event.commandId, tp, offset, at, version: event.version }, this.archiveSince);
     // In place: no copy of the head (its recent commands, its offsets) per event.
     head.version = event.version;
     head.state = aggregate.evolve(head.state, { type: current.type, data: current.data });
-    head.offsets[tp] = Math.max(head.offsets[tp] ?? -1, event.source.offset);
+    const before = head.offsets[tp];
+    if (before === undefined || offset > before) head.offsets[tp] = offset;
     // A rebuilt head has published everything it holds (a seeded one may carry its old outbox).
-    head.outbox = [];
+    if (head.outbox.length > 0) head.outbox = [];
     head.writtenAt = null;
-    this.dirty.add(k);
+    this.dirty.add(agg);
     this.applied++;
   }
 
@@ -262,9 +263,10 @@ export class LogFold {
    * forgets both. The heads are copies: the fold goes on changing its own while they are written.
    */
   takeDirty(): { readonly head: Head; readonly page: ArchivePage | null; readonly archive: readonly ArchivedCommand[] }[] {
-    const out = [...this.dirty].map((k) => {
-      const head = this.heads.get(k) as FoldedHead;
-      const leaving = this.evicted.get(k) ?? [];
+    const out = [...this.dirty].map((agg) => {
+      const { key: k, head } = agg;
+      const leaving = agg.evicted?.map(archivedOf) ?? [];
+      agg.evicted = undefined;
       const live = pagesSince(head.pages ?? [], this.archiveSince - PAGE_MARGIN_MS);
       const page = leaving.length > 0 && live.length < MAX_PAGES ? pageOf(k, leaving) : null;
       const archive = page === null ? leaving : [];
@@ -272,32 +274,18 @@ export class LogFold {
       head.archivedUntil = Math.max(head.archivedUntil, ...archive.map((a) => a.at));
       if (pages.length > 0) head.pages = pages;
       else delete head.pages;
-      const recent = withRemembered(head, this.remembered.get(k));
-      return { head: { ...head, offsets: { ...head.offsets }, recent }, page, archive };
+      return { head: headOf(head, withRemembered(head, this.remembered.get(k))), page, archive };
     });
     this.dirty.clear();
-    this.evicted.clear();
     return out;
   }
 
-  /** Every head the fold holds. */
-  all(): IterableIterator<Head> {
-    return this.heads.values();
+  /** Every head the fold holds, as copies. */
+  *all(): Generator<Head> {
+    for (const { head } of this.heads.values()) yield headOf(head);
   }
 
   get size(): number {
     return this.heads.size;
   }
 }
-
-/**
- * The rebuilt head's recent commands with the remembered ones it lacks at positions its offsets
- * cover (the same life of the same partition), in decision order, the newest `RECENT_COMMANDS`.
- */
-const withRemembered = (head: FoldedHead, remembered: readonly RecentCommand[] | undefined): RecentCommand[] => {
-  if (remembered === undefined) return [...head.recent];
-  const known = new Set(head.recent.map((r) => `${r.tp}@${r.offset}`));
-  const extra = remembered.filter((r) => !known.has(`${r.tp}@${r.offset}`) && r.offset <= (head.offsets[r.tp] ?? -1));
-  if (extra.length === 0) return [...head.recent];
-  return [...head.recent, ...extra].sort((a, b) => a.at - b.at).slice(-RECENT_COMMANDS);
-};

@@ -9,6 +9,7 @@ import type { ControlRecord } from '../../control/control.ts';
 import type { ArchivedCommand, Head } from '../../heads/head.ts';
 import type { ArchivePage } from '../../heads/archive-pages.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
+import { fromItem, toItem } from '../dynamodb/aggregates-items.ts';
 
 /** One item of the table. */
 export type HeadsItem =
@@ -21,6 +22,9 @@ export type HeadsItem =
   | { readonly kind: 'archived'; readonly command: ArchivedCommand }
   | { readonly kind: 'page'; readonly page: ArchivePage }
   | { readonly kind: 'result'; readonly result: ResultRecord; readonly at: number };
+
+/** A head as the DynamoDB adapter's item of it reads back (commandIds as fingerprints), a copy of its own: the simulator checks that layout. */
+export const storedHead = (head: Head): Head => fromItem(toItem(head));
 
 /** The table's items by key, as a restore or a copy hands them over. */
 export type HeadsItems = ReadonlyMap<string, HeadsItem>;

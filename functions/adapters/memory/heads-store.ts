@@ -17,7 +17,7 @@ import type { ArchiveLookup, HeadsSnapshot, HeadsStore, UnkeptResult } from '../
 import type { StampWrite } from '../../heads/stamp.ts';
 import { loaded, tokenOf, type Loaded, type Synced, type SyncToken } from '../../heads/stream.ts';
 import type { RebuildHeadsStore } from '../../rebuild/ports.ts';
-import { fromItem, headItemBytes, toItem } from '../dynamodb/aggregates-items.ts';
+import { headItemBytes } from '../dynamodb/aggregates-items.ts';
 import { putRebuiltAll, readRebuilt, scanAll, type ItemsAccess } from './rebuilt-heads.ts';
 import { copy, immediate, perform, type Interleaver } from './interleave.ts';
 import {
@@ -29,6 +29,7 @@ import {
   releasesKey,
   resultKey,
   stampKey,
+  storedHead,
   withoutStamp,
   type HeadsItem,
   type HeadsItems,
@@ -68,9 +69,9 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
     return item === undefined ? undefined : copy(item);
   }
 
-  /** Keeps a head as the DynamoDB adapter's item of it reads back (commandIds as fingerprints): the simulator checks that layout. */
+  /** Keeps a copy of an item, a head as the DynamoDB adapter's item of it reads back (heads-items.ts `storedHead`). */
   private put(key: string, item: HeadsItem): void {
-    this.items.set(key, item.kind === 'head' ? { ...item, head: fromItem(toItem(item.head)) } : copy(item));
+    this.items.set(key, item.kind === 'head' ? { ...item, head: storedHead(item.head) } : copy(item));
   }
 
   private headAt(key: string): Head | undefined {
@@ -266,7 +267,7 @@ export class MemoryHeadsStore implements HeadsStore, RebuildHeadsStore {
       io: this.io,
       items: () => this.items.values(),
       get: (key) => this.get(key),
-      put: (key, item) => this.put(key, item),
+      keep: (key, item) => this.items.set(key, item),
       batchGet: (op, keys) => this.batchGet(op, keys),
     };
   }

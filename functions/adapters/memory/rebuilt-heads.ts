@@ -9,7 +9,7 @@ import { RebuildLockError } from '../../control/control.ts';
 import type { Head } from '../../heads/head.ts';
 import type { StoredCheckpoint } from '../../heads/partition.ts';
 import { copy, perform, type Interleaver } from './interleave.ts';
-import { CONTROL, groups, writable, type HeadsItem } from './heads-items.ts';
+import { CONTROL, groups, storedHead, writable, type HeadsItem } from './heads-items.ts';
 
 /** What the rebuild's requests reach of the store's items. */
 export interface ItemsAccess {
@@ -17,7 +17,8 @@ export interface ItemsAccess {
   /** Every item, as stored (the scan copies what it returns). */
   items(): Iterable<HeadsItem>;
   get(key: string): HeadsItem | undefined;
-  put(key: string, item: HeadsItem): void;
+  /** Keeps an item as given: the caller's own, a head already as the adapter's item of it reads back (heads-items.ts `storedHead`). */
+  keep(key: string, item: HeadsItem): void;
   /** BatchGetItem: groups of 100 keys, each one consistent request. */
   batchGet(op: string, keys: readonly string[]): Promise<Map<string, HeadsItem>>;
 }
@@ -45,7 +46,8 @@ export const putRebuiltAll = (
   epoch: number,
   concurrency: number,
 ): Promise<{ written: number; fencedOff: number }> => {
-  const taken = heads.map((head) => copy(head));
+  // Encoded when asked, as the adapter does: what the caller changes afterwards does not reach the table.
+  const taken = heads.map(storedHead);
   const totals = { written: 0, fencedOff: 0 };
   return mapConcurrent(groups(taken, 99), concurrency, async (group) => {
     const keyOf = (h: Head) => aggregateKey(h.aggregateType, h.aggregateId);
@@ -63,7 +65,7 @@ export const putRebuiltAll = (
           for (const head of chunk) {
             if (!writable(t.get(keyOf(head)), head, epoch)) totals.fencedOff++;
             else {
-              t.put(keyOf(head), { kind: 'head', head, rebuildEpoch: epoch });
+              t.keep(keyOf(head), { kind: 'head', head, rebuildEpoch: epoch });
               totals.written++;
             }
           }

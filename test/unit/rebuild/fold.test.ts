@@ -121,7 +121,7 @@ describe('LogFold: applying events in version order', () => {
     expect(steps).toStrictEqual(['duplicate', 'duplicate', 'duplicate']);
     expect(fold.duplicates).toBe(3);
     expect(fold.applied).toBe(3);
-    expect(headOf(fold, 'acc-1')).toBe(before);
+    expect(headOf(fold, 'acc-1')).toStrictEqual(before);
     expect(fold.takeDirty()).toStrictEqual([]);
   });
 
