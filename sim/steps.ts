@@ -71,6 +71,24 @@ const send = (state: RunState, random: Random): void => {
     );
 };
 
+/**
+ * A producer deployed before the last grow sends to an older generation of the commands topic,
+ * and the event side's containers send reactions' commands there (until the next such step):
+ * once the older generation is sealed, the command side forwards what reaches it to the newest.
+ */
+const staleSend = (state: RunState, random: Random): void => {
+  const { world } = state;
+  const older = world.commandTriggers.slice(0, -1);
+  if (older.length === 0) return;
+  const topic = (pick(random, older) as (typeof older)[number]).topic;
+  world.staleReactions = world.staleReactions === undefined ? topic : undefined;
+  for (let i = random.int(1, 3); i > 0; i--)
+    world.cluster.append(
+      topic,
+      state.workload.next().map((p) => ({ key: p.command.aggregateId, value: JSON.stringify(p.command) })),
+    );
+};
+
 /** The commands topic recreated; the client sends again every command its trigger had not committed. */
 const recreate = ({ world, committedAtEnd }: RunState): void => {
   world.forgets = true;
@@ -240,6 +258,8 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       if (world.commandTriggers.length < 3) world.addGeneration(newest + random.int(1, 2));
       return;
     }
+    case 'stale-send':
+      return staleSend(state, random);
     case 'api-resend':
       return resendThroughApi(world, random);
     case 'burst':

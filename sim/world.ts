@@ -106,6 +106,11 @@ export class World {
   poisons = 0;
   /** Aggregates an operator discarded (their keys). */
   readonly discarded = new Set<string>();
+  /**
+   * An older generation of the commands topic the event side still sends reactions' commands to
+   * (a container that has the generation list from before the grow; `stale-send`), until the next such step or settling.
+   */
+  staleReactions: string | undefined;
   /** The projection version switch (the `projection-version` kind). */
   readonly versions = new SimVersions();
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
@@ -182,6 +187,8 @@ export class World {
         commandsTrigger: new MemoryGenerationPositions(this.cluster, 'commands-trigger', this.scheduler),
         dedupeWindowMs: WEEK_MS,
         keptResultsMs: WEEK_MS,
+        // As composed: the newest generation this container knows, where what reaches a sealed one goes on.
+        newestCommandsTopic: () => this.commandsTopic,
         ...(this.parking ? { parking: { store: this.park, attempts: 2, now: simNow } } : {}),
       });
       this.warm.set(version, handler);
@@ -221,8 +228,12 @@ export class World {
       projections: this.versions.projections(this.summary),
       reactions,
       readModels: this.readModels,
-      // Reactions' commands to the newest generation: the event side's producers switch with the others.
-      publisher: new MemoryEventSidePublisher(this.cluster, { ...TOPICS, commands: this.commandsTopic }, this.scheduler),
+      // Reactions' commands to the newest generation (the event side's producers switch with the others), or a stale one.
+      publisher: new MemoryEventSidePublisher(
+        this.cluster,
+        { ...TOPICS, commands: this.staleReactions ?? this.commandsTopic },
+        this.scheduler,
+      ),
       readiness: { groupId: 'events-trigger', hasHandledAny: () => this.eventsHandledAny() },
       drain: { undrained: (topic) => undrained(this.generations(this.eventTriggers), topic) },
       // As deployed: the census left for a few batches, read back from the log after a cold start.

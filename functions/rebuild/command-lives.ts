@@ -60,8 +60,8 @@ const lifeAt = async (
 /**
  * The checkpoint of `tp` starting at `next`: in the latest incarnation the table or the events
  * know, if the commands topic still holds the record the table knew of that life (its
- * anchor), or else the last command the events name; in a new incarnation, anchored at the
- * record before `next`, when it holds another record there, or none.
+ * anchor), or else the last command the events name, keeping its seal (command/generation-gate.ts);
+ * in a new incarnation, anchored at the record before `next`, when it holds another record there, or none.
  */
 export const checkpointAfterRebuild = async (
   log: Pick<CommandLog, 'bounds' | 'sample'>,
@@ -70,6 +70,8 @@ export const checkpointAfterRebuild = async (
   old: StoredCheckpoint | undefined,
   last: LastSource | undefined,
   now: () => string,
+  /** A newer generation of the commands topic has begun deciding: this older partition is sealed at `next` unless it was already. */
+  sealNow = false,
 ): Promise<StoredCheckpoint> => {
   const incarnation = Math.max(old?.incarnation ?? 1, last?.incarnation ?? 1);
   const kept = old?.incarnation === incarnation ? old : undefined;
@@ -85,6 +87,9 @@ export const checkpointAfterRebuild = async (
       incarnation,
       ...(life.kind === 'same' ? { anchor: life.anchor } : known === undefined ? {} : { anchor: known }),
       ...(kept?.since === undefined ? {} : { since: kept.since }),
+      // A sealed generation stays sealed (a table restored from before the seal: sealed where its
+      // trigger goes on): what reaches it later goes on to the newest, never decided after newer commands here.
+      ...(kept?.sealed !== undefined ? { sealed: kept.sealed } : sealNow ? { sealed: next } : {}),
     };
   // The topic was recreated since: the trigger goes on in its new life, which the record before `next` pins.
   const [before] = next > 0 ? await log.sample(topic, partition, next - 1, next - 1, 1) : [];
@@ -122,13 +127,14 @@ export const resetCheckpoint = async (
   epoch: number,
   tp: string,
   last: LastSource | undefined,
+  sealNow = false,
 ): Promise<void> => {
   for (let attempt = 1; ; attempt++) {
     // By key, not by a scan: the table holds every head by now.
     const old = await deps.heads.getCheckpoint(tp);
     const next = (await deps.commandsTrigger.positions()).get(tp);
     if (next === undefined) return;
-    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString());
+    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString(), sealNow);
     if (await deps.heads.putCheckpoint(reset, old)) return;
     if (attempt >= RESET_ATTEMPTS) throw new RebuildLockError(epoch, `the checkpoint of ${tp} kept changing under the rebuild`);
   }
