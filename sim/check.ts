@@ -161,7 +161,8 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<string, reado
               record.offset <= r.to,
           );
         return records.flatMap((record) => {
-          if (forwarded.has(`${topic}-${p}@${record.offset}`)) return [];
+          // Only the current life was sealed: an older generation is not recreated once a newer one exists.
+          if (life.life === world.cluster.current(topic).life && forwarded.has(`${topic}-${p}@${record.offset}`)) return [];
           const skipped = skippedAt.has(`${topic}/${life.life}/${p}/${record.offset}`) || released(record);
           const discarded = discardedAt.has(`${topic}/${life.life}/${p}/${record.offset}`);
           return record.offset < upTo(record) || skipped || discarded

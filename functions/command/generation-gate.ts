@@ -130,7 +130,9 @@ export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: st
     partitions
       .filter((p) => p.checkpoint?.sealed === undefined)
       .map(async ({ tp, end, checkpoint }) => {
-        const sealed = Math.max(end.end, (checkpoint?.through ?? -1) + 1);
+        // At the end of the life the log is in: a checkpoint past it is of an earlier life (an
+        // empty partition recreated before the grow), whose offsets say nothing of this one's.
+        const sealed = end.end;
         const next: StoredCheckpoint = { ...(checkpoint ?? firstCheckpoint(tp, sealed)), sealed };
         return (await deps.checkpoints.putCheckpoint(next, checkpoint)) ? [] : [`${tp} (its checkpoint moved while it was sealed)`];
       }),

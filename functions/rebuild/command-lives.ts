@@ -58,6 +58,15 @@ const lifeAt = async (
 };
 
 /**
+ * A sealed generation stays sealed (command/generation-gate.ts), in whatever life: older
+ * generations are not recreated once sealed. A table restored from before the seal is sealed
+ * where the trigger goes on: what reaches it later goes on to the newest generation, never
+ * decided after newer commands here.
+ */
+const sealOf = (old: StoredCheckpoint | undefined, next: number, sealNow: boolean): { sealed?: number } =>
+  old?.sealed !== undefined ? { sealed: old.sealed } : sealNow ? { sealed: next } : {};
+
+/**
  * The checkpoint of `tp` starting at `next`: in the latest incarnation the table or the events
  * know, if the commands topic still holds the record the table knew of that life (its
  * anchor), or else the last command the events name, keeping its seal (command/generation-gate.ts);
@@ -87,9 +96,7 @@ export const checkpointAfterRebuild = async (
       incarnation,
       ...(life.kind === 'same' ? { anchor: life.anchor } : known === undefined ? {} : { anchor: known }),
       ...(kept?.since === undefined ? {} : { since: kept.since }),
-      // A sealed generation stays sealed (a table restored from before the seal: sealed where its
-      // trigger goes on): what reaches it later goes on to the newest, never decided after newer commands here.
-      ...(kept?.sealed !== undefined ? { sealed: kept.sealed } : sealNow ? { sealed: next } : {}),
+      ...sealOf(old, next, sealNow),
     };
   // The topic was recreated since: the trigger goes on in its new life, which the record before `next` pins.
   const [before] = next > 0 ? await log.sample(topic, partition, next - 1, next - 1, 1) : [];
@@ -100,6 +107,7 @@ export const checkpointAfterRebuild = async (
     ...(before?.offset === next - 1 ? { anchor: sampledOf(before) } : {}),
     earlier: [ended, ...(old?.earlier ?? [])].slice(0, EARLIER_KEPT),
     since: now(),
+    ...sealOf(old, next, sealNow),
   };
 };
 

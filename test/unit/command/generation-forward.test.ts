@@ -136,4 +136,20 @@ describe('a command that reaches a sealed generation', () => {
       expect(newerRecords(sys).at(-1)?.headers).toEqual({ [FORWARDED_FROM]: 'commands-0@1' });
     }
   });
+
+  it('is forwarded when the older generation was recreated before the seal, empty (seed 434 of the grow kinds)', async () => {
+    const sys = grown();
+    const process = processor(sys);
+    await sys.deliver(sys.send([command('acc-1', 'OpenAccount', { owner: 'Ann' }), command('acc-1', 'Deposit', { amount: 5 })]), process);
+    // A new life of the older generation, empty: the table's checkpoint (through 1) is of the old one.
+    sys.recreate();
+    sys.cluster.append(NEWER, [{ key: 'acc-1', value: JSON.stringify(command('acc-1', 'Deposit', { amount: 7 })) }]);
+    await process(deliveryOf(newerRecords(sys)));
+    // Sealed at the end of the life it is in, not past the old life's checkpoint.
+    expect((await sys.heads.getCheckpoint('commands-0'))?.sealed).toBe(0);
+    const late = command('acc-1', 'Withdraw', { amount: 1 });
+    expect(await process(sys.send([late]))).toMatchObject({ forwarded: 1, accepted: 0 });
+    expect(newerRecords(sys).at(-1)?.headers).toEqual({ [FORWARDED_FROM]: 'commands-0@0' });
+    expect(sys.answers(late.commandId)).toEqual([]);
+  });
 });
