@@ -19,6 +19,7 @@ import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
 import { holdTriggers } from './trigger.ts';
 import type { World } from './world.ts';
+import { readModelsRebuildDeps, rebuildDeps } from './rebuild-deps.ts';
 
 /** What the steps share across a run. */
 export interface RunState {
@@ -40,7 +41,7 @@ export const startRebuild = (world: World, live: boolean, checkpointEvery: numbe
   world.forgets = true;
   world.scheduler.spawn(
     `rebuild${live ? ' (live)' : ''}`,
-    () => rebuildAggregates(world.rebuildDeps(live, checkpointEvery)),
+    () => rebuildAggregates(rebuildDeps(world, live, checkpointEvery)),
     debugEnd('rebuild'),
   );
 };
@@ -53,7 +54,7 @@ export const startReadModelsRebuild = (world: World): void => {
     async () => {
       await gate.pause();
       try {
-        return await rebuildReadModels(world.readModelsRebuildDeps(), { checkpointEvery: 5 });
+        return await rebuildReadModels(readModelsRebuildDeps(world), { checkpointEvery: 5 });
       } finally {
         await gate.resume();
       }
@@ -276,7 +277,7 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'verify':
       world.scheduler.spawn(
         'verify',
-        () => verifyAggregates({ ...world.rebuildDeps(true, 10) }),
+        () => verifyAggregates({ ...rebuildDeps(world, true, 10) }),
         () => undefined,
       );
       return;
