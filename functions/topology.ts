@@ -87,6 +87,11 @@ export interface FunctionSpec {
   readonly controlsTriggerOf?: string;
   /** Topics the function's own code produces to (default: every topic but its trigger's). */
   readonly writes?: readonly TopicKey[];
+  /**
+   * A keyed topic whose generations after the first the function also produces to: the command
+   * side forwards there a command that reached a sealed generation (command/generation-gate.ts).
+   */
+  readonly forwardsTo?: TopicKey;
   /** Topics the function's own code consumes (default: none when triggered, every topic when invoked directly). */
   readonly reads?: readonly TopicKey[];
   /** Tables the function reads and writes; it gets no access to the others. */
@@ -180,6 +185,8 @@ export const functions = {
     memoryMb: 512,
     // It reads its own topic back, only when a batch does not line up with its partition's checkpoint.
     reads: ['commands'],
+    // A command that reaches a sealed generation of its topic goes on to the newest.
+    forwardsTo: 'commands',
     tables: ['aggregates'],
     // It archives the accepted commands that leave a head's recent window and keeps the
     // outcomes no head remembers (for the command API), 25 per request.

@@ -168,7 +168,11 @@ export class Handlers extends Construct {
 
       for (const table of spec.tables) props.tables.grantAccess(fn, table, spec.tableAccess ?? 'items');
       for (const table of spec.readsTables ?? []) props.tables.grantRead(fn, table);
-      props.cluster.grantWrite(fn, (spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).flatMap(namesOf));
+      props.cluster.grantWrite(fn, [
+        ...(spec.writes ?? allTopics.filter((t) => t !== trigger?.topic)).flatMap(namesOf),
+        // Only the newer generations: nothing is forwarded to the first.
+        ...(spec.forwardsTo === undefined ? [] : namesOf(spec.forwardsTo).slice(1)),
+      ]);
       const reads = spec.reads ?? (trigger ? [] : allTopics);
       // Its own group, and the throwaway groups of its reads of a range (`<own group>-reader-…`), deleted after use.
       props.cluster.grantRead(fn, reads.flatMap(namesOf), [ownGroup, readerGroups(ownGroup)]);

@@ -7,7 +7,7 @@
  * release the operator recorded for that life of its topic).
  */
 import type { StoredRecord } from '../functions/adapters/memory/cluster.ts';
-import { splitGeneration } from '../functions/core/generations.ts';
+import { FORWARDED_FROM, splitGeneration } from '../functions/core/generations.ts';
 import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
 import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
@@ -133,6 +133,13 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<string, reado
     );
   const skippedAt = letteredAt(SKIPPED_BY_OPERATOR);
   const discardedAt = letteredAt(DISCARDED_BY_OPERATOR);
+  // A command that reached a sealed generation is decided where the command side forwarded it
+  // (every copy, in its place: a forward repeated after a crash is a duplicate), not where it came.
+  const forwarded = new Set(
+    world.commandTriggers.flatMap(({ topic }) =>
+      world.cluster.lives(topic).flatMap((life) => life.partitions.flat().flatMap((r) => r.headers?.[FORWARDED_FROM] ?? [])),
+    ),
+  );
   // Generation after generation: a newer one decides nothing before the older ones are drained.
   return world.commandTriggers.flatMap(({ topic }) =>
     world.cluster.lives(topic).flatMap((life) =>
@@ -154,6 +161,8 @@ const orderedCommands = (world: World, committedAtEnd: ReadonlyMap<string, reado
               record.offset <= r.to,
           );
         return records.flatMap((record) => {
+          // Only the current life was sealed: an older generation is not recreated once a newer one exists.
+          if (life.life === world.cluster.current(topic).life && forwarded.has(`${topic}-${p}@${record.offset}`)) return [];
           const skipped = skippedAt.has(`${topic}/${life.life}/${p}/${record.offset}`) || released(record);
           const discarded = discardedAt.has(`${topic}/${life.life}/${p}/${record.offset}`);
           return record.offset < upTo(record) || skipped || discarded

@@ -41,7 +41,10 @@ export const FAULT_KINDS = [
   'api',
   /** User code (the account-summary projection) that throws on one account's events until the code is rolled forward. */
   'user-code',
-  /** A new generation of the keyed topics with more partitions (`kafka-aggregates grow`): the older drained, then sealed. */
+  /**
+   * A new generation of the keyed topics with more partitions (`kafka-aggregates grow`): the
+   * older drained, then sealed; a producer or an event-side container deployed before it sends to an older generation.
+   */
   'grow-commands',
   /** Policy `park` on both sides: a poisoned command, or a projection failing on one account's events, parks its aggregate until a release (crashed anywhere, run again) or a discard (sim/park.ts). */
   'park',
@@ -75,6 +78,7 @@ export type StepKind =
   | 'verify'
   | 'grow-events'
   | 'grow-commands'
+  | 'stale-send'
   | 'api-resend'
   | 'burst'
   | 'user-code'
@@ -112,6 +116,7 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   verify: { weight: 1, needs: 'verify' },
   'grow-events': { weight: 0.7, needs: 'grow-events' },
   'grow-commands': { weight: 0.7, needs: 'grow-commands' },
+  'stale-send': { weight: 3, needs: 'grow-commands' },
   'api-resend': { weight: 3, needs: 'api' },
   burst: { weight: 1, needs: 'api' },
   'user-code': { weight: 1.5, needs: 'user-code' },

@@ -74,12 +74,15 @@ export const brokenRoll = (world: World, random: Random, violations: SimViolatio
   };
   // The release is built from the code deployed when the operator starts: the projection versions the event side registers then.
   const projections = world.versions.projections(accountSummary);
-  // The version serving reads as check-deploy read it (a switch may land while it runs).
-  let serving: number | undefined;
+  // The versions serving reads and being built as check-deploy read them (a version deploy or a switch may land while it runs).
+  let serving: Serving | undefined;
   const stateKey = versionStateKey(accountSummary.name);
   const get = async (key: ItemKey) => {
     const item = await world.readModels.get(key);
-    if (key.pk === stateKey.pk && key.sk === stateKey.sk) serving ??= versionStateOf(item?.data)?.active ?? 1;
+    if (key.pk === stateKey.pk && key.sk === stateKey.sk) {
+      const state = versionStateOf(item?.data);
+      serving ??= { active: state?.active ?? 1, ...(state?.building !== undefined ? { building: state.building } : {}) };
+    }
     return item;
   };
   const census = worldCensus(world);
@@ -114,11 +117,28 @@ export const brokenRoll = (world: World, random: Random, violations: SimViolatio
   );
 };
 
+/** The account-summary version serving reads, and the one being built beside it, as check-deploy read the state item. */
+interface Serving {
+  readonly active: number;
+  readonly building?: number;
+}
+
+/**
+ * Whether the release leaves account-summary's versions as `serving` says they stand: it drops
+ * the serving version, or abandons one half built (a version deploy landed after the release was
+ * built from the code deployed before it: its catch-up already runs).
+ */
+const leavesVersions = (serving: Serving | undefined, registered: readonly number[]): boolean => {
+  if (serving === undefined) return false;
+  if (!registered.includes(serving.active)) return true;
+  return serving.building !== undefined && serving.building > serving.active && registered.at(-1) !== serving.building;
+};
+
 /** Where check-deploy's verdict is not the log's and the tables': each reason on its own, so a refusal for another reason shows. */
 const verdictViolations = (
   report: CheckDeployReport,
   withdrawals: readonly string[],
-  serving: number | undefined,
+  serving: Serving | undefined,
   projections: readonly AnyProjection[],
 ): SimViolation[] => {
   const found: string[] = [];
@@ -132,10 +152,10 @@ const verdictViolations = (
   if (report.revisionProblems.length > 0) found.push(`revision problems: ${report.revisionProblems.map((p) => p.message).join('; ')}`);
   if ((replay?.halts.length ?? 0) > 0) found.push(`halts ${JSON.stringify(replay?.halts)}`);
   const registered = registeredVersions(projections, accountSummary.name);
-  const drops = serving !== undefined && !registered.includes(serving);
-  if (report.versionProblems.length > 0 !== drops)
+  if (report.versionProblems.length > 0 !== leavesVersions(serving, registered))
     found.push(
-      `version problems [${report.versionProblems.map((p) => p.message).join('; ')}]; version ${serving ?? '?'} served and the release registers ${registered.join(', ')}`,
+      `version problems [${report.versionProblems.map((p) => p.message).join('; ')}]; version ${serving?.active ?? '?'} served` +
+        `${serving?.building !== undefined ? `, version ${serving.building} building` : ''} and the release registers ${registered.join(', ')}`,
     );
   return found.map((message) => ({
     kind: 'deploy-refusal-mismatch',

@@ -98,6 +98,7 @@ const operate = async (world: World, faults: ReadonlySet<FaultKind>, random: Ran
 const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: readonly string[]): Promise<boolean> => {
   world.scheduler.timeouts = 0;
   world.failingFor = undefined;
+  world.staleReactions = undefined;
   if (faults.has('code-roll')) world.code.commands = world.code.events = world.code.rebuild = 'newer';
   // One more command per account: every partition that holds one is checked against the table
   // once more (a table behind its log is caught by the next batch, not by quiet).

@@ -19,6 +19,7 @@ import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
 import { holdTriggers } from './trigger.ts';
 import type { World } from './world.ts';
+import { readModelsRebuildDeps, rebuildDeps } from './rebuild-deps.ts';
 
 /** What the steps share across a run. */
 export interface RunState {
@@ -40,7 +41,7 @@ export const startRebuild = (world: World, live: boolean, checkpointEvery: numbe
   world.forgets = true;
   world.scheduler.spawn(
     `rebuild${live ? ' (live)' : ''}`,
-    () => rebuildAggregates(world.rebuildDeps(live, checkpointEvery)),
+    () => rebuildAggregates(rebuildDeps(world, live, checkpointEvery)),
     debugEnd('rebuild'),
   );
 };
@@ -53,7 +54,7 @@ export const startReadModelsRebuild = (world: World): void => {
     async () => {
       await gate.pause();
       try {
-        return await rebuildReadModels(world.readModelsRebuildDeps(), { checkpointEvery: 5 });
+        return await rebuildReadModels(readModelsRebuildDeps(world), { checkpointEvery: 5 });
       } finally {
         await gate.resume();
       }
@@ -67,6 +68,24 @@ const send = (state: RunState, random: Random): void => {
   for (let i = random.int(1, 3); i > 0; i--)
     state.world.cluster.append(
       state.world.commandsTopic,
+      state.workload.next().map((p) => ({ key: p.command.aggregateId, value: JSON.stringify(p.command) })),
+    );
+};
+
+/**
+ * A producer deployed before the last grow sends to an older generation of the commands topic,
+ * and the event side's containers send reactions' commands there (until the next such step):
+ * once the older generation is sealed, the command side forwards what reaches it to the newest.
+ */
+const staleSend = (state: RunState, random: Random): void => {
+  const { world } = state;
+  const older = world.commandTriggers.slice(0, -1);
+  if (older.length === 0) return;
+  const topic = (pick(random, older) as (typeof older)[number]).topic;
+  world.staleReactions = world.staleReactions === undefined ? topic : undefined;
+  for (let i = random.int(1, 3); i > 0; i--)
+    world.cluster.append(
+      topic,
       state.workload.next().map((p) => ({ key: p.command.aggregateId, value: JSON.stringify(p.command) })),
     );
 };
@@ -240,6 +259,8 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       if (world.commandTriggers.length < 3) world.addGeneration(newest + random.int(1, 2));
       return;
     }
+    case 'stale-send':
+      return staleSend(state, random);
     case 'api-resend':
       return resendThroughApi(world, random);
     case 'burst':
@@ -256,7 +277,7 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
     case 'verify':
       world.scheduler.spawn(
         'verify',
-        () => verifyAggregates({ ...world.rebuildDeps(true, 10) }),
+        () => verifyAggregates({ ...rebuildDeps(world, true, 10) }),
         () => undefined,
       );
       return;

@@ -22,16 +22,14 @@ import { batchItemFailures } from '../functions/event/halts.ts';
 import { createEventProcessor, type EventSideDeps } from '../functions/event/process-batch.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { reactions } from '../functions/reactions/index.ts';
-import type { RebuildDeps } from '../functions/rebuild/rebuild-aggregates.ts';
-import type { ReadModelsRebuildDeps } from '../functions/rebuild/rebuild-read-models.ts';
 import type { Random } from '../chaos/random.ts';
 import { simNow } from './clock.ts';
-import { generationPositions, positionsByPartition, undrained, type GenerationTriggers } from './generation-positions.ts';
+import { generationPositions, undrained, type GenerationTriggers } from './generation-positions.ts';
 import { deployments, type CodeVersion } from './code-versions.ts';
 import { withPoison } from './park.ts';
 import { SimVersions } from './versions.ts';
 import { Scheduler } from './scheduler.ts';
-import { holdTriggers, SimTrigger, type InvocationResult } from './trigger.ts';
+import { SimTrigger, type InvocationResult } from './trigger.ts';
 
 /** The topics, with the topology's partition counts. */
 export const TOPICS = { commands: 'commands', events: 'events', results: 'results', deadLetter: 'dead-letter' } as const;
@@ -106,6 +104,11 @@ export class World {
   poisons = 0;
   /** Aggregates an operator discarded (their keys). */
   readonly discarded = new Set<string>();
+  /**
+   * An older generation of the commands topic the event side still sends reactions' commands to
+   * (a container that has the generation list from before the grow; `stale-send`), until the next such step or settling.
+   */
+  staleReactions: string | undefined;
   /** The projection version switch (the `projection-version` kind). */
   readonly versions = new SimVersions();
   /** Warm command containers by code version (a crash empties it: the next invocation starts cold). */
@@ -182,6 +185,8 @@ export class World {
         commandsTrigger: new MemoryGenerationPositions(this.cluster, 'commands-trigger', this.scheduler),
         dedupeWindowMs: WEEK_MS,
         keptResultsMs: WEEK_MS,
+        // As composed: the newest generation this container knows, where what reaches a sealed one goes on.
+        newestCommandsTopic: () => this.commandsTopic,
         ...(this.parking ? { parking: { store: this.park, attempts: 2, now: simNow } } : {}),
       });
       this.warm.set(version, handler);
@@ -206,7 +211,7 @@ export class World {
   }
 
   /** The account-summary projection as deployed: failing on one account's events while `failingFor` names it. */
-  private readonly summary: typeof accountSummary = {
+  readonly summary: typeof accountSummary = {
     ...accountSummary,
     evolve: (row, event) => {
       if (event.aggregateId === this.failingFor) throw new Error(`user-code fault: account-summary fails on ${event.aggregateId}`);
@@ -221,8 +226,12 @@ export class World {
       projections: this.versions.projections(this.summary),
       reactions,
       readModels: this.readModels,
-      // Reactions' commands to the newest generation: the event side's producers switch with the others.
-      publisher: new MemoryEventSidePublisher(this.cluster, { ...TOPICS, commands: this.commandsTopic }, this.scheduler),
+      // Reactions' commands to the newest generation (the event side's producers switch with the others), or a stale one.
+      publisher: new MemoryEventSidePublisher(
+        this.cluster,
+        { ...TOPICS, commands: this.staleReactions ?? this.commandsTopic },
+        this.scheduler,
+      ),
       readiness: { groupId: 'events-trigger', hasHandledAny: () => this.eventsHandledAny() },
       drain: { undrained: (topic) => undrained(this.generations(this.eventTriggers), topic) },
       // As deployed: the census left for a few batches, read back from the log after a cold start.
@@ -264,39 +273,7 @@ export class World {
   }
 
   /** One topic's triggers of every generation, on this world's cluster (generation-positions.ts). */
-  private generations(triggers: readonly SimTrigger[]): GenerationTriggers {
+  generations(triggers: readonly SimTrigger[]): GenerationTriggers {
     return { cluster: this.cluster, scheduler: this.scheduler, triggers };
-  }
-
-  /** The aggregates rebuild's deps: `live` leaves the command side running (a CLI rebuild beside `npm start`). */
-  rebuildDeps(live: boolean, checkpointEvery: number): RebuildDeps {
-    return {
-      aggregates: deployments[this.code.rebuild],
-      heads: this.heads,
-      eventLog: this.eventLog(),
-      publisher: new MemoryBatchPublisher(this.cluster, TOPICS, this.scheduler),
-      gate: live ? { pause: () => Promise.resolve(), resume: () => Promise.resolve() } : holdTriggers(this.commandTriggers, this.scheduler),
-      commandsTrigger: { positions: () => positionsByPartition(this.generations(this.commandTriggers)) },
-      commandLog: new MemoryTopicLogs(this.cluster, this.scheduler),
-      dedupeWindowMs: WEEK_MS,
-      checkpointEvery,
-      checkpointIntervalMs: Number.MAX_SAFE_INTEGER,
-      writeConcurrency: 4,
-      parks: this.park,
-    };
-  }
-
-  /** The read-models rebuild's deps. */
-  readModelsRebuildDeps(): ReadModelsRebuildDeps {
-    return {
-      aggregates: deployments[this.code.rebuild],
-      // The projection as deployed (failing while `failingFor` names an account), with the event side's parks.
-      projections: this.versions.projections(this.summary),
-      reactions,
-      readModels: this.readModels,
-      parking: { store: this.eventPark, attempts: this.parking ? 1 : Infinity, now: simNow },
-      eventLog: this.eventLog(),
-      trigger: this.eventTriggers.length === 1 ? this.group('events') : generationPositions(this.generations(this.eventTriggers)),
-    };
   }
 }

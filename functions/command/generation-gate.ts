@@ -6,18 +6,21 @@
  * Checked per batch of a newer generation until the older ones are sealed: one end-offsets read
  * per older generation, its partitions' checkpoints, and its trigger's positions. Once drained, each older partition is
  * sealed on its checkpoint (heads/partition.ts `sealed`): a command that reaches it later (a
- * producer deployed before the grow) is refused instead of decided after newer ones. An older
+ * producer deployed before the grow, a reaction of an event-side container that still has the
+ * old generation list) is not decided there, after newer ones, but forwarded to the newest
+ * generation before the batch moves the checkpoint, and decided there as a client's resend
+ * would be (the same commandId: a forward repeated after a crash is a duplicate). An older
  * partition whose trigger has handled records the table holds no decision of (a table restored
  * from before the drain) never drains by itself: that table is behind its log, and the batch
  * says so, as a batch of the partition itself would.
  */
 import { TableBehindLogError } from '../control/control.ts';
-import { GenerationNotDrainedError, olderGenerations } from '../core/generations.ts';
-import type { Reason } from '../core/wire.ts';
+import { GenerationNotDrainedError, NewestGenerationUnknownError, olderGenerations, splitGeneration } from '../core/generations.ts';
+import { traceparentOf } from '../core/trace-context.ts';
 import { firstCheckpoint, sampledOf, type StoredCheckpoint } from '../heads/partition.ts';
-import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
+import type { HeadsStore } from '../heads/ports.ts';
 import type { IncomingCommand } from './decode.ts';
-import type { CommandLog, CommandsTriggerPositions, KeyedResult } from './ports.ts';
+import type { CommandLog, CommandsTriggerPositions, ForwardedCommand, ForwardedCommands } from './ports.ts';
 
 /** What the gate reads: the older generations' end offsets, the checkpoints of their partitions, and where their trigger stands. */
 export interface GenerationGateDeps {
@@ -127,7 +130,9 @@ export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: st
     partitions
       .filter((p) => p.checkpoint?.sealed === undefined)
       .map(async ({ tp, end, checkpoint }) => {
-        const sealed = Math.max(end.end, (checkpoint?.through ?? -1) + 1);
+        // At the end of the life the log is in: a checkpoint past it is of an earlier life (an
+        // empty partition recreated before the grow), whose offsets say nothing of this one's.
+        const sealed = end.end;
         const next: StoredCheckpoint = { ...(checkpoint ?? firstCheckpoint(tp, sealed)), sealed };
         return (await deps.checkpoints.putCheckpoint(next, checkpoint)) ? [] : [`${tp} (its checkpoint moved while it was sealed)`];
       }),
@@ -135,37 +140,47 @@ export const checkGenerationDrained = async (deps: GenerationGateDeps, topic: st
   if (moved.flat().length > 0) throw new GenerationNotDrainedError(topic, moved.flat());
 };
 
-/** Why a command on a sealed partition is refused. */
-export const sealedReason = (tp: string, sealed: number): Reason => ({
-  code: 'GenerationSealed',
-  message:
-    `${tp} was sealed at offset ${sealed} when a newer generation of the commands topic began deciding: ` +
-    'this command reached it later and was not decided; send it again (to the newest generation)',
-});
-
 /**
- * Takes out of `byAggregate` the commands at or past their partition's seal, and answers each
- * with a rejection (kept for readers by commandId): nothing of them is decided.
+ * Takes out of `byAggregate` the commands at or past their partition's seal: none of them is
+ * decided on the sealed generation. Returns those to forward to the newest generation, the
+ * ones past the partition's checkpoint (a batch forwards before it moves the checkpoint, so
+ * one at or below it was forwarded already, and its redelivery, a lost commit, is not sent again).
  */
-export const refuseSealed = (
+export const takeSealed = (
   byAggregate: Map<string, IncomingCommand[]>,
-  sealedAt: (tp: string) => number | undefined,
-): { readonly results: KeyedResult[]; readonly unkept: UnkeptResult[] } => {
-  const results: KeyedResult[] = [];
-  const unkept: UnkeptResult[] = [];
+  checkpointOf: (tp: string) => Pick<StoredCheckpoint, 'through' | 'sealed'> | undefined,
+): IncomingCommand[] => {
+  const forward: IncomingCommand[] = [];
   for (const [key, commands] of byAggregate) {
     const kept = commands.filter((c) => {
-      const tp = `${c.record.topic}-${c.record.partition}`;
-      const sealed = sealedAt(tp);
-      if (sealed === undefined || c.record.offset < sealed) return true;
-      const { commandId, aggregateType, aggregateId } = c.envelope;
-      const result = { commandId, aggregateType, aggregateId, status: 'rejected', reason: sealedReason(tp, sealed) } as const;
-      results.push({ key: aggregateId, result });
-      unkept.push({ result, at: c.record.timestamp });
+      const checkpoint = checkpointOf(`${c.record.topic}-${c.record.partition}`);
+      if (checkpoint?.sealed === undefined || c.record.offset < checkpoint.sealed) return true;
+      if (c.record.offset > checkpoint.through) forward.push(c);
       return false;
     });
     if (kept.length === 0) byAggregate.delete(key);
     else if (kept.length < commands.length) byAggregate.set(key, kept);
   }
-  return { results, unkept };
+  return forward.sort((a, b) => a.record.partition - b.record.partition || a.record.offset - b.record.offset);
+};
+
+/**
+ * The commands of `sealed` as sent on to `newest` (same key, value and trace; the position they
+ * reached named in a header). Throws when this code knows no generation newer than theirs.
+ */
+export const forwardsOf = (sealed: readonly IncomingCommand[], newest: string | undefined): ForwardedCommands | undefined => {
+  const [first] = sealed;
+  if (first === undefined) return undefined;
+  if (newest === undefined) throw new NewestGenerationUnknownError(first.record.topic, first.record.topic);
+  const commands = sealed.map(({ record }): ForwardedCommand => {
+    if (splitGeneration(record.topic).index >= splitGeneration(newest).index) throw new NewestGenerationUnknownError(record.topic, newest);
+    const traceparent = traceparentOf(record.original);
+    return {
+      key: record.key as Uint8Array,
+      value: record.value as Uint8Array,
+      from: `${record.topic}-${record.partition}@${record.offset}`,
+      ...(traceparent === undefined ? {} : { traceparent }),
+    };
+  });
+  return { topic: newest, commands };
 };

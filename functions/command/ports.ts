@@ -13,8 +13,27 @@ export interface KeyedResult {
   readonly result: ResultRecord;
 }
 
+/** A command that reached a sealed generation of the commands topic, sent on as it came. */
+export interface ForwardedCommand {
+  /** Its key and value, byte for byte. */
+  readonly key: Uint8Array;
+  readonly value: Uint8Array;
+  /** Its `traceparent` header, when it had one. */
+  readonly traceparent?: string;
+  /** Where it reached the sealed generation, `topic-partition@offset` (the `x-forwarded-from` header, core/generations.ts). */
+  readonly from: string;
+}
+
+/** Commands forwarded to the newest generation of the commands topic. */
+export interface ForwardedCommands {
+  readonly topic: string;
+  readonly commands: readonly ForwardedCommand[];
+}
+
 /** Everything one batch publishes. */
 export interface BatchOutput {
+  /** Commands of a sealed generation sent on to the newest one: sent first, before anything else of the batch. */
+  readonly forwards?: ForwardedCommands;
   readonly events: readonly EventRecord[];
   readonly results: readonly KeyedResult[];
   readonly deadLetters: readonly DeadLetter[];

@@ -25,7 +25,7 @@ import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
 import { decodeBatch, type DecodedBatch, type IncomingCommand } from './decode.ts';
 import { readBatch } from './read-batch.ts';
-import { checkGenerationDrained, refuseSealed } from './generation-gate.ts';
+import { checkGenerationDrained, forwardsOf, takeSealed } from './generation-gate.ts';
 import { addCarriedTraces } from './carried-traces.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { MAX_HEAD_BYTES } from '../heads/head.ts';
@@ -60,6 +60,11 @@ export interface CommandSideDeps {
   readonly headCache?: HeadCacheLimits;
   /** Policy `park` (command/parking.ts): where parked aggregates are kept. @default - policy `block` */
   readonly parking?: CommandParking;
+  /**
+   * The newest generation of the commands topic, where a command that reached a sealed one is
+   * forwarded (generation-gate.ts). @default - none known: such a command waits (NewestGenerationUnknownError)
+   */
+  readonly newestCommandsTopic?: () => string;
 }
 
 /** Counts of one batch, for logs and metrics. */
@@ -74,6 +79,8 @@ export interface BatchSummary {
   conflicts: number;
   /** Records left for the trigger to deliver again (a head that would not fit one write). */
   retried: number;
+  /** Commands that reached a sealed generation, forwarded to the newest (or forwarded before: a redelivery). */
+  forwarded: number;
 }
 
 export type { BatchItemFailure } from '../core/batch-response.ts';
@@ -96,6 +103,7 @@ const startSummary = (records: number, aggregates: number): BatchSummary => ({
   eventsPublished: 0,
   conflicts: 0,
   retried: 0,
+  forwarded: 0,
 });
 
 /**
@@ -171,8 +179,14 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       fresh,
       stampOf,
     );
-    // A partition sealed once its generation was drained: what reached it since is refused, not decided.
-    const refused = refuseSealed(byAggregate, (tp) => effective.get(tp)?.sealed);
+    // A partition sealed once its generation was drained: what reached it since is forwarded to the newest generation, not decided here.
+    const undecided = (): number => [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
+    const beforeSealed = undecided();
+    const forwards = forwardsOf(
+      takeSealed(byAggregate, (tp) => effective.get(tp)),
+      deps.newestCommandsTopic?.(),
+    );
+    const forwarded = beforeSealed - undecided();
     const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
     const releases = new Map(
       await Promise.all(
@@ -181,7 +195,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     );
     const releaseOf = (record: TriggerRecord, aggregate: string): Release | undefined =>
       releaseFor(releases.get(topicPartition(record)) ?? [], record.offset, aggregate);
-    const summary = startSummary(records.length, byAggregate.size);
+    const summary = { ...startSummary(records.length, byAggregate.size), forwarded };
 
     // Decide and commit each aggregate; a lost race re-decides against the winner's head.
     const context: CommitContext = {
@@ -209,10 +223,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
 
     const { events, unkept, stops } = gather(decoded, outcomes, summary);
     const { results, deadLetters } = decoded;
-    results.push(...refused.results);
-    unkept.push(...refused.unkept);
     const retryFrom = firstToRetry(stops);
-    summary.rejected += records.length - [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
+    summary.rejected += records.length - forwarded - undecided();
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
     summary.retried = countRetried(retryFrom, spans);
@@ -225,7 +237,14 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       (tp) => effective.get(tp)?.incarnation ?? 1,
     );
     await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({ events, results: [], deadLetters: [], traces, generation });
+    await deps.publisher.publish({
+      ...(forwards === undefined ? {} : { forwards }),
+      events,
+      results: [],
+      deadLetters: [],
+      traces,
+      generation,
+    });
 
     // The events this batch committed are published: each partition's checkpoint moves past the
     // batch while its results and dead letters go out. The checkpoint confirms only the

@@ -60,6 +60,8 @@ export const composeCommandSide = (wiring: Wiring = {}): CommandSide => {
     eventLog: everyEventGeneration,
     commandLog,
     commandsTrigger,
+    // Read at each forward: the local runtime learns of a new generation while it runs.
+    newestCommandsTopic: () => generations(names.topics.commands, partitionGenerations()).at(-1)?.name ?? names.topics.commands,
     ...retentions(),
     ...(parking === undefined ? {} : { parking }),
   };

@@ -50,3 +50,21 @@ export class GenerationNotDrainedError extends KafkaAggregatesError {
     super(`${topic} waits until the older generation is drained: ${undrained.join(', ')} not handled yet`);
   }
 }
+
+/** The header a command forwarded from a sealed generation of the commands topic carries: where it reached it (`topic-partition@offset`). */
+export const FORWARDED_FROM = 'x-forwarded-from';
+
+/** A command reached a sealed generation, and this code knows no newer one to forward it to (its generation list is older than the seal): retried until it does. */
+export class NewestGenerationUnknownError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
+  override readonly name = 'NewestGenerationUnknownError';
+  constructor(
+    readonly topic: string,
+    readonly newest: string,
+  ) {
+    super(
+      `${topic} is sealed and this function knows no newer generation of it (the newest it knows is ${newest}): ` +
+        'its commands wait until the configuration of the grow (PARTITION_GENERATIONS) reaches it',
+    );
+  }
+}

@@ -47,7 +47,9 @@ export interface PartitionCheckpoint {
   /**
    * The partition's generation of the commands topic was sealed once drained (core/generations.ts):
    * its records from this offset on reached it after a newer generation began deciding, and are
-   * refused, never decided (a stale producer's; the sender sends again, to the newest generation).
+   * forwarded to the newest generation, never decided here (a stale producer's, a reaction's).
+   * Offset of the partition's life at the seal, which a table that had not seen that life yet
+   * (an empty partition recreated) keeps into the new incarnation: older generations are not recreated once sealed.
    */
   readonly sealed?: number;
 }
@@ -150,7 +152,7 @@ export const judge = (
   return log.start > through + 1 ? 'behind' : 'continue';
 };
 
-/** The checkpoint of a recreated topic's new incarnation, starting at the batch (`anchor`: its first record). */
+/** The checkpoint of a recreated topic's new incarnation, starting at the batch (`anchor`: its first record), keeping a seal. */
 export const nextIncarnation = (previous: PartitionCheckpoint, from: number, anchor?: SampledRecord): PartitionCheckpoint => ({
   tp: previous.tp,
   incarnation: previous.incarnation + 1,
@@ -158,6 +160,7 @@ export const nextIncarnation = (previous: PartitionCheckpoint, from: number, anc
   through: from - 1,
   fingerprint: null,
   ...(anchor === undefined ? {} : { anchor }),
+  ...(previous.sealed === undefined ? {} : { sealed: previous.sealed }),
   earlier: [{ incarnation: previous.incarnation, from: previous.from, through: previous.through }, ...(previous.earlier ?? [])].slice(
     0,
     EARLIER_KEPT,

@@ -92,10 +92,28 @@ const lifeAt = async (
 };
 
 /**
+ * A sealed generation stays sealed (command/generation-gate.ts), in whatever life: older
+ * generations are not recreated once sealed. A table restored from before the seal is sealed
+ * where the trigger goes on: what reaches it later goes on to the newest generation, never
+ * decided after newer commands here.
+ */
+const sealOf = (old: StoredCheckpoint | undefined, next: number, sealNow: boolean): { sealed?: number } =>
+  old?.sealed !== undefined ? { sealed: old.sealed } : sealNow ? { sealed: next } : {};
+
+/** What else the rebuild knows of a partition's lives than its checkpoint and the events. */
+export interface LifeEvidence {
+  /** The life of the partition's last parked record (parked commands cause no events). */
+  readonly parked?: ParkedLife;
+  /** A newer generation of the commands topic has begun deciding: this older partition is sealed at `next` unless it was already. */
+  readonly sealNow?: boolean;
+}
+
+/**
  * The checkpoint of `tp` starting at `next`: in the latest incarnation the table, the events or
  * the parks know, if the commands topic still holds the record the table knew of that life (its
- * anchor), or else the last command the events name, or else the parks' last record; in a new
- * incarnation, anchored at the record before `next`, when it holds another record there, or none.
+ * anchor), or else the last command the events name, or else the parks' last record, keeping its
+ * seal (command/generation-gate.ts); in a new incarnation, anchored at the record before `next`,
+ * when it holds another record there, or none.
  */
 export const checkpointAfterRebuild = async (
   log: Pick<CommandLog, 'bounds' | 'sample'>,
@@ -104,7 +122,7 @@ export const checkpointAfterRebuild = async (
   old: StoredCheckpoint | undefined,
   last: LastSource | undefined,
   now: () => string,
-  parked?: ParkedLife,
+  { parked, sealNow = false }: LifeEvidence = {},
 ): Promise<StoredCheckpoint> => {
   const incarnation = Math.max(old?.incarnation ?? 1, last?.incarnation ?? 1, parked?.incarnation ?? 1);
   const kept = old?.incarnation === incarnation ? old : undefined;
@@ -127,6 +145,7 @@ export const checkpointAfterRebuild = async (
       incarnation,
       ...(life.kind === 'same' ? { anchor: life.anchor } : known === undefined ? {} : { anchor: known }),
       ...(kept?.since === undefined ? {} : { since: kept.since }),
+      ...sealOf(old, next, sealNow),
     };
   // The topic was recreated since: the trigger goes on in its new life, which the record before `next` pins.
   const [before] = next > 0 ? await log.sample(topic, partition, next - 1, next - 1, 1) : [];
@@ -137,6 +156,7 @@ export const checkpointAfterRebuild = async (
     ...(before?.offset === next - 1 ? { anchor: sampledOf(before) } : {}),
     earlier: [ended, ...(old?.earlier ?? [])].slice(0, EARLIER_KEPT),
     since: now(),
+    ...sealOf(old, next, sealNow),
   };
 };
 
@@ -164,14 +184,14 @@ export const resetCheckpoint = async (
   epoch: number,
   tp: string,
   last: LastSource | undefined,
-  parked?: ParkedLife,
+  evidence: LifeEvidence = {},
 ): Promise<void> => {
   for (let attempt = 1; ; attempt++) {
     // By key, not by a scan: the table holds every head by now.
     const old = await deps.heads.getCheckpoint(tp);
     const next = (await deps.commandsTrigger.positions()).get(tp);
     if (next === undefined) return;
-    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString(), parked);
+    const reset = await checkpointAfterRebuild(deps.commandLog, tp, next, old, last, () => new Date().toISOString(), evidence);
     if (await deps.heads.putCheckpoint(reset, old)) return;
     if (attempt >= RESET_ATTEMPTS) throw new RebuildLockError(epoch, `the checkpoint of ${tp} kept changing under the rebuild`);
   }

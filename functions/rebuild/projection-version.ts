@@ -123,6 +123,12 @@ const catchUpOne = async (
     publisher: { publish: () => Promise.resolve() },
   });
   const tpOf = (key: string) => (/^[0-9]+$/.test(key) ? `${eventLog.topic}-${key}` : key);
+  // Once every partition is joined, one sweep of all of them to the log's end before the switch:
+  // an invocation that read a marker before another recorded its join may commit records past
+  // the join without the new version (two invocations of one batch, the joining one dying
+  // before its rows: seed 214); every such record was on the log before the join, so the sweep,
+  // whose end offsets are read after every join, applies it (the rows dedupe by version).
+  let swept = false;
 
   for (;;) {
     const markers = new Map(
@@ -156,7 +162,9 @@ const catchUpOne = async (
     };
     const { start, end } = await eventLog.offsets();
     const keys = Object.keys(end);
-    const pending = keys.filter((k) => markers.get(tpOf(k))?.marker.joined === undefined);
+    const unjoined = keys.filter((k) => markers.get(tpOf(k))?.marker.joined === undefined);
+    const sweeping = unjoined.length === 0;
+    const pending = sweeping ? keys : unjoined;
     const fromAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, markers.get(tpOf(k))?.marker.through ?? start[k] ?? 0]));
     const toAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, Math.max(end[k] ?? 0, fromAt[k] ?? 0)]));
     const remaining = pending.reduce((n, k) => n + (toAt[k] ?? 0) - (fromAt[k] ?? 0), 0);
@@ -174,11 +182,11 @@ const catchUpOne = async (
     };
     await saveProgress(remaining);
 
-    if (pending.length === 0) {
+    if (sweeping && (swept || remaining === 0)) {
       const rowsDropped = await switchAndDrop(deps, name, from, to, state);
       return { name, from, to, outcome: 'switched' as const, eventsApplied, rowsDropped };
     }
-    if (remaining === 0) {
+    if (!sweeping && remaining === 0) {
       // Nothing left before the log's end: join what is still at it now (a record written since goes to the live side).
       const now = (await eventLog.offsets()).end;
       for (const k of pending) if ((now[k] ?? 0) <= (fromAt[k] ?? 0)) await putMarker(tpOf(k), fromAt[k] ?? 0, true);
@@ -214,6 +222,7 @@ const catchUpOne = async (
       },
     );
     await advance(replayed.at.checkpoint);
+    swept ||= sweeping && !replayed.stoppedEarly;
     // Held at the pass's end: what they wait for lies past it, or on a partition the live side applies; the next pass reads
     // them again. A pass whose every record is held waits on a gap the live side halts at too: the run stops there.
     if (holder.held().length > 0 && holder.held().length === replayed.at.eventsRead) throw haltError(holder.gaps()[0] as Halt);

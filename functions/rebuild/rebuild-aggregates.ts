@@ -268,8 +268,17 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   let checkpointsReset = 0;
   if (!stoppedEarly) {
     const parked = deps.parks === undefined ? undefined : await parkedLives(deps.parks);
-    for (const tp of (await deps.commandsTrigger.positions()).keys()) {
-      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp), parked?.get(tp));
+    const positions = await deps.commandsTrigger.positions();
+    // A generation some command of which was decided (its trigger went on, or an event names it)
+    // began once the older ones were drained and sealed: they are sealed again, whatever the table lost.
+    const generationOf = (tp: string) => splitGeneration(tp.slice(0, tp.lastIndexOf('-'))).index;
+    const newestDecided = Math.max(
+      0,
+      ...[...positions].flatMap(([tp, next]) => (next > 0 || fold.lastSources.has(tp) ? [generationOf(tp)] : [])),
+    );
+    for (const tp of positions.keys()) {
+      const evidence = { parked: parked?.get(tp), sealNow: generationOf(tp) < newestDecided };
+      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp), evidence);
       checkpointsReset++;
     }
     if (!(await heads.putControl({ status: 'ready', epoch, table }, control)))

@@ -40,6 +40,8 @@
  * With that codec, parks kept per life of the commands topic and the generation gate reading the
  * commands trigger's positions (command/generation-gate.ts), the command handler to 800 kB (793.2 kB);
  * the rebuild, which bundles them too, to 905 kB (895.6 kB).
+ * The event handler's to 780 kB when strikes were keyed per life of the topic, the park store was
+ * split and the publishers learned to forward to the newest generation: 775.3 kB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,7 +52,7 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 /** Largest bundle each deployed function may have, in bytes (kB = 1,000 bytes). */
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 800_000,
-  eventHandler: 775_000,
+  eventHandler: 780_000,
   snapshotRebuild: 905_000,
   commandApi: 765_000,
   topicsProvider: 615_000,

@@ -336,6 +336,16 @@ describe('partitions chosen at creation', () => {
     const described = JSON.stringify(statements.filter((s) => JSON.stringify(s.Action).includes('kafka-cluster:DescribeGroup')));
     for (const group of ['kafka-aggregates-command-handler.g2', 'kafka-aggregates-event-handler.g2'])
       expect(described).toContain(`KafkaAggregates.${group}`);
+    // The command handler forwards what reaches a sealed generation to the newer ones: it writes those, not the first.
+    const commandWrites = JSON.stringify(
+      Object.entries(resourcesOf(grown.template, 'AWS::IAM::Policy'))
+        .filter(([id]) => id.includes('CommandHandler'))
+        .flatMap(([, p]) => (p.Properties?.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement)
+        .filter((s) => JSON.stringify(s.Action).includes('kafka-cluster:WriteData'))
+        .map((s) => s.Resource),
+    );
+    expect(commandWrites).toContain('/KafkaAggregates.commands.g2"');
+    expect(commandWrites).not.toContain('/KafkaAggregates.commands"');
     // Every generation's trigger has its own error and not-polling alarms; the newest keeps the names it had.
     for (const key of ['CommandHandler', 'EventHandler']) {
       const [older, newest] = [alarm(grown, `${key}TriggerNotPollingG1`), alarm(grown, `${key}TriggerNotPolling`)];

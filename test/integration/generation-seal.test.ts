@@ -3,17 +3,19 @@
  * of the newer generation waits while the older holds a command undecided or not yet committed
  * by its trigger, then seals every
  * older partition on its checkpoint; a command that reaches the old generation afterwards (a
- * producer deployed before the grow) is refused with GenerationSealed, nothing decided. And a
+ * producer deployed before the grow, a reaction's command from an event-side container with the
+ * old generation list) is forwarded to the newest generation as it came, nothing decided on the
+ * old one, and decided there after what it holds. And a
  * new table may start empty only if no generation of the events topic holds an event. A table
  * that lost decisions of records the older generation's trigger committed (restored from before
  * the drain) is behind its log: the newer generation says so instead of waiting for ever.
  */
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { generationName, GenerationNotDrainedError } from '../../functions/core/generations.ts';
+import { FORWARDED_FROM, generationName, GenerationNotDrainedError } from '../../functions/core/generations.ts';
 import { TableBehindLogError } from '../../functions/control/control.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
-import { createTopics, unique } from '../support/kafka.ts';
+import { createTopics, readTopic, unique } from '../support/kafka.ts';
 import { command, mskEvent } from '../support/msk.ts';
 import { startCommandSide, type CommandSide } from '../support/command-side.ts';
 
@@ -68,9 +70,10 @@ afterAll(async () => {
 });
 
 describe('sealing a drained generation of the commands topic', () => {
-  it('waits for the older generation, seals it once drained, then refuses what reaches it late', async () => {
+  it('waits for the older generation, seals it once drained, then forwards what reaches it late', async () => {
     const id = unique('acc');
-    const process = side.processor();
+    // This file's commands topics are not the side's own: the newest is named as the grow's configuration names it.
+    const process = side.processor({ newestCommandsTopic: () => newer });
     const open = await send(commands, 0, command(id, 'OpenAccount', { owner: 'Ada' }));
     await process(mskEvent([open]));
     const first = await send(commands, 0, command(id, 'Deposit', { amount: 1 }));
@@ -89,22 +92,39 @@ describe('sealing a drained generation of the commands topic', () => {
     const sealed = await Promise.all([0, 1, 2].map(async (p) => (await side.heads.getCheckpoint(`${commands}-${p}`))?.sealed));
     expect(sealed).toEqual([first.offset + 1, 0, 0]);
 
-    // A stale producer's commands on the old generation: refused, not decided after the newer one.
+    // A stale producer's commands on the old generation: forwarded to the newest, not decided after the newer one there.
     const late = await send(commands, 0, command(id, 'Deposit', { amount: 3 }));
     const other = unique('acc');
     const lateOpen = await send(commands, 1, command(other, 'OpenAccount', { owner: 'Bo' }));
     const result = await process(mskEvent([late, lateOpen]));
-    expect(result).toMatchObject({ accepted: 0, rejected: 2, batchItemFailures: [] });
-    expect(await outcome(late.value.commandId)).toEqual(['GenerationSealed']);
-    expect(await outcome(lateOpen.value.commandId)).toEqual(['GenerationSealed']);
+    expect(result).toMatchObject({ accepted: 0, rejected: 0, forwarded: 2, batchItemFailures: [] });
+    expect(await outcome(late.value.commandId)).toEqual([]);
     expect((await side.heads.get('account', id))?.version).toBe(3);
     expect(await side.heads.get('account', other)).toBeUndefined();
-    expect((await side.events()).filter((e) => e.commandId === late.value.commandId)).toEqual([]);
-    // The checkpoint moved past them and kept its seal; the newer generation goes on.
+    // The checkpoint moved past them and kept its seal.
     expect(await side.heads.getCheckpoint(`${commands}-0`)).toMatchObject({ through: late.offset, sealed: first.offset + 1 });
+    const held = (await readTopic(side.kafka, newer)).filter((r) => r.headers[FORWARDED_FROM] !== undefined);
+    expect(held.map((r) => [r.key, JSON.parse(r.value ?? 'null') as unknown, r.headers[FORWARDED_FROM]])).toEqual(
+      expect.arrayContaining([
+        [id, late.value, `${commands}-0@${late.offset}`],
+        [other, lateOpen.value, `${commands}-1@${lateOpen.offset}`],
+      ]),
+    );
+    // Delivered again (its commit lost): not forwarded twice.
+    expect(await process(mskEvent([late, lateOpen]))).toMatchObject({ forwarded: 2 });
+    expect((await readTopic(side.kafka, newer)).filter((r) => r.headers[FORWARDED_FROM] !== undefined)).toHaveLength(2);
+
+    // The newest generation decides them, after what it holds of their aggregates, and goes on.
+    await process(
+      mskEvent(
+        held.map((r) => ({ topic: newer, partition: r.partition, offset: r.offset, key: r.key, value: r.value, timestamp: r.timestamp })),
+      ),
+    );
+    expect(await outcome(late.value.commandId)).toEqual(['v4']);
+    expect(await outcome(lateOpen.value.commandId)).toEqual(['v1']);
     const next = await send(newer, 2, command(id, 'Deposit', { amount: 4 }));
     await process(mskEvent([next]));
-    expect(await outcome(next.value.commandId)).toEqual(['v4']);
+    expect(await outcome(next.value.commandId)).toEqual(['v5']);
   }, 60_000);
 
   it('starts a new table empty only if no generation of the events topic holds an event', async () => {

@@ -5,9 +5,9 @@
  */
 import type { Message as KafkaMessage, Producer } from 'kafkajs';
 import type { DeadLetter } from '../../core/dead-letter.ts';
-import { generationName } from '../../core/generations.ts';
+import { FORWARDED_FROM, generationName } from '../../core/generations.ts';
 import { spanOf, TRACEPARENT } from '../../core/trace-context.ts';
-import type { BatchOutput, BatchPublisher } from '../../command/ports.ts';
+import type { BatchOutput, BatchPublisher, ForwardedCommand } from '../../command/ports.ts';
 import type { EventSideOutput, EventSidePublisherPort } from '../../event/ports.ts';
 import { ProducerConnection } from './clients.ts';
 
@@ -70,6 +70,13 @@ const traceHeader = (traces: ReadonlyMap<string, string> | undefined, cause: str
   return parent === undefined ? {} : { headers: { [TRACEPARENT]: spanOf(parent) } };
 };
 
+/** A command forwarded from a sealed generation: its key, value and trace as they came, and where it came to. */
+const forwardedMessage = (c: ForwardedCommand): KafkaMessage => ({
+  key: Buffer.from(c.key),
+  value: Buffer.from(c.value),
+  headers: { [FORWARDED_FROM]: c.from, ...(c.traceparent === undefined ? {} : { [TRACEPARENT]: c.traceparent }) },
+});
+
 const sendDeadLetters = (producer: Producer, topic: string, deadLetters: readonly DeadLetter[]): Promise<void> =>
   sendChunked(producer, topic, deadLetters.map(deadLetterMessage), PRODUCE_REQUEST_BYTES.deadLetters);
 
@@ -84,9 +91,14 @@ export class KafkaPublisher implements BatchPublisher {
     this.connection = new ProducerConnection(producer);
   }
 
-  /** Sends the events (to the batch's generation of the events topic), then results and dead letters; resolves when all are acknowledged. */
+  /**
+   * Sends the commands forwarded from a sealed generation, then the events (to the batch's
+   * generation of the events topic), then results and dead letters; resolves when all are acknowledged.
+   */
   async publish(output: BatchOutput): Promise<void> {
     const producer = await this.connection.get();
+    if (output.forwards !== undefined)
+      await sendChunked(producer, output.forwards.topic, output.forwards.commands.map(forwardedMessage), PRODUCE_REQUEST_BYTES.records);
     const events = output.events.map((e): KafkaMessage => ({
       key: e.aggregateId,
       value: JSON.stringify(e),

@@ -12,6 +12,8 @@ import type { LogRecord, PartitionOffsets } from '../../core/log.ts';
 /** A record as stored, with the life of its topic it belongs to. */
 export interface StoredRecord extends LogRecord {
   readonly life: number;
+  /** Headers the simulator reads (a forward's `x-forwarded-from`); other headers are not kept. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** One life of a topic: its partitions' records and start offsets. */
@@ -25,6 +27,7 @@ export interface TopicLife {
 export interface Message {
   readonly key: string | null;
   readonly value: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Which partition a key goes to: a stable hash of its bytes (Kafka's is murmur2; any stable one keeps the property that matters: one key, one partition). */
@@ -87,6 +90,7 @@ export class MemoryCluster {
         timestamp: this.now(),
         key: m.key === null ? null : Buffer.from(m.key),
         value: Buffer.from(m.value),
+        ...(m.headers === undefined ? {} : { headers: m.headers }),
       };
       records.push(record);
       return record;

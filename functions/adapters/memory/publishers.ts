@@ -1,10 +1,10 @@
 /**
- * The publishers in memory, as adapters/kafka/publisher.ts sends: the command side's events,
+ * The publishers in memory, as adapters/kafka/publisher.ts sends: the command side's forwarded commands, events,
  * then its results, then its dead letters; the event side's commands, then its dead letters.
  * Each send to one topic is one scheduler point, so a batch can fail between them, or after a
  * send that landed (the records stay: consumers dedupe).
  */
-import { generationName } from '../../core/generations.ts';
+import { FORWARDED_FROM, generationName } from '../../core/generations.ts';
 import type { BatchOutput, BatchPublisher } from '../../command/ports.ts';
 import type { DeadLetter } from '../../core/dead-letter.ts';
 import type { EventSideOutput, EventSidePublisherPort } from '../../event/ports.ts';
@@ -39,6 +39,18 @@ export class MemoryBatchPublisher implements BatchPublisher {
 
   async publish(output: BatchOutput): Promise<void> {
     const { cluster, io, topics } = this;
+    const forwards = output.forwards;
+    if (forwards !== undefined)
+      await send(
+        cluster,
+        io,
+        forwards.topic,
+        forwards.commands.map((c) => ({
+          key: Buffer.from(c.key).toString('utf8'),
+          value: Buffer.from(c.value).toString('utf8'),
+          headers: { [FORWARDED_FROM]: c.from },
+        })),
+      );
     await send(
       cluster,
       io,
