@@ -173,7 +173,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       partitions,
     );
     await checkReady(deps, snapshot);
-    const versionPlan = versions?.plan(snapshot.items, records) ?? everyVersion;
+    const versionPlan = versions?.plan(snapshot.items, records, released !== undefined) ?? everyVersion;
 
     // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
     const skipped: DeadLetter[] = [];
