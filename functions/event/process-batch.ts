@@ -39,7 +39,7 @@ import { CensusWriter, type PartitionReader } from './census-writes.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
-import { beginEventParking, type EventParking } from './parking.ts';
+import { beginEventParking, parkedIndex, type EventParking } from './parking.ts';
 import { routeEvents, type Route } from './route.ts';
 import { everyVersion, liveVersions, writeJoins } from './versions.ts';
 
@@ -177,6 +177,8 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       ...censusKeys(sightings),
       ...(versions?.keys(partitions) ?? []),
     ];
+    // Under `park`, the park index before the rows (parking.ts).
+    const listed = await parkedIndex(deps.parking);
     const snapshot = await readReady(deps, () => deps.readModels.readBatch(keys, partitions));
     const versionPlan = versions?.plan(snapshot.items, records, released !== undefined) ?? everyVersion;
 
@@ -196,7 +198,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       unreadable = unreadable.filter((f) => skip(f.position) === undefined);
     }
     // Policy `park` (parking.ts): the events of parked aggregates join their sequences, not the fold.
-    const parking = await beginEventParking(deps.parking, records, snapshot.releases, good, unreadable);
+    const parking = await beginEventParking(deps.parking, listed, records, snapshot.releases, good, unreadable);
     const fold: FoldOptions = {
       passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap',
       ...(released === undefined ? {} : { parkMark: released.parkMark }),
