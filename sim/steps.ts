@@ -245,6 +245,7 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       return;
     case 'wipe-read-models':
       world.readModels.restore(new Map());
+      world.versions.wipes++;
       // The event side's parks live in the read-models table: lost with it (the rebuild parks again what still fails).
       world.eventPark.restore({ index: new Map(), parked: new Map(), records: new Map(), strikes: new Map() });
       return;

@@ -48,15 +48,22 @@ export class SimVersions {
   /** Gaps the live side halted on, with the gap. */
   readonly gaps: GapFound[] = [];
   readonly violations: SimViolation[] = [];
+  /** Times the read-models table lost its items (`wipe-read-models`). */
+  wipes = 0;
 
   /** The account-summary versions the event side registers, `summary` being version 1 as deployed. */
   projections(summary: AnyProjection): AnyProjection[] {
     return this.deployed ? [summary, accountSummaryV2] : [summary];
   }
 
-  /** Keeps the gaps of a live batch's halts on projection rows. */
-  sawHalts(halted: readonly Halt[]): void {
-    if (this.deployed) for (const h of halted) if (h.cause === 'gap' && h.gap.consumer.kind === 'projection') this.gaps.push(h.gap);
+  /**
+   * Keeps the gaps of a live batch's halts on projection rows, unless the table lost its items
+   * while the batch ran (`wipes` then is not what it was at its start): its rows went with them,
+   * and the event side halts on what is missing until the read models are rebuilt, switch or none.
+   */
+  sawHalts(halted: readonly Halt[], wipesAtStart: number): void {
+    if (!this.deployed || wipesAtStart !== this.wipes) return;
+    for (const h of halted) if (h.cause === 'gap' && h.gap.consumer.kind === 'projection') this.gaps.push(h.gap);
   }
 }
 

@@ -246,8 +246,9 @@ export class World {
     });
     return async (event) => {
       try {
+        const wipes = this.versions.wipes;
         const summary = await process(event);
-        this.versions.sawHalts(summary.halted);
+        this.versions.sawHalts(summary.halted, wipes);
         return { ...batchItemFailures(summary.halted, event), halted: summary.halted };
       } catch (error) {
         const partitions = Object.keys(event.records);

@@ -100,6 +100,16 @@ const causeOf = (halt: Halt): Reason | undefined =>
       ? { code: halt.fault.code, message: halt.fault.message }
       : undefined;
 
+/**
+ * The park index, read before the batch reads its rows: a release lifts a park only after it
+ * wrote the rows (park/events.ts), so an aggregate found not parked here has the release's
+ * writes in the rows read after. Read in the other order, a lift in between left the batch
+ * folding the aggregate's next events onto rows from before the release: a gap, and its
+ * partition halted until the batch was delivered again.
+ */
+export const parkedIndex = async (parking: EventParking | undefined): Promise<ReadonlySet<string>> =>
+  parking === undefined ? new Set() : parking.store.parkedKeys();
+
 /** One batch's parking: what it sets aside, and what a halt comes to. */
 export interface BatchEventParking {
   /** Under `park`: the aggregates parked, as the batch read the park index. */
@@ -117,10 +127,12 @@ export interface BatchEventParking {
 /**
  * Begins a batch's parking: discarded records dead-lettered, the events of parked aggregates
  * appended to their sequences (a park lifted meanwhile fails the batch: ParkLiftedError, retried).
- * Without `parking`, only the discards.
+ * `listed` is the park index as read before the batch's rows (parkedIndex). Without `parking`,
+ * only the discards.
  */
 export const beginEventParking = async (
   parking: EventParking | undefined,
+  listed: ReadonlySet<string>,
   records: readonly TriggerRecord[],
   releases: ReadonlyMap<string, readonly Release[]>,
   good: readonly IncomingEvent[],
@@ -143,7 +155,7 @@ export const beginEventParking = async (
   const pending = owned.filter((o) => !out.has(at(o.position)));
   const mineOf = (key: string) => pending.filter((o) => keyOf(o) === key);
   const original = (o: Owned) => originals.get(at(o.position)) as MskRecord;
-  const index = new Set(parking === undefined ? [] : await parking.store.parkedKeys());
+  const index = new Set(listed);
   const bounds = new Map<string, Bounds>();
   const gaps: Halt[] = [];
   const wait = (behind: readonly Owned[], next: number | undefined) => {

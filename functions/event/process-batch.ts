@@ -39,7 +39,7 @@ import { CensusWriter, type PartitionReader } from './census-writes.ts';
 import { keyRefusals, refusalLetters } from './refusals.ts';
 import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
 import { eventRegistry } from './registry.ts';
-import { beginEventParking, type EventParking } from './parking.ts';
+import { beginEventParking, parkedIndex, type EventParking } from './parking.ts';
 import { routeEvents, type Route } from './route.ts';
 import { everyVersion, liveVersions, writeJoins } from './versions.ts';
 
@@ -116,18 +116,26 @@ export interface EventBatchSummary {
   parked?: number;
 }
 
-/** Fails the batch unless the table is in step with the log (or, new, may start empty now). */
-const checkReady = async (deps: EventSideDeps, snapshot: BatchSnapshot): Promise<void> => {
+/**
+ * The batch's read, once the table is in step with the log: fails the batch unless it is, or
+ * (new) may start empty now. A table the read found without its control item is marked ready and
+ * read again: what the first read saw may be of the table before it lost its items (a projection
+ * version's state, its markers), and the batch applies onto the table it marked.
+ */
+const readReady = async (deps: EventSideDeps, read: () => Promise<BatchSnapshot>): Promise<BatchSnapshot> => {
   const readiness = deps.readiness;
-  if (readiness === undefined) return;
-  if (snapshot.control?.status === 'rebuilding') throw new ReadModelsRebuildingError(deps.readModels.tableName);
-  if (snapshot.control !== undefined) return;
-  // A new table, or one that lost its items: it may start empty only if nothing was handled yet.
-  if (await readiness.hasHandledAny()) throw new ReadModelsBehindLogError(deps.readModels.tableName, readiness.groupId);
-  await deps.readModels.putControl('ready', 0).catch((error: unknown) => {
-    // Another invocation marked it first: just as good.
-    if (!(error instanceof ControlConflictError)) throw error;
-  });
+  for (;;) {
+    const snapshot = await read();
+    if (readiness === undefined) return snapshot;
+    if (snapshot.control?.status === 'rebuilding') throw new ReadModelsRebuildingError(deps.readModels.tableName);
+    if (snapshot.control !== undefined) return snapshot;
+    // A new table, or one that lost its items: it may start empty only if nothing was handled yet.
+    if (await readiness.hasHandledAny()) throw new ReadModelsBehindLogError(deps.readModels.tableName, readiness.groupId);
+    await deps.readModels.putControl('ready', 0).catch((error: unknown) => {
+      // Another invocation marked it first: just as good.
+      if (!(error instanceof ControlConflictError)) throw error;
+    });
+  }
 };
 
 /** Builds the batch processor that the event handler Lambda calls once per invocation. */
@@ -164,16 +172,15 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     // Which items to read; a rowId that fails is met again below, where it halts its partition.
     let routes = routeEvents(good, registry, () => undefined);
     // Items whose key the store refuses are neither read nor written: their events are refused.
-    const snapshot = await deps.readModels.readBatch(
-      [
-        ...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
-        ...censusKeys(sightings),
-        ...(versions?.keys(partitions) ?? []),
-      ],
-      partitions,
-    );
-    await checkReady(deps, snapshot);
-    const versionPlan = versions?.plan(snapshot.items, records) ?? everyVersion;
+    const keys = [
+      ...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
+      ...censusKeys(sightings),
+      ...(versions?.keys(partitions) ?? []),
+    ];
+    // Under `park`, the park index before the rows (parking.ts).
+    const listed = await parkedIndex(deps.parking);
+    const snapshot = await readReady(deps, () => deps.readModels.readBatch(keys, partitions));
+    const versionPlan = versions?.plan(snapshot.items, records, released !== undefined) ?? everyVersion;
 
     // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
     const skipped: DeadLetter[] = [];
@@ -191,7 +198,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       unreadable = unreadable.filter((f) => skip(f.position) === undefined);
     }
     // Policy `park` (parking.ts): the events of parked aggregates join their sequences, not the fold.
-    const parking = await beginEventParking(deps.parking, records, snapshot.releases, good, unreadable);
+    const parking = await beginEventParking(deps.parking, listed, records, snapshot.releases, good, unreadable);
     const fold: FoldOptions = {
       passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap',
       ...(released === undefined ? {} : { parkMark: released.parkMark }),

@@ -9,8 +9,12 @@
  * names the new version active, the live side applies it alone. A batch that read the state
  * before the switch may meet the drop of the old version's rows (a gap on a wiped row, at its
  * read or after a lost race): it reads the state again, and once reads switched it leaves the
- * old version, which the new one covers. Projections with version 1 only are untouched, and
- * their batches read nothing more.
+ * old version, which the new one covers. A release of parked events (park/events.ts) applies
+ * records behind the live side's position: it joins nothing, and applies the new version to a
+ * record only where the catch-up has passed it (a read-models rebuild leaves parked events to
+ * the release) or the live side has joined the partition (it parked the record); elsewhere
+ * the catch-up, which applies every record it reads, parked or not, applies it when it gets
+ * there. Projections with version 1 only are untouched, and their batches read nothing more.
  */
 import type { AnyProjection } from '../core/projection.ts';
 import {
@@ -56,7 +60,8 @@ export const everyVersion: VersionPlan = { applies: () => true, joins: [], retir
 export interface LiveVersions {
   /** The state items, and the markers of the batch's partitions, to read in the batch's one read. */
   keys(partitions: readonly string[]): ItemKey[];
-  plan(items: ReadonlyMap<string, StoredItem>, records: readonly TriggerRecord[]): VersionPlan;
+  /** `released`: the records are a parked sequence's, behind the live side (no joins). */
+  plan(items: ReadonlyMap<string, StoredItem>, records: readonly TriggerRecord[], released?: boolean): VersionPlan;
 }
 
 const markerOf = (item: StoredItem | undefined): VersionMarker | undefined =>
@@ -75,30 +80,32 @@ export const liveVersions = (projections: readonly AnyProjection[], readModels: 
         versionStateKey(name),
         ...partitions.map((tp) => versionMarkerKey(name, versions.at(-1) as number, tp)),
       ]),
-    plan: (items, records) => {
+    plan: (items, records, released = false) => {
       if (names.length === 0) return everyVersion;
       const firstOffset = new Map<string, number>();
       for (const r of records) firstOffset.set(topicPartition(r), Math.min(firstOffset.get(topicPartition(r)) ?? r.offset, r.offset));
       const joins: Join[] = [];
-      // Per name: the active version, and the partitions where the new one applies too.
-      const rule = new Map<string, { active: number; target: number; on: Set<string>; retired: boolean }>();
+      // Per name: the active version, and per partition the offsets below which the new one applies too.
+      const rule = new Map<string, { active: number; target: number; below: Map<string, number>; retired: boolean }>();
       for (const { name, versions } of names) {
         const active = activeVersion(versionStateOf(items.get(itemId(versionStateKey(name)))?.data), versions);
         const target = versions.at(-1) as number;
-        const on = new Set<string>();
+        const below = new Map<string, number>();
         if (active < target)
           for (const [tp, first] of firstOffset) {
             const key = versionMarkerKey(name, target, tp);
             const item = items.get(itemId(key));
             const marker = markerOf(item);
             if (marker === undefined) continue;
-            if (marker.joined !== undefined) on.add(tp);
+            if (marker.joined !== undefined) below.set(tp, Infinity);
+            // A release: what the catch-up has passed (it holds those records, or a read-models rebuild left them to the release).
+            else if (released) below.set(tp, marker.through);
             else if (marker.through >= first) {
-              on.add(tp);
+              below.set(tp, Infinity);
               joins.push({ key, marker, revision: item?.revision ?? 0, from: first });
             }
           }
-        rule.set(name, { active, target, on, retired: false });
+        rule.set(name, { active, target, below, retired: false });
       }
       // The name whose version being superseded keeps its rows under `pk`.
       const superseded = new Map(
@@ -110,7 +117,10 @@ export const liveVersions = (projections: readonly AnyProjection[], readModels: 
           const r = rule.get(projection.name);
           if (r === undefined) return true;
           const version = versionOf(projection);
-          return (version === r.active && !r.retired) || (version === r.target && r.on.has(topicPartition(incoming.position)));
+          const { position } = incoming;
+          return (
+            (version === r.active && !r.retired) || (version === r.target && position.offset < (r.below.get(topicPartition(position)) ?? 0))
+          );
         },
         retired: async (keys) => {
           for (const name of new Set(keys.flatMap((key) => superseded.get(key.pk) ?? []))) {

@@ -1,9 +1,12 @@
 /**
- * The projection version switch's drain in the simulator (sim/versions.ts), on the two seeds
+ * The projection version switch in the simulator (sim/versions.ts). Its drain, on the seeds
  * that found it too narrow: the drop must wait for what applied version 1 at the switch, an
  * older events generation's batch (seed 259), a release of parked events (seed 1887) and the
  * writes still pending of a batch that failed on another (seed 517), or a row of version 1
- * comes back after the drop (`dropped-rows-remain`).
+ * comes back after the drop (`dropped-rows-remain`). And the live side's halts
+ * (`version-switch-halt`, `never-settled`): a release of parked events that joined a partition
+ * (seed 11147), a release landing between a batch's rows and its park index (10965), and a
+ * batch the read-models wipe ran through (7223: the wipe's halt, not the switch's).
  */
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, planOf, type FaultKind } from '../../../sim/plan.ts';
@@ -25,6 +28,14 @@ const REPLAYS: readonly { readonly seed: number; readonly faults: ReadonlySet<Fa
   { seed: 517, faults: SWITCH, steps: [1, 5, 6, 7, 9, 10, 11, 12, 13, 15, 16, 18, 19, 20, 21] },
 ];
 
+/** The shrunk replays of the live side's halts. */
+const HALTS: readonly { readonly seed: number; readonly steps: readonly number[] }[] = [
+  { seed: 11147, steps: [7, 9, 11, 15, 24, 26, 31, 32] },
+  { seed: 10965, steps: [5, 9, 10, 17, 19, 20, 21, 22, 23, 26, 30, 31, 33] },
+  { seed: 7223, steps: [6, 10, 33, 34, 35, 36, 42, 43, 44] },
+  { seed: 7223, steps: [5, 6, 10, 24, 25, 31, 33, 34, 37, 38, 39, 40, 43, 44] },
+];
+
 describe('the simulated projection version switch', () => {
   for (const { seed, faults, steps } of REPLAYS)
     it(`leaves no row of version 1 after a drained drop (seed ${seed})`, { timeout: 120_000 }, async () => {
@@ -32,6 +43,15 @@ describe('the simulated projection version switch', () => {
         seed,
         faults,
         planOf(seed, faults).filter((s) => steps.includes(s.index)),
+      );
+      expect(outcome.violations.map((v) => `${v.kind}: ${v.message}`)).toEqual([]);
+    });
+  for (const { seed, steps } of HALTS)
+    it(`the live side never halts for the switch (seed ${seed}, ${steps.length} steps)`, { timeout: 120_000 }, async () => {
+      const outcome = await runSeed(
+        seed,
+        EVERY,
+        planOf(seed, EVERY).filter((s) => steps.includes(s.index)),
       );
       expect(outcome.violations.map((v) => `${v.kind}: ${v.message}`)).toEqual([]);
     });
