@@ -11,6 +11,7 @@
  * table restored from before that life numbers the lives after it as the parks do (a parked
  * record of the old life and one of the new at the same offset stay two records).
  */
+import { splitGeneration } from '../core/generations.ts';
 import type { CommandLog } from '../command/ports.ts';
 import { RebuildLockError } from '../control/control.ts';
 import type { ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
@@ -99,6 +100,17 @@ const lifeAt = async (
  */
 const sealOf = (old: StoredCheckpoint | undefined, next: number, sealNow: boolean): { sealed?: number } =>
   old?.sealed !== undefined ? { sealed: old.sealed } : sealNow ? { sealed: next } : {};
+
+/**
+ * Whether a commands partition (`topic-partition`) is of a generation older than the newest one
+ * some command of which was decided (its trigger went on, or an event names it): that generation
+ * began once the older ones were drained and sealed, so they are sealed again, whatever the table lost.
+ */
+export const olderThanDecided = (positions: ReadonlyMap<string, number>, lastSources: ReadonlyMap<string, unknown>) => {
+  const generationOf = (tp: string) => splitGeneration(tp.slice(0, tp.lastIndexOf('-'))).index;
+  const newestDecided = Math.max(0, ...[...positions].flatMap(([tp, next]) => (next > 0 || lastSources.has(tp) ? [generationOf(tp)] : [])));
+  return (tp: string): boolean => generationOf(tp) < newestDecided;
+};
 
 /** What else the rebuild knows of a partition's lives than its checkpoint and the events. */
 export interface LifeEvidence {

@@ -9,12 +9,12 @@
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
 import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
-import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
 import { splitGeneration } from '../core/generations.ts';
+import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
 import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
-import { parkedLives, resetCheckpoint } from './command-lives.ts';
+import { olderThanDecided, parkedLives, resetCheckpoint } from './command-lives.ts';
 import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
@@ -269,16 +269,9 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   if (!stoppedEarly) {
     const parked = deps.parks === undefined ? undefined : await parkedLives(deps.parks);
     const positions = await deps.commandsTrigger.positions();
-    // A generation some command of which was decided (its trigger went on, or an event names it)
-    // began once the older ones were drained and sealed: they are sealed again, whatever the table lost.
-    const generationOf = (tp: string) => splitGeneration(tp.slice(0, tp.lastIndexOf('-'))).index;
-    const newestDecided = Math.max(
-      0,
-      ...[...positions].flatMap(([tp, next]) => (next > 0 || fold.lastSources.has(tp) ? [generationOf(tp)] : [])),
-    );
+    const sealNow = olderThanDecided(positions, fold.lastSources);
     for (const tp of positions.keys()) {
-      const evidence = { parked: parked?.get(tp), sealNow: generationOf(tp) < newestDecided };
-      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp), evidence);
+      await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp), { parked: parked?.get(tp), sealNow: sealNow(tp) });
       checkpointsReset++;
     }
     if (!(await heads.putControl({ status: 'ready', epoch, table }, control)))
