@@ -29,6 +29,7 @@ const text = (r: StoredRecord & { readonly topic?: string }): TopicRecord => ({
   topic: r.topic ?? '',
   partition: r.partition,
   offset: r.offset,
+  timestamp: r.timestamp,
   key: r.key?.toString('utf8') ?? null,
   value: r.value?.toString('utf8') ?? null,
 });

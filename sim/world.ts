@@ -72,6 +72,8 @@ export class World {
   readonly releases: RecordedRelease[] = [];
   /** Backups of the aggregates table, oldest first (for point-in-time restores and fuzzy copies). */
   readonly backups: HeadsItems[] = [];
+  /** Where in `backups` those of the table in use begin: it was the one restored or copied into last. */
+  tableBackups = 0;
   /**
    * Set once anything made the aggregates table forget outcomes it was told (a restore or a
    * copy, a rebuild, which rebuilds heads from events alone, a skip, a recreation): the command

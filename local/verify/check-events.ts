@@ -39,6 +39,35 @@ export const missingRanges = (present: ReadonlySet<number>, max: number): [numbe
   return ranges;
 };
 
+/**
+ * `records` with the partitions merged in the order written: each partition's own order kept,
+ * the next record taken from the partition whose next one is the oldest. Read partition by
+ * partition, a copy published again on the partition a grown topic moved its key to (a
+ * restored outbox) would come before its first appearance on the old one, and seem new.
+ * Without timestamps on every record, as given.
+ */
+const inOrderWritten = (records: readonly TopicRecord[]): readonly TopicRecord[] => {
+  if (!records.every((r) => r.timestamp !== undefined)) return records;
+  const byPartition = new Map<string, TopicRecord[]>();
+  for (const r of records) {
+    const key = `${r.topic}\n${r.partition}`;
+    const list = byPartition.get(key);
+    if (list === undefined) byPartition.set(key, [r]);
+    else list.push(r);
+  }
+  const queues = [...byPartition.values()].map((rs) => ({ rs, next: 0 }));
+  const merged: TopicRecord[] = [];
+  while (merged.length < records.length) {
+    let oldest: (typeof queues)[number] | undefined;
+    for (const q of queues)
+      if (q.next < q.rs.length && (oldest === undefined || (q.rs[q.next]?.timestamp ?? 0) < (oldest.rs[oldest.next]?.timestamp ?? 0)))
+        oldest = q;
+    if (oldest === undefined) break;
+    merged.push(oldest.rs[oldest.next++] as TopicRecord);
+  }
+  return merged;
+};
+
 /** The events topic read once: each aggregate's distinct versions, and the log's fold. */
 export interface EventsRead {
   readonly byAggregate: Map<string, { type: string; id: string; versions: Map<number, { json: string; event: EventRecord }>; max: number }>;
@@ -58,7 +87,8 @@ export interface Found {
 /**
  * The events topic: every record through the event reader (as the rebuild and the event side
  * read: upcasters applied, faults reported), deduplicated by (aggregate, version); content
- * must match (`version-conflict`), versions come in order on each partition (`version-order`) and are 1..n
+ * must match (`version-conflict`), versions come in order on each partition (`version-order`; a version's
+ * first appearance is the first written, when the records carry their timestamps) and are 1..n
  * (`version-gap`), and every record is a usable event (`unusable-event`).
  */
 export const checkEvents = (records: readonly TopicRecord[], aggregates: readonly AnyAggregate[]): EventsRead & Found => {
@@ -68,7 +98,7 @@ export const checkEvents = (records: readonly TopicRecord[], aggregates: readonl
   const fold = new LogFold(known);
   const maxOnPartition = new Map<string, number>();
   let duplicateEvents = 0;
-  for (const record of records) {
+  for (const record of inOrderWritten(records)) {
     const outcome = readEvent({ key: record.key, value: record.value, position: record }, known);
     fold.applyRead(outcome);
     // Versions are checked on every sound envelope, its data readable or not (that is reported from the fold's unusable list).

@@ -37,6 +37,7 @@ export const readTopicRecords = async (open: Operator['log'], topic: string): Pr
           topic,
           partition: r.partition,
           offset: r.offset,
+          timestamp: r.timestamp,
           key: r.key?.toString('utf8') ?? null,
           value: r.value?.toString('utf8') ?? null,
         });

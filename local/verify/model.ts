@@ -77,6 +77,12 @@ export interface TopicRecord {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
+  /**
+   * When it was written (the record's timestamp, ms). With it on every record, the events check
+   * takes each version's first appearance in the order the records were written, not in the
+   * order the partitions were read: a topic grown in place holds an aggregate on two partitions.
+   */
+  readonly timestamp?: number;
   readonly key: string | null;
   readonly value: string | null;
 }

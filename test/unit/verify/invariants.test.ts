@@ -156,6 +156,23 @@ describe('the invariant checker', () => {
     expect(check({ ...history(events), events: moved }).violations).toEqual([]);
   });
 
+  it('takes a version first appearing where it was written first: a copy on the partition a grown topic moved the key to', () => {
+    const [v1, v2] = cleanEvents() as [EventRecord, EventRecord];
+    const at = (r: TopicRecord, partition: number, offset: number, timestamp: number): TopicRecord => ({
+      ...r,
+      partition,
+      offset,
+      timestamp,
+    });
+    const [r1, r2] = records([v1, v2]) as [TopicRecord, TopicRecord];
+    // Version 1 on partition 1, the grow, version 2 on partition 0, then version 1 published again there (a restored outbox).
+    const republished = [at(r2, 0, 0, 20), at(r1, 0, 1, 30), at(r1, 1, 0, 10)];
+    expect(check({ ...history([v1, v2]), events: republished }).violations).toEqual([]);
+    // Version 1 written nowhere before it: out of order, whichever partition is read first.
+    const late = [at(r2, 0, 0, 20), at(r1, 0, 1, 30)];
+    expect(check({ ...history([v1, v2]), events: late }).violations.map((v) => v.kind)).toEqual(['version-order']);
+  });
+
   it('reports a head that is not the fold of the log, a head missing, and a head ahead of the log only when quiescent', () => {
     const events = cleanEvents();
     const heads = headsOf(events);
