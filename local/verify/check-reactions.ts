@@ -8,9 +8,14 @@
  * issued in is the order they were decided in), the target's own `decide`, run over them in
  * that order, gives exactly the target's events, and every result of each command (a
  * duplicate delivery answered again included) is that decision (`reaction-decision-mismatch`).
+ * A command an operator skipped or discarded (its `SkippedByOperator` or `DiscardedByOperator`
+ * result) is not decided and changes nothing; beside a skip, a decision that changed nothing
+ * may stand (made before the release was recorded). An event of `History.unfired` may never
+ * have issued its commands: they need no outcome, and are decided only if they left a trace.
  */
 import { aggregateKey, isRejection, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
 import type { AnyReaction } from '../../functions/core/reaction.ts';
+import { DISCARDED_BY_OPERATOR, SKIPPED_BY_OPERATOR } from '../../functions/core/release.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { foldItem } from '../../functions/event/fold.ts';
 import { reactionFolder } from '../../functions/event/route.ts';
@@ -23,6 +28,8 @@ interface Derived {
   readonly reaction: string;
   readonly command: CommandEnvelope;
   readonly source: EventRecord;
+  /** Its event's reactions may never have fired (`History.unfired`). */
+  readonly optional: boolean;
 }
 
 /** What the reaction check counts. */
@@ -36,7 +43,11 @@ export interface ReactionCounts {
 }
 
 /** Every command the reactions issue for the log's events, by command key, in the order each source aggregate issues them. */
-const derive = (reactions: readonly AnyReaction[], ordered: EventsRead['ordered']): { derived: Map<string, Derived>; notes: string[] } => {
+const derive = (
+  reactions: readonly AnyReaction[],
+  ordered: EventsRead['ordered'],
+  unfired: ReadonlySet<string>,
+): { derived: Map<string, Derived>; notes: string[] } => {
   const derived = new Map<string, Derived>();
   const notes: string[] = [];
   for (const reaction of reactions)
@@ -57,6 +68,7 @@ const derive = (reactions: readonly AnyReaction[], ordered: EventsRead['ordered'
             reaction: reaction.name,
             command,
             source,
+            optional: unfired.has(source.eventId),
           });
       }
     }
@@ -105,6 +117,20 @@ const expectedAnswer = (decision: Decision, lastVersion: number, result: ResultR
   return result.status === 'accepted' && result.version === lastVersion ? undefined : `accepted at version ${lastVersion}`;
 };
 
+/** The operator's skip or discard among a command's results: its code, or undefined. */
+const passedBy = (results: readonly ResultRecord[]): string | undefined =>
+  results.flatMap((r) =>
+    r.status === 'rejected' && (r.reason.code === SKIPPED_BY_OPERATOR || r.reason.code === DISCARDED_BY_OPERATOR) ? [r.reason.code] : [],
+  )[0];
+
+/** As expectedAnswer, for a command an operator passed (`passed`, its code) or not (undefined). */
+const expectedOf = (decision: Decision, lastVersion: number, result: ResultRecord, passed: string | undefined): string | undefined => {
+  if (passed === undefined) return expectedAnswer(decision, lastVersion, result);
+  if (result.status === 'rejected' && result.reason.code === passed) return undefined;
+  const unchanged = passed === SKIPPED_BY_OPERATOR && !('events' in decision && decision.events.length > 0);
+  return unchanged ? expectedAnswer(decision, lastVersion, result) : `rejected ${passed}`;
+};
+
 const answerOf = (result: ResultRecord): string =>
   result.status === 'accepted' ? `accepted at version ${result.version}` : `${result.status} ${result.reason.code}`;
 
@@ -129,10 +155,14 @@ const checkDecisions = (
   let now = commands[0]?.source.occurredAt ?? '';
   for (const d of commands.slice(0, upTo)) {
     const { command } = d;
+    // Never issued (its event's reactions did not fire): nothing decided it.
+    if (d.optional && !traced(d)) continue;
     const produced = eventsOf.get(command.commandId) ?? [];
+    const answers = results.get(keyOf(d)) ?? [];
+    const passed = passedBy(answers);
     now = produced[0]?.occurredAt ?? now;
     const decision = decideAt(aggregate, command, state, version, now);
-    const expected = 'events' in decision ? decision.events : [];
+    const expected = 'events' in decision && passed === undefined ? decision.events : [];
     const mismatch = (message: string): Violation => ({
       kind: 'reaction-decision-mismatch',
       aggregateType: command.aggregateType,
@@ -149,14 +179,16 @@ const checkDecisions = (
       );
     if (!same)
       return mismatch(
-        `decided in the order issued, at version ${version}, it gives ${expected.length === 0 ? ('code' in decision ? `a rejection (${decision.code})` : 'no event') : expected.map((e) => `${e.type} ${canonicalJson(e.data)}`).join(', ')}; ` +
+        `decided in the order issued, at version ${version}, it gives ${passed !== undefined ? `nothing (${passed})` : expected.length === 0 ? ('code' in decision ? `a rejection (${decision.code})` : 'no event') : expected.map((e) => `${e.type} ${canonicalJson(e.data)}`).join(', ')}; ` +
           `the log has ${produced.length === 0 ? 'no event of it' : produced.map((e) => `v${e.version} ${e.type} ${canonicalJson(e.data)}`).join(', ')}`,
       );
     for (const event of expected) state = aggregate.evolve(state, event);
     version += expected.length;
-    const wrong = (results.get(keyOf(d)) ?? []).find((r) => expectedAnswer(decision, version, r) !== undefined);
+    const wrong = answers.find((r) => expectedOf(decision, version, r, passed) !== undefined);
     if (wrong !== undefined)
-      return mismatch(`answered ${answerOf(wrong)}; decided in the order issued it is ${expectedAnswer(decision, version, wrong) ?? ''}`);
+      return mismatch(
+        `answered ${answerOf(wrong)}; decided in the order issued it is ${expectedOf(decision, version, wrong, passed) ?? ''}`,
+      );
   }
   return undefined;
 };
@@ -171,15 +203,17 @@ export const checkReactions = (
   /** Whether a command issued for an event that occurred then must have its outcome by now. */
   settled: (occurredAt: string) => boolean,
   quiescent: boolean,
+  /** Events whose reactions may never have fired (`History.unfired`). */
+  unfired: ReadonlySet<string>,
 ): Found & { readonly counts: ReactionCounts } => {
-  const { derived, notes } = derive(reactions, ordered);
+  const { derived, notes } = derive(reactions, ordered, unfired);
   const byCommand = resultsByCommand(results);
   const violations: Violation[] = [];
   let duplicates = 0;
   for (const d of derived.values()) {
     const answers = byCommand.get(commandKey(d.command.aggregateType, d.command.aggregateId, d.command.commandId))?.length ?? 0;
     duplicates += Math.max(0, answers - 1);
-    if (answers === 0 && settled(d.source.occurredAt))
+    if (answers === 0 && !d.optional && settled(d.source.occurredAt))
       violations.push({
         kind: 'reaction-command-without-outcome',
         aggregateType: d.command.aggregateType,

@@ -153,6 +153,31 @@ describe("the invariant checker's reaction check", () => {
     expect(report.notes.join('\n')).toContain('1 target aggregate(s) also receive other commands');
   });
 
+  it("takes an operator's skip or discard of a command as no decision of it, and nothing else beside a discard", () => {
+    const without = (id: string) => cleanResults().filter((r) => r.commandId !== id);
+    // The no-op raise skipped (alone, or beside its decision made before the release was recorded), or discarded.
+    expect(kinds(history(undefined, [...without(issued(4)), rejectedWith(issued(4), 'SkippedByOperator', 'skipped')]))).toEqual([]);
+    expect(kinds(history(undefined, [...cleanResults(), rejectedWith(issued(4), 'SkippedByOperator', 'skipped')]))).toEqual([]);
+    expect(kinds(history(undefined, [...without(issued(4)), rejectedWith(issued(4), 'DiscardedByOperator', 'discarded')]))).toEqual([]);
+    expect(
+      check(history(undefined, [...cleanResults(), rejectedWith(issued(4), 'DiscardedByOperator', 'discarded')])).violations,
+    ).toMatchObject([{ kind: 'reaction-decision-mismatch', commandId: issued(4) }]);
+    // A raise skipped must leave no event: the alert's events say it was decided.
+    expect(
+      check(history(undefined, [...cleanResults(), rejectedWith(issued(3), 'SkippedByOperator', 'skipped')])).violations,
+    ).toMatchObject([{ kind: 'reaction-decision-mismatch', commandId: issued(3), versions: [1] }]);
+  });
+
+  it('asks no outcome of the commands of an event whose reactions may never have fired', () => {
+    const results = cleanResults().filter((r) => r.commandId !== issued(4));
+    const unfired = new Set([eventId('account', 'a1', 4)]);
+    expect(kinds({ ...history(undefined, results), unfired })).toEqual([]);
+    // Answered all the same, its answer is checked.
+    const wrong = [...results, rejectedWith(issued(4), 'InvalidCommand', 'no')];
+    expect(kinds({ ...history(undefined, wrong), unfired })).toEqual(['reaction-decision-mismatch']);
+    expect(kinds(history(undefined, results))).toEqual(['reaction-command-without-outcome']);
+  });
+
   it('checks no reaction when none is given, and says so', () => {
     const report = checkHistory(history(accountEvents, cleanResults()), { aggregates, quiescent: true, acceptsWithoutEvents: ['alert'] });
     expect(report.notes).toContain('reactions not checked: none given');
