@@ -8,9 +8,11 @@
  * issued in is the order they were decided in), the target's own `decide`, run over them in
  * that order, gives exactly the target's events, and every result of each command (a
  * duplicate delivery answered again included) is that decision (`reaction-decision-mismatch`).
- * A command an operator skipped or discarded (its `SkippedByOperator` or `DiscardedByOperator`
- * result) is not decided and changes nothing; beside a skip, a decision that changed nothing
- * may stand (made before the release was recorded). An event of `History.unfired` may never
+ * An operator's skip or discard passes one record (its `SkippedByOperator` or
+ * `DiscardedByOperator` result): a command with such a result and no event was not decided and
+ * changed nothing, though a decision that changed nothing may stand beside (made before the
+ * release was recorded, or of another copy); one with events was decided from another copy (a
+ * redelivered event batch sends its commands again). An event of `History.unfired` may never
  * have issued its commands: they need no outcome, and are decided only if they left a trace.
  */
 import { aggregateKey, isRejection, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
@@ -117,18 +119,17 @@ const expectedAnswer = (decision: Decision, lastVersion: number, result: ResultR
   return result.status === 'accepted' && result.version === lastVersion ? undefined : `accepted at version ${lastVersion}`;
 };
 
-/** The operator's skip or discard among a command's results: its code, or undefined. */
-const passedBy = (results: readonly ResultRecord[]): string | undefined =>
-  results.flatMap((r) =>
-    r.status === 'rejected' && (r.reason.code === SKIPPED_BY_OPERATOR || r.reason.code === DISCARDED_BY_OPERATOR) ? [r.reason.code] : [],
-  )[0];
+/** The code of an operator's skip or discard of one record of the command, or undefined. */
+const passCode = (result: ResultRecord): string | undefined =>
+  result.status === 'rejected' && (result.reason.code === SKIPPED_BY_OPERATOR || result.reason.code === DISCARDED_BY_OPERATOR)
+    ? result.reason.code
+    : undefined;
 
-/** As expectedAnswer, for a command an operator passed (`passed`, its code) or not (undefined). */
+/** As expectedAnswer, beside an operator's pass of a record of the command; `passed`: its code when no copy was decided. */
 const expectedOf = (decision: Decision, lastVersion: number, result: ResultRecord, passed: string | undefined): string | undefined => {
-  if (passed === undefined) return expectedAnswer(decision, lastVersion, result);
-  if (result.status === 'rejected' && result.reason.code === passed) return undefined;
-  const unchanged = passed === SKIPPED_BY_OPERATOR && !('events' in decision && decision.events.length > 0);
-  return unchanged ? expectedAnswer(decision, lastVersion, result) : `rejected ${passed}`;
+  if (passCode(result) !== undefined) return undefined;
+  if (passed !== undefined && 'events' in decision && decision.events.length > 0) return `rejected ${passed}`;
+  return expectedAnswer(decision, lastVersion, result);
 };
 
 const answerOf = (result: ResultRecord): string =>
@@ -159,7 +160,8 @@ const checkDecisions = (
     if (d.optional && !traced(d)) continue;
     const produced = eventsOf.get(command.commandId) ?? [];
     const answers = results.get(keyOf(d)) ?? [];
-    const passed = passedBy(answers);
+    // Passed by an operator, and no copy decided with events: not decided.
+    const passed = produced.length === 0 ? answers.map(passCode).find((c) => c !== undefined) : undefined;
     now = produced[0]?.occurredAt ?? now;
     const decision = decideAt(aggregate, command, state, version, now);
     const expected = 'events' in decision && passed === undefined ? decision.events : [];
