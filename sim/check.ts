@@ -12,6 +12,7 @@ import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
 import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
 import { DISCARDED_BY_OPERATOR } from '../functions/park/parked.ts';
+import { reactions } from '../functions/reactions/index.ts';
 import { censusViolations } from './census-check.ts';
 import { checkDiscards } from './park.ts';
 import { deployments } from './code-versions.ts';
@@ -212,8 +213,9 @@ export const checkWorld = async (
         results: recordsOf(world, TOPICS.results).map(text),
         ...(heads === undefined ? {} : { heads }),
         ...(summaries === undefined ? {} : { summaries }),
+        unfired: world.unfired,
       },
-      { aggregates: deployments.newer, readModel: served.projection, acceptsWithoutEvents: ['alert'], quiescent },
+      { aggregates: deployments.newer, readModel: served.projection, acceptsWithoutEvents: ['alert'], reactions, quiescent },
     );
     found = report.violations.map((v) => ({ kind: v.kind, message: `${v.aggregateType ?? ''} ${v.aggregateId ?? ''}: ${v.message}` }));
     if (!quiescent) lastTopicCheck.set(world, { mark: topics, violations: found });

@@ -19,6 +19,7 @@ import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
 import { holdTriggers } from './trigger.ts';
 import type { World } from './world.ts';
+import { keepUnfired } from './unfired.ts';
 import { readModelsRebuildDeps, rebuildDeps } from './rebuild-deps.ts';
 
 /** What the steps share across a run. */
@@ -254,6 +255,7 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       world.readModels.restore(new Map());
       world.versions.wipes++;
       // The event side's parks live in the read-models table: lost with it (the rebuild parks again what still fails).
+      keepUnfired(world);
       world.eventPark.restore({ index: new Map(), parked: new Map(), records: new Map(), strikes: new Map() });
       return;
     case 'grow-events': {

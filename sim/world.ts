@@ -98,6 +98,8 @@ export class World {
   readonly park: MemoryParkStore;
   /** Parked aggregates of the event side (the `park` kind), kept in the read-models table on AWS. */
   readonly eventPark: MemoryParkStore;
+  /** Events whose reactions may never fire: parked when the read-models table lost its items (unfired.ts). */
+  readonly unfired = new Set<string>();
   /** The command side runs policy `park` (the `park` kind). */
   parking = false;
   /** The deployed account code fails on poisoned commands (the `park` kind), until it rolls forward. */

@@ -97,6 +97,9 @@ const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
  * its first (its earlier events lie before the checkpoint), from the stored head, which was
  * newer than the fold's then and fenced the rebuild's write off. Started from nothing, the
  * fold would meet a gap there and write a head that lost those events over the stored one.
+ * A stored head the fold starts from nothing over (not rewritten before the rebuild stopped)
+ * is remembered, as the first invocation remembered every stored head: what it keeps of
+ * commands the log cannot name (a no-op, a rejection) is not lost to the resume.
  */
 const seedResumed = async (heads: RebuildHeadsStore, fold: LogFold, outcomes: readonly ReadOutcome[], epoch: number): Promise<void> => {
   const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
@@ -108,9 +111,13 @@ const seedResumed = async (heads: RebuildHeadsStore, fold: LogFold, outcomes: re
       const k = aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId);
       first.set(k, Math.min(first.get(k) ?? Infinity, o.event.stored.version));
     }
-  const fenced = unseen.filter((k) => !ours.has(k) && (first.get(k) ?? 1) > 1);
-  const stored = fenced.length === 0 ? new Map<string, Head>() : await heads.readRebuilt(fenced);
-  for (const head of [...ours.values(), ...stored.values()]) fold.seed(head);
+  const others = unseen.filter((k) => !ours.has(k));
+  const stored = others.length === 0 ? new Map<string, Head>() : await heads.readRebuilt(others);
+  for (const head of ours.values()) fold.seed(head);
+  for (const [k, head] of stored) {
+    if ((first.get(k) ?? 1) > 1) fold.seed(head);
+    else fold.remember(head);
+  }
 };
 
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
@@ -173,7 +180,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
   const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
-  // A resumed rebuild's own heads kept this already; the stored heads it has not written yet are not read again.
+  // A resumed rebuild's own heads kept this already; it remembers the stored heads it has not written yet as it meets them (seedResumed).
   for (const head of stored) fold.remember(head);
   for (const [tp, source] of Object.entries(started.sources ?? {})) fold.lastSources.set(tp, source);
   let headsWritten = 0;

@@ -8,9 +8,16 @@
  * issued in is the order they were decided in), the target's own `decide`, run over them in
  * that order, gives exactly the target's events, and every result of each command (a
  * duplicate delivery answered again included) is that decision (`reaction-decision-mismatch`).
+ * An operator's skip or discard passes one record (its `SkippedByOperator` or
+ * `DiscardedByOperator` result): a command with such a result and no event was not decided and
+ * changed nothing, though a decision that changed nothing may stand beside (made before the
+ * release was recorded, or of another copy); one with events was decided from another copy (a
+ * redelivered event batch sends its commands again). An event of `History.unfired` may never
+ * have issued its commands: they need no outcome, and are decided only if they left a trace.
  */
 import { aggregateKey, isRejection, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
 import type { AnyReaction } from '../../functions/core/reaction.ts';
+import { DISCARDED_BY_OPERATOR, SKIPPED_BY_OPERATOR } from '../../functions/core/release.ts';
 import type { CommandEnvelope, EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { foldItem } from '../../functions/event/fold.ts';
 import { reactionFolder } from '../../functions/event/route.ts';
@@ -23,6 +30,8 @@ interface Derived {
   readonly reaction: string;
   readonly command: CommandEnvelope;
   readonly source: EventRecord;
+  /** Its event's reactions may never have fired (`History.unfired`). */
+  readonly optional: boolean;
 }
 
 /** What the reaction check counts. */
@@ -36,7 +45,11 @@ export interface ReactionCounts {
 }
 
 /** Every command the reactions issue for the log's events, by command key, in the order each source aggregate issues them. */
-const derive = (reactions: readonly AnyReaction[], ordered: EventsRead['ordered']): { derived: Map<string, Derived>; notes: string[] } => {
+const derive = (
+  reactions: readonly AnyReaction[],
+  ordered: EventsRead['ordered'],
+  unfired: ReadonlySet<string>,
+): { derived: Map<string, Derived>; notes: string[] } => {
   const derived = new Map<string, Derived>();
   const notes: string[] = [];
   for (const reaction of reactions)
@@ -57,6 +70,7 @@ const derive = (reactions: readonly AnyReaction[], ordered: EventsRead['ordered'
             reaction: reaction.name,
             command,
             source,
+            optional: unfired.has(source.eventId),
           });
       }
     }
@@ -105,6 +119,19 @@ const expectedAnswer = (decision: Decision, lastVersion: number, result: ResultR
   return result.status === 'accepted' && result.version === lastVersion ? undefined : `accepted at version ${lastVersion}`;
 };
 
+/** The code of an operator's skip or discard of one record of the command, or undefined. */
+const passCode = (result: ResultRecord): string | undefined =>
+  result.status === 'rejected' && (result.reason.code === SKIPPED_BY_OPERATOR || result.reason.code === DISCARDED_BY_OPERATOR)
+    ? result.reason.code
+    : undefined;
+
+/** As expectedAnswer, beside an operator's pass of a record of the command; `passed`: its code when no copy was decided. */
+const expectedOf = (decision: Decision, lastVersion: number, result: ResultRecord, passed: string | undefined): string | undefined => {
+  if (passCode(result) !== undefined) return undefined;
+  if (passed !== undefined && 'events' in decision && decision.events.length > 0) return `rejected ${passed}`;
+  return expectedAnswer(decision, lastVersion, result);
+};
+
 const answerOf = (result: ResultRecord): string =>
   result.status === 'accepted' ? `accepted at version ${result.version}` : `${result.status} ${result.reason.code}`;
 
@@ -129,10 +156,15 @@ const checkDecisions = (
   let now = commands[0]?.source.occurredAt ?? '';
   for (const d of commands.slice(0, upTo)) {
     const { command } = d;
+    // Never issued (its event's reactions did not fire): nothing decided it.
+    if (d.optional && !traced(d)) continue;
     const produced = eventsOf.get(command.commandId) ?? [];
+    const answers = results.get(keyOf(d)) ?? [];
+    // Passed by an operator, and no copy decided with events: not decided.
+    const passed = produced.length === 0 ? answers.map(passCode).find((c) => c !== undefined) : undefined;
     now = produced[0]?.occurredAt ?? now;
     const decision = decideAt(aggregate, command, state, version, now);
-    const expected = 'events' in decision ? decision.events : [];
+    const expected = 'events' in decision && passed === undefined ? decision.events : [];
     const mismatch = (message: string): Violation => ({
       kind: 'reaction-decision-mismatch',
       aggregateType: command.aggregateType,
@@ -149,14 +181,16 @@ const checkDecisions = (
       );
     if (!same)
       return mismatch(
-        `decided in the order issued, at version ${version}, it gives ${expected.length === 0 ? ('code' in decision ? `a rejection (${decision.code})` : 'no event') : expected.map((e) => `${e.type} ${canonicalJson(e.data)}`).join(', ')}; ` +
+        `decided in the order issued, at version ${version}, it gives ${passed !== undefined ? `nothing (${passed})` : expected.length === 0 ? ('code' in decision ? `a rejection (${decision.code})` : 'no event') : expected.map((e) => `${e.type} ${canonicalJson(e.data)}`).join(', ')}; ` +
           `the log has ${produced.length === 0 ? 'no event of it' : produced.map((e) => `v${e.version} ${e.type} ${canonicalJson(e.data)}`).join(', ')}`,
       );
     for (const event of expected) state = aggregate.evolve(state, event);
     version += expected.length;
-    const wrong = (results.get(keyOf(d)) ?? []).find((r) => expectedAnswer(decision, version, r) !== undefined);
+    const wrong = answers.find((r) => expectedOf(decision, version, r, passed) !== undefined);
     if (wrong !== undefined)
-      return mismatch(`answered ${answerOf(wrong)}; decided in the order issued it is ${expectedAnswer(decision, version, wrong) ?? ''}`);
+      return mismatch(
+        `answered ${answerOf(wrong)}; decided in the order issued it is ${expectedOf(decision, version, wrong, passed) ?? ''}`,
+      );
   }
   return undefined;
 };
@@ -171,15 +205,17 @@ export const checkReactions = (
   /** Whether a command issued for an event that occurred then must have its outcome by now. */
   settled: (occurredAt: string) => boolean,
   quiescent: boolean,
+  /** Events whose reactions may never have fired (`History.unfired`). */
+  unfired: ReadonlySet<string>,
 ): Found & { readonly counts: ReactionCounts } => {
-  const { derived, notes } = derive(reactions, ordered);
+  const { derived, notes } = derive(reactions, ordered, unfired);
   const byCommand = resultsByCommand(results);
   const violations: Violation[] = [];
   let duplicates = 0;
   for (const d of derived.values()) {
     const answers = byCommand.get(commandKey(d.command.aggregateType, d.command.aggregateId, d.command.commandId))?.length ?? 0;
     duplicates += Math.max(0, answers - 1);
-    if (answers === 0 && settled(d.source.occurredAt))
+    if (answers === 0 && !d.optional && settled(d.source.occurredAt))
       violations.push({
         kind: 'reaction-command-without-outcome',
         aggregateType: d.command.aggregateType,

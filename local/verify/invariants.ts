@@ -58,6 +58,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
         commands,
         (occurredAt) => settledBefore !== undefined && occurredAt < settledBefore,
         quiescent,
+        history.unfired ?? new Set(),
       );
       reactionCounts = reactions.counts;
       found.push(reactions);

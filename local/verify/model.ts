@@ -110,6 +110,12 @@ export interface History {
    * whether a release is under way. @default none parked
    */
   readonly eventParked?: ReadonlyMap<string, EventPark>;
+  /**
+   * Events whose reactions may never fire, by eventId: parked on the event side when the
+   * read-models table lost its items (parks included), then folded by the read-models rebuild,
+   * which issues no commands (docs/OPERATIONS.md). @default none
+   */
+  readonly unfired?: ReadonlySet<string>;
 }
 
 /** An event-side park as the checker reads it. */

@@ -153,6 +153,34 @@ describe("the invariant checker's reaction check", () => {
     expect(report.notes.join('\n')).toContain('1 target aggregate(s) also receive other commands');
   });
 
+  it("takes an operator's skip or discard of a record of a command as no decision of it, unless a copy was decided", () => {
+    const without = (id: string) => cleanResults().filter((r) => r.commandId !== id);
+    const skipped = (id: string) => rejectedWith(id, 'SkippedByOperator', 'skipped');
+    // The no-op raise skipped or discarded, alone or beside its decision (before the release was recorded, or of another copy).
+    expect(kinds(history(undefined, [...without(issued(4)), skipped(issued(4))]))).toEqual([]);
+    expect(kinds(history(undefined, [...cleanResults(), skipped(issued(4))]))).toEqual([]);
+    expect(kinds(history(undefined, [...without(issued(4)), rejectedWith(issued(4), 'DiscardedByOperator', 'discarded')]))).toEqual([]);
+    // A raise skipped at one record and decided from another copy: its events stand.
+    expect(kinds(history(undefined, [...cleanResults(), skipped(issued(3))]))).toEqual([]);
+    // Beside a skip, any other answer is still the in-order decision's.
+    expect(
+      check(history(undefined, [...without(issued(4)), skipped(issued(4)), rejectedWith(issued(4), 'InvalidCommand', 'no')])).violations,
+    ).toMatchObject([{ kind: 'reaction-decision-mismatch', commandId: issued(4) }]);
+    // A raise skipped, no copy decided: the alert's later events say it was.
+    const unraised = history([...accountEvents, alertEvents[1]!], [...without(issued(3)), skipped(issued(3))]);
+    expect(kinds(unraised)).toContain('reaction-decision-mismatch');
+  });
+
+  it('asks no outcome of the commands of an event whose reactions may never have fired', () => {
+    const results = cleanResults().filter((r) => r.commandId !== issued(4));
+    const unfired = new Set([eventId('account', 'a1', 4)]);
+    expect(kinds({ ...history(undefined, results), unfired })).toEqual([]);
+    // Answered all the same, its answer is checked.
+    const wrong = [...results, rejectedWith(issued(4), 'InvalidCommand', 'no')];
+    expect(kinds({ ...history(undefined, wrong), unfired })).toEqual(['reaction-decision-mismatch']);
+    expect(kinds(history(undefined, results))).toEqual(['reaction-command-without-outcome']);
+  });
+
   it('checks no reaction when none is given, and says so', () => {
     const report = checkHistory(history(accountEvents, cleanResults()), { aggregates, quiescent: true, acceptsWithoutEvents: ['alert'] });
     expect(report.notes).toContain('reactions not checked: none given');

@@ -1,0 +1,28 @@
+/**
+ * The simulator checks the reactions' commands (docs/SIMULATOR.md, "Reactions checked"): an
+ * event side that loses them is found, though the in-order oracle, which decides only what the
+ * commands topic holds, cannot see a command that never reached it.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryEventSidePublisher } from '../../../functions/adapters/memory/publishers.ts';
+import { planOf, type FaultKind } from '../../../sim/plan.ts';
+import { runSeed } from '../../../sim/run-seed.ts';
+
+describe("the simulator's reaction check", () => {
+  it('finds a planted bug: an event side that sends no reaction command', { timeout: 300_000 }, async () => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with each publisher as `this`, and put back after
+    const publish = MemoryEventSidePublisher.prototype.publish;
+    MemoryEventSidePublisher.prototype.publish = function (this: MemoryEventSidePublisher, output) {
+      return publish.call(this, { ...output, commands: [] });
+    };
+    try {
+      const faults = new Set<FaultKind>(['crash', 'timeout', 'redeliver', 'race']);
+      const kinds: string[] = [];
+      for (let seed = 1; seed <= 20 && kinds.length === 0; seed++)
+        kinds.push(...(await runSeed(seed, faults, planOf(seed, faults))).violations.map((v) => v.kind));
+      expect(kinds).toContain('reaction-command-without-outcome');
+    } finally {
+      MemoryEventSidePublisher.prototype.publish = publish;
+    }
+  });
+});
