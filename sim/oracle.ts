@@ -26,7 +26,10 @@ export interface OrderedCommand {
   readonly record: StoredRecord;
   /** An operator skipped it (its dead letter says so). */
   readonly skipped: boolean;
-  /** An operator discarded it from its aggregate's parked sequence (its dead letter says so): never decided, of no effect. */
+  /**
+   * An operator discarded it from its aggregate's parked sequence (its dead letter says so): of
+   * no effect; a rejection decided before the park may stand beside it.
+   */
   readonly discarded?: boolean;
   /**
    * A record of a dead life past what its trigger committed and its events show decided: the
@@ -82,8 +85,14 @@ export const decideInOrder = async (
       const decided = earlier === undefined ? decideOne(decoded.ok, model.state, model.version) : undefined;
       if (decided !== undefined && 'reason' in decided) add(envelope.commandId, { status: 'rejected', code: decided.reason.code });
     } else if (earlier !== undefined) add(envelope.commandId, earlier);
-    else if (discarded) add(envelope.commandId, { status: 'rejected', code: DISCARDED_BY_OPERATOR });
-    else if (skipped) {
+    else if (discarded) {
+      add(envelope.commandId, { status: 'rejected', code: DISCARDED_BY_OPERATOR });
+      // Decided before its aggregate parked on it (the trigger had not committed it), it was
+      // parked when delivered again under code that fails on it: a rejection is decided again,
+      // identical only while the code is (docs/DESIGN.md), so one may stand beside the discard.
+      const decided = decideOne(decoded.ok, model.state, model.version);
+      if ('reason' in decided) add(envelope.commandId, { status: 'rejected', code: decided.reason.code });
+    } else if (skipped) {
       add(envelope.commandId, { status: 'rejected', code: 'SkippedByOperator' });
       // A batch may have decided it before the release was recorded (the trigger had not
       // committed it): a decision that changed nothing may stand beside the skip.

@@ -43,9 +43,10 @@ export class ControlGate {
    * The control facts for a batch over partitions `tps`, from `snapshot`; `withControl` says
    * whether that read brought the control item (what `readsControl` said before it). Passed,
    * not looked up again: a batch failing elsewhere may `forget` in between, and a snapshot
-   * read without the control item must never stand for a table without one.
+   * read without the control item must never stand for a table without one. `parked`: how
+   * many aggregates the park index the batch read before the snapshot holds (policy `park`).
    */
-  async check(snapshot: HeadsSnapshot, tps: readonly string[], withControl: boolean): Promise<BatchControl> {
+  async check(snapshot: HeadsSnapshot, tps: readonly string[], withControl: boolean, parked = 0): Promise<BatchControl> {
     const known = this.known;
     const stamps = tps.map((tp) => snapshot.stamps.get(tp));
     if (known !== undefined && stamps.every((s) => s === known.stamp)) return { ...known, fresh: false };
@@ -56,6 +57,11 @@ export class ControlGate {
       // too. A container deciding beside this one may have made it ready and published since
       // the read above; it writes the control item before its first event, so ask again.
       if (!(await this.deps.eventLog.isEmpty())) control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName);
+      // Parks without a control item: a table restored from before it, the parks carried over
+      // (docs/OPERATIONS.md, "Restoring the aggregates table"). Parked commands cause no events;
+      // taken for new, its checkpoints would number the commands topic's lives from 1 again,
+      // and a new life's command would pass for a redelivery of a parked one at its offset.
+      else if (parked > 0) control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName, PARKED_DETAIL);
     }
     if (control?.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
     let ready: ControlRecord;
@@ -99,6 +105,8 @@ export class ControlGate {
   }
 }
 
-const throwBehind = (tableName: string): never => {
-  throw new TableBehindLogError(tableName);
+const PARKED_DETAIL = 'it has no control item, but holds parked aggregates';
+
+const throwBehind = (tableName: string, detail?: string): never => {
+  throw new TableBehindLogError(tableName, detail);
 };

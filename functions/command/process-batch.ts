@@ -170,7 +170,14 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // it commits, read in the other order, would leave this batch deciding that aggregate live
     // on the head from before the release (a rejection writes nothing that a condition would check).
     const parking = deps.parking === undefined ? undefined : await beginParking(deps.parking);
-    const { warm, snapshot, fresh, stamp } = await readBatch(deps, cache, gate, [...byAggregate.keys()], [...spans.keys()]);
+    const { warm, snapshot, fresh, stamp } = await readBatch(
+      deps,
+      cache,
+      gate,
+      [...byAggregate.keys()],
+      [...spans.keys()],
+      parking?.parked,
+    );
     const stampOf = (tp: string) => ({ stamp, expected: snapshot.stamps.get(tp) });
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },

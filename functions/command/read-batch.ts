@@ -22,13 +22,17 @@ export interface BatchRead {
   readonly stamp: string;
 }
 
-/** Reads what the batch of `keys` on partitions `tps` decides on, and refuses a table that is rebuilding or behind its log. */
+/**
+ * Reads what the batch of `keys` on partitions `tps` decides on, and refuses a table that is
+ * rebuilding or behind its log; `parked`: the aggregates the batch found parked (control-gate.ts).
+ */
 export const readBatch = async (
   deps: { readonly heads: HeadsStore },
   cache: HeadCache,
   gate: ControlGate,
   keys: readonly string[],
   tps: readonly string[],
+  parked = 0,
 ): Promise<BatchRead> => {
   // Warm heads are not read again; checkpoints and releases always are, and the control
   // item whenever a checkpoint's stamp is not the one this container went by: they tell a
@@ -45,7 +49,7 @@ export const readBatch = async (
     tps,
     withControl,
   );
-  const { control, fresh, stamp } = await gate.check(snapshot, tps, withControl);
+  const { control, fresh, stamp } = await gate.check(snapshot, tps, withControl, parked);
   if (!cache.holdsEpoch(control.epoch) && warm.size > 0) {
     // The table was rebuilt (or is new) since the heads were kept: read them after all.
     const again = await deps.heads.read([...warm.keys()], [], false);

@@ -70,6 +70,20 @@ const chunkOf = async (
 const tryLift = async (deps: EventParkOperatorDeps, parked: ParkedAggregate): Promise<ParkedAggregate | undefined> =>
   (await deps.park.lift(parked)) ? undefined : deps.park.get(parked.aggregateType, parked.aggregateId);
 
+/**
+ * How many of a chunk's records (in version order) were applied: those before the first one a
+ * halt names. The sequence spans partitions and generations, so a record is named by its
+ * topic, partition and offset: an offset alone does not compare across partitions.
+ */
+const appliedUpTo = (records: readonly ParkedRecord[], halted: EventBatchSummary['halted']): number => {
+  const named = records.findIndex(({ record }) =>
+    halted.some(
+      (h) => h.position.topic === record.topic && h.position.partition === record.partition && h.position.offset === record.offset,
+    ),
+  );
+  return named < 0 ? (halted.length === 0 ? records.length : 0) : named;
+};
+
 const step = async (deps: EventParkOperatorDeps, next: ParkedAggregate, expected: ParkedAggregate): Promise<void> => {
   if (!(await deps.park.update(next, expected)))
     throw new ParkOperationError(`${next.aggregateType} ${next.aggregateId}: another release or discard moved on meanwhile; run it again`);
@@ -95,8 +109,8 @@ export const releaseParkedEvents = async (
     }
     const { records, trigger } = await chunkOf(deps, parked);
     const summary = await deps.apply(trigger, { parkMark: parkMark(`${parked.topic}-${parked.partition}`, parked.firstOffset) });
+    const upTo = appliedUpTo(records, summary.halted);
     const halt = summary.halted[0];
-    const upTo = halt === undefined ? records.length : records.filter((r) => r.record.offset < halt.position.offset).length;
     report.handled += upTo;
     report.accepted += upTo - summary.deadLettered;
     report.rejected += summary.deadLettered;

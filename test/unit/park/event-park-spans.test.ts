@@ -14,7 +14,17 @@ import { projectionRowKey } from '../../../functions/event/ports.ts';
 import { defineProjection } from '../../../functions/index.ts';
 import { releaseParkedEvents } from '../../../functions/park/events.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
-import { POISONED_LOG, crashingAt, deposited, eventParkSetup, foldedBy, opened, summaryRows } from '../../support/event-park.ts';
+import {
+  POISON,
+  POISONED_LOG,
+  buggySummary,
+  crashingAt,
+  deposited,
+  eventParkSetup,
+  foldedBy,
+  opened,
+  summaryRows,
+} from '../../support/event-park.ts';
 import { mskEvent, type RecordSpec } from '../../support/msk.ts';
 
 /** Every deposit, in one row that dedupes per partition (a total over all accounts). */
@@ -93,5 +103,27 @@ describe('event side, policy park, beyond one partition in offset order', () => 
     expect(await s.park.get('account', 'a')).toMatchObject({ count: 5 });
     expect(await releaseParkedEvents(s.operator(), 'account', 'a', { by: 'ops' })).toMatchObject({ lifted: true, handled: 5 });
     expect(await rows(s.readModels, ['a', 'b', 'd'])).toEqual(await folded([...P0, ...v5, ...p1], ['a', 'b', 'd']));
+  });
+
+  /**
+   * The simulator's seed 8369: a release before the fix stopped at the parked event that still
+   * failed, but counted as applied the records of its chunk at lower offsets, whatever their
+   * partition: it recorded the failing event done, and after the fix every release met a gap.
+   */
+  it('a release that stops at an event still failing leaves it undone, whatever the offsets of the others', async () => {
+    const s = setup();
+    const p0 = on('events', 0, [opened('a'), opened('b'), deposited('a', 2, POISON)]);
+    const p1 = on('events', 1, [deposited('a', 3, 5)]);
+    await s.live(batch(p0));
+    await s.live(batch(p1));
+    expect(await s.park.get('account', 'a')).toMatchObject({ count: 2 });
+    expect(await releaseParkedEvents(s.operator(buggySummary), 'account', 'a', { by: 'ops' })).toMatchObject({
+      lifted: false,
+      handled: 0,
+      stillFailing: { seq: 1, offset: 2 },
+    });
+    expect(await s.park.get('account', 'a')).toMatchObject({ done: 0 });
+    expect(await releaseParkedEvents(s.operator(), 'account', 'a', { by: 'ops' })).toMatchObject({ lifted: true, handled: 2 });
+    expect(await rows(s.readModels, ['a', 'b'])).toEqual(await folded([...p0, ...p1], ['a', 'b']));
   });
 });

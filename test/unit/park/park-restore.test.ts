@@ -56,6 +56,29 @@ describe('policy park, a restored table and a recreated topic', () => {
     expect(system.answers('p-open')).toEqual(['Parked', 'accepted v1']);
   });
 
+  /**
+   * The simulator's seed 8487: the same, but the events topic empty and the backup from before
+   * the table's control item. The command side took the restored table for a new one and
+   * numbered the new life 1 without a rebuild: the new life's command at the parked record's
+   * offset was answered `parked` and never decided. A table holding parks without a control
+   * item is now behind its log until the rebuild.
+   */
+  it('a table restored from before its control item, holding parks, is refused until the rebuild', async () => {
+    const { system, park, processor, operator } = commandParkSetup();
+    const backup = system.backup();
+    await system.deliver(system.send([deposit('p', POISON, 1)]), processor());
+    system.restore(backup);
+    system.recreate();
+
+    const sent = system.send([open('p')]);
+    await expect(system.deliver(sent, processor())).rejects.toBeInstanceOf(TableBehindLogError);
+    expect((await system.rebuild({ parks: park })).status).toBe('complete');
+    await system.deliver(sent, processor());
+    expect(await park.get('account', 'p')).toMatchObject({ count: 2, last: { incarnation: 2 } });
+    expect(await releaseParked(operator(), 'account', 'p', { by: 'ops' })).toMatchObject({ lifted: true, handled: 2 });
+    expect(system.answers('p-open')).toEqual(['Parked', 'accepted v1']);
+  });
+
   it('a parked record of the life the topic is still in keeps its incarnation: its redelivery is not appended again', async () => {
     const { system, park, processor } = commandParkSetup();
     const backup = system.backup();
