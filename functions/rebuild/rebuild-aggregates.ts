@@ -8,13 +8,14 @@
  * cannot read (isChainFault) stops the rebuild there (EventChainError), and verify lists it.
  */
 import { mapConcurrent, sleep } from '../core/async.ts';
-import { aggregateKey, type AnyAggregate } from '../core/aggregate.ts';
+import type { AnyAggregate } from '../core/aggregate.ts';
 import { splitGeneration } from '../core/generations.ts';
-import { EventChainError, isChainFault, type ReadOutcome } from '../core/event-reader.ts';
+import { EventChainError, isChainFault } from '../core/event-reader.ts';
 import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
 import { olderThanDecided, parkedLives, resetCheckpoint } from './command-lives.ts';
+import { seedResumed } from './resume-seed.ts';
 import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
@@ -85,40 +86,6 @@ export interface RebuildReport {
 
 /** Heads per group of a checkpoint's writes: one lock check each (99 heads and the control item: one BatchGetItem). */
 const HEADS_PER_GROUP = 99;
-
-/** Head keys of the events in a chunk (to resume: unusable records are reported when applied). */
-const keysOf = (outcomes: readonly ReadOutcome[]): string[] => [
-  ...new Set(outcomes.flatMap((o) => ('event' in o ? [aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId)] : []))),
-];
-
-/**
- * Seeds a resumed fold with the aggregates of a chunk it does not hold yet: each from the
- * head this rebuild wrote at a checkpoint, or else, when the chunk's first event of it is not
- * its first (its earlier events lie before the checkpoint), from the stored head, which was
- * newer than the fold's then and fenced the rebuild's write off. Started from nothing, the
- * fold would meet a gap there and write a head that lost those events over the stored one.
- * A stored head the fold starts from nothing over (not rewritten before the rebuild stopped)
- * is remembered, as the first invocation remembered every stored head: what it keeps of
- * commands the log cannot name (a no-op, a rejection) is not lost to the resume.
- */
-const seedResumed = async (heads: RebuildHeadsStore, fold: LogFold, outcomes: readonly ReadOutcome[], epoch: number): Promise<void> => {
-  const unseen = keysOf(outcomes).filter((k) => !fold.has(k));
-  if (unseen.length === 0) return;
-  const ours = await heads.readRebuilt(unseen, epoch);
-  const first = new Map<string, number>();
-  for (const o of outcomes)
-    if ('event' in o) {
-      const k = aggregateKey(o.event.stored.aggregateType, o.event.stored.aggregateId);
-      first.set(k, Math.min(first.get(k) ?? Infinity, o.event.stored.version));
-    }
-  const others = unseen.filter((k) => !ours.has(k));
-  const stored = others.length === 0 ? new Map<string, Head>() : await heads.readRebuilt(others);
-  for (const head of ours.values()) fold.seed(head);
-  for (const [k, head] of stored) {
-    if ((first.get(k) ?? 1) > 1) fold.seed(head);
-    else fold.remember(head);
-  }
-};
 
 /** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
 export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
