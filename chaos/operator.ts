@@ -7,6 +7,7 @@
  */
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { composeOperator, ensureTopics, type AggregatesTable, type Operator as Tables } from '../functions/compose/operator.ts';
+import { eventFailurePolicy } from '../functions/config.ts';
 import { aggregates } from '../functions/domain/index.ts';
 import { projections } from '../functions/projections/index.ts';
 import { reactions } from '../functions/reactions/index.ts';
@@ -182,6 +183,8 @@ export class Operator extends Outages {
         commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
         commandLog: { bounds: (_topic, partition) => commands.bounds(partition), sample: (_topic, ...rest) => commands.sample(...rest) },
         dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
+        // As the CLI's and npm start's rebuilds: the lives of the commands topic that only parked sequences name.
+        parks: this.tables.park,
       });
     } finally {
       await commands.close();
@@ -214,6 +217,8 @@ export class Operator extends Outages {
       readModels: this.tables.readModels,
       eventLog: this.run.eventLog,
       trigger: group,
+      // As the operator's (compose/rebuild.ts): the event side's parks kept; under its policy `park` a failing event parks anew.
+      parking: { store: this.tables.eventPark, attempts: eventFailurePolicy().policy === 'park' ? 1 : Infinity },
     }).finally(() => group.close());
     await runtime().resume(EVENT_HANDLER);
     say(

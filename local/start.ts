@@ -4,7 +4,7 @@
  * runs every triggered function through the emulated MSK trigger, prints where everything
  * is, then a line per command outcome. Ctrl-C stops what this process started, nothing else.
  */
-import { topicName } from '../functions/config.ts';
+import { commandApiPort, topicName } from '../functions/config.ts';
 import { functions, type FunctionSpec } from '../functions/topology.ts';
 import { namedTables, namedTopics } from './provision.ts';
 import { startLiveView } from './system/live-view.ts';
@@ -12,7 +12,8 @@ import { defaultStatusFile } from './trigger/status.ts';
 import { startSystem, type RunningSystem } from './system/system.ts';
 import type { Triggers } from './trigger/trigger.ts';
 import type { Watcher } from './client/watch.ts';
-import { serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
+import { PortInUseError, serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
+import { portOpen } from './stack/processes.ts';
 import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
 import { startVersionCatchUp, type VersionCatchUp } from './system/versions.ts';
 import { parseScript, scriptOptions } from './script-options.ts';
@@ -74,6 +75,9 @@ const main = async (): Promise<void> => {
   }
 
   try {
+    // Before the stack and the triggers: they would join the consumer groups of an npm start that already serves the port.
+    const port = commandApiPort();
+    if (port !== 0 && (await portOpen(port))) throw new PortInUseError(port);
     system = await startSystem({ log: say, statusFile: defaultStatusFile, cancelled: () => signalled !== undefined });
     if (signalled !== undefined || system.triggers === undefined) {
       await stop(signalled ?? 'SIGINT');
@@ -110,7 +114,7 @@ const main = async (): Promise<void> => {
         `    ${cli} tail events        (also results, commands, dead-letter)`,
         `  Command API        ${http.url}  (the commandApi function; no auth locally, so loopback only)`,
         `    curl -s ${http.url}/commands -H 'content-type: application/json' -d '{"aggregateType":"account","aggregateId":"acc-2","type":"OpenAccount","data":{"owner":"Bo"}}'`,
-        `    curl -s ${http.url}/aggregates/account/acc-2      (docs/openapi.json describes every route)`,
+        `    curl -s ${http.url}/aggregates/account/acc-2      (docs/openapi.local.json describes every route)`,
         "  Play the design's problems: npm run demo",
         `  Rebuild or check:  ${cli} rebuild [--verify] [--projection account-summary] [--read-models]`,
         `  Lag, blocked partitions, projection versions: ${cli} status`,
@@ -120,8 +124,8 @@ const main = async (): Promise<void> => {
     );
   } catch (error) {
     say(`npm start failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
-    await http?.stop().catch(() => undefined);
-    await live?.stop().catch(() => undefined);
+    // What it started stops: the triggers leave their groups, and the broker or emulator it started goes.
+    if (system !== undefined) await stop('npm start failed').catch(() => undefined);
     process.exit(1);
   }
 };

@@ -43,17 +43,29 @@ export const PROVISION_HINT =
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+/**
+ * An unknown option in `args`, named with the options `command` takes: parseArgs's own message
+ * is about quoting a positional argument that starts with '-', which is rarely what was meant.
+ */
+const unknownOption = (command: string, args: readonly string[], options: Options): string | undefined => {
+  const known = Object.entries(options).flatMap(([name, option]) => [
+    `--${name}`,
+    ...(option.short === undefined ? [] : [`-${option.short}`]),
+  ]);
+  const end = args.indexOf('--');
+  const unknown = (end < 0 ? args : args.slice(0, end)).find((arg) => arg.startsWith('-') && !known.includes(arg.split('=')[0] ?? arg));
+  return unknown === undefined ? undefined : `unknown option ${unknown}; ${command} takes ${known.join(', ')}`;
+};
+
 /** Parses a command's arguments strictly; `--help`/`-h` is always accepted. Bad usage is a CliError naming the help. */
 export const parse = <O extends Options>(command: string, args: readonly string[], options: O) => {
+  const accepted = { ...options, help: { type: 'boolean', short: 'h' } } as const;
   try {
-    return parseArgs({
-      args: [...args],
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true,
-    });
+    return parseArgs({ args: [...args], options: accepted, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new CliError(`${error instanceof Error ? error.message : String(error)}\nSee \`kafka-aggregates ${command} --help\`.`);
+    const unknown =
+      (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOption(command, args, accepted) : undefined;
+    throw usageError(command, unknown ?? (error instanceof Error ? error.message : String(error)));
   }
 };
 

@@ -26,7 +26,7 @@ export const formatOutcome = (result: ResultRecord, command: SeenCommand | undef
   const latency = command === undefined ? '' : `  ${receivedAt - command.timestamp} ms`;
   const aggregate = result.aggregateType === null ? '(undecodable command)' : `${result.aggregateType}/${result.aggregateId ?? '?'}`;
   return (
-    `${new Date(receivedAt).toISOString().slice(11, 23)}  ${(command?.type ?? '?').padEnd(14)} ${aggregate.padEnd(28)} ${outcome}${latency}` +
+    `${new Date(receivedAt).toISOString().slice(11, 23)}  ${(command?.type ?? '?').padEnd(20)} ${aggregate.padEnd(28)} ${outcome}${latency}` +
     (result.status === 'rejected' ? `  (${result.reason.message})` : '')
   );
 };

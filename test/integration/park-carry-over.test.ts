@@ -11,8 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { DynamoParkStore } from '../../functions/adapters/dynamodb/park-store.ts';
-import type { MskRecord } from '../../functions/core/trigger-event.ts';
-import type { ParkedAggregate } from '../../functions/park/parked.ts';
+import { parkAroundBackup, parkedOf } from '../support/carry-over.ts';
 import { createAggregatesTable } from '../support/dynamo.ts';
 import { unique } from '../support/kafka.ts';
 import { runToEnd, type Finished } from '../support/process.ts';
@@ -27,31 +26,6 @@ const cli = (table: string, ...args: string[]): Promise<Finished> =>
     cwd: root,
     env: { ...process.env, AGGREGATES_TABLE: table },
   });
-
-const record = (id: string, offset: number): MskRecord => ({
-  topic: 'commands',
-  partition: 0,
-  offset,
-  timestamp: 1_000 + offset,
-  key: Buffer.from(id).toString('base64'),
-  value: Buffer.from(JSON.stringify({ commandId: `${id}-${offset}`, aggregateId: id })).toString('base64'),
-});
-
-const parkedOf = (id: string, offset: number): ParkedAggregate => ({
-  side: 'command',
-  aggregateType: 'account',
-  aggregateId: id,
-  topic: 'commands',
-  partition: 0,
-  incarnation: 1,
-  cause: { code: 'DecideFailed', message: 'boom' },
-  firstOffset: offset,
-  lastOffset: offset,
-  count: 1,
-  done: 0,
-  parkedAt: 1,
-  status: 'parked',
-});
 
 const scan = async (table: string) => (await doc.send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
 
@@ -68,18 +42,10 @@ beforeAll(async () => {
   await createAggregatesTable(dynamo, restoredTable);
   const heads = new AggregatesTable(doc, oldTable);
   await heads.putControl({ status: 'ready', epoch: 1, table: await heads.identity() }, undefined);
-  const park = new DynamoParkStore(doc, oldTable);
-  for (const [id, offset] of [
-    ['b', 1],
-    ['c', 2],
-    ['d', 3],
-  ] as const)
-    await park.park(parkedOf(id, offset), [record(id, offset)]);
-  // The backup, restored into a new table; then the old table goes on: a parked, b appended to, c released.
-  for (const Item of await scan(oldTable)) await doc.send(new PutCommand({ TableName: restoredTable, Item }));
-  await park.park(parkedOf('a', 4), [record('a', 4)]);
-  await park.append('account', 'b', [record('b', 5)], { incarnation: 1 });
-  await park.lift((await park.get('account', 'c')) as ParkedAggregate);
+  // The backup, restored into a new table; then the old table goes on.
+  await parkAroundBackup(new DynamoParkStore(doc, oldTable), async () => {
+    for (const Item of await scan(oldTable)) await doc.send(new PutCommand({ TableName: restoredTable, Item }));
+  });
 }, 60_000);
 
 afterAll(() => dynamo.destroy());

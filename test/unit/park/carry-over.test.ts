@@ -7,36 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { MemoryHeadsStore } from '../../../functions/adapters/memory/heads-store.ts';
 import type { Fate } from '../../../functions/adapters/memory/interleave.ts';
 import { MemoryParkStore } from '../../../functions/adapters/memory/park-store.ts';
-import type { MskRecord } from '../../../functions/core/trigger-event.ts';
 import { carryParksOver, CarryOverRefusedError } from '../../../functions/park/carry-over.ts';
-import type { ParkedAggregate } from '../../../functions/park/parked.ts';
-
-const record = (id: string, offset: number): MskRecord => ({
-  topic: 'commands',
-  partition: 0,
-  offset,
-  timestamp: 1_000 + offset,
-  key: Buffer.from(id).toString('base64'),
-  value: Buffer.from(JSON.stringify({ commandId: `${id}-${offset}`, aggregateId: id })).toString('base64'),
-});
-
-const parkedOf = (id: string, offset: number): ParkedAggregate => ({
-  side: 'command',
-  aggregateType: 'account',
-  aggregateId: id,
-  topic: 'commands',
-  partition: 0,
-  incarnation: 1,
-  cause: { code: 'DecideFailed', message: 'boom' },
-  firstOffset: offset,
-  lastOffset: offset,
-  count: 1,
-  done: 0,
-  parkedAt: 1,
-  status: 'parked',
-});
-
-const park = (store: MemoryParkStore, id: string, offset: number) => store.park(parkedOf(id, offset), [record(id, offset)]);
+import { parkAroundBackup } from '../../support/carry-over.ts';
 
 /** What a park store holds that the command side reads: index, parked aggregates, sequences. */
 const held = (store: MemoryParkStore) => {
@@ -52,13 +24,7 @@ const tables = async (restoredIo?: { point(op: string): Promise<Fate> }) => {
   const oldHeads = new MemoryHeadsStore('aggregates-old');
   await oldHeads.putControl({ status: 'ready', epoch: 1, table: await oldHeads.identity() }, undefined);
   const oldPark = new MemoryParkStore();
-  await park(oldPark, 'b', 1);
-  await park(oldPark, 'c', 2);
-  await park(oldPark, 'd', 3);
-  const backup = { heads: oldHeads.dump(), park: oldPark.dump() };
-  await park(oldPark, 'a', 4);
-  await oldPark.append('account', 'b', [record('b', 5)], { incarnation: 1 });
-  await oldPark.lift((await oldPark.get('account', 'c')) as ParkedAggregate);
+  const backup = await parkAroundBackup(oldPark, () => ({ heads: oldHeads.dump(), park: oldPark.dump() }));
 
   const heads = new MemoryHeadsStore('aggregates-restored');
   heads.restore(backup.heads);
