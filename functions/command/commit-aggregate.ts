@@ -31,6 +31,32 @@ export class ConflictRetriesExhaustedError extends KafkaAggregatesError {
   }
 }
 
+/**
+ * A head read again (after a lost race, or to check a kept one) below the version the batch
+ * decided on: versions only grow, so the table lost items under the batch (a restore, a copy or
+ * a rebuild it did not see). Deciding on it would decide again what the log holds, past the
+ * control item's check (command/control-gate.ts): the batch is retried, and goes by it first.
+ */
+export class HeadWentBackError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
+  override readonly name = 'HeadWentBackError';
+  constructor(
+    readonly aggregateType: string,
+    readonly aggregateId: string,
+    readonly from: number,
+    readonly to: number,
+  ) {
+    super(`${aggregateType} ${aggregateId}: its head went back from version ${from} to ${to} under this batch; the batch is retried`);
+  }
+}
+
+/** `head`, read again after `base`; throws when it went back (HeadWentBackError). */
+const notBehind = (base: Head, head: Head | undefined): Head | undefined => {
+  const to = head?.version ?? 0;
+  if (to < base.version) throw new HeadWentBackError(base.aggregateType, base.aggregateId, base.version, to);
+  return head;
+};
+
 /** What every aggregate of a batch is decided and committed with. */
 export interface CommitContext {
   readonly heads: HeadsStore;
@@ -135,7 +161,7 @@ export const commitAggregate = async (
         kept = false;
         const now = await heads.read([key], []);
         if (now.control?.status === 'rebuilding') throw new RebuildInProgressError(now.control.epoch);
-        const current = now.heads.get(key);
+        const current = notBehind(base, now.heads.get(key));
         if ((current?.version ?? 0) !== base.version) {
           cache.delete(key);
           base = current ?? empty();
@@ -166,7 +192,7 @@ export const commitAggregate = async (
     kept = false;
     ctx.onConflict();
     if (attempt >= ctx.maxConflictRetries) throw new ConflictRetriesExhaustedError(base.aggregateType, base.aggregateId, attempt + 1);
-    base = synced.resync.head ?? empty();
+    base = notBehind(base, synced.resync.head) ?? empty();
     token = synced.resync.token;
   }
 };

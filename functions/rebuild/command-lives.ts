@@ -31,6 +31,16 @@ export interface ParkedLife {
  * Per commands `topic-partition`, the latest life the command side's parks know: each parked
  * sequence's last record, in the incarnation it was parked in (parks recorded before they
  * kept one name none).
+ *
+ * The last record is enough. A sequence runs in partition order, and an aggregate's records
+ * change partition only with a new generation of the commands topic, which begins once the
+ * older one is drained and sealed (command/generation-gate.ts), and a sealed generation is
+ * never recreated (`sealOf` below). So the last record is of its partition's latest life, and a
+ * partition the sequence left holds no life after the one its records there are of: the
+ * trigger delivers none of it again, and what reaches it goes on to the newest generation,
+ * decided there. Its checkpoint's life is never compared with the sequence's records again
+ * (each keeps its own life, which the release decides it in). Nor is a park lost: the rebuild
+ * reads the parks, it never writes them.
  */
 export const parkedLives = async (parks: ParkedCommandsReader): Promise<Map<string, ParkedLife>> => {
   const lives = new Map<string, ParkedLife>();

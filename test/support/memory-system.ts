@@ -21,6 +21,7 @@ import { mskRecord } from '../../sim/trigger.ts';
 import { sampledOf } from '../../functions/heads/partition.ts';
 import type { ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
+import type { HeadCacheLimits } from '../../functions/heads/head-cache.ts';
 import type { HeadsStore } from '../../functions/heads/ports.ts';
 import type { ParkedCommandsReader, RebuildHeadsStore } from '../../functions/rebuild/ports.ts';
 import { rebuildAggregates, type RebuildReport } from '../../functions/rebuild/rebuild-aggregates.ts';
@@ -45,11 +46,15 @@ export class MemorySystem {
     for (const name of Object.values(TOPICS)) this.cluster.create(name, 1);
   }
 
-  /** A command processor (a cold container); `publisher` replaces the real one, `heads` the table and `commandLog` the commands topic as it sees them. */
+  /**
+   * A command processor (a cold container); `publisher` replaces the real one, `heads` the table
+   * and `commandLog` the commands topic as it sees them; `headCache`: the warm heads it keeps (none).
+   */
   processor(
     publisher: BatchPublisher = this.publisher,
     heads: HeadsStore = this.heads,
     commandLog: CommandLog = new MemoryTopicLogs(this.cluster),
+    headCache: HeadCacheLimits = { maxEntries: 0, maxBytes: 0 },
   ): (event: MskEvent) => Promise<BatchResult> {
     return createCommandProcessor({
       aggregates,
@@ -60,7 +65,7 @@ export class MemorySystem {
       commandsTrigger: new MemoryGenerationPositions(this.cluster, GROUP),
       dedupeWindowMs: WEEK_MS,
       keptResultsMs: WEEK_MS,
-      headCache: { maxEntries: 0, maxBytes: 0 },
+      headCache,
     });
   }
 
