@@ -11,11 +11,23 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 export const backOff = (ms: number, remainingMs: number | undefined, marginMs = 5_000): Promise<void> =>
   sleep(Math.max(0, Math.min(ms, remainingMs === undefined ? ms : remainingMs - marginMs)));
 
-/** Runs `fn` over `items` with at most `limit` calls in flight; rejects on the first failure. */
+/**
+ * Runs `fn` over `items` with at most `limit` calls in flight. On a failure no new call starts,
+ * and it rejects with the first failure only once every call in flight has settled: an
+ * invocation that fails leaves no write of its own still under way behind it.
+ */
 export const mapConcurrent = async <T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> => {
   let next = 0;
+  let failure: { readonly error: unknown } | undefined;
   const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
+    while (failure === undefined && next < items.length) {
+      try {
+        await fn(items[next++] as T);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
 };
