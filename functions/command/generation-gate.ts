@@ -81,22 +81,34 @@ const undrainedOf = ({ tp, end, checkpoint, earlierLife }: OlderPartition): stri
   return through + 1 >= end.end ? [] : [`${tp} (decided through ${through}, end ${end.end})`];
 };
 
+/** The same checkpoint: no batch stored one since it was read. */
+const unmoved = (a: StoredCheckpoint | undefined, b: StoredCheckpoint | undefined): boolean =>
+  a?.incarnation === b?.incarnation && a?.through === b?.through && a?.fingerprint === b?.fingerprint;
+
 /**
  * The older partitions among `undrained` whose trigger went on past what the table decided:
  * the trigger commits only after a batch moved the checkpoint, so such a table lost decisions
- * (a restore, a copy) and nothing will deliver those records again. The trigger is read before
- * the checkpoints, so a batch of the old generation finishing in between is not taken for that.
+ * (a restore, a copy) and nothing will deliver those records again. A partition recreated
+ * since its checkpoint has a trigger of its new life, and a batch of that life stores a
+ * checkpoint of it before it decides: a trigger past the life's start over a checkpoint of an
+ * earlier one is such a loss too (a table restored from a backup taken between the recreation
+ * and the new life's first batch). The trigger is read before the checkpoints, so a batch of
+ * the old generation finishing in between is not taken for that.
  */
 const behindTrigger = async (deps: GenerationGateDeps, topic: string, undrained: readonly OlderPartition[]): Promise<string[]> => {
   const positions = await deps.trigger.positions(topic);
-  // A partition recreated since its checkpoint has a trigger of its new life: nothing to compare.
-  const reread = await Promise.all(
-    undrained.filter((p) => !p.earlierLife).map(async (p) => ({ ...p, checkpoint: await deps.checkpoints.getCheckpoint(p.tp) })),
-  );
-  return reread.flatMap(({ tp, checkpoint }) => {
-    const through = checkpoint?.through ?? -1;
+  const reread = await Promise.all(undrained.map(async (p) => ({ ...p, now: await deps.checkpoints.getCheckpoint(p.tp) })));
+  return reread.flatMap(({ tp, end, checkpoint, earlierLife, now }) => {
     const handled = positions.get(tp) ?? 0;
-    return checkpoint?.sealed === undefined && handled > through + 1
+    if (now?.sealed !== undefined) return [];
+    if (earlierLife)
+      return unmoved(now, checkpoint) && handled > end.start
+        ? [
+            `${tp} was recreated and its trigger handled the new life up to offset ${handled - 1}, but this table knows only an earlier life`,
+          ]
+        : [];
+    const through = now?.through ?? -1;
+    return handled > through + 1
       ? [`${tp} was handled by its trigger up to offset ${handled - 1}, but this table only up to ${through}`]
       : [];
   });

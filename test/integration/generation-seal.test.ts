@@ -8,7 +8,8 @@
  * old one, and decided there after what it holds. And a
  * new table may start empty only if no generation of the events topic holds an event. A table
  * that lost decisions of records the older generation's trigger committed (restored from before
- * the drain) is behind its log: the newer generation says so instead of waiting for ever.
+ * the drain, or from before the first batch of a life the older generation was recreated into)
+ * is behind its log: the newer generation says so instead of waiting for ever.
  */
 import type { Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -170,6 +171,48 @@ describe('sealing a drained generation of the commands topic', () => {
       await expect(batch).rejects.toThrow(
         `${older}-1 was handled by its trigger up to offset ${deposit.offset}, but this table only up to ${open.offset}`,
       );
+      expect(await outcome(later.value.commandId)).toEqual([]);
+    } finally {
+      await admin.disconnect();
+    }
+  }, 60_000);
+
+  it('says the table is behind its log when it lost the decisions of an older generation recreated since (seed 27242)', async () => {
+    const older = unique('commands');
+    const newest = generationName(older, 1);
+    const admin = side.kafka.admin();
+    await admin.connect();
+    try {
+      await createTopics(admin, { [older]: 3, [newest]: 6 });
+      const id = unique('acc');
+      const process = side.processor();
+      const open = await send(older, 1, command(id, 'OpenAccount', { owner: 'Ada' }));
+      await process(mskEvent([open]));
+      await commit(older, 1, open.offset + 1);
+      const backup = await side.heads.getCheckpoint(`${older}-1`);
+      // Recreated (the broker drops the group's offsets with the topic): the new life waits for its trigger.
+      await admin.deleteTopics({ topics: [older] });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await createTopics(admin, { [older]: 3 });
+          break;
+        } catch (error) {
+          if (attempt >= 100) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      const resent = await send(older, 1, command(id, 'Deposit', { amount: 1 }));
+      const later = await send(newest, 3, command(id, 'Deposit', { amount: 2 }));
+      await expect(process(mskEvent([later]))).rejects.toThrow(/recreated since this table decided it/);
+      // Its trigger decides and commits the new life's command; then the table goes back to the backup's checkpoint.
+      await process(mskEvent([resent]));
+      await commit(older, 1, resent.offset + 1);
+      expect(backup).toBeDefined();
+      expect(await side.heads.putCheckpoint(backup as NonNullable<typeof backup>, await side.heads.getCheckpoint(`${older}-1`))).toBe(true);
+
+      const batch = process(mskEvent([later]));
+      await expect(batch).rejects.toBeInstanceOf(TableBehindLogError);
+      await expect(batch).rejects.toThrow(`${older}-1 was recreated and its trigger handled the new life up to offset ${resent.offset}`);
       expect(await outcome(later.value.commandId)).toEqual([]);
     } finally {
       await admin.disconnect();

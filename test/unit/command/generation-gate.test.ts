@@ -1,9 +1,10 @@
 /**
  * The cutover to a newer generation of the commands topic over the in-memory ports (the
- * simulator's seeds 83, 1052, 1480, 1505, 1549 and 1918 of issue 23): a table restored from
- * before the older generation drained holds no decision of records its trigger has handled,
- * and nothing delivers them again. The newer generation must say the table is behind its log
- * (the runbook: rebuild), not wait for a drain that never comes.
+ * simulator's seeds 83, 1052, 1480, 1505, 1549 and 1918 of issue 23, and 27242): a table
+ * restored from before the older generation drained (or before the first decision of its
+ * latest life) holds no decision of records its trigger has handled, and nothing delivers them
+ * again. The newer generation must say the table is behind its log (the runbook: rebuild), not
+ * wait for a drain that never comes.
  */
 import { describe, expect, it } from 'vitest';
 import { mskRecord } from '../../../sim/trigger.ts';
@@ -80,5 +81,28 @@ describe('the cutover to a newer generation of the commands topic', () => {
     await sys.deliver(pending);
     await sys.processor()(newer);
     expect(sys.outcomes([resent.commandId, later.commandId])).toEqual(['accepted v3', 'accepted v4']);
+  });
+
+  it("says the table is behind its log when it lost every decision of the older generation's new life (seed 27242)", async () => {
+    const sys = grown();
+    const id = 'acc-1';
+    await sys.deliver(sys.send([command(id, 'OpenAccount', { owner: 'Ann' })]));
+    // The older generation recreated before the grow, the table backed up before its new life's
+    // first command was decided and committed by its trigger, then restored: the restored
+    // checkpoint is of the old life, and nothing delivers the new life's record again.
+    sys.recreate();
+    const backup = sys.backup();
+    const resent = command(id, 'Deposit', { amount: 5 });
+    await sys.deliver(sys.send([resent]));
+    sys.restore(backup);
+
+    const later = command(id, 'Deposit', { amount: 7 });
+    const newer = onNewer(sys, later);
+    const batch = sys.processor()(newer);
+    await expect(batch).rejects.toBeInstanceOf(TableBehindLogError);
+    await expect(batch).rejects.toThrow(/commands-0 was recreated and its trigger handled the new life up to offset 0/);
+    await sys.rebuild();
+    await sys.processor()(newer);
+    expect(sys.outcomes([resent.commandId, later.commandId])).toEqual(['accepted v2', 'accepted v3']);
   });
 });
