@@ -143,6 +143,15 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
   return false;
 };
 
+/** Prints every record of every topic, when SIM_DEBUG is set: once quiescent, or when the system never settled. */
+const debugTopics = (world: World): void => {
+  if (process.env.SIM_DEBUG === undefined) return;
+  for (const t of Object.values(TOPICS))
+    for (const l of world.cluster.lives(t))
+      for (const r of l.partitions.flat())
+        console.log(t, l.life, r.partition, r.offset, r.timestamp, r.value?.toString('utf8').slice(0, 200));
+};
+
 /** Runs `steps` of `seed` with `faults` switched on; `plant` changes the world first (a planted bug the run must find). */
 export const runSeed = async (
   seed: number,
@@ -185,6 +194,7 @@ const runUnderClock = async (
   }
   world.scheduler.reseed(new Random(seed).fork(99));
   if (!(await settle(world, faults, accounts))) {
+    debugTopics(world);
     const stuck = world
       .triggers()
       .flatMap((t) =>
@@ -210,10 +220,6 @@ const runUnderClock = async (
   }
   const violations = await checkWorld(world, true, state.committedAtEnd);
   if (faults.has('api')) violations.push(...(await checkOutcomes(world)));
-  if (process.env.SIM_DEBUG !== undefined)
-    for (const t of Object.values(TOPICS))
-      for (const l of world.cluster.lives(t))
-        for (const r of l.partitions.flat())
-          console.log(t, l.life, r.partition, r.offset, r.timestamp, r.value?.toString('utf8').slice(0, 200));
+  debugTopics(world);
   return { violations, at: violations.length > 0 ? 'settle' : null, invocations: invocations() };
 };

@@ -14,6 +14,7 @@ import type { AnyReaction } from '../core/reaction.ts';
 import type { EventParking } from '../event/parking.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
 import { forgetMarkers, keptVersions, markReplayed } from './kept-versions.ts';
+import { liftPartialParks } from './partial-parks.ts';
 import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
@@ -106,6 +107,8 @@ const rebuildHeld = async (
       ])
         itemsWiped += await readModels.wipe(pk);
       await forgetMarkers(readModels, kept.building);
+      // A park the table lost records of is lost with it (partial-parks.ts).
+      if (deps.parking !== undefined) await liftPartialParks(deps.parking.store);
     },
     options,
   );
