@@ -3,9 +3,10 @@
  * are decided, as the command side must, in the order the commands topic holds them (life
  * after life; of a dead life only what its trigger had committed, since the client sends the
  * rest again), with the command side's own decoding and `decideOne`, against a model that
- * only these decisions move. A commandId accepted with events answers again with that
- * result; a rejection is decided again (also one of a dead life's record past its committed
- * offset, which the client sent again: the old life may have rejected it first). A record an operator skipped (its SkippedByOperator
+ * only these decisions move. A commandId accepted answers again with that result (without
+ * events too: the head remembers it, command/outcome.ts); a rejection is decided again (also
+ * one of a dead life's record past its committed offset, which the client sent again: the old
+ * life may have rejected it first). A record an operator skipped (its SkippedByOperator
  * dead letter) is rejected so and changes nothing (a decision of it that changed nothing, made
  * before the release was recorded, may stand beside). Every result on the results topic must be
  * one of its command's decided outcomes, and every decided command must have a result.
@@ -107,7 +108,7 @@ export const decideInOrder = async (
         model.version += decided.events.length;
         const expected: Expected = { status: 'accepted', version: model.version };
         add(envelope.commandId, expected, decided.events.length === 0);
-        if (decided.events.length > 0) model.accepted.set(envelope.commandId, expected);
+        model.accepted.set(envelope.commandId, expected);
       }
     }
   }

@@ -12,7 +12,8 @@
  * `DiscardedByOperator` result): a command with such a result and no event was not decided and
  * changed nothing, though a decision that changed nothing may stand beside (made before the
  * release was recorded, or of another copy); one with events was decided from another copy (a
- * redelivered event batch sends its commands again). An event of `History.unfired` may never
+ * redelivered event batch sends its commands again), after the commands issued after it that
+ * the log shows decided first. An event of `History.unfired` may never
  * have issued its commands: they need no outcome, and are decided only if they left a trace.
  */
 import { aggregateKey, isRejection, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
@@ -23,6 +24,7 @@ import { foldItem } from '../../functions/event/fold.ts';
 import { reactionFolder } from '../../functions/event/route.ts';
 import { canonicalJson, parse, type EventsRead, type Found } from './check-events.ts';
 import { commandKey, type CommandsOfEvents } from './check-results.ts';
+import { decisionOrder } from './decision-order.ts';
 import type { TopicRecord, Violation } from './model.ts';
 
 /** A command a reaction issues for an event of the log. */
@@ -136,8 +138,10 @@ const answerOf = (result: ResultRecord): string =>
   result.status === 'accepted' ? `accepted at version ${result.version}` : `${result.status} ${result.reason.code}`;
 
 /**
- * Re-decides one target's commands in the order issued, up to the last that left a trace (all
- * of them when quiescent), against its events and results; the first difference is reported.
+ * Re-decides one target's commands in the order issued (a command an operator passed at one record
+ * and decided from another copy where the log places it, decision-order.ts), up to the last that
+ * left a trace (all of them when quiescent), against its events and results; the first difference
+ * is reported.
  */
 const checkDecisions = (
   aggregate: AnyAggregate,
@@ -150,11 +154,18 @@ const checkDecisions = (
   const eventsOf = new Map<string, EventRecord[]>();
   for (const e of log) eventsOf.set(e.commandId, [...(eventsOf.get(e.commandId) ?? []), e]);
   const traced = (d: Derived) => results.has(keyOf(d)) || eventsOf.has(d.command.commandId);
-  const upTo = quiescent ? commands.length : commands.findLastIndex(traced) + 1;
+  const order = decisionOrder(commands, (d) => {
+    const produced = eventsOf.get(d.command.commandId) ?? [];
+    const answers = results.get(keyOf(d)) ?? [];
+    const noOps = answers.flatMap((r) => (r.status === 'accepted' && produced.length === 0 ? [r.version] : []));
+    const at = produced.length > 0 ? Math.min(...produced.map((e) => e.version)) - 1 : noOps.length > 0 ? Math.min(...noOps) : undefined;
+    return { at, added: produced.length > 0, moved: at !== undefined && answers.some((r) => passCode(r) !== undefined) };
+  });
+  const upTo = quiescent ? order.length : order.findLastIndex(traced) + 1;
   let state: unknown = aggregate.initialState;
   let version = 0;
-  let now = commands[0]?.source.occurredAt ?? '';
-  for (const d of commands.slice(0, upTo)) {
+  let now = order[0]?.source.occurredAt ?? '';
+  for (const d of order.slice(0, upTo)) {
     const { command } = d;
     // Never issued (its event's reactions did not fire): nothing decided it.
     if (d.optional && !traced(d)) continue;

@@ -171,6 +171,33 @@ describe("the invariant checker's reaction check", () => {
     expect(kinds(unraised)).toContain('reaction-decision-mismatch');
   });
 
+  it('takes a command skipped at one record and decided from another copy as decided after the commands the log shows first', () => {
+    // Seed 27747 of every kind. 400 left (raise), 3,000 in (re-arm), 3,000 out (raise again).
+    const swings = [
+      account(1, 'AccountOpened', { owner: 'Ada' }),
+      account(2, 'MoneyDeposited', { amount: 500 }),
+      account(3, 'MoneyWithdrawn', { amount: 100 }),
+      account(4, 'MoneyDeposited', { amount: 3000 }),
+      account(5, 'MoneyWithdrawn', { amount: 3000 }),
+    ];
+    const skipped = rejectedWith(issued(3), 'SkippedByOperator', 'skipped');
+    const raised = event('alert', 1, 'LowBalanceAlertRaised', observation(3, 400), issued(3));
+    const results = (rearmedAt: number) => [
+      ...swings.map((e) => accepted('account', e.commandId, e.version)),
+      skipped,
+      accepted('alert', issued(4), rearmedAt),
+      accepted('alert', issued(3), 1),
+      accepted('alert', issued(4), rearmedAt),
+      accepted('alert', issued(5), 1),
+    ];
+    // The raise's first record skipped: the re-arm was decided before its copy, a no-op on the armed alert at version 0.
+    expect(kinds(history([...swings, raised], results(0)))).toEqual([]);
+    // A no-op at version 1 was decided after the raise, where it re-arms the alert.
+    expect(check(history([...swings, raised], results(1))).violations).toMatchObject([
+      { kind: 'reaction-decision-mismatch', commandId: issued(4) },
+    ]);
+  });
+
   it('asks no outcome of the commands of an event whose reactions may never have fired', () => {
     const results = cleanResults().filter((r) => r.commandId !== issued(4));
     const unfired = new Set([eventId('account', 'a1', 4)]);
