@@ -20,6 +20,7 @@ import { reactions } from '../reactions/index.ts';
 import { generations } from '../topology.ts';
 import type { CommandGate } from '../rebuild/ports.ts';
 import type { Progress } from '../rebuild/rebuild-aggregates.ts';
+import type { ReadModelsRebuildDeps } from '../rebuild/rebuild-read-models.ts';
 import { runRebuildRequest, type AnyRebuildReport, type RebuildRequest, type RebuildRequestDeps } from '../rebuild/requests.ts';
 import { clients, type Wiring } from './wiring.ts';
 
@@ -32,6 +33,8 @@ export interface RebuildRunOptions {
   readonly deadline?: number;
   /** A version catch-up's progress and its log lines (the switch, the drop). */
   readonly versions?: RebuildRequestDeps['versions'];
+  /** Where the read-models rebuild logs each event park it lifted for a missing record. */
+  readonly log?: ReadModelsRebuildDeps['log'];
 }
 
 /** The rebuild, wired. */
@@ -104,6 +107,7 @@ export const composeRebuild = (wiring: Wiring = {}): Rebuild => {
               // The event side's parks are kept under either policy; under `park` a failing event parks anew.
               parking: { store: park, attempts: eventFailurePolicy().policy === 'park' ? 1 : Infinity },
               ...onProgress,
+              ...(options.log === undefined ? {} : { log: options.log }),
             },
           },
           request,

@@ -63,6 +63,7 @@ export const handler = middy(async (request: RebuildRequest | null, context: Con
     onProgress: logProgress(),
     deadline: Date.now() + context.getRemainingTimeInMillis() - SAFETY_MS,
     versions: { onProgress: catchUpMetrics(), log: (message, fields) => logger.info(message, fields) },
+    log: (message, fields) => logger.warn(message, fields),
   });
   const bounded = boundReport(report, (list, items, firstIndex) => {
     for (let i = 0; i < items.length; i += LOG_CHUNK)

@@ -29,6 +29,7 @@ import {
   type ParkOperator,
   type ParkOperatorDeps,
   type ParkReport,
+  readCommands,
 } from './release.ts';
 
 /** A run of a parked sequence's records of one life of one topic partition: a discard is recorded for each. */
@@ -42,7 +43,7 @@ interface Segment {
 const segmentsOf = async (deps: Pick<ParkOperatorDeps, 'park' | 'chunk'>, type: string, id: string, count: number): Promise<Segment[]> => {
   const segments: Segment[] = [];
   for (let from = 1; from <= count; from += deps.chunk ?? 100)
-    for (const { record, incarnation } of await deps.park.read(type, id, from, Math.min(count, from + (deps.chunk ?? 100) - 1))) {
+    for (const { record, incarnation } of await readCommands(deps.park, type, id, from, Math.min(count, from + (deps.chunk ?? 100) - 1))) {
       const last = segments.at(-1);
       const same =
         last !== undefined &&
@@ -94,7 +95,7 @@ export const discardParked = async (deps: ParkOperatorDeps, type: string, id: st
       parked = again;
       continue;
     }
-    const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
+    const records = await readCommands(deps.park, type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
     const { trigger, lives } = parkedTrigger(records);
     // A command its head knows (decided by an invocation that raced the park, or a re-send of one decided before) keeps its answer.
     const head = (await deps.heads.read([key], [])).heads.get(key);

@@ -25,7 +25,7 @@ import { createEventApplier, type EventBatchSummary, type EventSideDeps } from '
 import type { EventSidePublisherPort } from '../event/ports.ts';
 import type { ParkedAggregate, ParkedRecord } from './parked.ts';
 import type { ParkStore, ReleaseRecorder } from './ports.ts';
-import { beginParkOperation, ParkOperationError, type ParkOperator, type ParkReport } from './release.ts';
+import { beginParkOperation, ParkOperationError, readWhole, type ParkOperator, type ParkReport } from './release.ts';
 
 /** What a release or discard of the event side needs. */
 export interface EventParkOperatorDeps {
@@ -56,14 +56,15 @@ const chunkOf = async (
   parked: ParkedAggregate,
 ): Promise<{ records: ParkedRecord[]; trigger: TriggerRecord[] }> => {
   const to = Math.min(parked.count, parked.done + (deps.chunk ?? 100));
-  const records = await deps.park.read(parked.aggregateType, parked.aggregateId, parked.done + 1, to);
-  // Records are written before the count that holds them: one missing went with the table's items (a park written as it lost them).
-  if (records.length < to - parked.done) {
-    const gap = records.findIndex((r, i) => r.seq !== parked.done + 1 + i);
-    throw new ParkOperationError(
-      `${parked.aggregateType} ${parked.aggregateId}: record ${parked.done + 1 + (gap < 0 ? records.length : gap)} of its parked sequence is missing (the read-models table lost its items): rebuild the read models, which lifts such a park and applies its events`,
-    );
-  }
+  // One missing went with the table's items (a park written as it lost them).
+  const records = await readWhole(
+    deps.park,
+    parked.aggregateType,
+    parked.aggregateId,
+    parked.done + 1,
+    to,
+    '(the read-models table lost its items): rebuild the read models, which lifts such a park and applies its events',
+  );
   // One group per record: the decoder orders a group by offset, and a sequence spans partitions and generations (in version order).
   const groups = Object.fromEntries(records.map((r) => [`seq-${r.seq}`, [r.record]]));
   return { records, trigger: decodeMskEvent({ eventSource: 'aws:kafka', records: groups }).flat() };

@@ -34,6 +34,9 @@ import type { BatchPublisher } from '../command/ports.ts';
 import type { ParkedAggregate, ParkedRecord } from './parked.ts';
 import type { ParkStore, ReleaseRecorder } from './ports.ts';
 
+/** Why a command-side park can lack records of its sequence, and what the operator does. */
+const LOST_COMMANDS = `(the aggregates table lost items of its park: restored, copied or imported without them, or lost as the park was written): carry the parks over again from the table it came from before its rebuild (kafka-aggregates carry-parks, docs/OPERATIONS.md "Restoring the aggregates table", step 3); when that table is gone, its commands are lost: their \`parked\` results without a later one name them`;
+
 /** What a release or discard needs. */
 export interface ParkOperatorDeps {
   /** The deployment's aggregate types: the code now deployed, which the release decides with. */
@@ -124,6 +127,32 @@ export const beginParkOperation = async (
   }
 };
 
+/**
+ * The records `from`..`to` of a parked sequence, every one: a record is written before the count
+ * that holds it, so one missing went with the table's items. Its operation stops there with a
+ * ParkOperationError naming it and `remedy`, instead of going round for ever on a chunk it cannot
+ * finish.
+ */
+export const readWhole = async (
+  park: Pick<ParkStore, 'read'>,
+  type: string,
+  id: string,
+  from: number,
+  to: number,
+  remedy: string,
+): Promise<ParkedRecord[]> => {
+  const records = await park.read(type, id, from, to);
+  if (records.length >= to - from + 1) return records;
+  const gap = records.findIndex((r, i) => r.seq !== from + i);
+  throw new ParkOperationError(
+    `${type} ${id}: record ${from + (gap < 0 ? records.length : gap)} of its parked sequence is missing ${remedy}`,
+  );
+};
+
+/** `readWhole` of a command-side park. */
+export const readCommands = (park: Pick<ParkStore, 'read'>, type: string, id: string, from: number, to: number): Promise<ParkedRecord[]> =>
+  readWhole(park, type, id, from, to, LOST_COMMANDS);
+
 /** Parked records as a trigger delivers them, each with the life of the commands topic it is of (when the park kept it). */
 export const parkedTrigger = (records: readonly ParkedRecord[]): { trigger: TriggerRecord[]; lives: Map<TriggerRecord, number> } => {
   // One by one: the sequence's order is not the offsets' when the topic was recreated while parked.
@@ -187,7 +216,7 @@ export const releaseParked = async (deps: ParkOperatorDeps, type: string, id: st
       parked = again;
       continue;
     }
-    const records = await deps.park.read(type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
+    const records = await readCommands(deps.park, type, id, parked.done + 1, Math.min(parked.count, parked.done + (deps.chunk ?? 100)));
     const { trigger, decoded, lives: ofChunk } = await decodeParked(deps, records);
     lives = ofChunk;
     const commands = decoded.byAggregate.get(key) ?? [];

@@ -14,7 +14,7 @@ import type { AnyReaction } from '../core/reaction.ts';
 import type { EventParking } from '../event/parking.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
 import { forgetMarkers, keptVersions, markReplayed } from './kept-versions.ts';
-import { liftPartialParks } from './partial-parks.ts';
+import { liftPartialParks, type PartialPark } from './partial-parks.ts';
 import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
@@ -42,6 +42,8 @@ export interface ReadModelsRebuildDeps {
    * an event fails (read-model-replay.ts). @default - parks ignored
    */
   readonly parking?: EventParking;
+  /** Where each park lifted for a missing record is logged, one line each. */
+  readonly log?: (message: string, fields: Record<string, unknown>) => void;
 }
 
 /** The outcome of a read-models rebuild. */
@@ -52,6 +54,8 @@ export interface ReadModelsRebuildReport extends ReadModelReplay {
   /** The trigger's consumer group and, per partition, the offset the replay stopped at (where the trigger goes on). */
   readonly groupId: string;
   readonly upTo: PartitionOffsets;
+  /** Event parks lifted before the replay because records of their sequence were missing: their events were replayed (partial-parks.ts). Empty on a resumed run. */
+  readonly partialParks: PartialPark[];
 }
 
 /**
@@ -86,6 +90,7 @@ const rebuildHeld = async (
   if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
   let itemsWiped = 0;
   let upTo: PartitionOffsets = {};
+  let partialParks: PartialPark[] = [];
   // Under `park` a failing event parks its aggregate at once: a replay fails the same way every time.
   const parking =
     deps.parking === undefined
@@ -108,7 +113,9 @@ const rebuildHeld = async (
         itemsWiped += await readModels.wipe(pk);
       await forgetMarkers(readModels, kept.building);
       // A park the table lost records of is lost with it (partial-parks.ts).
-      if (deps.parking !== undefined) await liftPartialParks(deps.parking.store);
+      if (deps.parking !== undefined) partialParks = await liftPartialParks(deps.parking.store);
+      for (const park of partialParks)
+        deps.log?.('read-models rebuild: lifted a park missing records of its sequence; its events are replayed', { ...park });
     },
     options,
   );
@@ -117,5 +124,5 @@ const rebuildHeld = async (
     await markReplayed(readModels, kept.building, deps.eventLog.topic, upTo);
     await readModels.putControl('ready', held.revision);
   }
-  return { ...done, readModels: true, itemsWiped, groupId: deps.trigger.groupId, upTo };
+  return { ...done, readModels: true, itemsWiped, groupId: deps.trigger.groupId, upTo, partialParks };
 };

@@ -21,7 +21,9 @@ Options:
   --read-models         rebuild every projection and reaction checkpoint instead, up to where the event
                         trigger stands (its consumer group's committed offsets), holding the event side
                         meanwhile; replayed events issue no command. With npm start running here, it
-                        first waits out an event batch in flight (the event function's timeout)
+                        first waits out an event batch in flight (the event function's timeout).
+                        An event park missing records of its sequence is lifted, its events replayed,
+                        and listed (partialParks in the report, a line on stderr)
   --versions            catch up each projection version the code registers past the one serving reads,
                         beside it, while the event side goes on (npm start); switch reads to it once
                         caught up and drop the old version's rows (docs/CHANGING-EVENTS.md). Progress:
@@ -106,6 +108,7 @@ export const rebuild: CliCommand = {
               onProgress: (name, p) => bar.update({ phase: 'reading', eventsRead: p.eventsRead, eventsTotal: p.eventsTotal }),
               log: (message, fields) => process.stderr.write(`\n${message} ${JSON.stringify(fields)}\n`),
             },
+            log: (message, fields) => process.stderr.write(`\n${message} ${JSON.stringify(fields)}\n`),
           },
         )
         .catch((error: unknown) => {

@@ -3,8 +3,9 @@
  * 1218): the batch that parks writes the sequence's records, the table loses its items, and the
  * parked aggregate and its index entry land in the emptied table, a park whose records are
  * gone. The read-models rebuild must not keep it (the replay would leave its events to a
- * release that can never apply them: the row would meet a gap there for ever); a release of
- * such a park must say so, not go round for ever.
+ * release that can never apply them: the row would meet a gap there for ever), nor drop it
+ * silently (its report lists it, its log names it); a release of such a park must say so, not
+ * go round for ever.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryCluster } from '../../../functions/adapters/memory/cluster.ts';
@@ -17,6 +18,7 @@ import { parkedApplier, releaseParkedEvents } from '../../../functions/park/even
 import { ParkOperationError } from '../../../functions/park/release.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
 import { rebuildReadModels } from '../../../functions/rebuild/rebuild-read-models.ts';
+import { boundReport } from '../../../functions/rebuild/report.ts';
 import { buggySummary, foldedBy, POISONED_LOG, summaryRow, summaryRows } from '../../support/event-park.ts';
 import { mskEvent } from '../../support/msk.ts';
 
@@ -60,6 +62,7 @@ const parkedAsTheTableLostItsItems = async () => {
 describe('an event-side park written as the read-models table lost its items', () => {
   it('is lifted by the read-models rebuild, which folds its events like any other', async () => {
     const { readModels, park } = await parkedAsTheTableLostItsItems();
+    const logged: { message: string; fields: Record<string, unknown> }[] = [];
     const cluster = new MemoryCluster();
     cluster.create('events', 1);
     cluster.append(
@@ -74,9 +77,15 @@ describe('an event-side park written as the read-models table lost its items', (
       eventLog: new MemoryTopicLog(cluster, 'events'),
       trigger: { position: () => Promise.resolve({ 0: LOG.length }), starts: () => Promise.resolve({ 0: 0 }), groupId: 'events-trigger' },
       parking: { store: park, attempts: 2 },
+      log: (message, fields) => logged.push({ message, fields }),
     });
 
     expect(report.status).toBe('complete');
+    // Reported and logged, not dropped silently: the operator sees which park went and why.
+    const lifted = [{ aggregateType: 'account', aggregateId: 'a', missing: 1, count: 3 }];
+    expect(report.partialParks).toEqual(lifted);
+    expect(boundReport(report, () => undefined)).toMatchObject({ partialParks: lifted, partialParksCount: 1 });
+    expect(logged).toEqual([{ message: expect.stringContaining('lifted a park missing records') as unknown, fields: lifted[0] }]);
     expect(await park.get('account', 'a')).toBeUndefined();
     expect(await park.parkedKeys()).toEqual(new Set());
     const ids = ['a', 'b', 'c'];
