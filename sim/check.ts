@@ -9,7 +9,9 @@
 import type { StoredRecord } from '../functions/adapters/memory/cluster.ts';
 import { FORWARDED_FROM, splitGeneration } from '../functions/core/generations.ts';
 import { SKIPPED_BY_OPERATOR } from '../functions/core/release.ts';
-import type { DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
+import type { CommandEnvelope, DeadLetterRecord, EventRecord, ResultRecord } from '../functions/core/wire.ts';
+import { parse } from '../local/verify/check-events.ts';
+import { commandKey } from '../local/verify/check-results.ts';
 import { checkHistory, type SummaryRow, type TopicRecord } from '../local/verify/invariants.ts';
 import { DISCARDED_BY_OPERATOR } from '../functions/park/parked.ts';
 import { reactions } from '../functions/reactions/index.ts';
@@ -76,6 +78,24 @@ const checkReleases = (world: World): SimViolation[] =>
           },
         ];
   });
+
+/**
+ * The commands that crossed generations of the commands topic (by command key): a forwarded
+ * copy, or one sent to an older generation after a newer one began (a stale producer's).
+ */
+const crossedCommands = (world: World): Set<string> =>
+  new Set(
+    world.commandTriggers.flatMap(({ topic }) => {
+      const grown = world.grownAt.get(topic);
+      return world.cluster.current(topic).partitions.flatMap((records, p) =>
+        records.flatMap((r) => {
+          if (r.headers?.[FORWARDED_FROM] === undefined && (grown === undefined || r.offset < (grown[p] ?? 0))) return [];
+          const command = parse<Partial<CommandEnvelope>>(r.value?.toString('utf8') ?? null);
+          return [commandKey(command?.aggregateType ?? '', command?.aggregateId ?? '', command?.commandId ?? '')];
+        }),
+      );
+    }),
+  );
 
 /** The results topic by commandId. */
 export const resultsByCommand = (world: World): Map<string, ResultRecord[]> => {
@@ -214,6 +234,7 @@ export const checkWorld = async (
         ...(heads === undefined ? {} : { heads }),
         ...(summaries === undefined ? {} : { summaries }),
         unfired: world.unfired,
+        crossed: crossedCommands(world),
       },
       { aggregates: deployments.newer, readModel: served.projection, acceptsWithoutEvents: ['alert'], reactions, quiescent },
     );

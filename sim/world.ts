@@ -13,7 +13,7 @@ import { MemoryReadModels } from '../functions/adapters/memory/read-models.ts';
 import { MemoryConsumerGroup, MemoryGenerationPositions, MemoryTopicLog, MemoryTopicLogs } from '../functions/adapters/memory/topic-log.ts';
 import { GenerationLog } from '../functions/core/generation-log.ts';
 import { generationName } from '../functions/core/generations.ts';
-import type { LogReader } from '../functions/core/log.ts';
+import type { LogReader, PartitionOffsets } from '../functions/core/log.ts';
 import { createCommandProcessor } from '../functions/command/process-batch.ts';
 import type { Release } from '../functions/core/release.ts';
 import type { MskEvent } from '../functions/core/trigger-event.ts';
@@ -60,6 +60,8 @@ export class World {
   readonly readModels: MemoryReadModels;
   /** The triggers of the commands topic's generations, oldest first (one more per `grow-commands`). */
   readonly commandTriggers: SimTrigger[] = [];
+  /** Per older generation of the commands topic, its end offsets when a newer one began: what lies beyond came from a stale producer. */
+  readonly grownAt = new Map<string, PartitionOffsets>();
   /** The triggers of the events topic's generations, oldest first. */
   readonly eventTriggers: SimTrigger[] = [];
   /** Which code each part runs. */
@@ -139,6 +141,8 @@ export class World {
    */
   addGeneration(partitions: number): void {
     const index = this.commandTriggers.length;
+    const older = this.commandTriggers.at(-1)?.topic;
+    if (older !== undefined) this.grownAt.set(older, this.cluster.end(older));
     const [commands, events] = [generationName(TOPICS.commands, index), generationName(TOPICS.events, index)];
     this.cluster.create(commands, partitions);
     this.cluster.create(events, partitions);

@@ -13,8 +13,10 @@
  * changed nothing, though a decision that changed nothing may stand beside (made before the
  * release was recorded, or of another copy); one with events was decided from another copy (a
  * redelivered event batch sends its commands again), after the commands issued after it that
- * the log shows decided first. An event of `History.unfired` may never
- * have issued its commands: they need no outcome, and are decided only if they left a trace.
+ * the log shows decided first. So is a command that crossed generations of the commands topic
+ * during a grow (`History.crossed`): it is decided where the log places it. An event of
+ * `History.unfired` may never have issued its commands: they need no outcome, and are decided
+ * only if they left a trace.
  */
 import { aggregateKey, isRejection, type AnyAggregate, type Message } from '../../functions/core/aggregate.ts';
 import type { AnyReaction } from '../../functions/core/reaction.ts';
@@ -139,7 +141,7 @@ const answerOf = (result: ResultRecord): string =>
 
 /**
  * Re-decides one target's commands in the order issued (a command an operator passed at one record
- * and decided from another copy where the log places it, decision-order.ts), up to the last that
+ * and decided from another copy, or one in `crossed`, where the log places it, decision-order.ts), up to the last that
  * left a trace (all of them when quiescent), against its events and results; the first difference
  * is reported.
  */
@@ -149,6 +151,7 @@ const checkDecisions = (
   log: readonly EventRecord[],
   results: ReadonlyMap<string, readonly ResultRecord[]>,
   quiescent: boolean,
+  crossed: ReadonlySet<string>,
 ): Violation | undefined => {
   const keyOf = (d: Derived) => commandKey(d.command.aggregateType, d.command.aggregateId, d.command.commandId);
   const eventsOf = new Map<string, EventRecord[]>();
@@ -159,7 +162,8 @@ const checkDecisions = (
     const answers = results.get(keyOf(d)) ?? [];
     const noOps = answers.flatMap((r) => (r.status === 'accepted' && produced.length === 0 ? [r.version] : []));
     const at = produced.length > 0 ? Math.min(...produced.map((e) => e.version)) - 1 : noOps.length > 0 ? Math.min(...noOps) : undefined;
-    return { at, added: produced.length > 0, moved: at !== undefined && answers.some((r) => passCode(r) !== undefined) };
+    const out = crossed.has(keyOf(d)) || answers.some((r) => passCode(r) !== undefined);
+    return { at, added: produced.length > 0, pending: !traced(d), moved: at !== undefined && out };
   });
   const upTo = quiescent ? order.length : order.findLastIndex(traced) + 1;
   let state: unknown = aggregate.initialState;
@@ -218,6 +222,8 @@ export const checkReactions = (
   quiescent: boolean,
   /** Events whose reactions may never have fired (`History.unfired`). */
   unfired: ReadonlySet<string>,
+  /** Commands that crossed generations of the commands topic (`History.crossed`). */
+  crossed: ReadonlySet<string>,
 ): Found & { readonly counts: ReactionCounts } => {
   const { derived, notes } = derive(reactions, ordered, unfired);
   const byCommand = resultsByCommand(results);
@@ -289,7 +295,7 @@ export const checkReactions = (
     const others = [...(answeredOn.get(k) ?? [])].some((id) => !ids.has(id)) || log.some((e) => !ids.has(e.commandId));
     if (aggregate === undefined || sources.size > 1 || others) continue;
     targets++;
-    const violation = checkDecisions(aggregate, list, log, byCommand, quiescent);
+    const violation = checkDecisions(aggregate, list, log, byCommand, quiescent, crossed);
     if (violation !== undefined) violations.push(violation);
   }
   if (byTarget.size > targets)

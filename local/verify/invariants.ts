@@ -59,6 +59,7 @@ export const checkHistory = (history: History, options: CheckOptions): CheckRepo
         (occurredAt) => settledBefore !== undefined && occurredAt < settledBefore,
         quiescent,
         history.unfired ?? new Set(),
+        history.crossed ?? new Set(),
       );
       reactionCounts = reactions.counts;
       found.push(reactions);

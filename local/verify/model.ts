@@ -116,6 +116,14 @@ export interface History {
    * which issues no commands (docs/OPERATIONS.md). @default none
    */
   readonly unfired?: ReadonlySet<string>;
+  /**
+   * Commands that crossed generations of the commands topic during a grow, by command key
+   * (check-results.ts `commandKey`): a forwarded copy (header `x-forwarded-from`), or one sent
+   * to an older generation after the newest began. Nothing orders them against the commands
+   * sent to the newest one, so a reaction's is checked where the log shows it decided
+   * (check-reactions.ts). @default none
+   */
+  readonly crossed?: ReadonlySet<string>;
 }
 
 /** An event-side park as the checker reads it. */

@@ -9,6 +9,7 @@ import { reactionCommandId } from '../../../functions/core/reaction.ts';
 import { eventId, type EventRecord, type ResultRecord } from '../../../functions/core/wire.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
 import { lowBalanceAlert } from '../../../functions/reactions/low-balance-alert.ts';
+import { commandKey } from '../../../local/verify/check-results.ts';
 import { checkHistory, type History, type TopicRecord, type ViolationKind } from '../../../local/verify/invariants.ts';
 
 const REACTION = 'low-balance-alert';
@@ -196,6 +197,47 @@ describe("the invariant checker's reaction check", () => {
     expect(check(history([...swings, raised], results(1))).violations).toMatchObject([
       { kind: 'reaction-decision-mismatch', commandId: issued(4) },
     ]);
+  });
+
+  describe('a command that crossed generations of the commands topic during a grow', () => {
+    // The raise for version 4 and the re-arm for 5 decided first; the re-arm for 2 and the raise for 3 after, no-ops on stale source versions.
+    const crossedLog = [
+      ...accountEvents,
+      event('alert', 1, 'LowBalanceAlertRaised', observation(4, 700), issued(4)),
+      event('alert', 2, 'LowBalanceAlertRearmed', observation(5, 2700), issued(5)),
+    ];
+    const crossedResults = [
+      ...accountEvents.map((e) => accepted('account', e.commandId, e.version)),
+      accepted('alert', issued(4), 1),
+      accepted('alert', issued(5), 2),
+      accepted('alert', issued(2), 2),
+      accepted('alert', issued(3), 2),
+    ];
+    const crossed = (...versions: number[]) => new Set(versions.map((v) => commandKey('alert', 'a1', issued(v))));
+
+    it('is placed where the log shows it decided: stale to the draining older generation, after newer ones waited for its drain', () => {
+      // Seed 520: the commands for 2 and 3 sent to the newest generation, then those for 4 and 5 to the older one, decided first.
+      expect(kinds({ ...history(crossedLog, crossedResults), crossed: crossed(4, 5) })).toEqual([]);
+      expect(kinds(history(crossedLog, crossedResults))).toEqual(['reaction-decision-mismatch']);
+      // Mid-run, before the newest generation decided the commands it holds.
+      const early = { ...history(crossedLog.slice(0, 6), crossedResults.slice(0, 6)), crossed: crossed(4) };
+      expect(kinds(early, false)).toEqual([]);
+      expect(kinds({ ...early, crossed: new Set<string>() }, false)).toEqual(['reaction-decision-mismatch']);
+    });
+
+    it('is placed where the log shows it decided: stale to the sealed older generation, forwarded after newer ones', () => {
+      // Seed 2523: the commands for 2 and 3 sent to the sealed generation, those for 4 and 5 to the newest; the forwards landed after them.
+      expect(kinds({ ...history(crossedLog, crossedResults), crossed: crossed(2, 3) })).toEqual([]);
+    });
+
+    it('is still checked against the state where it was decided', () => {
+      // The forwarded raise for 3 decided as a raise after the re-arm for 5: its source version is stale, a no-op.
+      const raised = event('alert', 3, 'LowBalanceAlertRaised', observation(3, 900), issued(3));
+      const results = [...crossedResults.filter((r) => r.commandId !== issued(3)), accepted('alert', issued(3), 3)];
+      expect(check({ ...history([...crossedLog, raised], results), crossed: crossed(2, 3) }).violations).toMatchObject([
+        { kind: 'reaction-decision-mismatch', commandId: issued(3), versions: [3] },
+      ]);
+    });
   });
 
   it('asks no outcome of the commands of an event whose reactions may never have fired', () => {
