@@ -1,7 +1,7 @@
 /**
  * cfn-lint (PyPI, pinned in local/requirements.txt) on the synthesized templates: the
  * default stack, the variant with a customer-managed key and alarm notifications, the
- * LocalStack target, and an existing VPC and cluster.
+ * LocalStack target, an existing VPC and cluster, and a stack grown by a generation.
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,16 @@ describe('cfn-lint', () => {
 
   it('finds no error in the template for an existing VPC and cluster, with reserved concurrency and six partitions', () => {
     const { outdir, stack } = synthesizeExistingCluster({ reservedConcurrency: 'snapshotRebuild:1,commandApi:50', partitions: 6 });
+    const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
+    expect(findings(output)).toEqual([]);
+    expect(code & 2).toBe(0);
+  });
+
+  it('finds no error in the template grown by a generation (-c partitions=3,6), with a prefix and an alarm topic of its own', () => {
+    const { outdir, stack } = synthesize({
+      skipBundling: true,
+      context: { partitions: '3,6', topicPrefix: 'orders-prod', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' },
+    });
     const { code, output } = cfnLint([join(outdir, stack.templateFile)]);
     expect(findings(output)).toEqual([]);
     expect(code & 2).toBe(0);
