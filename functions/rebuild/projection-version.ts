@@ -107,12 +107,15 @@ const catchUpOne = async (
   const name = projection.name;
   const to = versionOf(projection);
   const state = await stateItem(readModels, name);
-  if (state.get()?.building !== to)
+  if (state.get()?.building !== to) {
+    // A build starts from the log's start: markers found without the state saying so outlived a table that lost its items.
+    await readModels.wipe(versionMarkerPk(name, to));
     await state.put({
       active: from,
       building: to,
       history: [...(state.get()?.history ?? []), entry(`building version ${to} beside version ${from}`)],
     });
+  }
   const started = Date.now();
   let eventsApplied = 0;
   const apply = createEventApplier({
