@@ -5,7 +5,8 @@
  * catch-up has applied everything before the batch there (its marker's `through` is at or past
  * the batch's first offset): from then on it has joined that partition (recorded on the
  * marker, beside the batch's writes) and applies the new version there too, in offset order
- * after the catch-up, so no row meets an event ahead of its predecessors. Once the state item
+ * after the catch-up, so no row meets an event ahead of its predecessors (a marker counts only
+ * for the build the state item names, core/projection-versions.ts). Once the state item
  * names the new version active, the live side applies it alone. A batch that read the state
  * before the switch may meet the drop of the old version's rows (a gap on a wiped row, at its
  * read or after a lost race): it reads the state again, and once reads switched it leaves the
