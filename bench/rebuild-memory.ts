@@ -30,7 +30,7 @@ export const benchDeps = (heads: RebuildDeps['heads'], eventLog: RebuildDeps['ev
   gate: { pause: () => Promise.resolve(), resume: () => Promise.resolve() },
   // No commands topic in this benchmark: no checkpoints to start.
   commandsTrigger: { positions: () => Promise.resolve(new Map()) },
-  commandLog: { bounds: () => Promise.resolve({ start: 0, end: 0 }), sample: () => Promise.resolve([]) },
+  commandLog: { bounds: () => Promise.resolve({ start: 0, end: 0 }), ends: () => Promise.resolve({}), sample: () => Promise.resolve([]) },
   dedupeWindowMs: retentionMs(topics.commands.retention),
   checkpointEvery,
 });

@@ -181,7 +181,12 @@ export class Operator extends Outages {
         publisher: this.run.rebuildPublisher,
         gate: { pause: () => runtime().pause(COMMAND_HANDLER), resume: () => runtime().resume(COMMAND_HANDLER) },
         commandsTrigger: { positions: () => this.tables.positions(topics.commands, commandsGroup) },
-        commandLog: { bounds: (_topic, partition) => commands.bounds(partition), sample: (_topic, ...rest) => commands.sample(...rest) },
+        // One generation: the rebuild reads no other for forwarded commands.
+        commandLog: {
+          bounds: (_topic, partition) => commands.bounds(partition),
+          ends: () => Promise.resolve({}),
+          sample: (_topic, ...rest) => commands.sample(...rest),
+        },
         dedupeWindowMs: retentionMs(topologyTopics.commands.retention),
         // As the CLI's and npm start's rebuilds: the lives of the commands topic that only parked sequences name.
         parks: this.tables.park,

@@ -7,7 +7,7 @@
  */
 import { Random } from '../chaos/random.ts';
 import { Workload } from '../chaos/workload.ts';
-import { installClock, resetClock, uninstallClock } from './clock.ts';
+import { installClock, resetClock, simNow, uninstallClock } from './clock.ts';
 import { checkOutcomes, installDigest, uninstallDigest } from './api.ts';
 import { checkWorld, eventRecords, type SimViolation } from './check.ts';
 import type { FaultKind, Step } from './plan.ts';
@@ -146,10 +146,27 @@ const settle = async (world: World, faults: ReadonlySet<FaultKind>, accounts: re
 /** Prints every record of every topic, when SIM_DEBUG is set: once quiescent, or when the system never settled. */
 const debugTopics = (world: World): void => {
   if (process.env.SIM_DEBUG === undefined) return;
-  for (const t of Object.values(TOPICS))
+  const topics = [...new Set([...Object.values(TOPICS), ...world.triggers().map((t) => t.topic)])];
+  for (const t of topics)
     for (const l of world.cluster.lives(t))
       for (const r of l.partitions.flat())
-        console.log(t, l.life, r.partition, r.offset, r.timestamp, r.value?.toString('utf8').slice(0, 200));
+        console.log(
+          t,
+          l.life,
+          r.partition,
+          r.offset,
+          r.timestamp,
+          r.headers === undefined ? '' : JSON.stringify(r.headers),
+          r.value?.toString('utf8').slice(0, 200),
+        );
+};
+
+/** After each step, when SIM_DEBUG is set: the clock, the older generation's checkpoints and its trigger's positions. */
+const debugStep = (world: World, index: number): void => {
+  if (process.env.SIM_DEBUG === undefined) return;
+  const checkpoints = [...world.heads.dump().values()].flatMap((i) => (i.kind === 'checkpoint' ? [JSON.stringify(i.checkpoint)] : []));
+  const positions = world.commandTriggers.map((t) => `${t.topic}:${[0, 1, 2, 3, 4].map((p) => t.position(p)).join(',')}`);
+  console.log(`after step ${index} at ${simNow()}: positions ${positions.join(' ')}; checkpoints ${checkpoints.join(' ')}`);
 };
 
 /** Runs `steps` of `seed` with `faults` switched on; `plant` changes the world first (a planted bug the run must find). */
@@ -189,6 +206,7 @@ const runUnderClock = async (
     world.scheduler.reseed(random.fork(1));
     await act(state, step, random);
     await world.scheduler.run(random.int(0, 20));
+    debugStep(world, step.index);
     const violations = await checkWorld(world, false, state.committedAtEnd);
     if (violations.length > 0) return { violations, at: step.index, invocations: invocations() };
   }

@@ -11,7 +11,7 @@ import { verifyAggregates } from '../functions/rebuild/verify-aggregates.ts';
 import type { Random } from '../chaos/random.ts';
 import type { Workload } from '../chaos/workload.ts';
 import { burst, resendThroughApi } from './api.ts';
-import { advance } from './clock.ts';
+import { advance, simNow } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
 import { parkStep } from './park.ts';
 import { brokenRoll } from './refused-deploy.ts';
@@ -34,7 +34,7 @@ const pick = <T>(random: Random, items: readonly T[]): T | undefined => items[ra
 
 /** Logs how an operator's task ended, when SIM_DEBUG is set. */
 export const debugEnd = (name: string) => (error: unknown, value?: unknown) => {
-  if (process.env.SIM_DEBUG !== undefined) console.log(`${name}:`, error ?? JSON.stringify(value));
+  if (process.env.SIM_DEBUG !== undefined) console.log(`${name} (ended at ${simNow()}):`, error ?? JSON.stringify(value));
 };
 
 /** Starts the snapshot rebuild as a task; a rebuild that fails leaves its lock for the next run to resume. */

@@ -8,7 +8,18 @@
 import { RebuildInProgressError, TableBehindLogError, type ControlRecord } from '../control/control.ts';
 import type { HeadsSnapshot, HeadsStore } from '../heads/ports.ts';
 import { checkStampsAgainst, controlStamp } from '../heads/stamp.ts';
-import type { EventsTopicState } from './ports.ts';
+import { generationName, splitGeneration } from '../core/generations.ts';
+import { forwardedFrom } from '../core/forwarded-from.ts';
+import type { CommandLog, EventsTopicState } from './ports.ts';
+
+/** What the gate reads besides the table: whether the events topic is empty, and the commands topic's later generations. */
+export interface ControlGateDeps {
+  readonly heads: HeadsStore;
+  readonly eventLog: EventsTopicState;
+  readonly commandLog?: Pick<CommandLog, 'ends' | 'sample'>;
+  /** The newest generation of the commands topic (process-batch.ts). @default - the first only */
+  readonly newestCommandsTopic?: () => string;
+}
 
 /** The control facts a batch is decided under. */
 export interface BatchControl {
@@ -26,7 +37,7 @@ export class ControlGate {
   /** The table's identity, described once per container (again after any failure). */
   private identity: string | undefined;
 
-  constructor(private readonly deps: { readonly heads: HeadsStore; readonly eventLog: EventsTopicState }) {}
+  constructor(private readonly deps: ControlGateDeps) {}
 
   /** Whether the batch's read must bring the control item (no stamp can stand in for it yet). */
   get readsControl(): boolean {
@@ -62,6 +73,11 @@ export class ControlGate {
       // taken for new, its checkpoints would number the commands topic's lives from 1 again,
       // and a new life's command would pass for a redelivery of a parked one at its offset.
       else if (parked > 0) control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName, PARKED_DETAIL);
+      // A forward in the commands topic: a partition was sealed in a table that had a control item
+      // (a batch forwards only after its own made one). Restored from before, this one lost the
+      // seal, and the forward's original, delivered again, would be decided in place as well.
+      else if (await this.forwarded())
+        control = (await this.deps.heads.getControl()) ?? throwBehind(this.deps.heads.tableName, FORWARDED_DETAIL);
     }
     if (control?.status === 'rebuilding') throw new RebuildInProgressError(control.epoch);
     let ready: ControlRecord;
@@ -75,6 +91,15 @@ export class ControlGate {
     }
     this.known = { control: ready, stamp: controlStamp('ready', ready.epoch, await this.ownIdentity()) };
     return { ...this.known, fresh: control === undefined };
+  }
+
+  /** Whether a generation of the commands topic after the first holds a forwarded command (core/forwarded-from.ts). */
+  private async forwarded(): Promise<boolean> {
+    const newest = this.deps.newestCommandsTopic?.();
+    if (newest === undefined || this.deps.commandLog === undefined) return false;
+    const { base, index } = splitGeneration(newest);
+    const later = Array.from({ length: index }, (_, i) => generationName(base, i + 1));
+    return (await forwardedFrom(this.deps.commandLog, later)).size > 0;
   }
 
   private async ownIdentity(): Promise<string> {
@@ -106,6 +131,8 @@ export class ControlGate {
 }
 
 const PARKED_DETAIL = 'it has no control item, but holds parked aggregates';
+const FORWARDED_DETAIL =
+  'it has no control item, but the commands topic holds commands forwarded from a sealed generation (the rebuild seals it again)';
 
 const throwBehind = (tableName: string, detail?: string): never => {
   throw new TableBehindLogError(tableName, detail);

@@ -20,6 +20,8 @@ export interface LogRecord {
   readonly value: Buffer | null;
   /** Its `traceparent` header, when it has one (W3C trace context; core/trace-context.ts). */
   readonly traceparent?: string;
+  /** Its `x-forwarded-from` header (core/generations.ts FORWARDED_FROM): a command forwarded from a sealed generation names where it came. */
+  readonly forwardedFrom?: string;
   /** The generation's topic it was read from, when the reader reads every generation of a topic (generation-log.ts). */
   readonly topic?: string;
 }

@@ -6,7 +6,11 @@
  * the version that serves reads and the catch-up of the version being built; one item per
  * events partition (`~version#<name>@v<n>`, `<topic>-<partition>`) records how far the
  * catch-up has applied that partition and whether the live event side has joined it
- * (rebuild/projection-version.ts, event/versions.ts). Pure: reads go through the given port.
+ * (rebuild/projection-version.ts, event/versions.ts). A build of the new version from nothing
+ * gets an id (`build`, on the state item and on each marker written for it): a marker vouches
+ * only for the build the state item names, so that one a run wrote after the table lost its
+ * items (onto the empty table, which refuses no write of a new item) vouches for nothing. Pure:
+ * reads go through the given port.
  */
 import type { AnyProjection } from './projection.ts';
 
@@ -53,6 +57,8 @@ export interface ProjectionVersionState {
   readonly active: number;
   /** The version being built beside it, until it serves. */
   readonly building?: number;
+  /** The build under way of `building`: new at each start from nothing (absent: written before builds had ids). */
+  readonly build?: string;
   readonly progress?: CatchUpProgress;
   /** The version whose rows a switch left to drop: a catch-up stopped between the switch and the drop resumes there. */
   readonly dropping?: number;
@@ -66,7 +72,18 @@ export interface VersionMarker {
   readonly through: number;
   /** The offset from which the live event side applies the new version on this partition. */
   readonly joined?: number;
+  /** The build it was written for (the state item's `build`). */
+  readonly build?: string;
 }
+
+/**
+ * The marker `data`, when it vouches for the rows of the build of `version` that `state` names;
+ * undefined for none, or one of another build or of none under way (it outlived its rows).
+ */
+export const buildMarker = (state: ProjectionVersionState | undefined, version: number, data: unknown): VersionMarker | undefined => {
+  const marker = data as VersionMarker | undefined;
+  return state?.building === version && Number.isInteger(marker?.through) && marker?.build === state.build ? marker : undefined;
+};
 
 /** The versions of `name` the code registers, ascending. */
 export const registeredVersions = (projections: readonly Pick<AnyProjection, 'name' | 'version'>[], name: string): number[] =>

@@ -5,7 +5,8 @@
  * catch-up has applied everything before the batch there (its marker's `through` is at or past
  * the batch's first offset): from then on it has joined that partition (recorded on the
  * marker, beside the batch's writes) and applies the new version there too, in offset order
- * after the catch-up, so no row meets an event ahead of its predecessors. Once the state item
+ * after the catch-up, so no row meets an event ahead of its predecessors (a marker counts only
+ * for the build the state item names, core/projection-versions.ts). Once the state item
  * names the new version active, the live side applies it alone. A batch that read the state
  * before the switch may meet the drop of the old version's rows (a gap on a wiped row, at its
  * read or after a lost race): it reads the state again, and once reads switched it leaves the
@@ -19,6 +20,7 @@
 import type { AnyProjection } from '../core/projection.ts';
 import {
   activeVersion,
+  buildMarker,
   isVersioned,
   projectionPk,
   registeredVersions,
@@ -64,9 +66,6 @@ export interface LiveVersions {
   plan(items: ReadonlyMap<string, StoredItem>, records: readonly TriggerRecord[], released?: boolean): VersionPlan;
 }
 
-const markerOf = (item: StoredItem | undefined): VersionMarker | undefined =>
-  Number.isInteger((item?.data as VersionMarker | undefined)?.through) ? (item?.data as VersionMarker) : undefined;
-
 /** The live side's view of `projections`' versions. */
 export const liveVersions = (projections: readonly AnyProjection[], readModels: Pick<ReadModels, 'readBatch'>): LiveVersions => {
   // The state item again, consistently: the batch's own read may be older than a switch.
@@ -88,14 +87,16 @@ export const liveVersions = (projections: readonly AnyProjection[], readModels: 
       // Per name: the active version, and per partition the offsets below which the new one applies too.
       const rule = new Map<string, { active: number; target: number; below: Map<string, number>; retired: boolean }>();
       for (const { name, versions } of names) {
-        const active = activeVersion(versionStateOf(items.get(itemId(versionStateKey(name)))?.data), versions);
+        const state = versionStateOf(items.get(itemId(versionStateKey(name)))?.data);
+        const active = activeVersion(state, versions);
         const target = versions.at(-1) as number;
         const below = new Map<string, number>();
         if (active < target)
           for (const [tp, first] of firstOffset) {
             const key = versionMarkerKey(name, target, tp);
             const item = items.get(itemId(key));
-            const marker = markerOf(item);
+            // Only a marker of the build the state names vouches for the new version's rows (core/projection-versions.ts).
+            const marker = buildMarker(state, target, item?.data);
             if (marker === undefined) continue;
             if (marker.joined !== undefined) below.set(tp, Infinity);
             // A release: what the catch-up has passed (it holds those records, or a read-models rebuild left them to the release).
@@ -151,10 +152,10 @@ export const writeJoins = async (readModels: Pick<ReadModels, 'write'>, joins: r
           return;
         } catch (error) {
           if (!(error instanceof RevisionConflictError) || attempt >= MAX_JOIN_ATTEMPTS) throw error;
-          const current = markerOf(error.current);
-          // Gone (the switch dropped the markers) or joined by another batch: nothing left to record.
-          if (current === undefined || current.joined !== undefined) return;
-          marker = current;
+          const current = error.current?.data as Partial<VersionMarker> | undefined;
+          // Gone (the switch dropped the markers), joined by another batch, or another build's: nothing left to record.
+          if (!Number.isInteger(current?.through) || current?.joined !== undefined || current?.build !== marker.build) return;
+          marker = current as VersionMarker;
           revision = error.current?.revision ?? 0;
         }
       }

@@ -13,6 +13,7 @@
  */
 import { splitGeneration } from '../core/generations.ts';
 import type { CommandLog } from '../command/ports.ts';
+import { forwardedFrom } from '../core/forwarded-from.ts';
 import { RebuildLockError } from '../control/control.ts';
 import type { ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { CommandSource } from '../control/control.ts';
@@ -111,22 +112,35 @@ const lifeAt = async (
 const sealOf = (old: StoredCheckpoint | undefined, next: number, sealNow: boolean): { sealed?: number } =>
   old?.sealed !== undefined ? { sealed: old.sealed } : sealNow ? { sealed: next } : {};
 
+/** The generation of a commands `topic-partition`. */
+const generationOf = (tp: string): number => splitGeneration(tp.slice(0, tp.lastIndexOf('-'))).index;
+
 /**
- * Whether a commands partition (`topic-partition`) is of a generation older than the newest one
- * some command of which was decided (its trigger went on, or an event names it): that generation
- * began once the older ones were drained and sealed, so they are sealed again, whatever the table lost.
+ * Whether a commands partition (`topic-partition`) was sealed, whatever the table lost: it is of
+ * a generation older than the newest one some command of which was decided (its trigger went
+ * on, or an event names it), which began once the older ones were drained and sealed; or a
+ * newer generation holds a command forwarded from it (core/forwarded-from.ts), which only a
+ * sealed partition forwards (a newer generation's batch may seal and decide nothing that
+ * lasts). The forwards are looked for in the generations after the newest decided only: an
+ * older partition is sealed anyway, and a partition forwards to a generation newer than its
+ * own; nothing of those was decided yet, so they hold no more than their backlog.
  */
-export const olderThanDecided = (positions: ReadonlyMap<string, number>, lastSources: ReadonlyMap<string, unknown>) => {
-  const generationOf = (tp: string) => splitGeneration(tp.slice(0, tp.lastIndexOf('-'))).index;
+export const sealedByLog = async (
+  log: Pick<CommandLog, 'ends' | 'sample'>,
+  positions: ReadonlyMap<string, number>,
+  lastSources: ReadonlyMap<string, unknown>,
+): Promise<(tp: string) => boolean> => {
   const newestDecided = Math.max(0, ...[...positions].flatMap(([tp, next]) => (next > 0 || lastSources.has(tp) ? [generationOf(tp)] : [])));
-  return (tp: string): boolean => generationOf(tp) < newestDecided;
+  const later = [...positions.keys()].filter((tp) => generationOf(tp) > newestDecided).map((tp) => tp.slice(0, tp.lastIndexOf('-')));
+  const forwarded = await forwardedFrom(log, [...new Set(later)]);
+  return (tp: string): boolean => generationOf(tp) < newestDecided || forwarded.has(tp);
 };
 
 /** What else the rebuild knows of a partition's lives than its checkpoint and the events. */
 export interface LifeEvidence {
   /** The life of the partition's last parked record (parked commands cause no events). */
   readonly parked?: ParkedLife;
-  /** A newer generation of the commands topic has begun deciding: this older partition is sealed at `next` unless it was already. */
+  /** The log shows this partition sealed (`sealedByLog`): it is sealed at `next` unless it was already. */
   readonly sealNow?: boolean;
 }
 

@@ -3,14 +3,16 @@
  * the table keeps, the one serving reads and the one being built beside it, and none below the
  * serving one (dropped at a switch, or being dropped: replaying them would bring back rows the
  * record says are gone). The catch-up's markers of a version being built vouch for rows the
- * rebuild wipes: they go with the rows, and once the replay has put back every event before the
- * trigger's position they say so, so that the catch-up resumes from there
- * (rebuild/projection-version.ts).
+ * rebuild wipes: before the wipe, the rebuild starts a new build of that version (a new id on
+ * the state item, core/projection-versions.ts), which no marker written before carries; once
+ * the replay has put back every event before the trigger's position, it writes that build's
+ * markers, so that the catch-up resumes from there (rebuild/projection-version.ts).
  */
 import type { PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import {
   activeVersion,
+  buildMarker,
   isVersioned,
   registeredVersions,
   versionMarkerKey,
@@ -19,12 +21,16 @@ import {
   type VersionMarker,
 } from '../core/projection-versions.ts';
 import type { ReadModels } from '../event/ports.ts';
-import { readState } from './version-state.ts';
+import { newBuild, readState, stateItem } from './version-state.ts';
 
 /** A version being built beside the serving one. */
 export interface Building {
   readonly name: string;
   readonly version: number;
+  /** The version serving reads. */
+  readonly from: number;
+  /** The build under way as the rebuild last read or started it. */
+  readonly build?: string;
 }
 
 /** The versions kept: the projections to replay, and those among them being built. */
@@ -44,38 +50,52 @@ export const keptVersions = async (readModels: Pick<ReadModels, 'get'>, projecti
       replay.push(...own);
       continue;
     }
-    const active = activeVersion((await readState(readModels, name)).state, versions);
+    const { state } = await readState(readModels, name);
+    const active = activeVersion(state, versions);
     replay.push(...own.filter((p) => versionOf(p) >= active));
     const newest = versions.at(-1) as number;
-    if (newest > active) building.push({ name, version: newest });
+    if (newest > active)
+      building.push({ name, version: newest, from: active, ...(state?.build === undefined ? {} : { build: state.build }) });
   }
   return { replay, building };
 };
 
-/** The markers of the versions being built, deleted with their rows: until the replay ends, they vouch for nothing. */
-export const forgetMarkers = async (readModels: Pick<ReadModels, 'wipe'>, building: readonly Building[]): Promise<void> => {
-  for (const { name, version } of building) await readModels.wipe(versionMarkerPk(name, version));
+/**
+ * Before the rows of the versions being built are wiped: a new build of each (conditional on
+ * the state item as read here), so that no marker written before vouches for the rows replayed.
+ */
+export const startBuilds = async (readModels: Pick<ReadModels, 'get' | 'write'>, building: readonly Building[]): Promise<Building[]> => {
+  const started: Building[] = [];
+  for (const { name, version, from } of building) {
+    const state = await stateItem(readModels, name);
+    await state.put(newBuild(state.get(), from, version));
+    started.push({ name, version, from, build: state.get()?.build });
+  }
+  return started;
 };
 
 /**
  * After the replay up to `upTo`: each version being built holds every event before it, on every
- * partition, so its markers say so (a catch-up that ran between two runs of the rebuild may have
- * gone further, or joined a partition: kept).
+ * partition, so its build's markers say so (a catch-up that ran between two runs of the rebuild
+ * may have gone further, or joined a partition: kept). Where the state item no longer names the
+ * build the rebuild started, the table lost its items since (the rows went with them): no marker.
  */
 export const markReplayed = async (
-  readModels: Pick<ReadModels, 'query' | 'write'>,
+  readModels: Pick<ReadModels, 'get' | 'query' | 'write'>,
   building: readonly Building[],
   topic: string,
   upTo: PartitionOffsets,
 ): Promise<void> => {
-  for (const { name, version } of building) {
+  for (const { name, version, build } of building) {
+    const { state } = await readState(readModels, name);
+    if (state?.building !== version || state.build !== build) continue;
     const found = new Map((await readModels.query(versionMarkerPk(name, version))).map(({ key, item }) => [key.sk, item] as const));
     for (const [partition, offset] of Object.entries(upTo)) {
       // The markers name a partition as the catch-up does: `topic-partition`, whatever the generation.
       const tp = /^[0-9]+$/.test(partition) ? `${topic}-${partition}` : partition;
       const item = found.get(tp);
-      const marker = item?.data as VersionMarker | undefined;
-      const next: VersionMarker = { ...marker, through: Math.max(offset, marker?.through ?? 0) };
+      const marker = buildMarker(state, version, item?.data);
+      const next: VersionMarker = { ...marker, through: Math.max(offset, marker?.through ?? 0), ...(build === undefined ? {} : { build }) };
       // Conditional all the same: nothing else writes a marker while the rebuild holds the lock and the live side.
       await readModels.write(versionMarkerKey(name, version, tp), { data: next, versions: {}, gaps: [], gapCount: 0 }, item?.revision ?? 0);
     }

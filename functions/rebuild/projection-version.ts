@@ -17,6 +17,7 @@ import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import {
   activeVersion,
+  buildMarker,
   isVersioned,
   projectionPk,
   registeredVersions,
@@ -31,7 +32,7 @@ import { haltError, type Halt } from '../event/halts.ts';
 import { createEventApplier } from '../event/process-batch.ts';
 import { holdingApplier } from './held-records.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
-import { entry, readState, stateItem, type StateItem } from './version-state.ts';
+import { entry, newBuild, readState, stateItem, type StateItem } from './version-state.ts';
 import { replayLog } from './replay.ts';
 
 /** What a catch-up needs. */
@@ -107,12 +108,9 @@ const catchUpOne = async (
   const name = projection.name;
   const to = versionOf(projection);
   const state = await stateItem(readModels, name);
-  if (state.get()?.building !== to)
-    await state.put({
-      active: from,
-      building: to,
-      history: [...(state.get()?.history ?? []), entry(`building version ${to} beside version ${from}`)],
-    });
+  // A build from nothing gets a new id: markers found without the state naming their build outlived their rows.
+  if (state.get()?.building !== to) await state.put(newBuild(state.get(), from, to));
+  const build = state.get()?.build;
   const started = Date.now();
   let eventsApplied = 0;
   const apply = createEventApplier({
@@ -129,21 +127,22 @@ const catchUpOne = async (
   // before its rows: seed 214); every such record was on the log before the join, so the sweep,
   // whose end offsets are read after every join, applies it (the rows dedupe by version).
   let swept = false;
+  // A marker of another build counts as none; its revision is kept for the write over it.
+  const markerOf = (item: { data: unknown; revision: number }) => ({
+    marker: buildMarker(state.get(), to, item.data),
+    revision: item.revision,
+  });
 
   for (;;) {
-    const markers = new Map(
-      (await readModels.query(versionMarkerPk(name, to))).map(({ key, item }) => [
-        key.sk,
-        { marker: item.data as VersionMarker, revision: item.revision },
-      ]),
-    );
+    const markers = new Map((await readModels.query(versionMarkerPk(name, to))).map(({ key, item }) => [key.sk, markerOf(item)]));
     const putMarker = async (tp: string, through: number, join = false): Promise<void> => {
       for (;;) {
         const found = markers.get(tp);
-        const joined = found?.marker.joined ?? (join ? through : undefined);
+        const joined = found?.marker?.joined ?? (join ? through : undefined);
         const marker: VersionMarker = {
-          through: Math.max(through, found?.marker.through ?? 0),
+          through: Math.max(through, found?.marker?.through ?? 0),
           ...(joined === undefined ? {} : { joined }),
+          ...(build === undefined ? {} : { build }),
         };
         try {
           await readModels.write(
@@ -156,16 +155,16 @@ const catchUpOne = async (
         } catch (error) {
           // The live side joined it meanwhile: keep its `joined`, write `through` again.
           if (!(error instanceof RevisionConflictError) || error.current === undefined) throw error;
-          markers.set(tp, { marker: error.current.data as VersionMarker, revision: error.current.revision });
+          markers.set(tp, markerOf(error.current));
         }
       }
     };
     const { start, end } = await eventLog.offsets();
     const keys = Object.keys(end);
-    const unjoined = keys.filter((k) => markers.get(tpOf(k))?.marker.joined === undefined);
+    const unjoined = keys.filter((k) => markers.get(tpOf(k))?.marker?.joined === undefined);
     const sweeping = unjoined.length === 0;
     const pending = sweeping ? keys : unjoined;
-    const fromAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, markers.get(tpOf(k))?.marker.through ?? start[k] ?? 0]));
+    const fromAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, markers.get(tpOf(k))?.marker?.through ?? start[k] ?? 0]));
     const toAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, Math.max(end[k] ?? 0, fromAt[k] ?? 0)]));
     const remaining = pending.reduce((n, k) => n + (toAt[k] ?? 0) - (fromAt[k] ?? 0), 0);
     const saveProgress = async (left: number) => {
@@ -173,7 +172,7 @@ const catchUpOne = async (
         eventsRead: eventsApplied,
         eventsTotal: eventsApplied + left,
         ratePerSecond: Math.round((eventsApplied / Math.max(1, Date.now() - started)) * 1000),
-        joined: keys.filter((k) => markers.get(tpOf(k))?.marker.joined !== undefined).length,
+        joined: keys.filter((k) => markers.get(tpOf(k))?.marker?.joined !== undefined).length,
         partitions: keys.length,
         updatedAt: new Date().toISOString(),
       };
@@ -196,7 +195,7 @@ const catchUpOne = async (
     const holder = holdingApplier(apply, eventLog.topic);
     const advance = async (checkpoint: PartitionOffsets) => {
       const at = holder.behind(checkpoint);
-      for (const k of pending) if ((at[k] ?? 0) > (markers.get(tpOf(k))?.marker.through ?? -1)) await putMarker(tpOf(k), at[k] ?? 0);
+      for (const k of pending) if ((at[k] ?? 0) > (markers.get(tpOf(k))?.marker?.through ?? -1)) await putMarker(tpOf(k), at[k] ?? 0);
     };
     const replayed = await replayLog(
       eventLog,

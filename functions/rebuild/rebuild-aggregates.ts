@@ -14,7 +14,7 @@ import { EventChainError, isChainFault } from '../core/event-reader.ts';
 import type { LogReader, LogRecord } from '../core/log.ts';
 import { RebuildLockError, type ControlRecord, type RebuildProgress } from '../control/control.ts';
 import type { BatchPublisher, CommandLog } from '../command/ports.ts';
-import { olderThanDecided, parkedLives, resetCheckpoint } from './command-lives.ts';
+import { parkedLives, resetCheckpoint, sealedByLog } from './command-lives.ts';
 import { seedResumed } from './resume-seed.ts';
 import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
@@ -41,8 +41,12 @@ export interface RebuildDeps {
    * up, so that the partitions' checkpoints start there and the next batches line up with them.
    */
   readonly commandsTrigger: { positions(): Promise<ReadonlyMap<string, number>> };
-  /** The commands topic, read at the last offset the events name per partition when the table knows nothing of its life. */
-  readonly commandLog: Pick<CommandLog, 'bounds' | 'sample'>;
+  /**
+   * The commands topic, read at the last offset the events name per partition when the table
+   * knows nothing of its life, and in the generations nothing was decided of yet for forwarded
+   * commands (command-lives.ts `sealedByLog`).
+   */
+  readonly commandLog: Pick<CommandLog, 'bounds' | 'ends' | 'sample'>;
   /** How long an accepted commandId is recognised (the command side's dedupe window), in ms. */
   readonly dedupeWindowMs: number;
   /** Events between checkpoints (heads written, offsets saved); default 100,000. */
@@ -243,7 +247,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   if (!stoppedEarly) {
     const parked = deps.parks === undefined ? undefined : await parkedLives(deps.parks);
     const positions = await deps.commandsTrigger.positions();
-    const sealNow = olderThanDecided(positions, fold.lastSources);
+    const sealNow = await sealedByLog(deps.commandLog, positions, fold.lastSources);
     for (const tp of positions.keys()) {
       await resetCheckpoint(deps, epoch, tp, fold.lastSources.get(tp), { parked: parked?.get(tp), sealNow: sealNow(tp) });
       checkpointsReset++;

@@ -13,7 +13,7 @@ import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import type { EventParking } from '../event/parking.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
-import { forgetMarkers, keptVersions, markReplayed } from './kept-versions.ts';
+import { keptVersions, markReplayed, startBuilds } from './kept-versions.ts';
 import { liftPartialParks, type PartialPark } from './partial-parks.ts';
 import { takeReadModelLock, type ReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
@@ -98,6 +98,7 @@ const rebuildHeld = async (
       : { parking: { ...deps.parking, attempts: Number.isFinite(deps.parking.attempts) ? 1 : Infinity, replay: true } };
   // Every version kept, the one being built too; none dropped at a switch (kept-versions.ts).
   const kept = await keptVersions(readModels, deps.projections);
+  let building = kept.building;
   const done = await replayReadModels(
     { ...deps, ...parking, projections: kept.replay, name: 'read-models', beforeSave: lock.renew },
     async () => {
@@ -106,12 +107,13 @@ const rebuildHeld = async (
       return { start, end };
     },
     async () => {
+      // A new build of each version being built first: the markers of the old one vouch for rows about to go.
+      building = await startBuilds(readModels, building);
       for (const pk of [
         ...deps.projections.map((p) => projectionPk(p.name, versionOf(p))),
         ...deps.reactions.map((r) => reactionCheckpointPk(r.name)),
       ])
         itemsWiped += await readModels.wipe(pk);
-      await forgetMarkers(readModels, kept.building);
       // A park the table lost records of is lost with it (partial-parks.ts).
       if (deps.parking !== undefined) partialParks = await liftPartialParks(deps.parking.store);
       for (const park of partialParks)
@@ -121,7 +123,7 @@ const rebuildHeld = async (
   );
   if (Object.keys(upTo).length === 0) upTo = await deps.trigger.position();
   if (done.status === 'complete') {
-    await markReplayed(readModels, kept.building, deps.eventLog.topic, upTo);
+    await markReplayed(readModels, building, deps.eventLog.topic, upTo);
     await readModels.putControl('ready', held.revision);
   }
   return { ...done, readModels: true, itemsWiped, groupId: deps.trigger.groupId, upTo, partialParks };

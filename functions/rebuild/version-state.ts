@@ -1,7 +1,8 @@
 /**
  * The state item of a versioned projection as a catch-up run keeps it
  * (core/projection-versions.ts): read once, then written conditionally on the revision read,
- * so that two runs never both think they moved it.
+ * so that two runs never both think they moved it; and the state of a build started from
+ * nothing, by the catch-up or by a read-models rebuild that wipes the version's rows.
  */
 import { versionStateKey, versionStateOf, type ProjectionVersionState, type VersionEvent } from '../core/projection-versions.ts';
 import type { ReadModels } from '../event/ports.ts';
@@ -33,3 +34,12 @@ export const stateItem = async (readModels: Pick<ReadModels, 'get' | 'write'>, n
 
 /** One line of the record, stamped now. */
 export const entry = (what: string): VersionEvent => ({ at: new Date().toISOString(), what });
+
+/** The state of a build of `to` beside `from` from nothing: a new `build`, which no marker written before carries. */
+export const newBuild = (state: ProjectionVersionState | undefined, from: number, to: number): ProjectionVersionState => ({
+  ...(state?.dropping === undefined ? {} : { dropping: state.dropping }),
+  active: from,
+  building: to,
+  build: globalThis.crypto.randomUUID(),
+  history: state?.building === to ? state.history : [...(state?.history ?? []), entry(`building version ${to} beside version ${from}`)],
+});

@@ -6,7 +6,8 @@
  * producer deployed before the grow, a reaction's command from an event-side container with the
  * old generation list) is forwarded to the newest generation as it came, nothing decided on the
  * old one, and decided there after what it holds. And a
- * new table may start empty only if no generation of the events topic holds an event. A table
+ * new table may start empty only if no generation of the events topic holds an event, and no
+ * later generation of the commands topic a forwarded command (its seal is lost). A table
  * that lost decisions of records the older generation's trigger committed (restored from before
  * the drain, or from before the first batch of a life the older generation was recreated into)
  * is behind its log: the newer generation says so instead of waiting for ever.
@@ -140,6 +141,31 @@ describe('sealing a drained generation of the commands topic', () => {
       const id = unique('acc');
       const open = await send(commands, 2, command(id, 'OpenAccount', { owner: 'Ada' }));
       await expect(fresh.processor()(mskEvent([open]))).rejects.toBeInstanceOf(TableBehindLogError);
+      expect(await fresh.heads.get('account', id)).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
+  }, 60_000);
+
+  it('takes a table without control item for new only if no later generation holds a forwarded command (seed 72879)', async () => {
+    const fresh = await startCommandSide();
+    try {
+      const older = unique('commands');
+      const later = generationName(older, 1);
+      const admin = fresh.kafka.admin();
+      await admin.connect();
+      await createTopics(admin, { [older]: 3, [later]: 6, [generationName(fresh.topics.events, 1)]: 6 }).finally(() => admin.disconnect());
+      const id = unique('acc');
+      const stale = await send(older, 0, command(id, 'OpenAccount', { owner: 'Ada' }));
+      // Forwarded by a batch on the table this one was restored from: its backup, from before the first batch, lost the seal.
+      await producer.send({
+        topic: later,
+        acks: -1,
+        messages: [{ key: id, value: JSON.stringify(stale.value), headers: { [FORWARDED_FROM]: `${older}-0@${stale.offset}` } }],
+      });
+      const process = fresh.processor({ newestCommandsTopic: () => later });
+      await expect(process(mskEvent([stale]))).rejects.toThrow(/forwarded from a sealed generation/);
+      await expect(process(mskEvent([stale]))).rejects.toBeInstanceOf(TableBehindLogError);
       expect(await fresh.heads.get('account', id)).toBeUndefined();
     } finally {
       await fresh.close();

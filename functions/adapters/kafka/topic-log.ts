@@ -5,14 +5,21 @@
  */
 import type { IHeaders, Kafka } from 'kafkajs';
 import { TRACEPARENT } from '../../core/trace-context.ts';
+import { FORWARDED_FROM } from '../../core/generations.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
 import { SharedAdmin } from './clients.ts';
 
-/** The `traceparent` header of a message, as a field to spread into its record (none when absent). */
-const traceField = (headers: IHeaders | undefined): { traceparent?: string } => {
-  const value = headers?.[TRACEPARENT];
-  const text = Array.isArray(value) ? value[0] : value;
-  return text === undefined ? {} : { traceparent: text.toString() };
+/** A header of a message as text (its first value), undefined when absent. */
+const headerText = (headers: IHeaders | undefined, name: string): string | undefined => {
+  const value = headers?.[name];
+  return (Array.isArray(value) ? value[0] : value)?.toString();
+};
+
+/** The `traceparent` and `x-forwarded-from` headers of a message, as fields to spread into its record (none when absent). */
+const headerFields = (headers: IHeaders | undefined): Pick<LogRecord, 'traceparent' | 'forwardedFrom'> => {
+  const traceparent = headerText(headers, TRACEPARENT);
+  const forwardedFrom = headerText(headers, FORWARDED_FROM);
+  return { ...(traceparent === undefined ? {} : { traceparent }), ...(forwardedFrom === undefined ? {} : { forwardedFrom }) };
 };
 
 export type { LogRecord, PartitionOffsets } from '../../core/log.ts';
@@ -140,7 +147,7 @@ export class TopicLog implements LogReader {
                   timestamp: Number(m.timestamp),
                   key: m.key,
                   value: m.value,
-                  ...traceField(m.headers),
+                  ...headerFields(m.headers),
                 }));
               const last = batch.messages.at(-1);
               // The next fetch goes out while the chunks before this one are handed over (the

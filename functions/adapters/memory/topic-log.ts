@@ -6,16 +6,17 @@
  */
 import type { CommandLog, EventsTopicState } from '../../command/ports.ts';
 import type { LogReader, LogRecord, PartitionOffsets } from '../../core/log.ts';
-import { generationName, olderGenerations } from '../../core/generations.ts';
-import type { MemoryCluster } from './cluster.ts';
+import { FORWARDED_FROM, generationName, olderGenerations } from '../../core/generations.ts';
+import type { MemoryCluster, StoredRecord } from './cluster.ts';
 import { immediate, perform, type Interleaver } from './interleave.ts';
 
-const asLogRecord = (r: LogRecord): LogRecord => ({
+const asLogRecord = (r: StoredRecord): LogRecord => ({
   partition: r.partition,
   offset: r.offset,
   timestamp: r.timestamp,
   key: r.key,
   value: r.value,
+  ...(r.headers?.[FORWARDED_FROM] === undefined ? {} : { forwardedFrom: r.headers[FORWARDED_FROM] }),
 });
 
 /** One topic read as a log. */

@@ -15,6 +15,7 @@ import {
 import { GenerationLog } from '../../../functions/core/generation-log.ts';
 import { rebuildAggregates } from '../../../functions/rebuild/rebuild-aggregates.ts';
 import { createCommandProcessor } from '../../../functions/command/process-batch.ts';
+import { TableBehindLogError } from '../../../functions/control/control.ts';
 import { FORWARDED_FROM, generationName, NewestGenerationUnknownError } from '../../../functions/core/generations.ts';
 import type { MskEvent } from '../../../functions/core/trigger-event.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
@@ -135,6 +136,40 @@ describe('a command that reaches a sealed generation', () => {
       expect(await process(sys.send([late]))).toMatchObject({ forwarded: 1, accepted: 0 });
       expect(newerRecords(sys).at(-1)?.headers).toEqual({ [FORWARDED_FROM]: 'commands-0@1' });
     }
+  });
+
+  /**
+   * Seed 72879: the newer generation's batch seals and decides nothing that lasts (a rejection,
+   * its commit not made); a stale command is forwarded, its commit lost; the table is restored
+   * from a backup taken before its first batch. Only the forward in the log tells of the seal.
+   */
+  const forwardedThenRestored = async () => {
+    const sys = grown();
+    const process = processor(sys);
+    const backup = sys.backup();
+    sys.cluster.append(NEWER, [{ key: 'acc-1', value: JSON.stringify(command('acc-1', 'Withdraw', { amount: 1 })) }]);
+    expect(await process(deliveryOf(newerRecords(sys)))).toMatchObject({ rejected: 1 });
+    const late = command('acc-1', 'OpenAccount', { owner: 'Ann' });
+    const stale = sys.send([late]);
+    expect(await process(stale)).toMatchObject({ forwarded: 1 });
+    const from = newerRecords(sys).at(-1)?.headers?.[FORWARDED_FROM] as string;
+    sys.restore(backup);
+    return { sys, process, stale, late, tp: from.slice(0, from.lastIndexOf('@')) };
+  };
+
+  it('is sealed again by the rebuild of a table restored from before the seal, on the forward alone (seed 72879)', async () => {
+    const { sys, process, stale, late, tp } = await forwardedThenRestored();
+    await rebuild(sys);
+    expect((await sys.heads.getCheckpoint(tp))?.sealed).toBe(0);
+    // Delivered again (its commit was lost): forwarded again, a duplicate of the copy, not decided in place.
+    expect(await process(stale)).toMatchObject({ forwarded: 1, accepted: 0, rejected: 0 });
+    expect(sys.answers(late.commandId)).toEqual([]);
+  });
+
+  it('makes a restored table without control item behind its log before the rebuild (seed 72879)', async () => {
+    const { process, stale, late, sys } = await forwardedThenRestored();
+    await expect(process(stale)).rejects.toBeInstanceOf(TableBehindLogError);
+    expect(sys.answers(late.commandId)).toEqual([]);
   });
 
   it('is forwarded when the older generation was recreated before the seal, empty (seed 434 of the grow kinds)', async () => {

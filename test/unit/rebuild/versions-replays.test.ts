@@ -3,7 +3,8 @@
  * over a topic that grew (an account's later events on a partition read before its earlier
  * ones: simulator seeds 175 and 434 never settled), and the read-models rebuild, which
  * replays every version kept, the one being built included, and none dropped at a switch
- * (simulator seeds 55 and 220: version 1's rows back after its drop).
+ * (simulator seeds 55 and 220: version 1's rows back after its drop), and whose markers the
+ * catch-up goes on from.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryReadModels } from '../../../functions/adapters/memory/read-models.ts';
@@ -155,14 +156,37 @@ describe('a projection version against the replays', () => {
     expect(rebuilt).toMatchObject({ status: 'complete', upTo: { 0: 2, 1: 2, 2: 2 } });
     expect(rowsOf(readModels, 'account-summary').size).toBeGreaterThan(0);
     expect(rowsOf(readModels, 'account-summary@v2').size).toBeGreaterThan(0);
+    // The markers of the build the rebuild started (the state item names it): those of the run before went with its rows.
+    const { build } = versionStateOf((await readModels.get(versionStateKey('account-summary')))?.data) ?? {};
+    expect(build).toBeDefined();
     expect((await readModels.query(versionMarkerPk('account-summary', 2))).map(({ key, item }) => [key.sk, item.data]).sort()).toEqual([
-      ['events-0', { through: 2 }],
-      ['events-1', { through: 2 }],
-      ['events-2', { through: 2 }],
+      ['events-0', { through: 2, build }],
+      ['events-1', { through: 2, build }],
+      ['events-2', { through: 2, build }],
     ]);
 
     const report = await catchUpVersions(deps, { passPauseMs: 1 });
-    expect(report).toMatchObject({ status: 'complete', projections: [{ outcome: 'switched' }] });
+    expect(report).toMatchObject({ status: 'complete', projections: [{ outcome: 'switched', eventsApplied: 6 * accounts - 6 }] });
+    expect(rowsOf(readModels, 'account-summary@v2')).toEqual(await reference(sys));
+  });
+
+  it('goes on from what a rebuild before the first catch-up run put back: nothing read again', async () => {
+    const sys = new MemorySystem();
+    sys.cluster.grow('events', 3);
+    for (let i = 0; i < 4; i++) await sys.deliver(sys.send(round(i)));
+    const readModels = new MemoryReadModels();
+    const eventLog = new MemoryTopicLog(sys.cluster, 'events');
+    const deps = { aggregates, projections: both, readModels, eventLog };
+    const trigger = {
+      position: async () => (await eventLog.offsets()).end,
+      starts: async () => (await eventLog.offsets()).start,
+      groupId: 'g',
+    };
+    expect(await rebuildReadModels({ ...deps, reactions: [], trigger })).toMatchObject({ status: 'complete' });
+    expect(await history(readModels)).toEqual(['building version 2 beside version 1']);
+
+    const report = await catchUpVersions(deps, { passPauseMs: 1 });
+    expect(report).toMatchObject({ status: 'complete', projections: [{ outcome: 'switched', eventsApplied: 0 }] });
     expect(rowsOf(readModels, 'account-summary@v2')).toEqual(await reference(sys));
   });
 });
