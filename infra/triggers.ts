@@ -25,17 +25,18 @@ export interface TriggerErrorHandling {
    */
   readonly retryAttempts?: number;
   /**
-   * Split a failing batch in two and retry the halves. Off: the handlers report the first
-   * record they could not handle (`batchItemFailures`), so Lambda already retries from
-   * exactly there, and a whole batch fails only for causes that a smaller batch does not
-   * cure (DynamoDB or Kafka unavailable); halving would only multiply invocations and
-   * requests during an outage.
+   * Split a failing batch in two and retry the halves. Off: the handlers report the records
+   * they did not handle (`batchItemFailures`), so Lambda already retries exactly those, and a
+   * whole batch fails only for causes that a smaller batch does not cure (DynamoDB or Kafka
+   * unavailable); halving would only multiply invocations and requests during an outage.
    * @default false
    */
   readonly bisectBatchOnError?: boolean;
   /**
-   * Let the function report the first failed record of each partition (`batchItemFailures`):
-   * what precedes it is committed, it and what follows are retried.
+   * Let the function report, per stopped partition, every record from the first it did not
+   * handle to the end of the batch (`batchItemFailures`, functions/core/batch-response.ts):
+   * what precedes them is committed and they are retried, whether Lambda reads the response
+   * as a checkpoint at the lowest failed record or as a list of the records to retry.
    * @default true
    */
   readonly reportBatchItemFailures?: boolean;

@@ -2,7 +2,7 @@
  * cfn-lint from the project's Python venv (`.cache/venv`, local/requirements.txt). Creates
  * the venv when the local stack has not yet done so, and marks it installed the same way.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,8 +24,21 @@ export const ensureCfnLint = (): string => {
   return cfnLintBin;
 };
 
-/** Result of linting templates: exit code and output (cfn-lint exits 0 with no findings). */
-export const cfnLint = (templates: string[]): { code: number; output: string } => {
-  const result = spawnSync(ensureCfnLint(), ['--format', 'parseable', ...templates], { encoding: 'utf8' });
-  return { code: result.status ?? -1, output: `${result.stdout}${result.stderr}` };
-};
+/**
+ * Result of linting templates: exit code and output (cfn-lint exits 0 with no findings). Run
+ * as a child process the test awaits: a synchronous run blocks the test worker for as long as
+ * cfn-lint takes (half a minute on a loaded machine), and vitest then reports an unhandled
+ * "Timeout calling onTaskUpdate" error, failing the run although every test passed.
+ */
+export const cfnLint = (templates: string[]): Promise<{ code: number; output: string }> =>
+  new Promise((resolve) => {
+    execFile(
+      ensureCfnLint(),
+      ['--format', 'parseable', ...templates],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ code, output: `${stdout}${stderr}` });
+      },
+    );
+  });

@@ -251,17 +251,24 @@ describe('shared clusters', () => {
 });
 
 describe('deploy traps', () => {
-  it('gives every function of the stack, the custom-resource providers included, a log group with a retention', () => {
-    const groups = resourcesOf(synth.template, 'AWS::Logs::LogGroup');
-    const functions = Object.entries(resourcesOf(synth.template, 'AWS::Lambda::Function'));
-    expect(functions.length).toBeGreaterThan(6);
-    for (const [id, fn] of functions) {
-      const ref = (fn.Properties?.LoggingConfig as { LogGroup?: { Ref: string } } | undefined)?.LogGroup?.Ref;
-      const named = Object.values(groups).find((g) => JSON.stringify(g.Properties?.LogGroupName ?? '').includes(`{"Ref":"${id}"}`));
-      const group = ref === undefined ? named : groups[ref];
-      expect(group?.Properties?.RetentionInDays, id).toBeGreaterThan(0);
+  it('gives every function of the stack, the custom-resource providers included, a log group with a retention, in every mode', () => {
+    const modes: [string, Synthesized][] = [
+      ['default', synth],
+      ['existing cluster', synthesizeExistingCluster()],
+      ['LocalStack', synthesize({ skipBundling: true, context: { target: 'localstack' } })],
+    ];
+    for (const [mode, s] of modes) {
+      const groups = resourcesOf(s.template, 'AWS::Logs::LogGroup');
+      const functions = Object.entries(resourcesOf(s.template, 'AWS::Lambda::Function'));
+      expect(functions.length, mode).toBeGreaterThan(5);
+      for (const [id, fn] of functions) {
+        const ref = (fn.Properties?.LoggingConfig as { LogGroup?: { Ref: string } } | undefined)?.LogGroup?.Ref;
+        const named = Object.values(groups).find((g) => JSON.stringify(g.Properties?.LogGroupName ?? '').includes(`{"Ref":"${id}"}`));
+        const group = ref === undefined ? named : groups[ref];
+        expect(group?.Properties?.RetentionInDays, `${mode}: ${id}`).toBeGreaterThan(0);
+      }
     }
-  });
+  }, 120_000);
 
   it('refuses a reserved concurrency for a function the stack does not have, or that is not a count', () => {
     expect(() => synthesize({ skipBundling: true, context: { reservedConcurrency: 'rebuild:1' } })).toThrow(

@@ -1,13 +1,14 @@
 /**
  * The handlers' metrics middleware: an invocation that fails before it stores a metric (a
  * batch the trigger retries) publishes nothing and warns of nothing; one that stored metrics
- * publishes them, whether it returned or threw.
+ * publishes them, whether it returned or threw. And the lag in time the handlers publish.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { publishMetrics } from '../../../functions/adapters/aws/powertools.ts';
+import { addRecordAges, publishMetrics } from '../../../functions/adapters/aws/powertools.ts';
+import type { MskEvent, MskRecord } from '../../../functions/core/trigger-event.ts';
 
 const context = {} as Context;
 
@@ -47,5 +48,46 @@ describe('publishMetrics', () => {
     expect(published).toHaveBeenCalledTimes(2);
     expect(metrics.hasStoredMetrics()).toBe(false);
     expect(warn).not.toHaveBeenCalled();
+  });
+});
+
+describe('addRecordAges: lag in time', () => {
+  const record = (partition: number, offset: number, timestamp: number): MskRecord => ({
+    topic: 'events',
+    partition,
+    offset,
+    timestamp,
+    timestampType: 'CREATE_TIME',
+    key: null,
+    value: null,
+  });
+
+  it("publishes the batch's oldest record age by trigger (the alarm's metric), and each partition's by trigger and partition", () => {
+    const published: { dimensions: Record<string, string>; name: string; value: number }[] = [];
+    const metrics = {
+      singleMetric: () => {
+        const dimensions: Record<string, string> = {};
+        return {
+          addDimension: (name: string, value: string) => void (dimensions[name] = value),
+          addMetric: (name: string, _unit: unknown, value: number) => void published.push({ dimensions: { ...dimensions }, name, value }),
+        };
+      },
+    } as unknown as Metrics;
+    const event: MskEvent = {
+      eventSource: 'aws:kafka',
+      records: { 'events-0': [record(0, 7, 4_000), record(0, 8, 9_000)], 'events-2': [record(2, 3, 8_500)] },
+    };
+    addRecordAges(metrics, 'eventHandler', event, 10_000);
+    expect(published).toEqual([
+      { dimensions: { trigger: 'eventHandler' }, name: 'oldestRecordAgeMs', value: 6_000 },
+      { dimensions: { trigger: 'eventHandler', partition: 'events-0' }, name: 'partitionRecordAgeMs', value: 6_000 },
+      { dimensions: { trigger: 'eventHandler', partition: 'events-2' }, name: 'partitionRecordAgeMs', value: 1_500 },
+    ]);
+  });
+
+  it('publishes nothing for an empty batch', () => {
+    const singleMetric = vi.fn();
+    addRecordAges({ singleMetric } as unknown as Metrics, 'commandHandler', { eventSource: 'aws:kafka', records: {} });
+    expect(singleMetric).not.toHaveBeenCalled();
   });
 });
