@@ -44,6 +44,8 @@ export interface PostDeps {
 export interface RequestContext {
   /** Time left before the function is stopped (Lambda's `getRemainingTimeInMillis`); absent: no bound but the settings'. */
   readonly remainingMs?: number;
+  /** The span the command record carries (W3C `traceparent`); absent: a span of the request's `traceparent` header's trace, or of a new trace. */
+  readonly traceparent?: string;
 }
 
 /** Time kept back from the function's remaining time to write the answer, so a wait never runs into the timeout. */
@@ -209,7 +211,7 @@ export const postCommand = async (deps: PostDeps, request: HttpRequest, context:
   let sent: SentRecord;
   try {
     // The command starts the API's span of the caller's trace (W3C `traceparent`), or a new trace.
-    const traceparent = spanOf(header(request, TRACEPARENT));
+    const traceparent = context.traceparent ?? spanOf(header(request, TRACEPARENT));
     sent = await within(deps.sender.send({ key: envelope.aggregateId, value, timestamp, traceparent }), budgetMs, deps.onError);
   } catch (error) {
     // The record may have been written all the same (an acknowledgement lost, or late): a re-send must carry the same commandId.

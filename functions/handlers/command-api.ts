@@ -9,7 +9,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { observability, publishMetrics } from '../adapters/aws/powertools.ts';
 import type { HttpRequest, HttpResponse } from '../command-api/api.ts';
+import { header } from '../command-api/http.ts';
 import { composeCommandApi } from '../compose/command-api.ts';
+import { spanOf, traceIdOf, TRACEPARENT } from '../core/trace-context.ts';
 
 const { logger, metrics } = observability('command-api');
 const api = composeCommandApi(
@@ -25,7 +27,10 @@ const api = composeCommandApi(
 
 /** Handles one HTTP request, waiting no longer than the invocation's remaining time; exported bare for tests and the local server. */
 export const handleRequest = async (request: HttpRequest, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<HttpResponse> => {
-  const response = await api.handle(request, { remainingMs: context?.getRemainingTimeInMillis() });
+  // The request's span, made here so that its log lines carry its trace id (`traceIds`, as the handlers' do) and a POSTed command carries the span.
+  const traceparent = spanOf(header(request, TRACEPARENT));
+  logger.appendKeys({ traceIds: [traceIdOf(traceparent)] });
+  const response = await api.handle(request, { remainingMs: context?.getRemainingTimeInMillis(), traceparent });
   metrics.addMetric(`status${Math.floor(response.statusCode / 100)}xx`, MetricUnit.Count, 1);
   return response;
 };
