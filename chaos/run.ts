@@ -165,11 +165,8 @@ const systemOnBroker = async (): Promise<string[]> => {
   }
 };
 
-const main = async (): Promise<number> => {
-  if (values.help === true) {
-    console.log(help);
-    return 0;
-  }
+/** The run's options as numbers; undefined, once it has said why, when one is out of range. */
+const parseRun = () => {
   const seed = values.seed === undefined ? randomInt(1, 2 ** 31 - 1) : Number(values.seed);
   const commands = Number(values.commands);
   const accounts = Number(values.accounts);
@@ -194,9 +191,15 @@ const main = async (): Promise<number> => {
         `, --partial-response checkpoint or listed` +
         `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}\n\n${help}`,
     );
-    return 2;
+    return undefined;
   }
-  const replay = [
+  return { seed, commands, accounts, rate, outage, largeEvery, faultRate, skip };
+};
+
+/** The command line that runs the same again. */
+const replayLine = (run: NonNullable<ReturnType<typeof parseRun>>): string => {
+  const { seed, commands, accounts, rate, outage, largeEvery, faultRate, skip } = run;
+  return [
     'npm run chaos --',
     `--seed ${seed} --commands ${commands} --accounts ${accounts} --rate ${rate} --fault-rate ${faultRate} --outage ${outage} --large-every ${largeEvery}`,
     skip.length > 0 ? `--skip ${skip.join(',')}` : '',
@@ -207,6 +210,33 @@ const main = async (): Promise<number> => {
   ]
     .filter((s) => s !== '')
     .join(' ');
+};
+
+/** The run's DynamoDB, and how it loses its tables. */
+const dynamoOfRun = async (): Promise<{ emulator: OwnEmulator | undefined; tableLoss: TableLoss }> => {
+  // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.
+  let emulator: OwnEmulator | undefined;
+  let tableLoss: TableLoss = values['no-table-loss'] ? 'none' : 'drop-tables';
+  if (configuredEndpoint('DYNAMODB') === undefined) {
+    emulator = await startOwnEmulator(Number(values['emulator-port']));
+    if (tableLoss !== 'none') tableLoss = 'restart-emulator';
+    console.log(`chaos: DynamoDB is a moto server of the run's own at ${emulator.endpoint}, restarted and killed mid-run`);
+  } else
+    console.log(
+      `chaos: DynamoDB is ${configuredEndpoint('DYNAMODB')}: the emulator is not ours to restart; the run deletes and recreates its tables instead, and the hard kill spares it`,
+    );
+  return { emulator, tableLoss };
+};
+
+const main = async (): Promise<number> => {
+  if (values.help === true) {
+    console.log(help);
+    return 0;
+  }
+  const run = parseRun();
+  if (run === undefined) return 2;
+  const { seed, commands, accounts, rate, outage, largeEvery, faultRate, skip } = run;
+  const replay = replayLine(run);
   console.log(`chaos: seed ${seed}; replay with: ${replay}`);
 
   // The broker is the local stack's: started here when it is not running, and stopped at the end if it was.
@@ -222,17 +252,7 @@ const main = async (): Promise<number> => {
     return 2;
   }
 
-  // The emulator restart and the hard kill lose every table of the emulator: the run brings its own, unless told to use an endpoint.
-  let emulator: OwnEmulator | undefined;
-  let tableLoss: TableLoss = values['no-table-loss'] ? 'none' : 'drop-tables';
-  if (configuredEndpoint('DYNAMODB') === undefined) {
-    emulator = await startOwnEmulator(Number(values['emulator-port']));
-    if (tableLoss !== 'none') tableLoss = 'restart-emulator';
-    console.log(`chaos: DynamoDB is a moto server of the run's own at ${emulator.endpoint}, restarted and killed mid-run`);
-  } else
-    console.log(
-      `chaos: DynamoDB is ${configuredEndpoint('DYNAMODB')}: the emulator is not ours to restart; the run deletes and recreates its tables instead, and the hard kill spares it`,
-    );
+  const { emulator, tableLoss } = await dynamoOfRun();
   // Ctrl-C: the runtime process ends with this one (its IPC channel closes); the emulator is detached and must be stopped.
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {

@@ -8,23 +8,22 @@
  * letters; only infrastructure failures throw, and a retry of the same batch is idempotent.
  */
 import { mapConcurrent } from '../core/async.ts';
-import { partialBatchResponse, retryFrom as firstToRetry, type BatchItemFailure, type Stop } from '../core/batch-response.ts';
+import { partialBatchResponse, retryFrom as firstToRetry, type BatchItemFailure } from '../core/batch-response.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { deadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
-import { releaseFor, type Release } from '../core/release.ts';
+import { releaseFor } from '../core/release.ts';
 import { tracesOf } from '../core/trace-context.ts';
-import { topicPartition } from '../core/wire.ts';
+import { topicPartition, type EventRecord } from '../core/wire.ts';
 import { registry } from '../core/registry.ts';
 import { ControlGate } from './control-gate.ts';
 import { advanceCheckpoints } from './advance-checkpoints.ts';
-import { checkPartitions, spansOf } from './check-partitions.ts';
+import { checkPartitions, spansOf, type PartitionSpan } from './check-partitions.ts';
 import { releasesOfLife } from './releases.ts';
 import { commitAggregate, type CommitContext } from './commit-aggregate.ts';
-import { beginParking, commitOrPark, type CommandParking } from './parking.ts';
+import { beginParking, commitOrPark, type BatchParking, type CommandParking } from './parking.ts';
 import type { AggregateOutcome } from './decide-aggregate.ts';
-import { decodeBatch, type DecodedBatch, type IncomingCommand } from './decode.ts';
-import { readBatch } from './read-batch.ts';
+import { decodeBatch, type IncomingCommand } from './decode.ts';
+import { readBatch, type BatchRead } from './read-batch.ts';
 import { checkGenerationDrained, forwardsOf, takeSealed } from './generation-gate.ts';
 import { addCarriedTraces } from './carried-traces.ts';
 import { splitGeneration } from '../core/generations.ts';
@@ -32,7 +31,9 @@ import { MAX_HEAD_BYTES } from '../heads/head.ts';
 import { HeadCache, type HeadCacheLimits } from '../heads/head-cache.ts';
 import { PageCache } from '../heads/archive-pages.ts';
 import type { BatchPublisher, CommandLog, CommandsTriggerPositions, EventsTopicState } from './ports.ts';
-import type { HeadsStore, UnkeptResult } from '../heads/ports.ts';
+import type { HeadsSnapshot, HeadsStore, UnkeptResult } from '../heads/ports.ts';
+import type { StoredCheckpoint } from '../heads/partition.ts';
+import { countRetried, gather, startSummary, type BatchSummary } from './batch-summary.ts';
 
 /** What the command side needs from the outside world. */
 export interface CommandSideDeps {
@@ -67,22 +68,6 @@ export interface CommandSideDeps {
   readonly newestCommandsTopic?: () => string;
 }
 
-/** Counts of one batch, for logs and metrics. */
-export interface BatchSummary {
-  records: number;
-  aggregates: number;
-  accepted: number;
-  rejected: number;
-  duplicates: number;
-  deadLettered: number;
-  eventsPublished: number;
-  conflicts: number;
-  /** Records left for the trigger to deliver again (a head that would not fit one write). */
-  retried: number;
-  /** Commands that reached a sealed generation, forwarded to the newest (or forwarded before: a redelivery). */
-  forwarded: number;
-}
-
 export type { BatchItemFailure } from '../core/batch-response.ts';
 
 /** What a batch comes to: its counts, and the records to deliver again (none in the common case): each partition's from the first left undecided to the end of the batch. */
@@ -92,50 +77,87 @@ export interface BatchResult extends BatchSummary {
   readonly parked?: number;
 }
 
-/** A batch's counts before its aggregates are decided. */
-const startSummary = (records: number, aggregates: number): BatchSummary => ({
-  records,
-  aggregates,
-  accepted: 0,
-  rejected: 0,
-  duplicates: 0,
-  deadLettered: 0,
-  eventsPublished: 0,
-  conflicts: 0,
-  retried: 0,
-  forwarded: 0,
-});
+/** The commands of the batch still to decide. */
+const undecided = (byAggregate: ReadonlyMap<string, readonly IncomingCommand[]>): number =>
+  [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
 
 /**
- * Gathers what the batch's aggregates came to into the batch's own: the events to publish,
- * results and dead letters (added to the decoded batch's), the outcomes no head remembers,
- * the counts, and where each partition stops.
+ * The generation of the commands topic the batch is of, once the trigger has handled every older
+ * one: one trigger reads one generation, and its events go to the same generation of the events topic.
  */
-const gather = (decoded: DecodedBatch, outcomes: ReadonlyMap<string, AggregateOutcome>, summary: BatchSummary) => {
-  const { byAggregate, results, deadLetters } = decoded;
-  const events = [];
-  const stops: Stop[] = [];
-  // Outcomes no head of this batch remembers (bad records, an aggregate's rejections without events):
-  // kept apart, so that whoever asks for a command's outcome by its id finds it (the command API).
-  // decodeBatch gives a bad record's result and dead letter at the same index.
-  const unkept: UnkeptResult[] = results.map(({ result }, i) => ({ result, at: deadLetters[i]?.record.source.timestamp ?? 0 }));
-  for (const [key, outcome] of outcomes) {
-    const aggregateId = (byAggregate.get(key) as IncomingCommand[])[0]?.envelope.aggregateId ?? null;
-    events.push(...outcome.toPublish);
-    results.push(...outcome.results.map((result) => ({ key: aggregateId, result })));
-    unkept.push(...outcome.unkept);
-    deadLetters.push(...outcome.deadLetters.map((d) => deadLetter(d.record, d.reason)));
-    summary.accepted += outcome.counts.accepted;
-    summary.rejected += outcome.counts.rejected;
-    summary.duplicates += outcome.counts.duplicates;
-    if (outcome.retryFrom !== null) stops.push(outcome.retryFrom);
-  }
-  return { events, unkept, stops };
+const generationOf = async (deps: CommandSideDeps, records: readonly TriggerRecord[]): Promise<number> => {
+  const topic = records[0]?.topic;
+  const generation = topic === undefined ? 0 : splitGeneration(topic).index;
+  if (topic !== undefined && generation > 0)
+    await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads, trigger: deps.commandsTrigger }, topic);
+  return generation;
 };
 
-/** The records left for the trigger to deliver again: each partition's from its `retryFrom` offset on. */
-const countRetried = (retryFrom: ReadonlyMap<string, number>, spans: ReturnType<typeof spansOf>): number =>
-  [...retryFrom].reduce((n, [tp, offset]) => n + (spans.get(tp)?.records.filter((r) => r.offset >= offset).length ?? 0), 0);
+/** The operator releases of each partition that hold in its life as the batch checked it (releases.ts). */
+const releasesOf = async (
+  deps: CommandSideDeps,
+  spans: ReadonlyMap<string, PartitionSpan>,
+  read: HeadsSnapshot['releases'],
+  effective: ReadonlyMap<string, StoredCheckpoint>,
+) =>
+  new Map(
+    await Promise.all(
+      [...spans].map(async ([tp, span]) => [tp, await releasesOfLife(deps, span, read.get(tp), effective.get(tp))] as const),
+    ),
+  );
+
+/** Decides and commits each aggregate (under `park`, or parks it); a lost race re-decides against the winner's head. */
+const decideAll = async (
+  context: CommitContext,
+  parking: BatchParking | undefined,
+  byAggregate: ReadonlyMap<string, IncomingCommand[]>,
+  read: Pick<BatchRead, 'warm' | 'snapshot'>,
+  writeConcurrency: number,
+): Promise<Map<string, AggregateOutcome>> => {
+  const { warm, snapshot } = read;
+  const outcomes = new Map<string, AggregateOutcome>();
+  await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
+    const head = warm.get(key) ?? snapshot.heads.get(key);
+    outcomes.set(
+      key,
+      parking === undefined
+        ? await commitAggregate(context, key, commands, head, warm.has(key))
+        : await commitOrPark(parking, context, key, commands, head, warm.has(key)),
+    );
+  });
+  return outcomes;
+};
+
+/**
+ * Keeps the outcomes no head remembers, then publishes the events the batch committed (and the
+ * commands it forwards): an outbox carried from a batch that failed to publish goes out in its commands' traces.
+ */
+const publishEvents = async (
+  deps: CommandSideDeps,
+  out: { readonly events: EventRecord[]; readonly unkept: readonly UnkeptResult[]; readonly forwards: ReturnType<typeof forwardsOf> },
+  traces: Map<string, string>,
+  spans: ReadonlyMap<string, PartitionSpan>,
+  effective: ReadonlyMap<string, StoredCheckpoint>,
+  generation: number,
+): Promise<void> => {
+  const { events, unkept, forwards } = out;
+  await addCarriedTraces(
+    deps.commandLog,
+    events,
+    traces,
+    (tp, offset) => spans.get(tp)?.records.some((r) => r.offset === offset) === true,
+    (tp) => effective.get(tp)?.incarnation ?? 1,
+  );
+  await deps.heads.keepResults(unkept, deps.keptResultsMs);
+  await deps.publisher.publish({
+    ...(forwards === undefined ? {} : { forwards }),
+    events,
+    results: [],
+    deadLetters: [],
+    traces,
+    generation,
+  });
+};
 
 /** Builds the batch processor that the command handler Lambda calls once per invocation. */
 export const createCommandProcessor = (deps: CommandSideDeps) => {
@@ -143,7 +165,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
   const maxConflictRetries = deps.maxConflictRetries ?? 5;
   const writeConcurrency = deps.writeConcurrency ?? 16;
   const maxHeadBytes = deps.maxHeadBytes ?? MAX_HEAD_BYTES;
-  const { dedupeWindowMs, keptResultsMs } = deps;
+  const { dedupeWindowMs } = deps;
 
   const cache = new HeadCache(deps.headCache);
   const pages = new PageCache();
@@ -153,11 +175,7 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     const partitions = decodeMskEvent(event);
     const records = partitions.flat();
     const spans = spansOf(partitions);
-    // One trigger reads one generation of the commands topic; its events go to the same generation of the events topic.
-    const topic = records[0]?.topic;
-    const generation = topic === undefined ? 0 : splitGeneration(topic).index;
-    if (topic !== undefined && generation > 0)
-      await checkGenerationDrained({ commandLog: deps.commandLog, checkpoints: deps.heads, trigger: deps.commandsTrigger }, topic);
+    const generation = await generationOf(deps, records);
     const decoded = await decodeBatch(records, aggregates);
     const { byAggregate } = decoded;
     const traces = tracesOf(
@@ -170,14 +188,8 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
     // it commits, read in the other order, would leave this batch deciding that aggregate live
     // on the head from before the release (a rejection writes nothing that a condition would check).
     const parking = deps.parking === undefined ? undefined : await beginParking(deps.parking);
-    const { warm, snapshot, fresh, stamp } = await readBatch(
-      deps,
-      cache,
-      gate,
-      [...byAggregate.keys()],
-      [...spans.keys()],
-      parking?.parked,
-    );
+    const read = await readBatch(deps, cache, gate, [...byAggregate.keys()], [...spans.keys()], parking?.parked);
+    const { snapshot, fresh, stamp } = read;
     const stampOf = (tp: string) => ({ stamp, expected: snapshot.stamps.get(tp) });
     const { effective, written } = await checkPartitions(
       { commandLog: deps.commandLog, checkpoints: deps.heads, tableName: deps.heads.tableName },
@@ -187,21 +199,13 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       stampOf,
     );
     // A partition sealed once its generation was drained: what reached it since is forwarded to the newest generation, not decided here.
-    const undecided = (): number => [...byAggregate.values()].reduce((n, c) => n + c.length, 0);
-    const beforeSealed = undecided();
+    const beforeSealed = undecided(byAggregate);
     const forwards = forwardsOf(
       takeSealed(byAggregate, (tp) => effective.get(tp)),
       deps.newestCommandsTopic?.(),
     );
-    const forwarded = beforeSealed - undecided();
-    const incarnationOf = (record: TriggerRecord): number => effective.get(topicPartition(record))?.incarnation ?? 1;
-    const releases = new Map(
-      await Promise.all(
-        [...spans].map(async ([tp, span]) => [tp, await releasesOfLife(deps, span, snapshot.releases.get(tp), effective.get(tp))] as const),
-      ),
-    );
-    const releaseOf = (record: TriggerRecord, aggregate: string): Release | undefined =>
-      releaseFor(releases.get(topicPartition(record)) ?? [], record.offset, aggregate);
+    const forwarded = beforeSealed - undecided(byAggregate);
+    const releases = await releasesOf(deps, spans, snapshot.releases, effective);
     const summary = { ...startSummary(records.length, byAggregate.size), forwarded };
 
     // Decide and commit each aggregate; a lost race re-decides against the winner's head.
@@ -213,45 +217,20 @@ export const createCommandProcessor = (deps: CommandSideDeps) => {
       dedupeWindowMs,
       maxHeadBytes,
       effective,
-      incarnationOf,
-      releaseOf,
+      incarnationOf: (record) => effective.get(topicPartition(record))?.incarnation ?? 1,
+      releaseOf: (record, aggregate) => releaseFor(releases.get(topicPartition(record)) ?? [], record.offset, aggregate),
       onConflict: () => summary.conflicts++,
     };
-    const outcomes = new Map<string, AggregateOutcome>();
-    await mapConcurrent([...byAggregate.entries()], writeConcurrency, async ([key, commands]) => {
-      const head = warm.get(key) ?? snapshot.heads.get(key);
-      outcomes.set(
-        key,
-        parking === undefined
-          ? await commitAggregate(context, key, commands, head, warm.has(key))
-          : await commitOrPark(parking, context, key, commands, head, warm.has(key)),
-      );
-    });
+    const outcomes = await decideAll(context, parking, byAggregate, read, writeConcurrency);
 
     const { events, unkept, stops } = gather(decoded, outcomes, summary);
     const { results, deadLetters } = decoded;
     const retryFrom = firstToRetry(stops);
-    summary.rejected += records.length - forwarded - undecided();
+    summary.rejected += records.length - forwarded - undecided(byAggregate);
     summary.deadLettered = deadLetters.length;
     summary.eventsPublished = events.length;
     summary.retried = countRetried(retryFrom, spans);
-    // An outbox carried from a batch that failed to publish goes out in its commands' traces.
-    await addCarriedTraces(
-      deps.commandLog,
-      events,
-      traces,
-      (tp, offset) => spans.get(tp)?.records.some((r) => r.offset === offset) === true,
-      (tp) => effective.get(tp)?.incarnation ?? 1,
-    );
-    await deps.heads.keepResults(unkept, keptResultsMs);
-    await deps.publisher.publish({
-      ...(forwards === undefined ? {} : { forwards }),
-      events,
-      results: [],
-      deadLetters: [],
-      traces,
-      generation,
-    });
+    await publishEvents(deps, { events, unkept, forwards }, traces, spans, effective, generation);
 
     // The events this batch committed are published: each partition's checkpoint moves past the
     // batch while its results and dead letters go out. The checkpoint confirms only the

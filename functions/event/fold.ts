@@ -6,21 +6,14 @@
  * and what to publish; no I/O.
  */
 import { aggregateKey } from '../core/aggregate.ts';
-import {
-  checkVersion,
-  MAX_FLAGGED_GAPS,
-  MAX_RECENT_AGGREGATES,
-  type DomainEvent,
-  type FlaggedGap,
-  type ProjectionGapPolicy,
-} from '../core/projection.ts';
+import { checkVersion, MAX_FLAGGED_GAPS, type DomainEvent, type FlaggedGap, type ProjectionGapPolicy } from '../core/projection.ts';
 import { contentProblem, DYNAMODB, itemBytes } from '../core/limits.ts';
-import { MAX_PARKED } from '../park/parked.ts';
-import { topicPartition, type CommandEnvelope, type Reason, type SourcePosition } from '../core/wire.ts';
+import type { CommandEnvelope, Reason, SourcePosition } from '../core/wire.ts';
 import type { ReadEvent } from '../core/event-reader.ts';
 import type { ItemKey, RefusedFlag, StoredItem } from './ports.ts';
 import { dispose, type KafkaAggregatesError } from '../core/errors.ts';
 import type { ConsumerRef } from './errors.ts';
+import { AppliedMarks } from './dedupe.ts';
 
 /** An event as the event side folds it: read (core/event-reader.ts), with where it was read. */
 export type IncomingEvent = Pick<ReadEvent, 'event' | 'position'>;
@@ -113,29 +106,11 @@ export interface FoldOptions {
   /**
    * The events are a parked sequence's, released (park/events.ts), named by `parkMark`. A row
    * that dedupes per partition has passed their offsets meanwhile: it keeps the last version it
-   * took from the sequence under that name among its offsets instead, and leaves its partitions' alone.
+   * took from the sequence under that name among its offsets instead (dedupe.ts `parkMark`), and
+   * leaves its partitions' alone.
    */
   readonly parkMark?: string;
 }
-
-/** The offsets entry a row keeps for a released parked sequence (FoldOptions.parkMark). */
-export const parkMark = (topicPartition: string, firstOffset: number): string => `~park:${topicPartition}@${firstOffset}`;
-
-/** Keeps the MAX_PARKED most recently set park marks of a row: a mark matters only while its park is released. */
-const markPark = (offsets: Record<string, number>, mark: string, version: number): void => {
-  delete offsets[mark];
-  offsets[mark] = version;
-  const marks = Object.keys(offsets).filter((k) => k.startsWith('~park:'));
-  for (const key of marks.slice(0, Math.max(0, marks.length - MAX_PARKED))) delete offsets[key];
-};
-
-/** Keeps the MAX_RECENT_AGGREGATES most recently set entries (insertion order is recency). */
-const remember = (versions: Record<string, number>, aggregate: string, version: number): void => {
-  delete versions[aggregate];
-  versions[aggregate] = version;
-  const keys = Object.keys(versions);
-  for (const key of keys.slice(0, Math.max(0, keys.length - MAX_RECENT_AGGREGATES))) delete versions[key];
-};
 
 /**
  * The events with each aggregate's own events in version order, in the slots its events had:
@@ -172,6 +147,55 @@ export const foldItem = (
   return foldEvents(folder, stored, given, options, true);
 };
 
+/** The gap `event` meets on an item that applied `current` of its aggregate. */
+const gapFound = (folder: ItemFolder, { event, position }: IncomingEvent, current: number): GapFound => ({
+  consumer: folder.consumer,
+  item: folder.key.sk,
+  aggregateType: event.aggregateType,
+  aggregateId: event.aggregateId,
+  appliedVersion: current,
+  eventVersion: event.version,
+  eventId: event.eventId,
+  position,
+});
+
+/**
+ * What `event` does to the item's `data`, or the error its code fails with. With `probe`, an
+ * effect that would leave the item unstorable is a refusal too.
+ */
+const applyEvent = (
+  folder: ItemFolder,
+  data: unknown,
+  event: DomainEvent,
+  probe: ((data: unknown) => Reason | undefined) | undefined,
+): Applied | { readonly failed: KafkaAggregatesError } => {
+  let result: Applied;
+  try {
+    result = folder.apply(data, event);
+  } catch (error) {
+    return { failed: dispose(error, { 'halt-partition': (halting) => halting }) };
+  }
+  if (result === undefined || 'refused' in result || probe === undefined) return result;
+  const refusal = probe(result.data);
+  return refusal === undefined ? result : { refused: refusal };
+};
+
+/** The item a fold that moved leaves: `kept` (its data and marks), the gaps it flagged and the events it refused after the stored ones. */
+const nextItem = (
+  stored: StoredItem | undefined,
+  kept: Pick<StoredItem, 'data' | 'versions' | 'offsets'>,
+  newGaps: readonly FlaggedGap[],
+  newFlags: readonly RefusedFlag[],
+): Omit<StoredItem, 'revision'> => {
+  const refusedCount = (stored?.refusedCount ?? 0) + newFlags.length;
+  return {
+    ...kept,
+    gaps: [...(stored?.gaps ?? []), ...newGaps].slice(-MAX_FLAGGED_GAPS),
+    gapCount: (stored?.gapCount ?? 0) + newGaps.length,
+    ...(refusedCount > 0 ? { refused: [...(stored?.refused ?? []), ...newFlags].slice(-MAX_FLAGGED_GAPS), refusedCount } : {}),
+  };
+};
+
 const foldEvents = (
   folder: ItemFolder,
   stored: StoredItem | undefined,
@@ -179,12 +203,10 @@ const foldEvents = (
   options: FoldOptions,
   checkEach: boolean,
 ): ItemPlan => {
-  const perPartition = folder.dedupe === 'per-partition';
-  const mark = options.parkMark;
+  const marks = new AppliedMarks(stored, folder.dedupe === 'per-partition', options.parkMark);
+  const { perPartition, versions } = marks;
   // Per partition, offsets are the guard: partition order it is (but for a parked sequence's, guarded by version).
-  const events = perPartition && mark === undefined ? given : inVersionOrder(given);
-  const versions: Record<string, number> = { ...stored?.versions };
-  const offsets: Record<string, number> = { ...stored?.offsets };
+  const events = perPartition && options.parkMark === undefined ? given : inVersionOrder(given);
   const newGaps: FlaggedGap[] = [];
   const flagged: GapFound[] = [];
   const commands: CommandEnvelope[] = [];
@@ -196,30 +218,23 @@ const foldEvents = (
   let moved = false;
   let halt: GapFound | undefined;
   let failed: ItemPlan['failed'];
+  // The item's data and marks as DynamoDB would store them; with `checkEach`, checked after each event.
+  const kept = (taken: unknown) => ({ data: plain(taken), versions, ...(perPartition ? { offsets: marks.offsets } : {}) });
+  const probe = checkEach ? (taken: unknown) => itemProblem(folder.key, { ...kept(taken), gaps: newGaps, gapCount: 0 }) : undefined;
 
-  for (const { event, position } of events) {
+  for (const incoming of events) {
+    const { event, position } = incoming;
     const aggregate = aggregateKey(event.aggregateType, event.aggregateId);
-    const tp = topicPartition(position);
     const current = versions[aggregate] ?? 0;
     const check = checkVersion(current, event.version);
     // Per partition: an offset at or below the last one applied was applied (redelivery,
     // replay); a copy at a later offset is caught while its aggregate is still remembered.
-    const passed = perPartition && (mark === undefined ? position.offset <= (offsets[tp] ?? -1) : event.version <= (offsets[mark] ?? 0));
-    if (check.kind === 'duplicate' || passed) {
+    if (check.kind === 'duplicate' || marks.passed(event.version, position)) {
       duplicates++;
       continue;
     }
     if (!perPartition && check.kind === 'gap' && folder.policy !== 'ignore') {
-      const gap: GapFound = {
-        consumer: folder.consumer,
-        item: folder.key.sk,
-        aggregateType: event.aggregateType,
-        aggregateId: event.aggregateId,
-        appliedVersion: current,
-        eventVersion: event.version,
-        eventId: event.eventId,
-        position,
-      };
+      const gap = gapFound(folder, incoming, current);
       if (folder.policy === 'halt' && options.passGap?.(position) !== true) {
         halt = gap;
         break;
@@ -227,50 +242,24 @@ const foldEvents = (
       flagged.push(gap);
       newGaps.push({ aggregate, missingFrom: check.missingFrom, missingTo: check.missingTo, eventId: event.eventId });
     }
-    let result: Applied;
-    try {
-      result = folder.apply(data, event);
-    } catch (error) {
+    const result = applyEvent(folder, data, event, probe);
+    if (result !== undefined && 'failed' in result) {
       // User code that fails on this event: like a gap, its partition halts here (process-batch.ts).
-      failed = { position, error: dispose(error, { 'halt-partition': (halting) => halting }) };
+      failed = { position, error: result.failed };
       break;
     }
-    let refusal = result !== undefined && 'refused' in result ? result.refused : undefined;
-    if (result !== undefined && !('refused' in result) && checkEach)
-      refusal = itemProblem(folder.key, {
-        data: plain(result.data),
-        versions,
-        ...(perPartition ? { offsets } : {}),
-        gaps: newGaps,
-        gapCount: 0,
-      });
-    if (refusal !== undefined) {
-      refused.push({ consumer: folder.consumer, key: folder.key, eventId: event.eventId, position, reason: refusal });
-      newFlags.push({ aggregate, version: event.version, code: refusal.code });
-    } else if (result !== undefined && !('refused' in result)) {
+    if (result !== undefined && 'refused' in result) {
+      refused.push({ consumer: folder.consumer, key: folder.key, eventId: event.eventId, position, reason: result.refused });
+      newFlags.push({ aggregate, version: event.version, code: result.refused.code });
+    } else if (result !== undefined) {
       data = result.data;
       commands.push(...result.commands);
       applied++;
     }
-    if (perPartition) {
-      remember(versions, aggregate, Math.max(event.version, versions[aggregate] ?? 0));
-      if (mark === undefined) offsets[tp] = Math.max(position.offset, offsets[tp] ?? -1);
-      else markPark(offsets, mark, event.version);
-    } else versions[aggregate] = event.version;
+    marks.take(aggregate, event.version, position);
     moved = true;
   }
 
-  const gapCount = (stored?.gapCount ?? 0) + newGaps.length;
-  const refusedCount = (stored?.refusedCount ?? 0) + newFlags.length;
-  const next = moved
-    ? {
-        data: plain(data),
-        versions,
-        ...(perPartition ? { offsets } : {}),
-        gaps: [...(stored?.gaps ?? []), ...newGaps].slice(-MAX_FLAGGED_GAPS),
-        gapCount,
-        ...(refusedCount > 0 ? { refused: [...(stored?.refused ?? []), ...newFlags].slice(-MAX_FLAGGED_GAPS), refusedCount } : {}),
-      }
-    : null;
+  const next = moved ? nextItem(stored, kept(data), newGaps, newFlags) : null;
   return { next, applied, duplicates, commands, flagged, halt, refused, ...(failed === undefined ? {} : { failed }) };
 };

@@ -124,6 +124,111 @@ export interface BatchEventParking {
   settle(halts: readonly Halt[]): Promise<boolean>;
 }
 
+/** The halts of a parked aggregate's events that wait behind a gap in front of its sequence, `next` the version missing. */
+const gapsBehind = (behind: readonly Owned[], next: number | undefined): Halt[] =>
+  behind.map((o) => ({
+    cause: 'gap',
+    position: o.position,
+    gap: {
+      consumer: SEQUENCE,
+      item: keyOf(o),
+      aggregateType: o.type,
+      aggregateId: o.id,
+      appliedVersion: (next ?? 1) - 1,
+      eventVersion: o.version,
+      eventId: o.eventId,
+      position: o.position,
+    },
+  }));
+
+/** The records an operator discarded from their aggregate's parked sequence (a `discard` release), dead-lettered; `out`: where they are. */
+const discards = (owned: readonly Owned[], records: readonly TriggerRecord[], releases: ReadonlyMap<string, readonly Release[]>) => {
+  const recordAt = new Map(records.map((r) => [at(r), r]));
+  const discarded: DeadLetter[] = [];
+  const out = new Set<string>();
+  for (const o of owned) {
+    const release = releaseFor(releases.get(topicPartition(o.position)) ?? [], o.position.offset, keyOf(o));
+    if (release?.action !== 'discard' || release.aggregate === undefined) continue;
+    out.add(at(o.position));
+    const message = discardMessage(release, 'delivered again');
+    discarded.push(deadLetter(recordAt.get(at(o.position)) as TriggerRecord, { code: DISCARDED_BY_OPERATOR, message }));
+  }
+  return { discarded, out };
+};
+
+/**
+ * Appends the events of each aggregate in `listed` to its parked sequence: the bounds of each,
+ * and the halts of those waiting behind a gap. Listed without its aggregate: a lift under way;
+ * the append forgets it and fails the batch (retried, and applied live).
+ */
+const appendToSequences = async (
+  parking: EventParking,
+  listed: ReadonlySet<string>,
+  pending: readonly Owned[],
+  original: (o: Owned) => MskRecord,
+) => {
+  const bounds = new Map<string, Bounds>();
+  const gaps: Halt[] = [];
+  for (const key of new Set(pending.map(keyOf))) {
+    if (!listed.has(key)) continue;
+    const mine = pending.filter((o) => keyOf(o) === key);
+    const { type, id } = mine[0] as Owned;
+    const stored = await parking.store.get(type, id);
+    const first = stored?.firstVersion === undefined ? 0 : stored.firstVersion + (parking.replay === true ? stored.done : 0);
+    const b: Bounds = { first, last: stored?.lastVersion };
+    bounds.set(key, b);
+    const { sequence, behind, next } = place(mine, b);
+    await parking.store.append(type, id, sequence.map(original), b.last === undefined ? {} : { versions: sequence.map((o) => o.version) });
+    gaps.push(...gapsBehind(behind, next));
+  }
+  return { bounds, gaps };
+};
+
+/**
+ * Parks `owner`'s aggregate with the event that failed and the aggregate's later versions of
+ * the batch (`mine`, from whatever partition), in version order: its bounds, and the halts of
+ * its events left behind a gap. Undefined when no room is left (TooManyParkedError): the
+ * partition halts there, as under `block`.
+ */
+const parkAggregate = async (
+  parking: EventParking,
+  owner: Owned,
+  mine: readonly Owned[],
+  cause: Reason,
+  original: (o: Owned) => MskRecord,
+) => {
+  const { type, id, position } = owner;
+  const b: Bounds = { first: owner.version, last: owner.version - 1 };
+  const { sequence, behind, next } = place(mine, b);
+  const last = sequence.at(-1) as Owned;
+  try {
+    await parking.store.park(
+      {
+        side: 'event',
+        aggregateType: type,
+        aggregateId: id,
+        topic: position.topic,
+        partition: position.partition,
+        cause,
+        firstOffset: position.offset,
+        lastOffset: last.position.offset,
+        firstVersion: owner.version,
+        lastVersion: last.version,
+        count: sequence.length,
+        done: 0,
+        parkedAt: (parking.now ?? Date.now)(),
+        status: 'parked',
+      },
+      sequence.map(original),
+      sequence.map((o) => o.version),
+    );
+  } catch (error) {
+    if (error instanceof TooManyParkedError) return undefined;
+    throw error;
+  }
+  return { bounds: b, gaps: gapsBehind(behind, next) };
+};
+
 /**
  * Begins a batch's parking: discarded records dead-lettered, the events of parked aggregates
  * appended to their sequences (a park lifted meanwhile fails the batch: ParkLiftedError, retried).
@@ -139,55 +244,15 @@ export const beginEventParking = async (
   unreadable: readonly EventFault[],
 ): Promise<BatchEventParking> => {
   const originals = new Map<string, MskRecord>(records.map((r) => [at(r), r.original]));
-  const recordAt = new Map(records.map((r) => [at(r), r]));
+  const original = (o: Owned) => originals.get(at(o.position)) as MskRecord;
   const owned = [...good.map(ofEvent), ...unreadable.flatMap((f) => ofFault(f) ?? [])].sort(
     (a, b) => topicPartition(a.position).localeCompare(topicPartition(b.position)) || a.position.offset - b.position.offset,
   );
-  const discarded: DeadLetter[] = [];
-  const out = new Set<string>();
-  for (const o of owned) {
-    const release = releaseFor(releases.get(topicPartition(o.position)) ?? [], o.position.offset, keyOf(o));
-    if (release?.action !== 'discard' || release.aggregate === undefined) continue;
-    out.add(at(o.position));
-    const message = discardMessage(release, 'delivered again');
-    discarded.push(deadLetter(recordAt.get(at(o.position)) as TriggerRecord, { code: DISCARDED_BY_OPERATOR, message }));
-  }
+  const { discarded, out } = discards(owned, records, releases);
   const pending = owned.filter((o) => !out.has(at(o.position)));
-  const mineOf = (key: string) => pending.filter((o) => keyOf(o) === key);
-  const original = (o: Owned) => originals.get(at(o.position)) as MskRecord;
   const index = new Set(listed);
-  const bounds = new Map<string, Bounds>();
-  const gaps: Halt[] = [];
-  const wait = (behind: readonly Owned[], next: number | undefined) => {
-    for (const o of behind)
-      gaps.push({
-        cause: 'gap',
-        position: o.position,
-        gap: {
-          consumer: SEQUENCE,
-          item: keyOf(o),
-          aggregateType: o.type,
-          aggregateId: o.id,
-          appliedVersion: (next ?? 1) - 1,
-          eventVersion: o.version,
-          eventId: o.eventId,
-          position: o.position,
-        },
-      });
-  };
-  for (const key of new Set(pending.map(keyOf))) {
-    if (parking === undefined || !index.has(key)) continue;
-    const mine = mineOf(key);
-    const { type, id } = mine[0] as Owned;
-    const stored = await parking.store.get(type, id);
-    // Listed without its aggregate: a lift under way. The append forgets it and fails the batch (retried, and applied live).
-    const first = stored?.firstVersion === undefined ? 0 : stored.firstVersion + (parking.replay === true ? stored.done : 0);
-    const b: Bounds = { first, last: stored?.lastVersion };
-    bounds.set(key, b);
-    const { sequence, behind, next } = place(mine, b);
-    await parking.store.append(type, id, sequence.map(original), b.last === undefined ? {} : { versions: sequence.map((o) => o.version) });
-    wait(behind, next);
-  }
+  const { bounds, gaps } =
+    parking === undefined ? { bounds: new Map<string, Bounds>(), gaps: [] } : await appendToSequences(parking, index, pending, original);
   const struck = new Set<string>();
   const isLive = (o: Owned | undefined) =>
     o === undefined || (!out.has(at(o.position)) && o.version < (bounds.get(keyOf(o))?.first ?? Infinity));
@@ -209,39 +274,17 @@ export const beginEventParking = async (
         const { type, id, position } = owner;
         const attempts = await parking.store.strike({ aggregateType: type, aggregateId: id, ...position, cause });
         if (attempts < parking.attempts) continue;
-        // The failing event and the aggregate's later versions of the batch, from whatever partition, in version order.
-        const b: Bounds = { first: owner.version, last: owner.version - 1 };
-        const { sequence, behind, next } = place(mineOf(keyOf(owner)), b);
-        const last = sequence.at(-1) as Owned;
-        try {
-          await parking.store.park(
-            {
-              side: 'event',
-              aggregateType: type,
-              aggregateId: id,
-              topic: position.topic,
-              partition: position.partition,
-              cause,
-              firstOffset: position.offset,
-              lastOffset: last.position.offset,
-              firstVersion: owner.version,
-              lastVersion: last.version,
-              count: sequence.length,
-              done: 0,
-              parkedAt: (parking.now ?? Date.now)(),
-              status: 'parked',
-            },
-            sequence.map(original),
-            sequence.map((o) => o.version),
-          );
-        } catch (error) {
-          // No room: the partition halts there, as under `block`.
-          if (error instanceof TooManyParkedError) continue;
-          throw error;
-        }
+        const parked = await parkAggregate(
+          parking,
+          owner,
+          pending.filter((o) => keyOf(o) === keyOf(owner)),
+          cause,
+          original,
+        );
+        if (parked === undefined) continue;
         index.add(keyOf(owner));
-        bounds.set(keyOf(owner), b);
-        wait(behind, next);
+        bounds.set(keyOf(owner), parked.bounds);
+        gaps.push(...parked.gaps);
         more = true;
       }
       return more;

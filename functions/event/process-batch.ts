@@ -20,27 +20,27 @@
  * operator releases it. Infrastructure failures throw; a retry of the same batch is idempotent.
  */
 import type { AnyAggregate } from '../core/aggregate.ts';
-import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
-import type { EventFault } from '../core/event-reader.ts';
+import type { DeadLetter } from '../core/dead-letter.ts';
 import { decodeMskEvent, type MskEvent, type TriggerRecord } from '../core/trigger-event.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
-import { skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
+import { SKIPPED_BY_OPERATOR } from '../core/release.ts';
 import { GenerationNotDrainedError } from '../core/generations.ts';
 import { tracesOf } from '../core/trace-context.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import { ControlConflictError, type BatchSnapshot, type EventSidePublisherPort, type ReadModels } from './ports.ts';
 import { ReadModelsBehindLogError, ReadModelsRebuildingError } from './errors.ts';
-import { FirstHalts, haltOf, type Halt } from './halts.ts';
-import { readRecords, releaseAt } from './read-records.ts';
+import type { Halt } from './halts.ts';
+import { readRecords, releaseAt, skipReleased } from './read-records.ts';
 import { writeItems } from './write-items.ts';
 import { censusKeys } from './census.ts';
 import { CensusWriter, type PartitionReader } from './census-writes.ts';
-import { keyRefusals, refusalLetters } from './refusals.ts';
-import { foldItem, type FoldOptions, type GapFound, type ItemPlan } from './fold.ts';
+import { batchRefusals, refusalLetters } from './refusals.ts';
+import type { FoldOptions, GapFound } from './fold.ts';
+import { foldBatch, type FoldedBatch } from './fold-batch.ts';
 import { eventRegistry } from './registry.ts';
 import { beginEventParking, parkedIndex, type EventParking } from './parking.ts';
-import { routeEvents, type Route } from './route.ts';
+import { readKeys } from './route.ts';
 import { everyVersion, liveVersions, writeJoins } from './versions.ts';
 
 /**
@@ -151,6 +151,31 @@ export const createEventProcessor = (deps: EventSideDeps): ((event: MskEvent) =>
 };
 
 /**
+ * Publishes a folded batch's commands and dead letters, with the traces of its events: the
+ * commandIds that went out (for the writes) and the traces. Commands go out before any
+ * checkpoint moves: a crash in between re-sends the same commandIds.
+ */
+const publishBatch = async (
+  publisher: EventSidePublisherPort,
+  records: readonly TriggerRecord[],
+  folded: FoldedBatch,
+  deadLetters: readonly DeadLetter[],
+) => {
+  const published = new Set<string>();
+  const commands = [...folded.plans.values()].flatMap((p) => p.commands);
+  const at = (p: SourcePosition) => `${topicPartition(p)}@${p.offset}`;
+  const originals = new Map(records.map((r) => [at(r), r.original]));
+  const traces = tracesOf(
+    folded.good,
+    (e) => e.event.eventId,
+    (e) => originals.get(at(e.position)),
+  );
+  await publisher.publish({ commands, deadLetters, traces });
+  for (const c of commands) published.add(c.commandId);
+  return { published, traces };
+};
+
+/**
  * Applies records read from the log, partition by partition in offset order: the processor
  * without the trigger's payload (replays). `census: false` for records out of log order (a
  * parked sequence's release): the census counts a partition in order, and the live side counts them.
@@ -166,106 +191,30 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
 
   return async (records: readonly TriggerRecord[], released?: { readonly parkMark: string }): Promise<EventBatchSummary> => {
     const read = readRecords(records, registry);
-    let { good, bad, unreadable } = read;
     const sightings = mode.census === false ? [] : read.sightings;
     const partitions = [...new Set(records.map((r) => topicPartition(r)))];
-    // Which items to read; a rowId that fails is met again below, where it halts its partition.
-    let routes = routeEvents(good, registry, () => undefined);
-    // Items whose key the store refuses are neither read nor written: their events are refused.
-    const keys = [
-      ...[...routes.values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key),
-      ...censusKeys(sightings),
-      ...(versions?.keys(partitions) ?? []),
-    ];
+    const keys = [...readKeys(read.good, registry), ...censusKeys(sightings), ...(versions?.keys(partitions) ?? [])];
     // Under `park`, the park index before the rows (parking.ts).
     const listed = await parkedIndex(deps.parking);
     const snapshot = await readReady(deps, () => deps.readModels.readBatch(keys, partitions));
     const versionPlan = versions?.plan(snapshot.items, records, released !== undefined) ?? everyVersion;
-
-    // Operator releases: a `skip` dead-letters exactly its records, with the operator's reason.
-    const skipped: DeadLetter[] = [];
-    const skip = (position: SourcePosition): Release | undefined => {
-      const release = releaseAt(snapshot.releases, position);
-      return release?.action === 'skip' ? release : undefined;
-    };
-    for (const record of records) {
-      const release = skip(record);
-      if (release !== undefined) skipped.push(deadLetter(record, { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) }));
-    }
-    if (skipped.length > 0) {
-      good = good.filter((e) => skip(e.position) === undefined);
-      bad = bad.filter((d) => skip(d.record.source) === undefined);
-      unreadable = unreadable.filter((f) => skip(f.position) === undefined);
-    }
+    const { skipped, good, bad, unreadable } = skipReleased(records, snapshot.releases, read);
     // Policy `park` (parking.ts): the events of parked aggregates join their sequences, not the fold.
     const parking = await beginEventParking(deps.parking, listed, records, snapshot.releases, good, unreadable);
     const fold: FoldOptions = {
       passGap: (position) => releaseAt(snapshot.releases, position)?.action === 'pass-gap',
       ...(released === undefined ? {} : { parkMark: released.parkMark }),
     };
-    let halts: FirstHalts;
-    let deadLetters: DeadLetter[];
-    let plans: Map<string, ItemPlan>;
-    do {
-      let unreadable: readonly EventFault[];
-      ({ good, unreadable } = parking.live());
-      // Not bad input but code that cannot read the log: its partition waits there for the fix (or the operator's skip).
-      halts = new FirstHalts();
-      for (const fault of unreadable) halts.add({ cause: 'unreadable', position: fault.position, fault });
-      for (const halt of parking.halts()) halts.add(halt);
-      deadLetters = [...bad, ...skipped, ...parking.discarded];
-      good = good.filter((e) => halts.before(e.position));
-      deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
-
-      // A halt stops its partition at its offset, for every item: cut the batch there and fold
-      // again, until no item halts (each round cuts, so it ends). Cutting a suffix off an
-      // aggregate's events creates no new gap; what precedes a halt on every partition is applied.
-      for (;;) {
-        const failures: Halt[] = [];
-        routes = routeEvents(
-          good,
-          registry,
-          (incoming, error) => failures.push({ cause: 'failed', position: incoming.position, error }),
-          versionPlan.applies,
-        );
-        plans = new Map(
-          [...routes]
-            .filter(([, route]) => route.keyProblem === undefined)
-            .map(([id, route]) => [id, foldItem(route.folder, snapshot.items.get(id), route.events, fold)] as const),
-        );
-        const held = [...plans].filter(([, p]) => haltOf(p) !== undefined).map(([id]) => (routes.get(id) as Route).folder.key);
-        // A gap on a row of the version reads switched away from meanwhile is the switch's drop: leave that version, fold again.
-        if (await versionPlan.retired(held)) continue;
-        const found = [...failures, ...[...plans.values()].flatMap((p) => haltOf(p) ?? [])];
-        if (found.length === 0) break;
-        for (const halt of found) halts.add(halt);
-        good = good.filter((e) => halts.before(e.position));
-        deadLetters = deadLetters.filter((d) => halts.before(d.record.source));
-      }
-      // Under `park` a halt bound to its record that has failed often enough parks its aggregate: fold again without it.
-    } while (await parking.settle(halts.list()));
+    const folded = await foldBatch({ registry, snapshot, versionPlan, fold }, parking, [...bad, ...skipped]);
 
     // An event an item refused is a committed fact: the item moves past it, flagged, and its record is dead-lettered (refusals.ts).
     const letters = refusalLetters(records);
-    const unusable = deadLetters.length;
-    const byKey = keyRefusals(routes.values());
-    const refused = byKey.length + [...plans.values()].reduce((n, p) => n + p.refused.length, 0);
-    deadLetters.push(...letters([...byKey, ...[...plans.values()].flatMap((p) => p.refused)]));
-
-    // Commands go out before any checkpoint moves: a crash in between re-sends the same commandIds.
-    const published = new Set<string>();
-    const commands = [...plans.values()].flatMap((p) => p.commands);
-    const at = (p: SourcePosition) => `${topicPartition(p)}@${p.offset}`;
-    const originals = new Map(records.map((r) => [at(r), r.original]));
-    const traces = tracesOf(
-      good,
-      (e) => e.event.eventId,
-      (e) => originals.get(at(e.position)),
-    );
-    await deps.publisher.publish({ commands, deadLetters, traces });
-    for (const c of commands) published.add(c.commandId);
+    const refusals = batchRefusals(folded.routes, folded.plans);
+    const deadLetters = [...folded.deadLetters, ...letters(refusals)];
+    const { published, traces } = await publishBatch(deps.publisher, records, folded, deadLetters);
 
     // The census counts what is on the log, halted records too (census.ts): beside the items, not after them.
+    const { halts, plans, routes } = folded;
     const [written] = await Promise.all([
       writeItems(
         { ...deps, maxConflictRetries, writeConcurrency, fold, halts, published, traces, letters, retired: versionPlan.retired },
@@ -279,7 +228,7 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
     const outcomes = written.final;
     return {
       records: records.length,
-      events: good.length,
+      events: folded.good.length,
       deadLettered: deadLetters.length,
       skippedByOperator: deadLetters.filter((d) => d.record.reason.code === SKIPPED_BY_OPERATOR).length,
       items: routes.size,
@@ -288,8 +237,8 @@ export const createEventApplier = (deps: EventSideDeps, mode: { readonly liveVer
       itemsWritten: outcomes.filter((p) => p.next !== null).length,
       commandsIssued: published.size,
       conflicts: written.conflicts,
-      unusable,
-      refused: refused + written.refused,
+      unusable: folded.deadLetters.length,
+      refused: refusals.length + written.refused,
       gapsFlagged: outcomes.flatMap((p) => p.flagged),
       halted: halts.list(),
       ...(parking.parked === undefined ? {} : { parked: parking.parked }),

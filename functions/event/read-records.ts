@@ -1,7 +1,7 @@
-/** The first step of an event batch: each record read, and the operator releases that cover it. */
+/** The first step of an event batch: each record read, and the operator releases that cover it (a `skip` dead-letters exactly its records). */
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import { isChainFault, readTriggerRecord, type EventFault } from '../core/event-reader.ts';
-import { releaseFor, type Release } from '../core/release.ts';
+import { releaseFor, skipMessage, SKIPPED_BY_OPERATOR, type Release } from '../core/release.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
 import type { Sighting } from './census.ts';
@@ -31,4 +31,28 @@ export const readRecords = (records: readonly TriggerRecord[], registry: EventRe
     else bad.push(deadLetter(record, { code: read.fault.code, message: read.fault.message }));
   }
   return { good, bad, unreadable, sightings };
+};
+
+/** What an operator's `skip` releases (core/release.ts) come to: the records they cover, dead-lettered with the operator's reason, and the rest of the batch as read. */
+export const skipReleased = (
+  records: readonly TriggerRecord[],
+  releases: ReadonlyMap<string, readonly Release[]>,
+  read: Pick<ReturnType<typeof readRecords>, 'good' | 'bad' | 'unreadable'>,
+) => {
+  let { good, bad, unreadable } = read;
+  const skipped: DeadLetter[] = [];
+  const skip = (position: SourcePosition): Release | undefined => {
+    const release = releaseAt(releases, position);
+    return release?.action === 'skip' ? release : undefined;
+  };
+  for (const record of records) {
+    const release = skip(record);
+    if (release !== undefined) skipped.push(deadLetter(record, { code: SKIPPED_BY_OPERATOR, message: skipMessage(release) }));
+  }
+  if (skipped.length > 0) {
+    good = good.filter((e) => skip(e.position) === undefined);
+    bad = bad.filter((d) => skip(d.record.source) === undefined);
+    unreadable = unreadable.filter((f) => skip(f.position) === undefined);
+  }
+  return { skipped, good, bad, unreadable };
 };

@@ -6,7 +6,7 @@
 import { deadLetter, type DeadLetter } from '../core/dead-letter.ts';
 import type { TriggerRecord } from '../core/trigger-event.ts';
 import { topicPartition, type SourcePosition } from '../core/wire.ts';
-import type { Refusal } from './fold.ts';
+import type { ItemPlan, Refusal } from './fold.ts';
 import type { Route } from './route.ts';
 
 const at = (p: SourcePosition): string => `${topicPartition(p)}@${p.offset}`;
@@ -26,7 +26,7 @@ export const refusalLetters = (records: readonly TriggerRecord[]): ((refusals: r
 };
 
 /** Every event of the routes whose item key DynamoDB refuses: such items are neither read nor written. */
-export const keyRefusals = (routes: Iterable<Route>): Refusal[] =>
+const keyRefusals = (routes: Iterable<Route>): Refusal[] =>
   [...routes].flatMap((route) => {
     const reason = route.keyProblem;
     return reason === undefined
@@ -39,3 +39,9 @@ export const keyRefusals = (routes: Iterable<Route>): Refusal[] =>
           reason,
         }));
   });
+
+/** Every refusal of a folded batch: the events of the items whose key DynamoDB refuses, then what each item refused. */
+export const batchRefusals = (routes: ReadonlyMap<string, Route>, plans: ReadonlyMap<string, ItemPlan>): Refusal[] => [
+  ...keyRefusals(routes.values()),
+  ...[...plans.values()].flatMap((p) => p.refused),
+];

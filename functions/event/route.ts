@@ -146,3 +146,11 @@ export const routeEvents = (
   }
   return routes;
 };
+
+/**
+ * The keys of the items `events` reach, for the batch's read: an event whose rowId fails reaches
+ * none (the fold meets it again, where it halts its partition), and an item whose key the store
+ * refuses is neither read nor written (its events are refused).
+ */
+export const readKeys = (events: readonly IncomingEvent[], registry: EventRegistry): ItemKey[] =>
+  [...routeEvents(events, registry, () => undefined).values()].filter((r) => r.keyProblem === undefined).map((r) => r.folder.key);

@@ -10,7 +10,7 @@
  * aggregate's new events while it is parked or released, and the lift is conditional on the
  * count the operator finished with. A run that stops is run again and goes on at `done`: what
  * it applies again is a duplicate to every item (by version: a row that dedupes per partition
- * keeps the last version it took from the sequence, event/fold.ts `parkMark`, since its
+ * keeps the last version it took from the sequence, event/dedupe.ts `parkMark`, since its
  * partitions' offsets passed the parked ones meanwhile), and a reaction's commands are
  * sent again with the same commandIds. A discard records a `discard` release of the events
  * partition before the lift, so that the events delivered again are dead-lettered, never applied.
@@ -19,7 +19,7 @@ import { aggregateKey } from '../core/aggregate.ts';
 import { deadLetter } from '../core/dead-letter.ts';
 import { DISCARDED_BY_OPERATOR, discardMessage, type Release } from '../core/release.ts';
 import { decodeMskEvent, type TriggerRecord } from '../core/trigger-event.ts';
-import { parkMark } from '../event/fold.ts';
+import { parkMark } from '../event/dedupe.ts';
 import { haltError } from '../event/halts.ts';
 import { createEventApplier, type EventBatchSummary, type EventSideDeps } from '../event/process-batch.ts';
 import type { EventSidePublisherPort } from '../event/ports.ts';

@@ -7,7 +7,7 @@
  * Both read the topic through the one event reader (core/event-reader.ts): a record this code
  * cannot read (isChainFault) stops the rebuild there (EventChainError), and verify lists it.
  */
-import { mapConcurrent, sleep } from '../core/async.ts';
+import { sleep } from '../core/async.ts';
 import type { AnyAggregate } from '../core/aggregate.ts';
 import { splitGeneration } from '../core/generations.ts';
 import { EventChainError, isChainFault } from '../core/event-reader.ts';
@@ -22,7 +22,8 @@ import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, readLogRecord, type Gap, type UnusableRecord } from './fold.ts';
-import { remainingEvents, replayLog, type Progress, type ReplayPosition } from './replay.ts';
+import { remainingEvents, replayLog, type Progress } from './replay.ts';
+import { checkpointWriter } from './checkpoint-writes.ts';
 
 export type { Progress } from './replay.ts';
 
@@ -88,19 +89,16 @@ export interface RebuildReport {
   readonly checkpointsReset: number;
 }
 
-/** Heads per group of a checkpoint's writes: one lock check each (99 heads and the control item: one BatchGetItem). */
-const HEADS_PER_GROUP = 99;
+/** Stamps the checkpoint items of `tps` with the lock: a warm command function goes by the stamps and reads the control item only when one is not its own. */
+const stampLocked = (heads: RebuildHeadsStore, tps: Iterable<string>, epoch: number, table: string) =>
+  heads.stampCheckpoints([...new Set(tps)], controlStamp('rebuilding', epoch, table));
 
-/** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
-export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
-  const { heads, eventLog, gate } = deps;
-  const checkpointEvery = deps.checkpointEvery ?? 100_000;
-  const checkpointIntervalMs = deps.checkpointIntervalMs ?? 30_000;
-  const writeConcurrency = deps.writeConcurrency ?? 32;
-  const report = (progress: Progress) => deps.onProgress?.(progress);
-
-  // 1. Hold commands first and let a batch in flight end, then take the lock: a batch that
-  // read its heads before the lock can no longer commit after the rebuild has read the log.
+/**
+ * 1. Holds commands first and lets a batch in flight end, then takes the lock: a batch that
+ * read its heads before the lock can no longer commit after the rebuild has read the log.
+ */
+const takeLock = async (deps: RebuildDeps) => {
+  const { heads, gate } = deps;
   await gate.pause();
   if (deps.drainMs !== undefined && deps.drainMs > 0) await sleep(deps.drainMs);
   const [found, table] = await Promise.all([heads.getControl(), heads.identity()]);
@@ -108,17 +106,34 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // resumed: its progress and rebuilt heads are that table's at some moment. Start again.
   const own = found?.status === 'rebuilding' && (found.table === undefined || found.table === table);
   const resumed = own && found.progress !== null;
-  let epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
-  let control: ControlRecord = own ? found : { status: 'rebuilding', epoch, progress: null, table };
+  const epoch = own ? found.epoch : (found?.epoch ?? 0) + 1;
+  const control: ControlRecord = own ? found : { status: 'rebuilding', epoch, progress: null, table };
   if (!own && !(await heads.putControl(control, found)))
     throw new RebuildLockError(epoch, 'another rebuild took the lock first; let it finish, or invoke again to resume it');
-  // Every checkpoint item stamped with the lock before anything is read: a warm command
-  // function goes by the stamps and reads the control item only when one is not its own.
-  const stamp = (tps: Iterable<string>) => heads.stampCheckpoints([...new Set(tps)], controlStamp('rebuilding', epoch, table));
+  // Every checkpoint item stamped with the lock before anything is read.
   const triggered = await deps.commandsTrigger.positions();
-  await stamp(triggered.keys());
+  await stampLocked(heads, triggered.keys(), epoch, table);
+  return { table, resumed, epoch, control, triggered };
+};
 
-  // 2. A complete topic: publish what was committed but not confirmed published, then capture its end.
+/**
+ * 2. A complete topic: publishes what was committed but not confirmed published, then captures
+ * its end in the lock's progress (a resumed rebuild has it already). The lock as it then
+ * stands, and the heads the table held.
+ */
+const completeTopic = async (
+  deps: RebuildDeps,
+  lock: {
+    readonly epoch: number;
+    readonly control: ControlRecord;
+    readonly table: string;
+    readonly triggered: ReadonlyMap<string, number>;
+  },
+  report: (progress: Progress) => void,
+) => {
+  const { heads, eventLog } = deps;
+  const { table, triggered } = lock;
+  let { epoch, control } = lock;
   let outboxRepublished = 0;
   let stored: readonly Head[] = [];
   if (control.status === 'rebuilding' && control.progress === null) {
@@ -128,7 +143,12 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     // A copy that is not one point in time may hold heads a later rebuild wrote than its control
     // item knows of: this rebuild's writes would be fenced off as an older rebuild's. Pass them.
     epoch = Math.max(epoch, rebuildEpoch + 1);
-    await stamp([...checkpoints.keys()].filter((tp) => !triggered.has(tp)));
+    await stampLocked(
+      heads,
+      [...checkpoints.keys()].filter((tp) => !triggered.has(tp)),
+      epoch,
+      table,
+    );
     const unconfirmed = all.filter((h) => !outboxConfirmed(h, checkpoints)).flatMap((h) => h.outbox);
     // Each to the generation of the events topic its command's generation writes to, as the command side sends it.
     const generations = [...new Set(unconfirmed.map((e) => splitGeneration(e.source.topic).index))].sort((a, b) => a - b);
@@ -145,7 +165,21 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   }
   if (control.status !== 'rebuilding' || control.progress === null)
     throw new RebuildLockError(epoch, 'the rebuild lost its progress record');
-  const started: RebuildProgress = control.progress;
+  return { epoch, control, started: control.progress, stored, outboxRepublished };
+};
+
+/** Rebuilds the aggregates table from the events topic; resumes a rebuild that stopped midway. */
+export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly deadline?: number } = {}): Promise<RebuildReport> => {
+  const { heads, eventLog, gate } = deps;
+  const checkpointEvery = deps.checkpointEvery ?? 100_000;
+  const checkpointIntervalMs = deps.checkpointIntervalMs ?? 30_000;
+  const writeConcurrency = deps.writeConcurrency ?? 32;
+  const report = (progress: Progress) => deps.onProgress?.(progress);
+
+  const lock = await takeLock(deps);
+  const { table, resumed } = lock;
+  const begun = await completeTopic(deps, lock, report);
+  const { epoch, started, stored, outboxRepublished } = begun;
   const eventsTotal = started.eventsRead + remainingEvents(started.checkpoint, started.endOffsets);
 
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
@@ -154,61 +188,18 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
   // A resumed rebuild's own heads kept this already; it remembers the stored heads it has not written yet as it meets them (seedResumed).
   for (const head of stored) fold.remember(head);
   for (const [tp, source] of Object.entries(started.sources ?? {})) fold.lastSources.set(tp, source);
-  let headsWritten = 0;
-  let fencedOff = 0;
-  let archived = 0;
-
-  // A checkpoint writes the heads changed since the last one, then saves the position: the
-  // fold goes on reading meanwhile (it hands over copies), and checkpoints run one after
-  // another, so a head's newer version is never overtaken by an older one.
-  let writing: Promise<void> = Promise.resolve();
-  let writeFailed: Error | undefined;
-  const checkpoint = (at: ReplayPosition) => {
-    const dirty = fold.takeDirty();
-    // A resumed rebuild reads again from the first event still held (its predecessors not read yet).
-    const resumeAt = { ...at.checkpoint };
-    for (const [partition, offset] of fold.heldFloor()) resumeAt[partition] = Math.min(resumeAt[partition] ?? offset, offset);
-    const progress: RebuildProgress = {
-      ...started,
-      checkpoint: resumeAt,
-      eventsRead: at.eventsRead,
-      sources: Object.fromEntries(fold.lastSources),
-    };
-    const previous = writing;
-    report({ phase: 'writing heads', eventsRead: at.eventsRead, eventsTotal });
-    writing = (async () => {
-      await previous;
-      // In groups of one lock check each, a group's archive written before its heads (as the
-      // command side does), groups overlapping: the table is kept busy while the next group's
-      // items are made. A group is one read, then eight conditional puts at a time.
-      const groups: (typeof dirty)[] = [];
-      for (let i = 0; i < dirty.length; i += HEADS_PER_GROUP) groups.push(dirty.slice(i, i + HEADS_PER_GROUP));
-      await mapConcurrent(groups, Math.max(1, Math.ceil(writeConcurrency / 8)), async (group) => {
-        const archives = group.filter((d) => d.archive.length > 0);
-        const pages = group.flatMap(({ head, page }) =>
-          page === null ? [] : [{ aggregateType: head.aggregateType, aggregateId: head.aggregateId, page }],
-        );
-        await Promise.all([
-          heads.putPages(pages, deps.dedupeWindowMs),
-          mapConcurrent(archives, 8, async ({ head, archive }) => {
-            await heads.archive(head.aggregateType, head.aggregateId, archive, deps.dedupeWindowMs);
-          }),
-        ]);
-        archived += pages.reduce((n, p) => n + p.page.commands.length, 0) + archives.reduce((n, a) => n + a.archive.length, 0);
-        const written = await heads.putRebuiltAll(
-          group.map((d) => d.head),
-          epoch,
-          1,
-        );
-        headsWritten += written.written;
-        fencedOff += written.fencedOff;
-      });
-      const next: ControlRecord = { status: 'rebuilding', epoch, progress, table };
-      if (!(await heads.putControl(next, control))) throw new RebuildLockError(epoch, 'the rebuild lock was taken by a newer rebuild');
-      control = next;
-    })();
-    writing.catch((error: unknown) => (writeFailed ??= error instanceof Error ? error : new Error(String(error))));
-  };
+  const writer = checkpointWriter({
+    heads,
+    dedupeWindowMs: deps.dedupeWindowMs,
+    writeConcurrency,
+    fold,
+    epoch,
+    table,
+    control: begun.control,
+    started,
+    eventsTotal,
+    report,
+  });
 
   const { stoppedEarly, at } = await replayLog(
     eventLog,
@@ -216,6 +207,7 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     started.endOffsets,
     {
       apply: async (records) => {
+        const writeFailed = writer.failed();
         if (writeFailed !== undefined) throw writeFailed;
         // A resumed fold is seeded with the chunk's aggregates first; else each record is read as it is applied (readChunk).
         const outcomes = resumed ? readChunk(eventLog.topic, records, aggregates) : undefined;
@@ -229,17 +221,18 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
       },
       // At most one checkpoint waits behind the one being written: reading never runs far ahead of the table.
       save: async (position) => {
-        await writing;
-        checkpoint(position);
+        await writer.written();
+        writer.checkpoint(position);
       },
     },
     { checkpointEvery, checkpointIntervalMs, deadline: options.deadline, onProgress: report },
   );
   // The whole log read: what is still held lacks its predecessors (gaps, reported).
   if (!stoppedEarly) fold.finish();
-  checkpoint(at);
-  await writing;
+  writer.checkpoint(at);
+  await writer.written();
   const { eventsRead } = at;
+  const control = writer.control();
 
   // 4. Caught up: the commands partitions' checkpoints start where the trigger goes on (in the
   // life of the topic it is in now: command-lives.ts), then release the lock and let commands through.
@@ -267,10 +260,10 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
     duplicates: fold.duplicates,
     gaps: fold.gaps,
     unusable: fold.unusable,
-    headsWritten,
-    fencedOff,
+    headsWritten: writer.counts.headsWritten,
+    fencedOff: writer.counts.fencedOff,
     outboxRepublished,
-    archived,
+    archived: writer.counts.archived,
     checkpointsReset,
   };
 };

@@ -1,9 +1,10 @@
 /** `kafka-aggregates status`: every trigger's lag per partition, and which partitions are blocked. */
+import type { Admin } from 'kafkajs';
 import { createKafka } from '../../functions/compose/operator.ts';
 import { splitGeneration } from '../../functions/core/generations.ts';
 import { adoptGenerations } from '../generations.ts';
-import { allGenerations, mappingsFromTopology } from '../trigger/mappings.ts';
-import { readStatus } from '../trigger/status.ts';
+import { allGenerations, mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';
+import { readStatus, type TriggerStatus } from '../trigger/status.ts';
 import { explain, parseOptions, requireBroker, type CliCommand } from './common.ts';
 import { parkedLines, readParked } from './park.ts';
 import { readVersions, versionLines } from './versions.ts';
@@ -51,6 +52,71 @@ interface PartitionStatus {
 const age = (ms: number): string =>
   ms < 60_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.floor(ms / 60_000)}m${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}s`;
 
+/** One trigger's partitions: committed and end offsets and lag from the broker, and what `npm start` says of them when it runs here. */
+const triggerStatus = async (admin: Admin, local: TriggerStatus | undefined, m: TriggerMapping) => {
+  const [ends, [group]] = await Promise.all([
+    admin.fetchTopicOffsets(m.topic),
+    admin.fetchOffsets({ groupId: m.consumerGroupId, topics: [m.topic] }),
+  ]);
+  const partitions: PartitionStatus[] = ends
+    .sort((a, b) => a.partition - b.partition)
+    .map((e) => {
+      const at = Number(group?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1);
+      const committed = at < 0 ? null : at;
+      const end = Number(e.high);
+      const here = (x: { functionName: string; partition: string }): boolean =>
+        x.functionName === m.functionName && x.partition === `${m.topic}-${e.partition}`;
+      const blocked = local?.blocked.find(here);
+      const recordAge = local?.recordAges?.find(here);
+      return {
+        partition: e.partition,
+        committed,
+        end,
+        lag: Math.max(0, end - Math.max(committed ?? 0, Number(e.low))),
+        ...(recordAge === undefined ? {} : { oldestRecordAge: { ms: recordAge.ageMs, at: new Date(recordAge.at).toISOString() } }),
+        ...(blocked === undefined
+          ? {}
+          : {
+              blocked: {
+                offset: blocked.offset,
+                since: new Date(blocked.since).toISOString(),
+                attempts: blocked.attempts,
+                error: blocked.error,
+              },
+            }),
+      };
+    });
+  return { functionName: m.functionName, topic: m.topic, consumerGroupId: m.consumerGroupId, partitions };
+};
+
+/** Prints one line per trigger (with its generation, and whether an older one is drained), then one per partition. */
+const printTriggers = (report: readonly Awaited<ReturnType<typeof triggerStatus>>[]): void => {
+  const newest = new Map<string, number>();
+  for (const f of report) newest.set(f.functionName, Math.max(newest.get(f.functionName) ?? 0, splitGeneration(f.topic).index));
+  for (const f of report) {
+    const { index } = splitGeneration(f.topic);
+    // An older generation is drained when its trigger has handled it to the end: the newer one decides only then.
+    const generation =
+      (newest.get(f.functionName) ?? 0) === 0
+        ? ''
+        : `, generation ${index + 1} of ${(newest.get(f.functionName) ?? 0) + 1}, ${f.partitions.length} partitions` +
+          (index === newest.get(f.functionName) ? '' : f.partitions.every((p) => p.lag === 0) ? ', drained' : ', NOT drained yet');
+    console.log(`${f.functionName} <- ${f.topic} (group ${f.consumerGroupId}${generation})`);
+    for (const p of f.partitions) {
+      const line =
+        `  ${`${f.topic}-${p.partition}`.padEnd(24)} committed ${String(p.committed ?? '-').padStart(8)}  end ${String(p.end).padStart(8)}  lag ${String(p.lag).padStart(6)}` +
+        (p.oldestRecordAge === undefined
+          ? ''
+          : `  oldest record ${age(p.oldestRecordAge.ms)} old at its batch (${p.oldestRecordAge.at.slice(11, 19)})`);
+      console.log(
+        p.blocked === undefined
+          ? line
+          : `${line}  BLOCKED at offset ${p.blocked.offset} since ${p.blocked.since} (${p.blocked.attempts} attempts): ${p.blocked.error}`,
+      );
+    }
+  }
+};
+
 /** The `status` command. */
 export const status: CliCommand = {
   name: 'status',
@@ -65,45 +131,11 @@ export const status: CliCommand = {
     try {
       await admin.connect();
       await adoptGenerations(admin);
-      const report = await Promise.all(
-        allGenerations(mappingsFromTopology()).map(async (m) => {
-          const [ends, [group]] = await Promise.all([
-            admin.fetchTopicOffsets(m.topic),
-            admin.fetchOffsets({ groupId: m.consumerGroupId, topics: [m.topic] }),
-          ]);
-          const partitions: PartitionStatus[] = ends
-            .sort((a, b) => a.partition - b.partition)
-            .map((e) => {
-              const at = Number(group?.partitions.find((p) => p.partition === e.partition)?.offset ?? -1);
-              const committed = at < 0 ? null : at;
-              const end = Number(e.high);
-              const here = (x: { functionName: string; partition: string }): boolean =>
-                x.functionName === m.functionName && x.partition === `${m.topic}-${e.partition}`;
-              const blocked = local?.blocked.find(here);
-              const recordAge = local?.recordAges?.find(here);
-              return {
-                partition: e.partition,
-                committed,
-                end,
-                lag: Math.max(0, end - Math.max(committed ?? 0, Number(e.low))),
-                ...(recordAge === undefined ? {} : { oldestRecordAge: { ms: recordAge.ageMs, at: new Date(recordAge.at).toISOString() } }),
-                ...(blocked === undefined
-                  ? {}
-                  : {
-                      blocked: {
-                        offset: blocked.offset,
-                        since: new Date(blocked.since).toISOString(),
-                        attempts: blocked.attempts,
-                        error: blocked.error,
-                      },
-                    }),
-              };
-            });
-          return { functionName: m.functionName, topic: m.topic, consumerGroupId: m.consumerGroupId, partitions };
-        }),
-      ).catch((error: unknown) => {
-        throw explain(error);
-      });
+      const report = await Promise.all(allGenerations(mappingsFromTopology()).map((m) => triggerStatus(admin, local, m))).catch(
+        (error: unknown) => {
+          throw explain(error);
+        },
+      );
       const anyBlocked = report.some((f) => f.partitions.some((p) => p.blocked !== undefined));
       const parked = await readParked();
       if (values.json === true) {
@@ -123,30 +155,7 @@ export const status: CliCommand = {
         );
         return anyBlocked ? 1 : 0;
       }
-      const newest = new Map<string, number>();
-      for (const f of report) newest.set(f.functionName, Math.max(newest.get(f.functionName) ?? 0, splitGeneration(f.topic).index));
-      for (const f of report) {
-        const { index } = splitGeneration(f.topic);
-        // An older generation is drained when its trigger has handled it to the end: the newer one decides only then.
-        const generation =
-          (newest.get(f.functionName) ?? 0) === 0
-            ? ''
-            : `, generation ${index + 1} of ${(newest.get(f.functionName) ?? 0) + 1}, ${f.partitions.length} partitions` +
-              (index === newest.get(f.functionName) ? '' : f.partitions.every((p) => p.lag === 0) ? ', drained' : ', NOT drained yet');
-        console.log(`${f.functionName} <- ${f.topic} (group ${f.consumerGroupId}${generation})`);
-        for (const p of f.partitions) {
-          const line =
-            `  ${`${f.topic}-${p.partition}`.padEnd(24)} committed ${String(p.committed ?? '-').padStart(8)}  end ${String(p.end).padStart(8)}  lag ${String(p.lag).padStart(6)}` +
-            (p.oldestRecordAge === undefined
-              ? ''
-              : `  oldest record ${age(p.oldestRecordAge.ms)} old at its batch (${p.oldestRecordAge.at.slice(11, 19)})`);
-          console.log(
-            p.blocked === undefined
-              ? line
-              : `${line}  BLOCKED at offset ${p.blocked.offset} since ${p.blocked.since} (${p.blocked.attempts} attempts): ${p.blocked.error}`,
-          );
-        }
-      }
+      printTriggers(report);
       const running = (local?.triggers ?? []).map(
         (t) => `${t.functionName} <- ${t.topic}${t.paused ? ' (held: a rebuild is catching its table up)' : ''}`,
       );

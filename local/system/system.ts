@@ -65,6 +65,36 @@ export interface RunningSystem {
   stop(): Promise<void>;
 }
 
+/** The rebuild of this system's tables: it reads where this system's own triggers stand. */
+const rebuildOf = (kafka: Kafka, mappings: readonly TriggerMapping[]) => {
+  const groupOf = (topic: string) => mappings.find((m) => m.topic === topic)?.consumerGroupId;
+  return composeRebuild({
+    kafka,
+    groups: {
+      ...(groupOf(topicName('commands')) === undefined ? {} : { commandsTrigger: groupOf(topicName('commands')) }),
+      ...(groupOf(topicName('events')) === undefined ? {} : { eventsTrigger: groupOf(topicName('events')) }),
+    },
+  });
+};
+
+/** Creates what the topology names and is missing, and says what it created or brought in line. */
+const provisionLogged = async (log: (line: string) => void): Promise<ProvisionResult> => {
+  const provisioned = await provision();
+  if (provisioned.createdTopics.length + provisioned.createdTables.length > 0)
+    log(`[provision] created topics [${provisioned.createdTopics.join(', ')}], tables [${provisioned.createdTables.join(', ')}]`);
+  for (const line of provisioned.alteredTopics) log(`[provision] brought in line with the topology: ${line}`);
+  return provisioned;
+};
+
+/** Where each table stands against the events topic, and the functions held until it is rebuilt (`on`: the functions a topic triggers). */
+const holdsOf = async (kafka: Kafka, eventSide: TriggerMapping | undefined, on: (topic: string) => string[]) => {
+  const aggregatesState = await aggregatesReadiness(kafka);
+  const readModelsState = eventSide === undefined ? 'ready' : await readModelsReadiness(kafka, eventSide.consumerGroupId);
+  const holdCommands = aggregatesState === 'behind' || aggregatesState === 'rebuilding' ? on(topicName('commands')) : [];
+  const holdEvents = readModelsState === 'behind' || readModelsState === 'rebuilding' ? on(topicName('events')) : [];
+  return { aggregatesState, readModelsState, holdCommands, holdEvents };
+};
+
 /** Starts the local system; resolves once every trigger runs and every held side has caught up. */
 export const startSystem = async (options: SystemOptions): Promise<RunningSystem> => {
   const { log } = options;
@@ -72,15 +102,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
   const stack = await startStack({ log: (line) => log(`[stack] ${line}`) });
   const kafka = createKafka('kafka-aggregates-start');
   const mappings = options.mappings ?? mappingsFromTopology();
-  const groupOf = (topic: string) => mappings.find((m) => m.topic === topic)?.consumerGroupId;
-  // The rebuild reads where this system's own triggers stand.
-  const rebuild = composeRebuild({
-    kafka,
-    groups: {
-      ...(groupOf(topicName('commands')) === undefined ? {} : { commandsTrigger: groupOf(topicName('commands')) }),
-      ...(groupOf(topicName('events')) === undefined ? {} : { eventsTrigger: groupOf(topicName('events')) }),
-    },
-  });
+  const rebuild = rebuildOf(kafka, mappings);
   let triggers: Triggers | undefined;
   const stop = async (): Promise<void> => {
     await triggers?.stop().catch((error: unknown) => log(`stopping the triggers failed: ${String(error)}`));
@@ -91,10 +113,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
     }
   };
   try {
-    const provisioned = await provision();
-    if (provisioned.createdTopics.length + provisioned.createdTables.length > 0)
-      log(`[provision] created topics [${provisioned.createdTopics.join(', ')}], tables [${provisioned.createdTables.join(', ')}]`);
-    for (const line of provisioned.alteredTopics) log(`[provision] brought in line with the topology: ${line}`);
+    const provisioned = await provisionLogged(log);
     const system: RunningSystem = {
       stack,
       provisioned,
@@ -108,10 +127,7 @@ export const startSystem = async (options: SystemOptions): Promise<RunningSystem
 
     const on = (topic: string) => mappings.filter((m) => m.topic === topic).map((m) => m.functionName);
     const eventSide = mappings.find((m) => m.topic === topicName('events'));
-    const aggregatesState = await aggregatesReadiness(kafka);
-    const readModelsState = eventSide === undefined ? 'ready' : await readModelsReadiness(kafka, eventSide.consumerGroupId);
-    const holdCommands = aggregatesState === 'behind' || aggregatesState === 'rebuilding' ? on(topicName('commands')) : [];
-    const holdEvents = readModelsState === 'behind' || readModelsState === 'rebuilding' ? on(topicName('events')) : [];
+    const { aggregatesState, readModelsState, holdCommands, holdEvents } = await holdsOf(kafka, eventSide, on);
 
     const commandSide = on(topicName('commands'));
     const triggerLine = (line: string) => log(`${new Date().toISOString().slice(11, 23)}  [trigger] ${line}`);

@@ -108,6 +108,80 @@ export const formatReport = (r: InvocationReport): string => {
   }
 };
 
+/** A poller by its mapping: a function on one topic. */
+const keyOf = (m: TriggerMapping): string => `${m.functionName} ${m.topic}`;
+
+/** Partitions that wait on a failing batch, of every poller. */
+const blockedOf = (pollers: ReadonlyMap<string, Poller>): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);
+
+/**
+ * The writes of the status file (status.ts), for `kafka-aggregates status` in another process:
+ * at once when a partition blocks or clears; the record ages, which change with every
+ * invocation, at most once a second. Without a file, none.
+ */
+const statusWrites = (statusFile: string | undefined, pollers: ReadonlyMap<string, Poller>, running: readonly TriggerMapping[]) => {
+  if (statusFile === undefined) return { clear: () => undefined };
+  let ageWrite: NodeJS.Timeout | undefined;
+  const runningTriggers = (): RunningTrigger[] =>
+    running.flatMap((m) => {
+      const p = pollers.get(keyOf(m));
+      return p === undefined ? [] : [{ functionName: m.functionName, topic: m.topic, paused: p.isPaused }];
+    });
+  const recordAges = (): RecordAge[] => [...pollers.values()].flatMap((p) => p.recordAges);
+  const onBlockedChange = () => writeStatus(statusFile, blockedOf(pollers), runningTriggers(), recordAges());
+  const onInvoke = () => {
+    ageWrite ??= setTimeout(() => {
+      ageWrite = undefined;
+      onBlockedChange();
+    }, 1_000).unref();
+  };
+  return { onBlockedChange, onInvoke, clear: () => clearTimeout(ageWrite) };
+};
+
+/** Calls `follow` every FOLLOW_MS, never two at a time; a failure is logged, and the next call tries again. */
+const followEvery = (follow: () => Promise<void>, log: (line: string) => void): NodeJS.Timeout => {
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    follow()
+      .catch((error: unknown) => log(`following generations: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => (busy = false));
+  }, FOLLOW_MS);
+  timer.unref();
+  return timer;
+};
+
+/** What running triggers answer to, by function name; `onBlockedChange` is told of a pause or resume (the status file). */
+const controls = (
+  pollers: ReadonlyMap<string, Poller>,
+  running: readonly TriggerMapping[],
+  { blocked, stop }: Pick<Triggers, 'blocked' | 'stop'>,
+  onBlockedChange: (() => void) | undefined,
+): Triggers => {
+  const of = (name: string): Poller[] => {
+    const found = [...pollers.values()].filter((p) => p.mapping.functionName === name);
+    if (found.length === 0) throw new UnknownFunctionError(name, [...new Set(running.map((m) => m.functionName))]);
+    return found;
+  };
+  return {
+    get mappings() {
+      return [...running];
+    },
+    pause: async (name) => {
+      await Promise.all(of(name).map((p) => p.pause()));
+      onBlockedChange?.();
+    },
+    resume: (name) => {
+      for (const p of of(name)) p.resume();
+      onBlockedChange?.();
+    },
+    isPaused: (name) => of(name).every((p) => p.isPaused),
+    blocked,
+    stop,
+  };
+};
+
 /**
  * Starts one consumer group per mapping and resolves once each has joined its group. Each
  * function runs in containers of its own (containers.ts), shared by every mapping that names
@@ -132,10 +206,9 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
   };
 
   const pollers = new Map<string, Poller>();
-  const keyOf = (m: TriggerMapping): string => `${m.functionName} ${m.topic}`;
   const running: TriggerMapping[] = [];
-  // Record ages change with every invocation: written at most once a second, not per batch.
-  let ageWrite: NodeJS.Timeout | undefined;
+  const status = statusWrites(options.statusFile, pollers, running);
+  const { onBlockedChange, onInvoke } = status;
   let follow: NodeJS.Timeout | undefined;
   let admin: Admin | undefined;
   const stop = async (): Promise<void> => {
@@ -143,27 +216,10 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
     await Promise.allSettled([...pollers.values()].map((p) => p.stop()));
     await admin?.disconnect().catch(() => undefined);
     await Promise.allSettled([...functions.values()].map((c) => c.shutdown()));
-    clearTimeout(ageWrite);
+    status.clear();
     if (options.statusFile !== undefined) writeStatus(options.statusFile, []);
   };
-  const blocked = (): BlockedPartition[] => [...pollers.values()].flatMap((p) => p.blocked);
-  const statusFile = options.statusFile;
-  const runningTriggers = (): RunningTrigger[] =>
-    running.flatMap((m) => {
-      const p = pollers.get(keyOf(m));
-      return p === undefined ? [] : [{ functionName: m.functionName, topic: m.topic, paused: p.isPaused }];
-    });
-  const recordAges = (): RecordAge[] => [...pollers.values()].flatMap((p) => p.recordAges);
-  const onBlockedChange = statusFile === undefined ? undefined : () => writeStatus(statusFile, blocked(), runningTriggers(), recordAges());
-  const onInvoke =
-    onBlockedChange === undefined
-      ? undefined
-      : () => {
-          ageWrite ??= setTimeout(() => {
-            ageWrite = undefined;
-            onBlockedChange();
-          }, 1_000).unref();
-        };
+  const blocked = (): BlockedPartition[] => blockedOf(pollers);
   const addPoller = async (mapping: TriggerMapping): Promise<Poller> => {
     if (pollers.has(keyOf(mapping))) throw new Error(`function ${mapping.functionName} is mapped twice to ${mapping.topic}`);
     const poller = new Poller(mapping, {
@@ -208,41 +264,11 @@ export const startTriggers = async (options: TriggerOptions = {}): Promise<Trigg
     await Promise.all([...pollers.values()].map((p) => p.start()));
     onBlockedChange?.();
     const connected = admin;
-    if (connected !== undefined) {
-      let busy = false;
-      follow = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        followGenerations(connected)
-          .catch((error: unknown) => log(`following generations: ${error instanceof Error ? error.message : String(error)}`))
-          .finally(() => (busy = false));
-      }, FOLLOW_MS);
-      follow.unref();
-    }
+    if (connected !== undefined) follow = followEvery(() => followGenerations(connected), log);
   } catch (error) {
     await stop();
     throw error;
   }
 
-  const of = (name: string): Poller[] => {
-    const found = [...pollers.values()].filter((p) => p.mapping.functionName === name);
-    if (found.length === 0) throw new UnknownFunctionError(name, [...new Set(running.map((m) => m.functionName))]);
-    return found;
-  };
-  return {
-    get mappings() {
-      return [...running];
-    },
-    pause: async (name) => {
-      await Promise.all(of(name).map((p) => p.pause()));
-      onBlockedChange?.();
-    },
-    resume: (name) => {
-      for (const p of of(name)) p.resume();
-      onBlockedChange?.();
-    },
-    isPaused: (name) => of(name).every((p) => p.isPaused),
-    blocked,
-    stop,
-  };
+  return controls(pollers, running, { blocked, stop }, onBlockedChange);
 };
