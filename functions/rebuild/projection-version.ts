@@ -17,23 +17,21 @@ import type { LogReader, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import {
   activeVersion,
-  buildMarker,
   isVersioned,
   projectionPk,
   registeredVersions,
-  versionMarkerKey,
   versionMarkerPk,
   versionOf,
   type CatchUpProgress,
-  type VersionMarker,
 } from '../core/projection-versions.ts';
-import { RevisionConflictError, type ReadModels } from '../event/ports.ts';
+import type { ReadModels } from '../event/ports.ts';
 import { haltError, type Halt } from '../event/halts.ts';
 import { createEventApplier } from '../event/process-batch.ts';
 import { holdingApplier } from './held-records.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
 import { entry, newBuild, readState, stateItem, type StateItem } from './version-state.ts';
 import { replayLog } from './replay.ts';
+import { readMarkers, type MarkerBook } from './version-markers.ts';
 
 /** What a catch-up needs. */
 export interface VersionCatchUpDeps {
@@ -111,8 +109,7 @@ const catchUpOne = async (
   // A build from nothing gets a new id: markers found without the state naming their build outlived their rows.
   if (state.get()?.building !== to) await state.put(newBuild(state.get(), from, to));
   const build = state.get()?.build;
-  const started = Date.now();
-  let eventsApplied = 0;
+  const run: Run = { deps, name, from, to, state, started: Date.now(), eventsApplied: 0 };
   const apply = createEventApplier({
     aggregates: deps.aggregates,
     projections: [projection],
@@ -120,115 +117,142 @@ const catchUpOne = async (
     readModels,
     publisher: { publish: () => Promise.resolve() },
   });
-  const tpOf = (key: string) => (/^[0-9]+$/.test(key) ? `${eventLog.topic}-${key}` : key);
   // Once every partition is joined, one sweep of all of them to the log's end before the switch:
   // an invocation that read a marker before another recorded its join may commit records past
   // the join without the new version (two invocations of one batch, the joining one dying
   // before its rows: seed 214); every such record was on the log before the join, so the sweep,
   // whose end offsets are read after every join, applies it (the rows dedupe by version).
   let swept = false;
-  // A marker of another build counts as none; its revision is kept for the write over it.
-  const markerOf = (item: { data: unknown; revision: number }) => ({
-    marker: buildMarker(state.get(), to, item.data),
-    revision: item.revision,
-  });
 
   for (;;) {
-    const markers = new Map((await readModels.query(versionMarkerPk(name, to))).map(({ key, item }) => [key.sk, markerOf(item)]));
-    const putMarker = async (tp: string, through: number, join = false): Promise<void> => {
-      for (;;) {
-        const found = markers.get(tp);
-        const joined = found?.marker?.joined ?? (join ? through : undefined);
-        const marker: VersionMarker = {
-          through: Math.max(through, found?.marker?.through ?? 0),
-          ...(joined === undefined ? {} : { joined }),
-          ...(build === undefined ? {} : { build }),
-        };
-        try {
-          await readModels.write(
-            versionMarkerKey(name, to, tp),
-            { data: marker, versions: {}, gaps: [], gapCount: 0 },
-            found?.revision ?? 0,
-          );
-          markers.set(tp, { marker, revision: (found?.revision ?? 0) + 1 });
-          return;
-        } catch (error) {
-          // The live side joined it meanwhile: keep its `joined`, write `through` again.
-          if (!(error instanceof RevisionConflictError) || error.current === undefined) throw error;
-          markers.set(tp, markerOf(error.current));
-        }
-      }
-    };
-    const { start, end } = await eventLog.offsets();
-    const keys = Object.keys(end);
-    const unjoined = keys.filter((k) => markers.get(tpOf(k))?.marker?.joined === undefined);
-    const sweeping = unjoined.length === 0;
-    const pending = sweeping ? keys : unjoined;
-    const fromAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, markers.get(tpOf(k))?.marker?.through ?? start[k] ?? 0]));
-    const toAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, Math.max(end[k] ?? 0, fromAt[k] ?? 0)]));
-    const remaining = pending.reduce((n, k) => n + (toAt[k] ?? 0) - (fromAt[k] ?? 0), 0);
-    const saveProgress = async (left: number) => {
-      const progress: CatchUpProgress = {
-        eventsRead: eventsApplied,
-        eventsTotal: eventsApplied + left,
-        ratePerSecond: Math.round((eventsApplied / Math.max(1, Date.now() - started)) * 1000),
-        joined: keys.filter((k) => markers.get(tpOf(k))?.marker?.joined !== undefined).length,
-        partitions: keys.length,
-        updatedAt: new Date().toISOString(),
-      };
-      await state.put({ ...state.get(), active: from, building: to, progress, history: state.get()?.history ?? [] });
-      deps.onProgress?.(name, progress);
-    };
-    await saveProgress(remaining);
+    const book = await readMarkers(readModels, name, to, state, build);
+    const pass = passBounds(run, book, await eventLog.offsets());
+    await saveProgress(run, pass, pass.remaining);
 
-    if (sweeping && (swept || remaining === 0)) {
+    if (pass.sweeping && (swept || pass.remaining === 0)) {
       const rowsDropped = await switchAndDrop(deps, name, from, to, state);
-      return { name, from, to, outcome: 'switched' as const, eventsApplied, rowsDropped };
+      return { name, from, to, outcome: 'switched' as const, eventsApplied: run.eventsApplied, rowsDropped };
     }
-    if (!sweeping && remaining === 0) {
-      // Nothing left before the log's end: join what is still at it now (a record written since goes to the live side).
-      const now = (await eventLog.offsets()).end;
-      for (const k of pending) if ((now[k] ?? 0) <= (fromAt[k] ?? 0)) await putMarker(tpOf(k), fromAt[k] ?? 0, true);
+    if (!pass.sweeping && pass.remaining === 0) {
+      await joinAtEnd(run, pass);
       continue;
     }
-    // An aggregate's events on more than one partition (the topic grew): what waits behind a gap is held (held-records.ts).
-    const holder = holdingApplier(apply, eventLog.topic);
-    const advance = async (checkpoint: PartitionOffsets) => {
-      const at = holder.behind(checkpoint);
-      for (const k of pending) if ((at[k] ?? 0) > (markers.get(tpOf(k))?.marker?.through ?? -1)) await putMarker(tpOf(k), at[k] ?? 0);
-    };
-    const replayed = await replayLog(
-      eventLog,
-      { checkpoint: fromAt, eventsRead: 0 },
-      toAt,
-      {
-        apply: async (records) => {
-          // A halt here other than a gap is one the live side halts at too: the catch-up waits for it like any replay.
-          await holder.apply(records);
-          eventsApplied += records.length;
-        },
-        save: async (at) => {
-          await renew();
-          await advance(at.checkpoint);
-          await saveProgress(pending.reduce((n, k) => n + Math.max(0, (toAt[k] ?? 0) - (at.checkpoint[k] ?? fromAt[k] ?? 0)), 0));
-        },
-      },
-      {
-        checkpointEvery: options.checkpointEvery ?? 2_000,
-        checkpointIntervalMs: 1_000,
-        ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
-        holding: () => holder.held().length > 0,
-      },
-    );
-    await advance(replayed.at.checkpoint);
-    swept ||= sweeping && !replayed.stoppedEarly;
-    // Held at the pass's end: what they wait for lies past it, or on a partition the live side applies; the next pass reads
-    // them again. A pass whose every record is held waits on a gap the live side halts at too: the run stops there.
-    if (holder.held().length > 0 && holder.held().length === replayed.at.eventsRead) throw haltError(holder.gaps()[0] as Halt);
+    const replayed = await replayPass(run, pass, apply, options, renew);
+    swept ||= pass.sweeping && !replayed.stoppedEarly;
     if (replayed.stoppedEarly || (options.deadline !== undefined && Date.now() >= options.deadline))
-      return { name, from, to, outcome: 'building' as const, eventsApplied };
+      return { name, from, to, outcome: 'building' as const, eventsApplied: run.eventsApplied };
     if (replayed.at.eventsRead < 100) await sleep(options.passPauseMs ?? 100);
   }
+};
+
+/** One catch-up's fixed parts, and the events it has applied so far. */
+interface Run {
+  readonly deps: VersionCatchUpDeps;
+  readonly name: string;
+  readonly from: number;
+  readonly to: number;
+  readonly state: StateItem;
+  readonly started: number;
+  eventsApplied: number;
+}
+
+/** One pass: its markers, the partitions it reads (`pending`) and from where to where. */
+interface Pass {
+  readonly book: MarkerBook;
+  readonly keys: string[];
+  readonly sweeping: boolean;
+  readonly pending: string[];
+  readonly fromAt: PartitionOffsets;
+  readonly toAt: PartitionOffsets;
+  readonly remaining: number;
+}
+
+/** The marker key of a partition of the events topic. */
+const tpOf = (run: Run, key: string) => (/^[0-9]+$/.test(key) ? `${run.deps.eventLog.topic}-${key}` : key);
+
+/** A pass's bounds: the unjoined partitions from their markers' `through` to the log's end, or every partition once all are joined. */
+const passBounds = (run: Run, book: MarkerBook, { start, end }: { start: PartitionOffsets; end: PartitionOffsets }): Pass => {
+  const { markers } = book;
+  const keys = Object.keys(end);
+  const unjoined = keys.filter((k) => markers.get(tpOf(run, k))?.marker?.joined === undefined);
+  const sweeping = unjoined.length === 0;
+  const pending = sweeping ? keys : unjoined;
+  const fromAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, markers.get(tpOf(run, k))?.marker?.through ?? start[k] ?? 0]));
+  const toAt: PartitionOffsets = Object.fromEntries(pending.map((k) => [k, Math.max(end[k] ?? 0, fromAt[k] ?? 0)]));
+  const remaining = pending.reduce((n, k) => n + (toAt[k] ?? 0) - (fromAt[k] ?? 0), 0);
+  return { book, keys, sweeping, pending, fromAt, toAt, remaining };
+};
+
+/** Enters the progress on the state item (`left`: events still to read this pass) and reports it. */
+const saveProgress = async (run: Run, { book, keys }: Pass, left: number) => {
+  const { deps, name, from, to, state, started, eventsApplied } = run;
+  const progress: CatchUpProgress = {
+    eventsRead: eventsApplied,
+    eventsTotal: eventsApplied + left,
+    ratePerSecond: Math.round((eventsApplied / Math.max(1, Date.now() - started)) * 1000),
+    joined: keys.filter((k) => book.markers.get(tpOf(run, k))?.marker?.joined !== undefined).length,
+    partitions: keys.length,
+    updatedAt: new Date().toISOString(),
+  };
+  await state.put({ ...state.get(), active: from, building: to, progress, history: state.get()?.history ?? [] });
+  deps.onProgress?.(name, progress);
+};
+
+/** Nothing left before the log's end: join what is still at it now (a record written since goes to the live side). */
+const joinAtEnd = async (run: Run, { book, pending, fromAt }: Pass) => {
+  const now = (await run.deps.eventLog.offsets()).end;
+  for (const k of pending) if ((now[k] ?? 0) <= (fromAt[k] ?? 0)) await book.putMarker(tpOf(run, k), fromAt[k] ?? 0, true);
+};
+
+/** Replays a pass's partitions through the new version, advancing their markers at each checkpoint and at its end. */
+const replayPass = async (
+  run: Run,
+  pass: Pass,
+  apply: ReturnType<typeof createEventApplier>,
+  options: Options,
+  renew: () => Promise<void>,
+) => {
+  const { eventLog } = run.deps;
+  const { book, pending, fromAt, toAt } = pass;
+  // An aggregate's events on more than one partition (the topic grew): what waits behind a gap is held (held-records.ts).
+  const holder = holdingApplier(apply, eventLog.topic);
+  const advance = async (checkpoint: PartitionOffsets) => {
+    const at = holder.behind(checkpoint);
+    for (const k of pending)
+      if ((at[k] ?? 0) > (book.markers.get(tpOf(run, k))?.marker?.through ?? -1)) await book.putMarker(tpOf(run, k), at[k] ?? 0);
+  };
+  const replayed = await replayLog(
+    eventLog,
+    { checkpoint: fromAt, eventsRead: 0 },
+    toAt,
+    {
+      apply: async (records) => {
+        // A halt here other than a gap is one the live side halts at too: the catch-up waits for it like any replay.
+        await holder.apply(records);
+        run.eventsApplied += records.length;
+      },
+      save: async (at) => {
+        await renew();
+        await advance(at.checkpoint);
+        await saveProgress(
+          run,
+          pass,
+          pending.reduce((n, k) => n + Math.max(0, (toAt[k] ?? 0) - (at.checkpoint[k] ?? fromAt[k] ?? 0)), 0),
+        );
+      },
+    },
+    {
+      checkpointEvery: options.checkpointEvery ?? 2_000,
+      checkpointIntervalMs: 1_000,
+      ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
+      holding: () => holder.held().length > 0,
+    },
+  );
+  await advance(replayed.at.checkpoint);
+  // Held at the pass's end: what they wait for lies past it, or on a partition the live side applies; the next pass reads
+  // them again. A pass whose every record is held waits on a gap the live side halts at too: the run stops there.
+  if (holder.held().length > 0 && holder.held().length === replayed.at.eventsRead) throw haltError(holder.gaps()[0] as Halt);
+  return replayed;
 };
 
 /** Switches reads to `to`, then drops `from` (`dropping` on the state item until done, for a run stopped in between). */
