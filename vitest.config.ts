@@ -7,7 +7,14 @@ export default defineConfig({
   test: {
     projects: [
       {
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'], env, testTimeout: 60_000 },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
+          // Temporary directories under one of the run's own, removed at its end.
+          globalSetup: ['test/support/temp-root.ts'],
+          env,
+          testTimeout: 60_000,
+        },
       },
       {
         test: {
