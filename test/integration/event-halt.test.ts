@@ -12,9 +12,9 @@
  * side while its table is behind the log.
  */
 import type { Admin, Producer } from 'kafkajs';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -199,6 +199,7 @@ describe('an event of a type this code does not know, through the emulated trigg
   const logs = holdLogsAround();
   afterAll(async () => {
     await triggers?.stop();
+    rmSync(dirname(statusFile), { recursive: true, force: true });
   });
 
   it("halts only its partition: the other partition in the same invocation is applied and committed, nothing at or after the record, no dead letter, blocked with the reason; goes on after an operator's skip", async () => {

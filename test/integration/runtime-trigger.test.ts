@@ -5,9 +5,9 @@
  * user code (test/support/trigger-handler.ts) loaded through the trigger's dynamic import.
  */
 import { Kafka, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaLogCreator } from '../../functions/adapters/kafka/log.ts';
 import { kafkaBrokers } from '../../functions/config.ts';
@@ -256,6 +256,7 @@ describe('the emulated MSK trigger', () => {
     ).toBe(true);
     expect(triggers.blocked()).toEqual([]);
     expect(readStatus(statusFile)?.blocked).toEqual([]);
+    rmSync(dirname(statusFile), { recursive: true, force: true });
   });
 
   it('keeps other partitions going while a blocked partition has more records waiting than its high water', async () => {
