@@ -11,10 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RebuildLockError } from '../../functions/control/control.ts';
 import { canonicalHead } from '../../functions/rebuild/fold.ts';
 import { rebuildAggregates, type RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
-import type { CommandGate } from '../../functions/rebuild/ports.ts';
 import { verifyAggregates } from '../../functions/rebuild/verify-aggregates.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
-import { rebuildDeps as commandSideRebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { rebuildDeps as commandSideRebuildDeps, recordingGate, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { createAggregatesTable } from '../support/dynamo.ts';
 import { unique } from '../support/kafka.ts';
 import { command } from '../support/msk.ts';
@@ -37,16 +36,6 @@ const send = async (values: ReturnType<typeof command>[]) => {
   const event = await topic.append(values);
   await side.processor()(event);
   topic.commit(event);
-};
-
-/** One gate for both runs, as the commands trigger is one: what it was told, in order. */
-const sharedGate = () => {
-  const calls: string[] = [];
-  const gate: CommandGate = {
-    pause: () => Promise.resolve(void calls.push('pause')),
-    resume: () => Promise.resolve(void calls.push('resume')),
-  };
-  return { gate, calls };
 };
 
 const rebuildDeps = (overrides: Partial<RebuildDeps> = {}): RebuildDeps =>
@@ -81,7 +70,8 @@ describe('two aggregates rebuilds at once, without reserved concurrency', () => 
   it('started together: one takes the lock and rebuilds, the other is refused', async () => {
     const before = await digest();
     await wipeTable();
-    const { gate, calls } = sharedGate();
+    // One gate for both runs, as the commands trigger is one.
+    const { gate, calls } = recordingGate();
     const runs = await Promise.allSettled([rebuildAggregates(rebuildDeps({ gate })), rebuildAggregates(rebuildDeps({ gate }))]);
     await expectOneWon(runs, before);
     expect(calls.at(-1)).toBe('resume');
@@ -90,7 +80,7 @@ describe('two aggregates rebuilds at once, without reserved concurrency', () => 
   it('started while one runs: the second resumes its epoch, one of them releases the lock, the other fails, and commands go on', async () => {
     const before = await digest();
     await wipeTable();
-    const { gate, calls } = sharedGate();
+    const { gate, calls } = recordingGate();
     // The first run's head writes are slowed, so the second starts while it holds the lock.
     const slowHeads = Object.create(side.heads) as typeof side.heads;
     slowHeads.putRebuiltAll = async (...args) => {

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHead } from '../../functions/rebuild/fold.ts';
 import { rebuildAggregates, type RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { verifyAggregates } from '../../functions/rebuild/verify-aggregates.ts';
-import type { CommandGate } from '../../functions/rebuild/ports.ts';
 import { RebuildInProgressError } from '../../functions/control/control.ts';
 import { TableBehindLogError } from '../../functions/control/control.ts';
 import { aggregates } from '../../functions/domain/index.ts';
@@ -13,7 +12,7 @@ import { unique } from '../support/kafka.ts';
 import type { MskEvent } from '../../functions/core/trigger-event.ts';
 import { command } from '../support/msk.ts';
 import { CommandsTopic } from '../support/commands-topic.ts';
-import { rebuildDeps as commandSideRebuildDeps, startCommandSide, type CommandSide } from '../support/command-side.ts';
+import { rebuildDeps as commandSideRebuildDeps, recordingGate, startCommandSide, type CommandSide } from '../support/command-side.ts';
 import { canonicalJson, startEventSide, triggerBatches, type EventSide } from '../support/event-side.ts';
 import { readTopic } from '../support/kafka.ts';
 import { rebuildProjection } from '../../functions/rebuild/rebuild-projection.ts';
@@ -45,16 +44,6 @@ const deliver = async (event: MskEvent) => {
 
 /** Appends commands to the commands topic (three partitions) and delivers them as one batch. */
 const send = async (values: ReturnType<typeof command>[]) => deliver(await topic.append(values));
-
-/** A recorded gate: what the rebuild held and released. */
-const recordingGate = () => {
-  const calls: string[] = [];
-  const gate: CommandGate = {
-    pause: () => Promise.resolve(void calls.push('pause')),
-    resume: () => Promise.resolve(void calls.push('resume')),
-  };
-  return { gate, calls };
-};
 
 const rebuildDeps = (overrides: Partial<RebuildDeps> = {}): RebuildDeps =>
   commandSideRebuildDeps(side, { commands: topic, gate: recordingGate().gate, ...overrides });

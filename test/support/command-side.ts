@@ -17,6 +17,7 @@ import type { createCommandProcessor, CommandSideDeps } from '../../functions/co
 import { composeCommandSide } from '../../functions/compose/command-side.ts';
 import type { EventRecord, ResultRecord } from '../../functions/core/wire.ts';
 import { aggregates } from '../../functions/domain/index.ts';
+import type { CommandGate } from '../../functions/rebuild/ports.ts';
 import type { RebuildDeps } from '../../functions/rebuild/rebuild-aggregates.ts';
 import { tables } from '../../functions/topology.ts';
 import { WEEK_MS } from './decide.ts';
@@ -144,4 +145,14 @@ export const commandSideAround = (): (() => CommandSide) => {
     await side?.close();
   });
   return () => side as CommandSide;
+};
+
+/** A recorded gate for the rebuild: what it was told to hold and release, in order. */
+export const recordingGate = (): { gate: CommandGate; calls: string[] } => {
+  const calls: string[] = [];
+  const gate: CommandGate = {
+    pause: () => Promise.resolve(void calls.push('pause')),
+    resume: () => Promise.resolve(void calls.push('resume')),
+  };
+  return { gate, calls };
 };
