@@ -60,6 +60,8 @@ export interface ReadModelReplay {
    * command no edge accepts): as on the live side, the item moves past them, flagged.
    */
   readonly refused: number;
+  /** Per partition, the offset the replay reads up to (the end of its range, as captured when it began). */
+  readonly upTo: PartitionOffsets;
 }
 
 /**
@@ -137,7 +139,8 @@ export const replayReadModels = async (
   else await readModels.delete(key);
   deps.onProgress?.({ phase: 'done', eventsRead: at.eventsRead, eventsTotal });
   const { applied, unusable, refused } = holder.totals;
-  return { status: stoppedEarly ? 'incomplete' : 'complete', resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable, refused };
+  const status = stoppedEarly ? 'incomplete' : 'complete';
+  return { status, resumed, eventsRead: at.eventsRead, eventsTotal, applied, unusable, refused, upTo: endOffsets };
 };
 
 /**

@@ -11,7 +11,6 @@ import { rebuildProjection, type ProjectionRebuildReport } from './rebuild-proje
 import { rebuildReadModels, type ReadModelsRebuildDeps, type ReadModelsRebuildReport } from './rebuild-read-models.ts';
 import { verifyAggregates, type VerifyReport } from './verify-aggregates.ts';
 import { catchUpVersions, type VersionCatchUpDeps, type VersionCatchUpReport } from './projection-version.ts';
-import { KafkaAggregatesError } from '../core/errors.ts';
 
 /** What to do. */
 export interface RebuildRequest {
@@ -26,18 +25,6 @@ export interface RebuildRequest {
 
 /** Any report a request comes to. */
 export type AnyRebuildReport = RebuildReport | VerifyReport | ProjectionRebuildReport | ReadModelsRebuildReport | VersionCatchUpReport;
-
-/** The request names a projection the deployment does not have. */
-export class UnknownProjectionError extends KafkaAggregatesError {
-  static override readonly disposition = 'reject-record';
-  override readonly name = 'UnknownProjectionError';
-  constructor(
-    readonly projection: string,
-    known: readonly string[],
-  ) {
-    super(`unknown projection ${JSON.stringify(projection)}; known: ${known.join(', ')}`);
-  }
-}
 
 /** Everything the requests need: the aggregates rebuild's deps and the read models'. */
 export interface RebuildRequestDeps {
@@ -63,17 +50,12 @@ export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequ
     );
   }
   if (request.projection !== undefined) {
-    const projection = deps.projections.find((p) => p.name === request.projection);
-    if (projection === undefined)
-      throw new UnknownProjectionError(
-        request.projection,
-        deps.projections.map((p) => p.name),
-      );
     const { aggregates, readModels, onProgress, parking } = deps.readModelsRebuild;
     return rebuildProjection(
       {
         aggregates,
-        projection,
+        name: request.projection,
+        projections: deps.projections,
         readModels,
         eventLog: deps.eventLog,
         ...(onProgress === undefined ? {} : { onProgress }),

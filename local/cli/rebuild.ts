@@ -17,7 +17,9 @@ the start, writes the heads, and releases the lock. A rebuild that stopped midwa
 Options:
   --verify              compare the table with the topic and list the aggregates that differ, and the
                         parked ones (a parked command its head holds as decided is a difference); writes nothing
-  --projection <name>   rebuild that projection's rows instead (e.g. account-summary), to the end of the topic
+  --projection <name>   rebuild that projection's rows instead (e.g. account-summary), to the end of the topic;
+                        of a projection with versions, the one serving reads and the one being built beside
+                        it (its catch-up goes on from the rebuild's end), never one dropped at a switch
   --read-models         rebuild every projection and reaction checkpoint instead, up to where the event
                         trigger stands (its consumer group's committed offsets), holding the event side
                         meanwhile; replayed events issue no command. With npm start running here, it

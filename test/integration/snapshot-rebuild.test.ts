@@ -194,7 +194,8 @@ describe('snapshot rebuild from the events topic', () => {
   };
   const projectionDeps = (events: EventSide) => ({
     aggregates,
-    projection: accountSummary,
+    name: accountSummary.name,
+    projections: [accountSummary],
     readModels: events.readModels,
     eventLog: side.eventLog,
   });

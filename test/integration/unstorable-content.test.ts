@@ -188,7 +188,13 @@ describe('the events topic: an event whose effect an item cannot hold is dead-le
     // A rebuild of the projection treats the event as the live side did: refused and flagged, not unusable.
     const eventLog = new TopicLog(sides.event.kafka, topic);
     const live = await sides.event.readModels.get(projectionRowKey(accountSummary.name, id));
-    const report = await rebuildProjection({ aggregates, projection: accountSummary, readModels: sides.event.readModels, eventLog });
+    const report = await rebuildProjection({
+      aggregates,
+      name: accountSummary.name,
+      projections: [accountSummary],
+      readModels: sides.event.readModels,
+      eventLog,
+    });
     expect(report).toMatchObject({ status: 'complete', eventsRead: 2, applied: 1, unusable: 0, refused: 1 });
     expect(await sides.event.readModels.get(projectionRowKey(accountSummary.name, id))).toMatchObject({
       data: live?.data,

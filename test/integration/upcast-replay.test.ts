@@ -324,11 +324,17 @@ describe('an event type newer than the code on the log', () => {
   it('stops a projection rebuild there too with EventChainError (the live side halts there), and completes it once the code registers the type', async () => {
     const events = await startEventSide();
     try {
-      const deps = { aggregates, projection: accountSummary, readModels: events.readModels, eventLog: side.eventLog };
+      const deps = {
+        aggregates,
+        name: accountSummary.name,
+        projections: [accountSummary],
+        readModels: events.readModels,
+        eventLog: side.eventLog,
+      };
       const error: unknown = await rebuildProjection(deps).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EventChainError);
       expect((error as EventChainError).fault).toMatchObject({ code: 'UnknownEventType', stored: { aggregateId: 'acc-2025-05', version } });
-      expect(await rebuildProjection({ ...deps, aggregates: knowsNickname.aggregates, projection: summaryWithNickname })).toMatchObject({
+      expect(await rebuildProjection({ ...deps, aggregates: knowsNickname.aggregates, projections: [summaryWithNickname] })).toMatchObject({
         status: 'complete',
         resumed: true,
         unusable: 0,

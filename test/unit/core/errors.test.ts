@@ -10,7 +10,7 @@ import { DISPOSITIONS, dispositionOf, KafkaAggregatesError } from '../../../func
 import { EventChainError } from '../../../functions/core/event-reader.ts';
 import { TableBehindLogError } from '../../../functions/control/control.ts';
 import { EventGapError } from '../../../functions/event/errors.ts';
-import { UnknownProjectionError } from '../../../functions/rebuild/requests.ts';
+import { UnknownProjectionError } from '../../../functions/rebuild/rebuild-projection.ts';
 
 const root = join(import.meta.dirname, '../../..');
 // The functions and the local runtime and tools; chaos/, bench/ and infra/ (synth-time) throw outside any batch.
