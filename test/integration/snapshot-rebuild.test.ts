@@ -198,6 +198,12 @@ describe('snapshot rebuild from the events topic', () => {
     projections: [accountSummary],
     readModels: events.readModels,
     eventLog: side.eventLog,
+    // The event trigger stands at the topic's end: projectTheTopic applied it all.
+    trigger: {
+      position: async () => (await side.eventLog.offsets()).end,
+      starts: async () => (await side.eventLog.offsets()).start,
+      groupId: 'events-trigger',
+    },
   });
 
   it('rebuilds a projection from the topic to the rows the event handler built, and resumes a stopped rebuild', async () => {

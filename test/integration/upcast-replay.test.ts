@@ -330,6 +330,11 @@ describe('an event type newer than the code on the log', () => {
         projections: [accountSummary],
         readModels: events.readModels,
         eventLog: side.eventLog,
+        trigger: {
+          position: async () => (await side.eventLog.offsets()).end,
+          starts: async () => (await side.eventLog.offsets()).start,
+          groupId: 'events-trigger',
+        },
       };
       const error: unknown = await rebuildProjection(deps).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EventChainError);
