@@ -10,6 +10,7 @@
 import { sleep } from '../core/async.ts';
 import type { PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
+import { ReadModelsBehindLogError } from '../event/errors.ts';
 import { keptVersions, markReplayed, startBuilds } from './kept-versions.ts';
 import { takeReadModelLock } from './read-model-lock.ts';
 import { replayReadModels, type ReadModelReplay, type ReadModelReplayDeps } from './read-model-replay.ts';
@@ -20,6 +21,12 @@ export interface EventTriggerPosition {
   starts(): Promise<PartitionOffsets>;
   readonly groupId: string;
 }
+
+/** Whether the trigger has handled events: past a partition's start. */
+const handledAny = async (trigger: EventTriggerPosition): Promise<boolean> => {
+  const [position, starts] = await Promise.all([trigger.position(), trigger.starts()]);
+  return Object.entries(position).some(([p, offset]) => offset > (starts[p] ?? 0));
+};
 
 /**
  * What a held replay needs: `name` is the lock's holder and names the replay's position;
@@ -34,6 +41,14 @@ export interface HeldReplayDeps extends Omit<ReadModelReplayDeps, 'beforeSave'> 
    * @default 0
    */
   readonly drainMs?: number;
+  /** Waits for that batch instead (the simulator, which knows its invocations in flight). */
+  readonly drain?: () => Promise<void>;
+  /**
+   * Whether the replay rebuilds every read model. One that does not refuses a table without its
+   * control item whose trigger has handled events (ReadModelsBehindLogError): the table lost its
+   * items, and only a rebuild of them all makes it ready again.
+   */
+  readonly wholeTable: boolean;
   /** Runs once before a new replay (not on resume), after each version being built started anew: wipes what is rebuilt. */
   readonly wipe: () => Promise<void>;
 }
@@ -59,8 +74,11 @@ export const replayHeld = async (
   try {
     // Hold the live side first: from here on it applies nothing until the control says ready.
     const control = await readModels.getControl();
+    if (control === undefined && !deps.wholeTable && (await handledAny(deps.trigger)))
+      throw new ReadModelsBehindLogError(readModels.tableName, deps.trigger.groupId);
     const held = control?.status === 'rebuilding' ? control : await readModels.putControl('rebuilding', control?.revision ?? 0);
-    if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
+    if (deps.drain !== undefined) await deps.drain();
+    else if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
     // Read at every run: a catch-up between two runs may have switched reads (its old version is then left out).
     const kept = await keptVersions(readModels, deps.projections);
     let building = kept.building;

@@ -44,6 +44,8 @@ export interface ProjectionRebuildDeps {
   readonly trigger: EventTriggerPosition;
   /** Wait after holding the event side, for a batch in flight (held-replay.ts). @default 0 */
   readonly drainMs?: number;
+  /** Waits for that batch instead (the simulator, which knows its invocations in flight). */
+  readonly drain?: () => Promise<void>;
   readonly onProgress?: (progress: Progress) => void;
   /** The event side's parks: kept, never made (the other projections applied the events live). @default - parks ignored */
   readonly parking?: EventParking;
@@ -60,7 +62,8 @@ export interface ProjectionRebuildReport extends ReadModelReplay {
 /**
  * Rebuilds the versions of `deps.name` the table keeps up to where the event trigger stands,
  * holding the live event side until it has caught up; resumes a rebuild of it that stopped
- * midway. Refused while another read-model rebuild runs.
+ * midway. Refused while another read-model rebuild runs, and on a table that lost its items
+ * (ReadModelsBehindLogError: the read-models rebuild is what it needs).
  */
 export const rebuildProjection = async (
   deps: ProjectionRebuildDeps,
@@ -76,6 +79,7 @@ export const rebuildProjection = async (
       ...(deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Infinity, replay: true } }),
       projections: own,
       reactions: [],
+      wholeTable: false,
       wipe: async () => {
         for (const p of own) rowsWiped += await readModels.wipe(projectionPk(name, versionOf(p)));
       },

@@ -74,6 +74,7 @@ export const rebuildReadModels = async (
       ...deps,
       ...parking,
       name: 'read-models',
+      wholeTable: true,
       wipe: async () => {
         for (const pk of [
           ...deps.projections.map((p) => projectionPk(p.name, versionOf(p))),

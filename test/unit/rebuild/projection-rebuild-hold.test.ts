@@ -13,7 +13,7 @@ import type { LogReader, LogRecord } from '../../../functions/core/log.ts';
 import type { AnyProjection } from '../../../functions/core/projection.ts';
 import { triggerRecordOf } from '../../../functions/core/trigger-event.ts';
 import { aggregates } from '../../../functions/domain/index.ts';
-import { ReadModelsRebuildingError } from '../../../functions/event/errors.ts';
+import { ReadModelsBehindLogError, ReadModelsRebuildingError } from '../../../functions/event/errors.ts';
 import { createEventApplier, createEventProcessor } from '../../../functions/event/process-batch.ts';
 import { accountSummary } from '../../../functions/projections/account-summary.ts';
 import { rebuildProjection } from '../../../functions/rebuild/rebuild-projection.ts';
@@ -157,5 +157,20 @@ describe("one projection's rebuild beside the live event side", () => {
     expect(await deliver()).toBeUndefined();
     expect(new Map([...rowsOf(readModels)].map(([sk, item]) => [sk, item.data]))).toEqual(await reference(eventLog, projection));
     expect(gapsFlagged).toEqual([]);
+  });
+
+  it('refuses a table that lost its items, whose trigger has handled events: the read-models rebuild is what it needs', async () => {
+    const { sys, readModels, eventLog, trigger, deliver } = deployment(accountSummary);
+    await sys.deliver(sys.send(round(0)));
+    expect(await deliver()).toBeUndefined();
+    readModels.restore(new Map());
+
+    const deps = { aggregates, name: NAME, projections: [accountSummary], readModels, eventLog, trigger };
+    await expect(rebuildProjection(deps)).rejects.toBeInstanceOf(ReadModelsBehindLogError);
+    // Not marked ready: the live side still waits for the read-models rebuild (reaction checkpoints were lost too).
+    expect(await readModels.getControl()).toBeUndefined();
+    expect(await deliver()).toBeUndefined();
+    await sys.deliver(sys.send(round(1)));
+    expect(await deliver()).toBeInstanceOf(ReadModelsBehindLogError);
   });
 });

@@ -35,7 +35,8 @@ const round = (i: number) =>
 
 /**
  * `rounds` rounds of commands over three events partitions; the read models of a deployment of
- * their own, whose event trigger stands at the log's end (no live side applies what comes after).
+ * their own, marked ready as the live side marks a new table, whose event trigger stands at the
+ * log's end (no live side applies what comes after).
  */
 const system = async (rounds: number) => {
   const sys = new MemorySystem();
@@ -47,7 +48,9 @@ const system = async (rounds: number) => {
     starts: async () => (await eventLog.offsets()).start,
     groupId: 'events-trigger',
   };
-  return { sys, readModels: new MemoryReadModels(), eventLog, trigger };
+  const readModels = new MemoryReadModels();
+  await readModels.putControl('ready', 0);
+  return { sys, readModels, eventLog, trigger };
 };
 
 const rowsOf = (readModels: MemoryReadModels, pk: string) =>
