@@ -14,7 +14,7 @@ import type { FaultKind } from './plan.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { rebuildProjection, type ProjectionRebuildDeps } from '../functions/rebuild/rebuild-projection.ts';
 import { ReadModelsBehindLogError } from '../functions/event/errors.ts';
-import { READ_MODEL_LOCK_KEY } from '../functions/rebuild/read-model-lock.ts';
+import { CLOCK_MARGIN_MS, READ_MODEL_LOCK_KEY } from '../functions/rebuild/read-model-lock.ts';
 import { advance, simNow } from './clock.ts';
 import { readModelsRebuildDeps } from './rebuild-deps.ts';
 import { debugEnd } from './steps.ts';
@@ -71,13 +71,13 @@ export const startProjectionRebuild = (world: World, checkpointEvery: number): v
 /**
  * At settle: a rebuild that failed (a request that timed out, the lock another rebuild held)
  * is asked again until it completes, as an operator asks; a lock a failed run left is waited
- * out, as its lease says. A table that lost its items is left to the read-models rebuild.
+ * out, as its lease and the clocks' margin say. A table that lost its items is left to the read-models rebuild.
  */
 export const operateProjectionRebuild = (world: World): void => {
   const running = world.scheduler.running().map((t) => t.name);
   if (!world.projectionRebuild || running.includes(PROJECTION_REBUILD)) return;
   const lock = world.readModels.dump().get(JSON.stringify([READ_MODEL_LOCK_KEY.pk, READ_MODEL_LOCK_KEY.sk]));
-  const until = lock?.kind === 'item' ? ((lock.item.data as { until?: number }).until ?? 0) : 0;
+  const until = lock?.kind === 'item' ? ((lock.item.data as { until?: number }).until ?? 0) + CLOCK_MARGIN_MS : 0;
   if (until > simNow() && !running.includes('read-models rebuild') && !running.includes(CATCH_UP)) advance(until - simNow() + 1);
   startProjectionRebuild(world, 10);
 };

@@ -23,7 +23,7 @@ import type { ItemKey } from '../functions/event/ports.ts';
 import { accountSummary } from '../functions/projections/account-summary.ts';
 import { accountSummaryV2 } from '../functions/projections/account-summary-v2.ts';
 import { catchUpVersions } from '../functions/rebuild/projection-version.ts';
-import { READ_MODEL_LOCK_KEY } from '../functions/rebuild/read-model-lock.ts';
+import { CLOCK_MARGIN_MS, READ_MODEL_LOCK_KEY } from '../functions/rebuild/read-model-lock.ts';
 import type { Random } from '../chaos/random.ts';
 import { advance, simNow } from './clock.ts';
 import type { SimViolation } from './check.ts';
@@ -155,12 +155,12 @@ export const versionStep = (world: World, random: Random): void => {
   if (!world.scheduler.running().some((t) => t.name === CATCH_UP)) startCatchUp(world, random.int(2, 10));
 };
 
-/** At settle: the catch-up goes on until the switch; a lock a crashed run left is waited out, as its lease says. */
+/** At settle: the catch-up goes on until the switch; a lock a crashed run left is waited out, as its lease and the clocks' margin say. */
 export const operateVersions = (world: World): void => {
   if (!world.versions.deployed) return;
   const running = world.scheduler.running().map((t) => t.name);
   const lock = world.readModels.dump().get(JSON.stringify([READ_MODEL_LOCK_KEY.pk, READ_MODEL_LOCK_KEY.sk]));
-  const until = lock?.kind === 'item' ? ((lock.item.data as { until?: number }).until ?? 0) : 0;
+  const until = lock?.kind === 'item' ? ((lock.item.data as { until?: number }).until ?? 0) + CLOCK_MARGIN_MS : 0;
   if (until > simNow() && !running.includes(CATCH_UP) && !running.includes('read-models rebuild') && !running.includes(PROJECTION_REBUILD))
     advance(until - simNow() + 1);
   if (!switched(world) && !running.includes(CATCH_UP)) startCatchUp(world, 10);

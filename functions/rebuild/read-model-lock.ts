@@ -10,6 +10,13 @@
  * deadline and a minute; without a deadline, 15 minutes after its last checkpoint). Another
  * run meanwhile is refused with {@link ReadModelRebuildLockError}, which says who holds it and
  * until when.
+ *
+ * The lease's end is in the holder's clock and another machine compares it with its own (a
+ * Lambda function's, an operator's laptop): a run takes a lease over only {@link CLOCK_MARGIN_MS}
+ * after it ended by the taker's clock, so clocks that differ by less never let two runs in at
+ * once. A holder writes its lease at each checkpoint, conditional on the revision it holds, with
+ * a deadline or without: one whose lock was taken over all the same (clocks further apart, a
+ * checkpoint later than the lease allows) stops there.
  */
 import { RevisionConflictError, type ItemKey, type ReadModels } from '../event/ports.ts';
 import { KafkaAggregatesError } from '../core/errors.ts';
@@ -21,6 +28,11 @@ export const READ_MODEL_LOCK_KEY: ItemKey = { pk: '~lock', sk: 'read-model-rebui
 const PAST_DEADLINE_MS = 60_000;
 /** Lease of a run without a deadline (a local one), renewed at each checkpoint: Lambda's longest run. */
 const OPEN_LEASE_MS = 15 * 60_000;
+/**
+ * How far apart the clocks of two machines that run read-model rebuilds may be (docs/OPERATIONS.md, Clocks):
+ * a lease is taken over only this long after it ended by the taker's clock.
+ */
+export const CLOCK_MARGIN_MS = 5 * 60_000;
 
 /** The lock item's content. */
 interface LockHolder {
@@ -46,7 +58,7 @@ export class ReadModelRebuildLockError extends KafkaAggregatesError {
 
 /** A held lock: renewed at checkpoints, released at the end. */
 export interface ReadModelLock {
-  /** Extends the lease of a run without a deadline; throws when another run took the lock meanwhile (this one's lease had ended). */
+  /** Writes the lease again (extended, for a run without a deadline); throws when another run took the lock meanwhile (this one's lease had ended). */
   readonly renew: () => Promise<void>;
   /** Lets the next run in; a lock another run took meanwhile is left to it. */
   readonly release: () => Promise<void>;
@@ -56,7 +68,8 @@ const refused = (found: LockHolder, what: string): ReadModelRebuildLockError =>
   new ReadModelRebuildLockError(
     found.holder,
     found.until,
-    `another read-model rebuild (${found.holder}, since ${found.since}) holds the lock until ${new Date(found.until).toISOString()}; ` +
+    `another read-model rebuild (${found.holder}, since ${found.since}) holds the lock until ${new Date(found.until).toISOString()} by its clock, ` +
+      `and another run takes it over only ${CLOCK_MARGIN_MS / 60_000} minutes after that (the difference allowed between machines' clocks); ` +
       `${what} was not started: let that one finish (a run stopped at its deadline is resumed by asking again), then ask again`,
   );
 
@@ -65,7 +78,8 @@ export const takeReadModelLock = async (readModels: ReadModels, holder: string, 
   const leaseUntil = () => (deadline === undefined ? Date.now() + OPEN_LEASE_MS : deadline + PAST_DEADLINE_MS);
   const stored = await readModels.get(READ_MODEL_LOCK_KEY);
   const found = stored?.data as LockHolder | undefined;
-  if (found !== undefined && found.until > Date.now()) throw refused(found, holder);
+  // The lease's end is in the holder's clock: over only past the margin in this one's.
+  if (found !== undefined && found.until + CLOCK_MARGIN_MS > Date.now()) throw refused(found, holder);
   let revision = stored?.revision ?? 0;
   const since = new Date().toISOString();
   const put = async (until: number): Promise<void> => {
@@ -83,8 +97,8 @@ export const takeReadModelLock = async (readModels: ReadModels, holder: string, 
       : refused(winner, holder);
   }
   return {
+    // With a deadline too: a holder whose lease was taken over learns it here, and stops.
     renew: async () => {
-      if (deadline !== undefined) return;
       await put(leaseUntil()).catch((error: unknown) => {
         if (!(error instanceof RevisionConflictError)) throw error;
         const winner = error.current?.data as LockHolder | undefined;

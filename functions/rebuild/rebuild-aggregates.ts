@@ -20,6 +20,7 @@ import { controlStamp } from '../heads/stamp.ts';
 import type { CommandGate, ParkedCommandsReader, RebuildHeadsStore } from './ports.ts';
 import type { Head } from '../heads/head.ts';
 import { outboxConfirmed } from '../heads/partition.ts';
+import { PAGE_MARGIN_MS } from '../heads/archive-pages.ts';
 import { registry } from '../core/registry.ts';
 import { LogFold, readChunk, readLogRecord, type Gap, type UnusableRecord } from './fold.ts';
 import { remainingEvents, replayLog, type Progress } from './replay.ts';
@@ -184,7 +185,9 @@ export const rebuildAggregates = async (deps: RebuildDeps, options: { readonly d
 
   // 3. Fold the topic up to the captured end, writing heads and a checkpoint every so often.
   const aggregates = registry(deps.aggregates);
-  const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs);
+  // The commands the dedupe window needs, and a day more as the live side keeps them: their times are
+  // their producers' clocks, and a re-send is compared with them, not with this run's start.
+  const fold = new LogFold(aggregates, Date.parse(started.startedAt) - deps.dedupeWindowMs - PAGE_MARGIN_MS);
   // A resumed rebuild's own heads kept this already; it remembers the stored heads it has not written yet as it meets them (seedResumed).
   for (const head of stored) fold.remember(head);
   for (const [tp, source] of Object.entries(started.sources ?? {})) fold.lastSources.set(tp, source);
