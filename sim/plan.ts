@@ -52,6 +52,12 @@ export const FAULT_KINDS = [
   'projection-version',
   /** check-deploy of a release whose upcaster is broken: refused exactly when the log holds what it breaks on (sim/refused-deploy.ts). */
   'refused-deploy',
+  /**
+   * One projection's rebuild (`rebuild --projection account-summary`) beside the running event
+   * side, which it holds; account-summary under `skip-and-flag` unless the events topic grows
+   * (sim/projection-rebuild.ts).
+   */
+  'projection-rebuild',
 ] as const;
 
 /** One fault kind. */
@@ -87,7 +93,8 @@ export type StepKind =
   | 'release'
   | 'discard'
   | 'version-deploy'
-  | 'broken-roll';
+  | 'broken-roll'
+  | 'projection-rebuild';
 
 /** One step: what, and the salt of its own numbers. */
 export interface Step {
@@ -126,6 +133,7 @@ const WEIGHTS: Readonly<Record<StepKind, { readonly weight: number; readonly nee
   discard: { weight: 0.7, needs: 'park' },
   'version-deploy': { weight: 1.5, needs: 'projection-version' },
   'broken-roll': { weight: 1, needs: 'refused-deploy' },
+  'projection-rebuild': { weight: 1.5, needs: 'projection-rebuild' },
 };
 
 /** The steps of `seed` with `faults` switched on. */

@@ -14,6 +14,7 @@ import { burst, resendThroughApi } from './api.ts';
 import { advance, simNow } from './clock.ts';
 import type { CodeVersion } from './code-versions.ts';
 import { parkStep } from './park.ts';
+import { startProjectionRebuild } from './projection-rebuild.ts';
 import { brokenRoll } from './refused-deploy.ts';
 import { versionStep } from './versions.ts';
 import type { Step } from './plan.ts';
@@ -282,6 +283,8 @@ export const act = async (state: RunState, step: Step, random: Random): Promise<
       return parkStep(world, step.kind, random);
     case 'version-deploy':
       return versionStep(world, random);
+    case 'projection-rebuild':
+      return startProjectionRebuild(world, random.int(3, 30));
     case 'broken-roll':
       return brokenRoll(world, random, world.versions.violations);
     case 'verify':

@@ -28,11 +28,12 @@ import type { Random } from '../chaos/random.ts';
 import { advance, simNow } from './clock.ts';
 import type { SimViolation } from './check.ts';
 import { deployments } from './code-versions.ts';
+import { PROJECTION_REBUILD } from './projection-rebuild.ts';
 import { debugEnd } from './steps.ts';
 import { TOPICS, type World } from './world.ts';
 
 const NAME = accountSummary.name;
-const CATCH_UP = 'projection catch-up';
+export const CATCH_UP = 'projection catch-up';
 /**
  * What the catch-up may write or delete: version 2's rows, its markers, the state item, the
  * lock, the census (which the event side's applier keeps of what it reads); and drop version 1.
@@ -103,13 +104,14 @@ const guarded = (world: World): MemoryReadModels => {
 };
 
 /**
- * Waits until what applies the event side's projections and was in flight at the switch has
+ * Waits until what applies the event side's projections and was in flight at the switch (or
+ * the hold of a projection's rebuild, sim/projection-rebuild.ts) has
  * ended (done or crashed) with no request of it left pending: the invocations of every generation's trigger (an older generation's
  * batch writes version 1 too), and the releases of parked events (each chunk applied as a live
  * batch, which may have read the state before the switch). On AWS the drain is a wait as long
  * as the function's timeout; a release from the CLI applies a chunk within it.
  */
-const drainEvents = (world: World) => async (): Promise<void> => {
+export const drainEvents = (world: World) => async (): Promise<void> => {
   const running = () => [
     ...world.eventTriggers.flatMap((t) => t.tasks()),
     ...world.scheduler.running().filter((t) => t.name.startsWith('park event ')),
@@ -159,7 +161,8 @@ export const operateVersions = (world: World): void => {
   const running = world.scheduler.running().map((t) => t.name);
   const lock = world.readModels.dump().get(JSON.stringify([READ_MODEL_LOCK_KEY.pk, READ_MODEL_LOCK_KEY.sk]));
   const until = lock?.kind === 'item' ? ((lock.item.data as { until?: number }).until ?? 0) + CLOCK_MARGIN_MS : 0;
-  if (until > simNow() && !running.includes(CATCH_UP) && !running.includes('read-models rebuild')) advance(until - simNow() + 1);
+  if (until > simNow() && !running.includes(CATCH_UP) && !running.includes('read-models rebuild') && !running.includes(PROJECTION_REBUILD))
+    advance(until - simNow() + 1);
   if (!switched(world) && !running.includes(CATCH_UP)) startCatchUp(world, 10);
 };
 

@@ -104,6 +104,8 @@ export class World {
   readonly unfired = new Set<string>();
   /** The command side runs policy `park` (the `park` kind). */
   parking = false;
+  /** One projection's rebuild was asked for and has not completed yet (projection-rebuild.ts). */
+  projectionRebuild = false;
   /** The deployed account code fails on poisoned commands (the `park` kind), until it rolls forward. */
   buggy = false;
   /** Poisoned commands, and commands sent during a release, so far (their commandIds). */
@@ -219,7 +221,7 @@ export class World {
   }
 
   /** The account-summary projection as deployed: failing on one account's events while `failingFor` names it. */
-  readonly summary: typeof accountSummary = {
+  summary: typeof accountSummary = {
     ...accountSummary,
     evolve: (row, event) => {
       if (event.aggregateId === this.failingFor) throw new Error(`user-code fault: account-summary fails on ${event.aggregateId}`);

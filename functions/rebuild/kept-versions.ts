@@ -6,9 +6,9 @@
  * The catch-up's markers of a version being built vouch for rows the rebuild wipes: before the
  * wipe, the rebuild starts a new build of that version (a new id on the state item,
  * core/projection-versions.ts), which no marker written before carries; once the replay has
- * put back every event before the end of its range (the trigger's position; the log's end as
- * one projection's rebuild began), it writes that build's markers, so that the catch-up
- * resumes from there (rebuild/projection-version.ts).
+ * put back every event before the end of its range (where the event trigger stands), it writes
+ * that build's markers, so that the catch-up resumes from there (rebuild/projection-version.ts)
+ * and the live side, held until then (held-replay.ts), joins the build at once.
  */
 import type { PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
@@ -98,9 +98,8 @@ export const markReplayed = async (
       const item = found.get(tp);
       const marker = buildMarker(state, version, item?.data);
       const next: VersionMarker = { ...marker, through: Math.max(offset, marker?.through ?? 0), ...(build === undefined ? {} : { build }) };
-      // Conditional: under the read-models rebuild, which holds the live side, nothing else writes a marker; under one
-      // projection's, the live side joins a marker of this build only if a catch-up between two of its runs wrote one,
-      // and a write that loses that race fails the run (its replay done and forgotten, the next run starts over).
+      // Conditional: the rebuild holds the live side, so only a catch-up between two of its runs writes a marker of
+      // this build; a write that loses that race fails the run (its replay done and forgotten, the next run starts over).
       await readModels.write(versionMarkerKey(name, version, tp), { data: next, versions: {}, gaps: [], gapCount: 0 }, item?.revision ?? 0);
     }
   }

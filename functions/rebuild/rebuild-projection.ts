@@ -1,7 +1,9 @@
 /**
- * Rebuilds one projection's rows from the events topic (no reactions): its rows wiped, then
- * the log replayed from the earliest offset to the end offsets captured at the start, with
- * checkpoints so that a rebuild that stopped resumes where it was (read-model-replay.ts). Of a
+ * Rebuilds one projection's rows from the events topic (no reactions) as the read-models
+ * rebuild rebuilds every read model (held-replay.ts): the live event side held through the
+ * table's control item, the projection's rows wiped, then the log replayed from the earliest
+ * offset up to where the event trigger stands, with checkpoints so that a rebuild that stopped
+ * resumes where it was; the trigger goes on from there once the replay completes. Of a
  * projection with versions, the versions the table keeps, as the read-models rebuild does
  * (kept-versions.ts): the one serving reads, and the one being built beside it, whose build
  * starts anew before its rows are wiped; none below the serving one (dropped at a switch).
@@ -13,9 +15,8 @@ import type { AnyProjection } from '../core/projection.ts';
 import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { EventParking } from '../event/parking.ts';
 import type { ReadModels } from '../event/ports.ts';
-import { keptVersions, markReplayed, startBuilds } from './kept-versions.ts';
-import { takeReadModelLock } from './read-model-lock.ts';
-import { replayReadModels, type ReadModelReplay } from './read-model-replay.ts';
+import { replayHeld, type EventTriggerPosition } from './held-replay.ts';
+import type { ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
 /** The request names a projection the deployment does not have. */
@@ -39,6 +40,12 @@ export interface ProjectionRebuildDeps {
   readonly projections: readonly AnyProjection[];
   readonly readModels: ReadModels;
   readonly eventLog: Pick<LogReader, 'offsets' | 'read' | 'topic'>;
+  /** Where the event trigger stands: the replay's end, where the trigger goes on once the hold is released. */
+  readonly trigger: EventTriggerPosition;
+  /** Wait after holding the event side, for a batch in flight (held-replay.ts). @default 0 */
+  readonly drainMs?: number;
+  /** Waits for that batch instead (the simulator, which knows its invocations in flight). */
+  readonly drain?: () => Promise<void>;
   readonly onProgress?: (progress: Progress) => void;
   /** The event side's parks: kept, never made (the other projections applied the events live). @default - parks ignored */
   readonly parking?: EventParking;
@@ -53,8 +60,10 @@ export interface ProjectionRebuildReport extends ReadModelReplay {
 }
 
 /**
- * Rebuilds the versions of `deps.name` the table keeps; resumes a rebuild of it that stopped
- * midway. Refused while another read-model rebuild runs.
+ * Rebuilds the versions of `deps.name` the table keeps up to where the event trigger stands,
+ * holding the live event side until it has caught up; resumes a rebuild of it that stopped
+ * midway. Refused while another read-model rebuild runs, and on a table that lost its items
+ * (ReadModelsBehindLogError: the read-models rebuild is what it needs).
  */
 export const rebuildProjection = async (
   deps: ProjectionRebuildDeps,
@@ -64,32 +73,18 @@ export const rebuildProjection = async (
   const own = deps.projections.filter((p) => p.name === name);
   if (own.length === 0) throw new UnknownProjectionError(name, [...new Set(deps.projections.map((p) => p.name))]);
   let rowsWiped = 0;
-  // One read-model rebuild at a time (read-model-lock.ts): a second is refused before it wipes anything.
-  const lock = await takeReadModelLock(readModels, name, options.deadline);
-  try {
-    // Read at every run: a catch-up between two runs may have switched reads (its old version is then left out).
-    const kept = await keptVersions(readModels, own);
-    let building = kept.building;
-    const done = await replayReadModels(
-      {
-        ...deps,
-        ...(deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Infinity, replay: true } }),
-        projections: kept.replay,
-        reactions: [],
-        beforeSave: lock.renew,
-      },
-      () => deps.eventLog.offsets(),
-      async () => {
-        // A new build of the version being built first: the markers of the old one vouch for rows about to go.
-        building = await startBuilds(readModels, building);
+  const { done, replayed } = await replayHeld(
+    {
+      ...deps,
+      ...(deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Infinity, replay: true } }),
+      projections: own,
+      reactions: [],
+      wholeTable: false,
+      wipe: async () => {
         for (const p of own) rowsWiped += await readModels.wipe(projectionPk(name, versionOf(p)));
       },
-      options,
-    );
-    // The version being built now holds every event before the replay's end: the catch-up goes on from there.
-    if (done.status === 'complete') await markReplayed(readModels, building, deps.eventLog.topic, done.upTo);
-    return { ...done, projection: name, versions: kept.replay.map(versionOf), rowsWiped };
-  } finally {
-    await lock.release();
-  }
+    },
+    options,
+  );
+  return { ...done, projection: name, versions: replayed.map(versionOf), rowsWiped };
 };

@@ -1,7 +1,7 @@
 /**
  * What the rebuild function is asked to do, and the procedure each request runs: the
- * aggregates table rebuilt or verified, one projection rebuilt, or every read model rebuilt
- * up to where the event trigger stands. A run that nears its deadline stops at a checkpoint
+ * aggregates table rebuilt or verified, one projection or every read model rebuilt up to
+ * where the event trigger stands (the event side held meanwhile). A run that nears its deadline stops at a checkpoint
  * and reports `incomplete`: asked again, it resumes.
  */
 import type { LogReader } from '../core/log.ts';
@@ -50,7 +50,7 @@ export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequ
     );
   }
   if (request.projection !== undefined) {
-    const { aggregates, readModels, onProgress, parking } = deps.readModelsRebuild;
+    const { aggregates, readModels, trigger, drainMs, onProgress, parking } = deps.readModelsRebuild;
     return rebuildProjection(
       {
         aggregates,
@@ -58,6 +58,8 @@ export const runRebuildRequest = (deps: RebuildRequestDeps, request: RebuildRequ
         projections: deps.projections,
         readModels,
         eventLog: deps.eventLog,
+        trigger,
+        ...(drainMs === undefined ? {} : { drainMs }),
         ...(onProgress === undefined ? {} : { onProgress }),
         ...(parking === undefined ? {} : { parking }),
       },

@@ -17,9 +17,11 @@ the start, writes the heads, and releases the lock. A rebuild that stopped midwa
 Options:
   --verify              compare the table with the topic and list the aggregates that differ, and the
                         parked ones (a parked command its head holds as decided is a difference); writes nothing
-  --projection <name>   rebuild that projection's rows instead (e.g. account-summary), to the end of the topic;
-                        of a projection with versions, the one serving reads and the one being built beside
-                        it (its catch-up goes on from the rebuild's end), never one dropped at a switch
+  --projection <name>   rebuild that projection's rows instead (e.g. account-summary), up to where the event
+                        trigger stands, holding the whole event side meanwhile as --read-models does (every
+                        projection and reaction waits, then goes on from there); of a projection with
+                        versions, the one serving reads and the one being built beside it (its catch-up
+                        goes on from the rebuild's end), never one dropped at a switch
   --read-models         rebuild every projection and reaction checkpoint instead, up to where the event
                         trigger stands (its consumer group's committed offsets), holding the event side
                         meanwhile; replayed events issue no command. With npm start running here, it
@@ -84,10 +86,9 @@ export const rebuild: CliCommand = {
     const versions = values.versions === true;
     if (versions && (readModels || values.projection !== undefined || values.verify === true))
       throw usageError('rebuild', '--versions runs alone');
-    // The live event trigger (npm start) may hold a batch that read the state before the switch: the drop waits it out.
-    if (versions && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
-    // A live event trigger (npm start) may hold a batch that read the tables before the hold.
-    if (readModels && readStatus() !== undefined) process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
+    // The live event trigger (npm start) may hold a batch that read the tables before the hold (or the state before a switch: the drop waits it out).
+    if ((versions || readModels || values.projection !== undefined) && readStatus() !== undefined)
+      process.env.READ_MODELS_DRAIN_SECONDS ??= String(functions.eventHandler.timeoutSeconds);
     await requireBroker();
     const bar = progressBar();
     // Every generation of the keyed topics the broker has (after `kafka-aggregates grow`): the rebuild reads them all.

@@ -324,12 +324,19 @@ describe('an event type newer than the code on the log', () => {
   it('stops a projection rebuild there too with EventChainError (the live side halts there), and completes it once the code registers the type', async () => {
     const events = await startEventSide();
     try {
+      // Marked ready as the live handler marks a new table (one projection's rebuild refuses a table that lost its items).
+      await events.readModels.putControl('ready', 0);
       const deps = {
         aggregates,
         name: accountSummary.name,
         projections: [accountSummary],
         readModels: events.readModels,
         eventLog: side.eventLog,
+        trigger: {
+          position: async () => (await side.eventLog.offsets()).end,
+          starts: async () => (await side.eventLog.offsets()).start,
+          groupId: 'events-trigger',
+        },
       };
       const error: unknown = await rebuildProjection(deps).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EventChainError);

@@ -33,12 +33,24 @@ const round = (i: number) =>
       : command(`acc-${a}`, 'Deposit', { amount: 10 + i }, { commandId: `d-${i}-${a}` }),
   );
 
-/** `rounds` rounds of commands over three events partitions; the read models of a deployment of their own (no live side). */
+/**
+ * `rounds` rounds of commands over three events partitions; the read models of a deployment of
+ * their own, marked ready as the live side marks a new table, whose event trigger stands at the
+ * log's end (no live side applies what comes after).
+ */
 const system = async (rounds: number) => {
   const sys = new MemorySystem();
   sys.cluster.grow('events', 3);
   for (let i = 0; i < rounds; i++) await sys.deliver(sys.send(round(i)));
-  return { sys, readModels: new MemoryReadModels(), eventLog: new MemoryTopicLog(sys.cluster, 'events') };
+  const eventLog = new MemoryTopicLog(sys.cluster, 'events');
+  const trigger = {
+    position: async () => (await eventLog.offsets()).end,
+    starts: async () => (await eventLog.offsets()).start,
+    groupId: 'events-trigger',
+  };
+  const readModels = new MemoryReadModels();
+  await readModels.putControl('ready', 0);
+  return { sys, readModels, eventLog, trigger };
 };
 
 const rowsOf = (readModels: MemoryReadModels, pk: string) =>
@@ -66,24 +78,18 @@ const history = async (readModels: MemoryReadModels) =>
   versionStateOf((await readModels.get(versionStateKey(NAME)))?.data)?.history.map((h) => h.what);
 
 /** The request's deps: a projection's rebuild reads the projections, the events topic and the read models' parts. */
-const requestDeps = (projections: readonly AnyProjection[], readModels: MemoryReadModels, eventLog: MemoryTopicLog) => ({
+const requestDeps = (projections: readonly AnyProjection[], { readModels, eventLog, trigger }: Awaited<ReturnType<typeof system>>) => ({
   projections,
   eventLog,
   // Not read by a projection's rebuild.
   aggregatesRebuild: {} as RebuildDeps,
-  readModelsRebuild: {
-    aggregates,
-    projections,
-    reactions: [],
-    readModels,
-    eventLog,
-    trigger: { position: () => Promise.resolve({}), starts: () => Promise.resolve({}), groupId: 'g' },
-  },
+  readModelsRebuild: { aggregates, projections, reactions: [], readModels, eventLog, trigger },
 });
 
 describe("one projection's rebuild, of a projection with versions", () => {
   it('rebuilds the version serving reads, not version 1 still registered beside it, whose rows stay dropped', async () => {
-    const { sys, readModels, eventLog } = await system(4);
+    const deployment = await system(4);
+    const { sys, readModels, eventLog } = deployment;
     const projections = [accountSummary, accountSummaryV2];
     expect(await catchUpVersions({ aggregates, projections, readModels, eventLog }, { passPauseMs: 1 })).toMatchObject({
       status: 'complete',
@@ -91,7 +97,7 @@ describe("one projection's rebuild, of a projection with versions", () => {
     // Events after the switch, which nothing here applies (no live side): the rebuild puts them in version 2's rows.
     for (let i = 4; i < 6; i++) await sys.deliver(sys.send(round(i)));
 
-    const report = await runRebuildRequest(requestDeps(projections, readModels, eventLog), { projection: NAME });
+    const report = await runRebuildRequest(requestDeps(projections, deployment), { projection: NAME });
     expect(rowsOf(readModels, NAME).size).toBe(0);
     expect(rowsOf(readModels, `${NAME}@v2`)).toEqual(await reference(sys, accountSummaryV2, `${NAME}@v2`));
     expect(report).toMatchObject({ status: 'complete', projection: NAME, versions: [2] });
@@ -103,14 +109,15 @@ describe("one projection's rebuild, of a projection with versions", () => {
   });
 
   it('rebuilds both versions while version 2 is being built, and the catch-up goes on from what the rebuild put back', async () => {
-    const { sys, readModels, eventLog } = await system(6);
+    const deployment = await system(6);
+    const { sys, readModels, eventLog } = deployment;
     const projections = [accountSummary, accountSummaryV2];
     const catchUp = { aggregates, projections, readModels, eventLog };
     // A catch-up run stopped at its deadline: version 2 partly built, its markers past the start.
     expect((await catchUpVersions(catchUp, { deadline: Date.now() - 1, checkpointEvery: 3 })).status).toBe('incomplete');
     expect((await readModels.query(versionMarkerPk(NAME, 2))).length).toBeGreaterThan(0);
 
-    const report = await runRebuildRequest(requestDeps(projections, readModels, eventLog), { projection: NAME });
+    const report = await runRebuildRequest(requestDeps(projections, deployment), { projection: NAME });
     expect(rowsOf(readModels, NAME)).toEqual(await reference(sys, accountSummary, NAME));
     expect(rowsOf(readModels, `${NAME}@v2`)).toEqual(await reference(sys, accountSummaryV2, `${NAME}@v2`));
 
@@ -122,7 +129,7 @@ describe("one projection's rebuild, of a projection with versions", () => {
   });
 
   it('starts a new build of the version being built before it wipes its rows: a catch-up before the rebuild resumes trusts no marker of the old one', async () => {
-    const { sys, readModels, eventLog } = await system(6);
+    const { sys, readModels, eventLog, trigger } = await system(6);
     // Version 2 registered first: the rebuild once took the first version of the name it found.
     const projections = [accountSummaryV2, accountSummary];
     const catchUp = { aggregates, projections, readModels, eventLog };
@@ -133,7 +140,7 @@ describe("one projection's rebuild, of a projection with versions", () => {
     expect(markers.filter(({ item }) => (item.data as { through: number }).through > 0)).toHaveLength(2);
 
     // The rebuild stops after its first chunk: every row wiped, those of one partition put back.
-    const deps = { aggregates, name: NAME, projections, readModels, eventLog };
+    const deps = { aggregates, name: NAME, projections, readModels, eventLog, trigger };
     expect(await rebuildProjection(deps, { deadline: Date.now() - 1, checkpointEvery: 5 })).toMatchObject({ status: 'incomplete' });
 
     // The catch-up runs before the rebuild resumes: it switches only once version 2 holds every event (nothing applies it after).
@@ -150,11 +157,9 @@ describe("one projection's rebuild, of a projection with versions", () => {
   });
 
   it('refuses a name the deployment does not have', async () => {
-    const { readModels, eventLog } = await system(1);
+    const deployment = await system(1);
     const projections = [accountSummary, accountSummaryV2];
-    const error: unknown = await runRebuildRequest(requestDeps(projections, readModels, eventLog), { projection: 'nope' }).catch(
-      (e: unknown) => e,
-    );
+    const error: unknown = await runRebuildRequest(requestDeps(projections, deployment), { projection: 'nope' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnknownProjectionError);
     expect(String(error)).toMatch(/unknown projection "nope"; known: account-summary$/);
   });

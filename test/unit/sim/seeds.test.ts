@@ -17,7 +17,8 @@ import { brokenRollTally } from '../../../sim/refused-deploy.ts';
  * crashes in either) with the base faults, a projection version switch with the base faults,
  * check-deploy of a broken upcaster beside code rolls (with the events topic's growth and the rebuild, and with a
  * projection version switch), and a new generation of the keyed topics
- * with the base faults, the rebuild, the recreation and a read-models wipe. The growth beside a read-models wipe, and a live rebuild now and then (seed
+ * with the base faults, the rebuild, the recreation and a read-models wipe, and one projection's rebuild beside failing user
+ * code, parks and a version switch. The growth beside a read-models wipe, and a live rebuild now and then (seed
  * 431 of every kind), still find breaks (docs/SIMULATOR.md).
  */
 const BASE: readonly FaultKind[] = ['crash', 'timeout', 'redeliver', 'race'];
@@ -39,6 +40,7 @@ const CI_RUNS: readonly { readonly faults: ReadonlySet<FaultKind>; readonly seed
   { faults: new Set([...BASE, 'refused-deploy', 'code-roll', 'grow-events', 'rebuild']), seeds: 100 },
   { faults: new Set([...BASE, 'refused-deploy', 'code-roll', 'projection-version']), seeds: 40 },
   { faults: new Set([...BASE, 'grow-commands', 'rebuild', 'recreate', 'wipe-read-models']), seeds: 100 },
+  { faults: new Set([...BASE, 'projection-rebuild', 'user-code', 'park', 'projection-version']), seeds: 60 },
 ];
 
 describe('the simulator', () => {
