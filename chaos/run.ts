@@ -100,8 +100,11 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** What is wrong with the command line, and where the usage is (as every script says it: script-options.ts). */
+const usageLine = (message: string): string => `chaos: ${message}\nSee \`npm run chaos -- --help\`.`;
+
 const usage = (message: string): never => {
-  console.error(`chaos: ${message}\n\n${help}`);
+  console.error(usageLine(message));
   process.exit(2);
 };
 
@@ -109,7 +112,7 @@ const { values } = (() => {
   try {
     return parseArgs({ options });
   } catch (error) {
-    // An unknown option or a stray argument: said, with the usage, not thrown.
+    // An unknown option or a stray argument: said, with where the usage is, not thrown.
     return usage((error as Error).message);
   }
 })();
@@ -187,9 +190,11 @@ const parseRun = () => {
     !['checkpoint', 'listed'].includes(values['partial-response'])
   ) {
     console.error(
-      `chaos: --commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
-        `, --partial-response checkpoint or listed` +
-        `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}\n\n${help}`,
+      usageLine(
+        `--commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
+          `, --partial-response checkpoint or listed` +
+          `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}`,
+      ),
     );
     return undefined;
   }
