@@ -4,6 +4,7 @@
  * `status` shows the triggers that run while they run and each partition's lag in time, `state` says a table is being rebuilt
  * and how far, and `rebuild --verify` fails when the events topic holds events it cannot use.
  */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -47,6 +48,27 @@ describe('the operator tools', () => {
       await triggers.stop();
     }
   });
+
+  it('npm start refuses, in one line, to start beside the triggers running here, whatever its command API port', async () => {
+    const triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-second-` }),
+      statusFile: defaultStatusFile,
+      log: () => undefined,
+    });
+    try {
+      // Port 0: the command API's port cannot tell that one runs; joining its consumer groups must still be refused.
+      const out = await runToEnd(join(root, 'node_modules', '.bin', 'tsx'), ['local/start.ts'], {
+        cwd: root,
+        env: { ...process.env, COMMAND_API_PORT: '0' },
+        timeout: 60_000,
+      });
+      expect(out.stdout).toContain(`npm start failed: TriggersRunningError: npm start is already running here (pid ${process.pid}`);
+      expect(out.stdout).not.toContain('[stack]');
+      expect(out.code).toBe(1);
+    } finally {
+      await triggers.stop();
+    }
+  }, 90_000);
 
   it("status shows, per partition, the age of the oldest record of its last batch (the handlers' oldestRecordAgeMs)", async () => {
     const triggers = await startTriggers({
