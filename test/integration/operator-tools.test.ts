@@ -119,6 +119,16 @@ describe('the operator tools', () => {
     expect(out.code).toBe(1);
   });
 
+  it('state says that an aggregate type does not exist in this code, not how to create the aggregate', async () => {
+    const out = await cli('state', 'acount', `acc-${run}-ada`);
+    expect(out.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(
+        /: acount acc-.* does not exist: no head in table .*, and acount is not an aggregate type \(known: account, alert\)\.$/,
+      ),
+    ]);
+    expect(out.code).toBe(1);
+  });
+
   it('state says the table is being rebuilt and how far, not that the aggregate does not exist', async () => {
     const dynamo = createDynamoClient();
     try {
