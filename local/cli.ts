@@ -4,38 +4,7 @@
  */
 import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
-import { carryParks } from './cli/carry-parks.ts';
-import { census } from './cli/census.ts';
-import { checkDeployCli } from './cli/check-deploy.ts';
-import { grow } from './cli/grow.ts';
-import { discard, release } from './cli/park.ts';
-import { rebuild } from './cli/rebuild.ts';
-import { send } from './cli/send.ts';
-import { skip } from './cli/skip.ts';
-import { stack } from './cli/stack.ts';
-import { state } from './cli/state.ts';
-import { status } from './cli/status.ts';
-import { tail } from './cli/tail.ts';
-import { trace } from './cli/trace.ts';
-import { verify } from './cli/verify.ts';
-
-const commands: readonly CliCommand[] = [
-  send,
-  state,
-  tail,
-  trace,
-  status,
-  skip,
-  release,
-  discard,
-  carryParks,
-  rebuild,
-  verify,
-  census,
-  checkDeployCli,
-  grow,
-  stack,
-];
+import { commands } from './cli/commands.ts';
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 
