@@ -4,7 +4,8 @@
  * `status` shows the triggers that run while they run and each partition's lag in time, `state` says a table is being rebuilt
  * and how far, and `rebuild --verify` fails when the events topic holds events it cannot use.
  */
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
@@ -118,6 +119,39 @@ describe('the operator tools', () => {
     expect(out.stdout).toMatch(/"offset": 0/);
     expect(out.code).toBe(1);
   });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'tail ends at a %s sent to its pid alone, also when the system node starts it (and re-runs it on the project’s)',
+    async (signal) => {
+      // The PATH of a user's shell: `node` is the system's, which may be older than 22 (bin/kafka-aggregates.js then relaunches).
+      const PATH = (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter((dir) => !dir.includes('node_modules'))
+        .join(delimiter);
+      // A process group of its own, so that whatever is left of it can be killed at the end.
+      const child = spawn('node', ['bin/kafka-aggregates.js', 'tail', 'results'], {
+        cwd: root,
+        env: { ...process.env, PATH },
+        detached: true,
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      try {
+        await vi.waitFor(() => expect(stderr).toContain('Ctrl-C to stop'), { timeout: 30_000, interval: 100 });
+        child.kill(signal);
+        const code = await Promise.race([closed, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+        expect(code).toBe(0);
+      } finally {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // The group has ended: nothing is left.
+        }
+      }
+    },
+    60_000,
+  );
 
   it('state says that an aggregate type does not exist in this code, not how to create the aggregate', async () => {
     const out = await cli('state', 'acount', `acc-${run}-ada`);
