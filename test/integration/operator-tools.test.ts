@@ -106,6 +106,24 @@ describe('the operator tools', () => {
     }
   });
 
+  it('send --wait that gets no result beside the triggers running here points at status, not at starting npm start', async () => {
+    // The event side only: the command stays unanswered, as behind a blocked partition (after the test above: no command
+    // handler of this file handles it).
+    const triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['eventHandler'], groupIdPrefix: `${run}-wait-` }),
+      statusFile: defaultStatusFile,
+      log: () => undefined,
+    });
+    try {
+      const out = await cli('send', 'account', `acc-${run}-wait`, 'OpenAccount', '{"owner":"Ada"}', '--wait', '--timeout', '2000');
+      expect(out.stderr).toContain(`within 2000 ms. npm start runs here (pid ${process.pid}): \`kafka-aggregates status\` says whether`);
+      expect(out.stderr).not.toContain('Start it with `npm start`');
+      expect(out.code).toBe(2);
+    } finally {
+      await triggers.stop();
+    }
+  });
+
   it('rebuild --verify exits 1 when the events topic holds an event it cannot use', async () => {
     const producer = kafka.producer();
     await producer.connect();
