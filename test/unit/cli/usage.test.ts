@@ -27,6 +27,19 @@ describe('kafka-aggregates usage', () => {
     expect(code).toBe(2);
   });
 
+  it('refuses an unknown projection to rebuild in one line, before it connects to anything', async () => {
+    // Nothing listens on port 1: a refusal that waited for the broker would say it cannot reach it.
+    const { code, stderr } = await runToEnd(process.execPath, ['bin/kafka-aggregates.js', 'rebuild', '--projection', 'acount-summary'], {
+      cwd: root,
+      env: { ...process.env, KAFKA_BROKERS: '127.0.0.1:1' },
+    });
+    expect(stderr.trimEnd().split('\n')).toEqual([
+      'kafka-aggregates: unknown projection "acount-summary"; known: account-summary',
+      'See `kafka-aggregates rebuild --help`.',
+    ]);
+    expect(code).toBe(2);
+  });
+
   it("prints a command's help for `help <command>` and `<command> --help`, with exit code 0", async () => {
     for (const args of [
       ['help', 'state'],
