@@ -131,6 +131,14 @@ export const explain = (error: unknown): unknown => {
   if (error.name === 'ResourceNotFoundException') return new CliError(`${error.message}: ${PROVISION_HINT}.`, 2, { cause: error });
   if (/UNKNOWN_TOPIC_OR_PARTITION|does not host this topic-partition|topic.*not.*exist/i.test(text))
     return new CliError(`${error.message}: ${PROVISION_HINT}.`, 2, { cause: error });
+  // kafkajs gathers the broker's refusals (a topic it may not create, say) in one error: each is said, with its topic.
+  if (error.name === 'KafkaJSAggregateError') {
+    const each = ((error as { errors?: unknown[] }).errors ?? []).map((e) => {
+      const { topic, message } = e as { topic?: unknown; message?: unknown };
+      return `${typeof topic === 'string' ? `${topic}: ` : ''}${typeof message === 'string' ? message : String(e)}`;
+    });
+    return new CliError(`Kafka: ${error.message}: ${each.join('; ')}`, 2, { cause: error });
+  }
   if (/KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)/.test(error.name))
     return new CliError(`Kafka: ${error.message}: ${BROKER_HINT}.`, 2, { cause: error });
   return error;
