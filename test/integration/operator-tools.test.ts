@@ -10,12 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient, createDynamoClient } from '../../functions/adapters/dynamodb/clients.ts';
 import { AggregatesTable } from '../../functions/adapters/dynamodb/aggregates-table.ts';
-import { tableName, topicName } from '../../functions/config.ts';
+import { dynamoEndpoint, kafkaBrokers, tableName, topicName } from '../../functions/config.ts';
 import { provision } from '../../local/provision.ts';
 import { runEnvironment } from '../../local/scratch.ts';
 import { mappingsFromTopology } from '../../local/trigger/mappings.ts';
 import { defaultStatusFile } from '../../local/trigger/status.ts';
 import { startTriggers } from '../../local/trigger/trigger.ts';
+import { portOpen } from '../../local/stack/processes.ts';
 import { testKafka, unique } from '../support/kafka.ts';
 import { runToEnd, type Finished } from '../support/process.ts';
 
@@ -70,6 +71,27 @@ describe('the operator tools', () => {
       await triggers.stop();
     }
   }, 90_000);
+
+  it('stack down and reset refuse while the triggers run here, and leave the broker and emulator running', async () => {
+    const triggers = await startTriggers({
+      mappings: mappingsFromTopology({ only: ['commandHandler'], groupIdPrefix: `${run}-down-` }),
+      statusFile: defaultStatusFile,
+      log: () => undefined,
+    });
+    try {
+      for (const action of ['down', 'reset']) {
+        const out = await cli('stack', action);
+        expect(out.stderr.trimEnd().split('\n')).toEqual([
+          `kafka-aggregates: npm start runs here on this stack (pid ${process.pid}): stop it first (Ctrl-C where it runs; it stops the broker and emulator it started), then \`stack ${action}\``,
+        ]);
+        expect(out.code).toBe(2);
+      }
+      expect(await portOpen(Number(kafkaBrokers()[0]?.split(':').at(-1)))).toBe(true);
+      expect(await portOpen(Number(new URL(dynamoEndpoint() ?? '').port))).toBe(true);
+    } finally {
+      await triggers.stop();
+    }
+  });
 
   it("status shows, per partition, the age of the oldest record of its last batch (the handlers' oldestRecordAgeMs)", async () => {
     const triggers = await startTriggers({
