@@ -15,6 +15,7 @@ import { FAULT_KINDS } from './faults.ts';
 import { formatReport } from '../local/verify/report.ts';
 import { startOwnEmulator, type OwnEmulator } from './restarts.ts';
 import { startStack } from '../local/stack/stack.ts';
+import { parseArgsMessage } from '../local/script-options.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -113,7 +114,7 @@ const { values } = (() => {
     return parseArgs({ options });
   } catch (error) {
     // An unknown option or a stray argument: said, with where the usage is, not thrown.
-    return usage((error as Error).message);
+    return usage(parseArgsMessage(error, process.argv.slice(2)));
   }
 })();
 

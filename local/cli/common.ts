@@ -6,6 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { dynamoEndpoint, kafkaBrokers } from '../../functions/config.ts';
 import { portOpen } from '../stack/processes.ts';
 import { KafkaAggregatesError } from '../../functions/core/errors.ts';
+import { parseArgsMessage } from '../script-options.ts';
 
 /** A subcommand of `kafka-aggregates`. */
 export interface CliCommand {
@@ -65,7 +66,7 @@ export const parse = <O extends Options>(command: string, args: readonly string[
   } catch (error) {
     const unknown =
       (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOption(command, args, accepted) : undefined;
-    throw usageError(command, unknown ?? (error instanceof Error ? error.message : String(error)));
+    throw usageError(command, unknown ?? parseArgsMessage(error, args));
   }
 };
 
