@@ -10,9 +10,11 @@ const projectNode = fileURLToPath(new URL('../node_modules/.bin/node', import.me
 
 if (Number(process.versions.node.split('.')[0]) < 22 && existsSync(projectNode)) {
   // Started by an older system Node (`node bin/kafka-aggregates.js`): run on the project's Node
-  // instead, so the CLI behaves as everywhere else. The child answers Ctrl-C; this one waits.
-  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => undefined);
+  // instead, so the CLI behaves as everywhere else. The child answers signals and this one waits:
+  // Ctrl-C reaches both from the terminal; a signal sent to this pid alone (kill, timeout, a
+  // supervisor) is passed on, or the child would never hear it.
   const child = spawn(projectNode, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 0)));
 } else {
   const { register } = await import('tsx/esm/api');

@@ -15,6 +15,7 @@ import { FAULT_KINDS } from './faults.ts';
 import { formatReport } from '../local/verify/report.ts';
 import { startOwnEmulator, type OwnEmulator } from './restarts.ts';
 import { startStack } from '../local/stack/stack.ts';
+import { parseArgsMessage } from '../local/script-options.ts';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -100,8 +101,11 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** What is wrong with the command line, and where the usage is (as every script says it: script-options.ts). */
+const usageLine = (message: string): string => `chaos: ${message}\nSee \`npm run chaos -- --help\`.`;
+
 const usage = (message: string): never => {
-  console.error(`chaos: ${message}\n\n${help}`);
+  console.error(usageLine(message));
   process.exit(2);
 };
 
@@ -109,8 +113,8 @@ const { values } = (() => {
   try {
     return parseArgs({ options });
   } catch (error) {
-    // An unknown option or a stray argument: said, with the usage, not thrown.
-    return usage((error as Error).message);
+    // An unknown option or a stray argument: said, with where the usage is, not thrown.
+    return usage(parseArgsMessage(error, process.argv.slice(2)));
   }
 })();
 
@@ -187,9 +191,11 @@ const parseRun = () => {
     !['checkpoint', 'listed'].includes(values['partial-response'])
   ) {
     console.error(
-      `chaos: --commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
-        `, --partial-response checkpoint or listed` +
-        `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}\n\n${help}`,
+      usageLine(
+        `--commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
+          `, --partial-response checkpoint or listed` +
+          `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}`,
+      ),
     );
     return undefined;
   }

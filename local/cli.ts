@@ -4,38 +4,7 @@
  */
 import type { CliCommand } from './cli/common.ts';
 import { CliError } from './cli/common.ts';
-import { carryParks } from './cli/carry-parks.ts';
-import { census } from './cli/census.ts';
-import { checkDeployCli } from './cli/check-deploy.ts';
-import { grow } from './cli/grow.ts';
-import { discard, release } from './cli/park.ts';
-import { rebuild } from './cli/rebuild.ts';
-import { send } from './cli/send.ts';
-import { skip } from './cli/skip.ts';
-import { stack } from './cli/stack.ts';
-import { state } from './cli/state.ts';
-import { status } from './cli/status.ts';
-import { tail } from './cli/tail.ts';
-import { trace } from './cli/trace.ts';
-import { verify } from './cli/verify.ts';
-
-const commands: readonly CliCommand[] = [
-  send,
-  state,
-  tail,
-  trace,
-  status,
-  skip,
-  release,
-  discard,
-  carryParks,
-  rebuild,
-  verify,
-  census,
-  checkDeployCli,
-  grow,
-  stack,
-];
+import { commands } from './cli/commands.ts';
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
 
@@ -52,17 +21,23 @@ Environment (defaults: the local stack):
   COMMANDS_TOPIC, EVENTS_TOPIC, RESULTS_TOPIC, DEAD_LETTER_TOPIC, AGGREGATES_TABLE
                              names, when not the topology's defaults`;
 
-const main = async (argv: readonly string[]): Promise<number> => {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    const target = name === 'help' ? commands.find((c) => c.name === rest[0]) : undefined;
-    console.log(target?.help ?? help);
-    return name === undefined ? 2 : 0;
-  }
+const commandNamed = (name: string): CliCommand => {
   const command = commands.find((c) => c.name === name);
   if (command === undefined)
     throw new CliError(`Unknown command ${name}. Commands: ${commands.map((c) => c.name).join(', ')}; see \`kafka-aggregates --help\`.`);
-  return command.run(rest);
+  return command;
+};
+
+const main = async (argv: readonly string[]): Promise<number> => {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const target = name === 'help' && rest[0] !== undefined ? commandNamed(rest[0]) : undefined;
+    // Without a command it is a usage error: the help goes to stderr, as every error does.
+    if (name === undefined) console.error(help);
+    else console.log(target?.help ?? help);
+    return name === undefined ? 2 : 0;
+  }
+  return commandNamed(name).run(rest);
 };
 
 main(process.argv.slice(2)).then(

@@ -21,6 +21,18 @@ export class ScriptUsageError extends KafkaAggregatesError {
 }
 
 /**
+ * parseArgs's message for `error` in one line: its three lines on an option whose value starts
+ * with '-' (`--rate -1`) become one naming the value and how to write it, if it is meant.
+ */
+export const parseArgsMessage = (error: unknown, args: readonly string[]): string => {
+  const message = error instanceof Error ? error.message : String(error);
+  const option = /^Option '(-[^' ]+)[^']*' argument is ambiguous/.exec(message)?.[1];
+  if (option === undefined) return message;
+  const value = args[args.indexOf(option) + 1] ?? '';
+  return `${option} needs a value, and ${value} looks like an option; if it is the value, write ${option}=${value}`;
+};
+
+/**
  * The option values in `args` (no positional arguments), or undefined when `--help`/`-h` asks
  * for the usage; an unknown option or a missing value is a ScriptUsageError.
  */
@@ -29,7 +41,7 @@ export const parseScript = <O extends Options>(args: readonly string[], options:
     const { values } = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true });
     return (values as { help?: boolean }).help === true ? undefined : values;
   } catch (error) {
-    throw new ScriptUsageError(error instanceof Error ? error.message : String(error));
+    throw new ScriptUsageError(parseArgsMessage(error, args));
   }
 };
 

@@ -8,7 +8,7 @@ import { commandApiPort, topicName } from '../functions/config.ts';
 import { functions, type FunctionSpec } from '../functions/topology.ts';
 import { namedTables, namedTopics } from './provision.ts';
 import { startLiveView } from './system/live-view.ts';
-import { defaultStatusFile } from './trigger/status.ts';
+import { defaultStatusFile, refuseSecondRunner } from './trigger/status.ts';
 import { startSystem, type RunningSystem } from './system/system.ts';
 import type { Triggers } from './trigger/trigger.ts';
 import type { Watcher } from './client/watch.ts';
@@ -75,7 +75,9 @@ const main = async (): Promise<void> => {
   }
 
   try {
-    // Before the stack and the triggers: they would join the consumer groups of an npm start that already serves the port.
+    // Before the stack and the triggers: they would join the consumer groups of an npm start that already runs
+    // (its status file names its live pid; while it starts, it already serves the port or will).
+    refuseSecondRunner(defaultStatusFile);
     const port = commandApiPort();
     if (port !== 0 && (await portOpen(port))) throw new PortInUseError(port);
     system = await startSystem({ log: say, statusFile: defaultStatusFile, cancelled: () => signalled !== undefined });

@@ -6,6 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { dynamoEndpoint, kafkaBrokers } from '../../functions/config.ts';
 import { portOpen } from '../stack/processes.ts';
 import { KafkaAggregatesError } from '../../functions/core/errors.ts';
+import { parseArgsMessage } from '../script-options.ts';
 
 /** A subcommand of `kafka-aggregates`. */
 export interface CliCommand {
@@ -65,7 +66,7 @@ export const parse = <O extends Options>(command: string, args: readonly string[
   } catch (error) {
     const unknown =
       (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOption(command, args, accepted) : undefined;
-    throw usageError(command, unknown ?? (error instanceof Error ? error.message : String(error)));
+    throw usageError(command, unknown ?? parseArgsMessage(error, args));
   }
 };
 
@@ -131,6 +132,14 @@ export const explain = (error: unknown): unknown => {
   if (error.name === 'ResourceNotFoundException') return new CliError(`${error.message}: ${PROVISION_HINT}.`, 2, { cause: error });
   if (/UNKNOWN_TOPIC_OR_PARTITION|does not host this topic-partition|topic.*not.*exist/i.test(text))
     return new CliError(`${error.message}: ${PROVISION_HINT}.`, 2, { cause: error });
+  // kafkajs gathers the broker's refusals (a topic it may not create, say) in one error: each is said, with its topic.
+  if (error.name === 'KafkaJSAggregateError') {
+    const each = ((error as { errors?: unknown[] }).errors ?? []).map((e) => {
+      const { topic, message } = e as { topic?: unknown; message?: unknown };
+      return `${typeof topic === 'string' ? `${topic}: ` : ''}${typeof message === 'string' ? message : String(e)}`;
+    });
+    return new CliError(`Kafka: ${error.message}: ${each.join('; ')}`, 2, { cause: error });
+  }
   if (/KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)/.test(error.name))
     return new CliError(`Kafka: ${error.message}: ${BROKER_HINT}.`, 2, { cause: error });
   return error;

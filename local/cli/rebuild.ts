@@ -2,6 +2,7 @@
 import { functions } from '../../functions/topology.ts';
 import { composeRebuild } from '../../functions/compose/rebuild.ts';
 import { createKafka } from '../../functions/compose/operator.ts';
+import { projections } from '../../functions/projections/index.ts';
 import { adoptGenerations } from '../generations.ts';
 import { readStatus } from '../trigger/status.ts';
 import type { Progress } from '../../functions/rebuild/rebuild-aggregates.ts';
@@ -83,6 +84,9 @@ export const rebuild: CliCommand = {
     if (values.verify === true && (values.projection !== undefined || readModels))
       throw usageError('rebuild', '--verify applies to the aggregates table only');
     if (readModels && values.projection !== undefined) throw usageError('rebuild', 'give --projection or --read-models, not both');
+    const known = projections.map((p) => p.name);
+    if (values.projection !== undefined && !known.includes(values.projection))
+      throw usageError('rebuild', `unknown projection ${JSON.stringify(values.projection)}; known: ${known.join(', ')}`);
     const versions = values.versions === true;
     if (versions && (readModels || values.projection !== undefined || values.verify === true))
       throw usageError('rebuild', '--versions runs alone');

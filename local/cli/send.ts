@@ -3,6 +3,7 @@ import { createKafka } from '../../functions/compose/operator.ts';
 import { parseTraceparent, traceIdOf } from '../../functions/core/trace-context.ts';
 import { checkCommand, type CommandEnvelope } from '../../functions/core/wire.ts';
 import { CommandClient, newCommandId, ResultTimeoutError } from '../client/client.ts';
+import { readStatus } from '../trigger/status.ts';
 import { CliError, explain, parse, requireBroker, usageError, wholeNumber, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates send <aggregateType> <aggregateId> <CommandType> [json] [options]
@@ -42,6 +43,14 @@ const parseData = (text: string | undefined): Record<string, unknown> => {
   if (typeof data !== 'object' || data === null || Array.isArray(data))
     throw usageError('send', `[json] must be a JSON object, e.g. '{"amount":50}', not ${text}`);
   return data as Record<string, unknown>;
+};
+
+/** What to look at when no result came: the triggers npm start runs here, blocked maybe, or npm start not running. */
+const whyNoResult = (): string => {
+  const here = readStatus();
+  return here !== undefined && (here.triggers ?? []).length > 0
+    ? `npm start runs here (pid ${here.pid}): \`kafka-aggregates status\` says whether a partition is blocked, and why; the command stays in the topic and is handled once it goes on.`
+    : 'Is the command handler running? Start it with `npm start`; the command stays in the topic and is handled once it runs.';
 };
 
 /** The `send` command. */
@@ -94,10 +103,7 @@ export const send: CliCommand = {
       );
       if (values.wait !== true) return 0;
       const received = await client.result(command.commandId, timeoutMs).catch((error: unknown) => {
-        if (error instanceof ResultTimeoutError)
-          throw new CliError(
-            `${error.message}. Is the command handler running? Start it with \`npm start\`; the command stays in the topic and is handled once it runs.`,
-          );
+        if (error instanceof ResultTimeoutError) throw new CliError(`${error.message}. ${whyNoResult()}`);
         throw error;
       });
       console.log(JSON.stringify(received.result));

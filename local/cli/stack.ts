@@ -1,7 +1,8 @@
 /** `kafka-aggregates stack`: the local Kafka broker and DynamoDB emulator (local/stack). */
 import { provision } from '../provision.ts';
 import { components, resetStack, startStack, stopStack } from '../stack/stack.ts';
-import { parse, usageError, type CliCommand } from './common.ts';
+import { readStatus } from '../trigger/status.ts';
+import { CliError, parse, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates stack <up|down|reset>
 
@@ -10,6 +11,7 @@ const help = `Usage: kafka-aggregates stack <up|down|reset>
   down    stop what the local stack started (a broker or emulator started otherwise is left alone)
   reset   delete every topic and clear the emulator; parts set by KAFKA_BROKERS,
           AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL are never touched
+  down and reset refuse while npm start runs here (stop it first)
 
 Options:
   -h, --help   show this help
@@ -29,6 +31,11 @@ export const stack: CliCommand = {
     }
     const [action, ...extra] = positionals;
     if (extra.length > 0) throw usageError('stack', `unexpected arguments: ${extra.join(' ')}`);
+    const here = readStatus();
+    if ((action === 'down' || action === 'reset') && here !== undefined && (here.triggers ?? []).length > 0)
+      throw new CliError(
+        `npm start runs here on this stack (pid ${here.pid}): stop it first (Ctrl-C where it runs; it stops the broker and emulator it started), then \`stack ${action}\``,
+      );
     switch (action) {
       case 'up': {
         const { endpoints } = await startStack();

@@ -2,6 +2,7 @@
 import { composeOperator } from '../../functions/compose/operator.ts';
 import type { ControlRecord } from '../../functions/control/control.ts';
 import { dynamoEndpoint } from '../../functions/config.ts';
+import { aggregates } from '../../functions/domain/index.ts';
 import { CliError, explainDynamo, parse, PROVISION_HINT, usageError, type CliCommand } from './common.ts';
 
 const help = `Usage: kafka-aggregates state <aggregateType> <aggregateId>
@@ -28,6 +29,22 @@ export const rebuildProgress = (control: Extract<ControlRecord, { status: 'rebui
   const done = Math.min(total, sum(p.checkpoint));
   const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
   return `rebuild epoch ${control.epoch}, started ${p.startedAt}: ${p.eventsRead.toLocaleString('en')} events read, at ${done.toLocaleString('en')} of ${total.toLocaleString('en')} offsets (${percent}%)`;
+};
+
+/** Why there is no head: an aggregate type this code does not have (a typo, most likely), or an aggregate not created yet. */
+const notFound = (aggregateType: string, aggregateId: string, table: string): CliError => {
+  const where = `no head in table ${table} at ${dynamoEndpoint() ?? 'AWS'}`;
+  const known = aggregates.map((a) => a.type);
+  if (!known.includes(aggregateType))
+    return new CliError(
+      `${aggregateType} ${aggregateId} does not exist: ${where}, and ${aggregateType} is not an aggregate type (known: ${known.join(', ')}).`,
+      1,
+    );
+  return new CliError(
+    `${aggregateType} ${aggregateId} does not exist: ${where}. ` +
+      `Create it with its first command, e.g. \`kafka-aggregates send ${aggregateType} ${aggregateId} <CommandType> '{…}' --wait\`.`,
+    1,
+  );
 };
 
 /** The `state` command. */
@@ -60,12 +77,7 @@ export const state: CliCommand = {
           throw new CliError(`${aggregateType} ${aggregateId} is not in the table yet: ${why}. Ask again once the rebuild is done.`, 3);
         console.error(`note: ${why}; this head may be older than the events topic.`);
       }
-      if (head === undefined)
-        throw new CliError(
-          `${aggregateType} ${aggregateId} does not exist: no head in table ${heads.tableName} at ${dynamoEndpoint() ?? 'AWS'}. ` +
-            `Create it with its first command, e.g. \`kafka-aggregates send ${aggregateType} ${aggregateId} <CommandType> '{…}' --wait\`.`,
-          1,
-        );
+      if (head === undefined) throw notFound(aggregateType, aggregateId, heads.tableName);
       console.log(
         JSON.stringify(
           { aggregateType: head.aggregateType, aggregateId: head.aggregateId, version: head.version, state: head.state },

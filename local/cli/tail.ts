@@ -113,9 +113,10 @@ export const tail: CliCommand = {
       throw explain(error);
     });
     console.error(`tailing ${generations.join(', ')}${values['from-beginning'] === true ? ' from the beginning' : ''}; Ctrl-C to stop`);
+    // `on`, not `once`: Ctrl-C may arrive twice, from the terminal and passed on by bin/kafka-aggregates.js.
     await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
+      process.on('SIGINT', resolve);
+      process.on('SIGTERM', resolve);
     });
     await watcher.stop();
     return 0;

@@ -8,6 +8,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { KafkaAggregatesError } from '../../functions/core/errors.ts';
 import { cacheDir } from '../stack/paths.ts';
 import type { BlockedPartition, RecordAge } from './poller.ts';
 
@@ -60,4 +61,23 @@ export const readStatus = (file: string = defaultStatusFile): TriggerStatus | un
     return undefined;
   }
   return status;
+};
+
+/** Another live process runs the triggers of a status file: a second one would join their consumer groups. */
+export class TriggersRunningError extends KafkaAggregatesError {
+  static override readonly disposition = 'retry-batch';
+  override readonly name = 'TriggersRunningError';
+  constructor(readonly status: TriggerStatus) {
+    const triggers = (status.triggers ?? []).map((t) => `${t.functionName} <- ${t.topic}`).join(', ');
+    super(
+      `npm start is already running here (pid ${status.pid}, triggers ${triggers}): ` +
+        'a second one would share its consumer groups; use that one, or stop it first (Ctrl-C where it runs)',
+    );
+  }
+}
+
+/** Throws TriggersRunningError when a live process other than this one runs triggers, per `file` (one that stopped them lists none). */
+export const refuseSecondRunner = (file: string = defaultStatusFile): void => {
+  const status = readStatus(file);
+  if (status !== undefined && status.pid !== process.pid && (status.triggers ?? []).length > 0) throw new TriggersRunningError(status);
 };

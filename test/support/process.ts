@@ -11,8 +11,12 @@ export interface Finished {
   readonly stderr: string;
 }
 
-/** Runs `command` with `args` to its end; rejects only when it cannot be started. */
-export const runToEnd = (command: string, args: readonly string[], options: Pick<SpawnOptions, 'cwd' | 'env'> = {}): Promise<Finished> =>
+/** Runs `command` with `args` to its end (or until `timeout` ms, then SIGTERM); rejects only when it cannot be started. */
+export const runToEnd = (
+  command: string,
+  args: readonly string[],
+  options: Pick<SpawnOptions, 'cwd' | 'env' | 'timeout'> = {},
+): Promise<Finished> =>
   new Promise((resolve, reject) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
