@@ -42,6 +42,9 @@
  * the rebuild, which bundles them too, to 905 kB (895.6 kB).
  * The event handler's to 780 kB when strikes were keyed per life of the topic, the park store was
  * split and the publishers learned to forward to the newest generation: 775.3 kB.
+ * The rebuild's to 912 kB when it folded a log in memory in pages, kept each head's dedupe window
+ * with a margin for clocks that differ, and held the event side while it rebuilt one projection
+ * (rebuild/held-replay.ts): 905.2 kB.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,7 +56,7 @@ import { buildBundle, bytesByPackage, deployedEntries, type Bundle } from '../..
 const BUDGET: Readonly<Record<string, number>> = {
   commandHandler: 800_000,
   eventHandler: 780_000,
-  snapshotRebuild: 905_000,
+  snapshotRebuild: 912_000,
   commandApi: 765_000,
   topicsProvider: 615_000,
 };
