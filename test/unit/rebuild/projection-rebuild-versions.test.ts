@@ -156,6 +156,29 @@ describe("one projection's rebuild, of a projection with versions", () => {
     expect(resumed).toMatchObject({ status: 'complete', resumed: true, versions: [2] });
   });
 
+  it('starts over when a version was deployed between two of its runs: the new version misses none of the events the earlier runs replayed', async () => {
+    const { sys, readModels, eventLog, trigger } = await system(6);
+    // Two runs of the rebuild stopped at their deadline, while the code registers version 1 alone: two partitions of three replayed.
+    const rebuild = { aggregates, name: NAME, readModels, eventLog, trigger };
+    for (let run = 0; run < 2; run++)
+      expect(
+        await rebuildProjection({ ...rebuild, projections: [accountSummary] }, { deadline: Date.now() - 1, checkpointEvery: 5 }),
+      ).toMatchObject({ status: 'incomplete', versions: [1] });
+
+    // Version 2 deployed: a catch-up run starts its build and stops at its deadline.
+    const projections = [accountSummary, accountSummaryV2];
+    const catchUp = { aggregates, projections, readModels, eventLog };
+    expect((await catchUpVersions(catchUp, { deadline: Date.now() - 1, checkpointEvery: 3 })).status).toBe('incomplete');
+
+    // The rebuild asked again under the new code: it replays version 2 from the start, not from where version 1 stood.
+    const report = await rebuildProjection({ ...rebuild, projections });
+    expect(rowsOf(readModels, NAME)).toEqual(await reference(sys, accountSummary, NAME));
+    const done = await catchUpVersions(catchUp, { deadline: Date.now() + 5_000, passPauseMs: 1 });
+    expect(done).toMatchObject({ status: 'complete', projections: [{ outcome: 'switched' }] });
+    expect(rowsOf(readModels, `${NAME}@v2`)).toEqual(await reference(sys, accountSummaryV2, `${NAME}@v2`));
+    expect(report).toMatchObject({ status: 'complete', resumed: false, versions: [1, 2] });
+  });
+
   it('refuses a name the deployment does not have', async () => {
     const deployment = await system(1);
     const projections = [accountSummary, accountSummaryV2];
