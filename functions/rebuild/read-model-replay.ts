@@ -44,7 +44,7 @@ export interface ReadModelReplayDeps {
 /** Where a replay stands, kept in the read-models table so that it can resume. */
 interface ReplayProgress extends ReplayPosition {
   readonly endOffsets: PartitionOffsets;
-  /** The key spaces it rebuilds (projection versions' rows, reactions' checkpoints), as when it began. */
+  /** The key spaces it rebuilds (projection versions' rows, reactions' checkpoints), as the run that saved it replayed them. */
   readonly replaying: readonly string[];
 }
 
@@ -82,8 +82,9 @@ const resumable = (data: unknown, replaying: readonly string[]): ReplayProgress 
 /**
  * Replays the log for `deps.projections` and `deps.reactions` from `range().start` to
  * `range().end`, or from the position stored under `deps.name` when its runs replayed each of
- * them (resumable, above), saving it every `checkpointEvery` events. `fresh` runs once before a new replay (not on resume): wiping
- * what will be rebuilt. The stored position is deleted once the replay completes.
+ * them (resumable, above), saving it every `checkpointEvery` events. `fresh` runs once before a
+ * new replay (not on resume): wiping what will be rebuilt. The stored position is deleted once
+ * the replay completes.
  */
 export const replayReadModels = async (
   deps: ReadModelReplayDeps,
