@@ -79,7 +79,8 @@ export const replayHeld = async (
     const held = control?.status === 'rebuilding' ? control : await readModels.putControl('rebuilding', control?.revision ?? 0);
     if (deps.drain !== undefined) await deps.drain();
     else if ((deps.drainMs ?? 0) > 0) await sleep(deps.drainMs ?? 0);
-    // Read at every run: a catch-up between two runs may have switched reads (its old version is then left out).
+    // Read at every run: a catch-up between two runs may have switched reads (its old version is then left out); a version
+    // deployed between two runs makes the replay start over (read-model-replay.ts), so each one it vouches for saw every event.
     const kept = await keptVersions(readModels, deps.projections);
     let building = kept.building;
     const done = await replayReadModels(

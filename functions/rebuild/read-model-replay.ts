@@ -11,7 +11,8 @@ import type { LogReader, LogRecord, PartitionOffsets } from '../core/log.ts';
 import type { AnyProjection } from '../core/projection.ts';
 import type { AnyReaction } from '../core/reaction.ts';
 import { parseEnvelope } from '../core/envelope.ts';
-import type { ReadModels } from '../event/ports.ts';
+import { projectionPk, versionOf } from '../core/projection-versions.ts';
+import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
 import { haltError, type Halt } from '../event/halts.ts';
 import type { EventParking } from '../event/parking.ts';
 import { createEventApplier } from '../event/process-batch.ts';
@@ -43,6 +44,8 @@ export interface ReadModelReplayDeps {
 /** Where a replay stands, kept in the read-models table so that it can resume. */
 interface ReplayProgress extends ReplayPosition {
   readonly endOffsets: PartitionOffsets;
+  /** The key spaces it rebuilds (projection versions' rows, reactions' checkpoints), as the run that saved it replayed them. */
+  readonly replaying: readonly string[];
 }
 
 /** What one replay did: the part of a read-model rebuild's report that every such rebuild has. */
@@ -65,10 +68,23 @@ export interface ReadModelReplay {
 }
 
 /**
+ * A stored position, if it goes on with everything `replaying` names. A projection version or
+ * reaction deployed between two runs (or a position saved before it said what it replays) would
+ * miss what the earlier runs replayed, and be vouched for up to the replay's end all the same
+ * (kept-versions.ts, markReplayed): the replay starts over. One left out since (a version dropped
+ * at a switch) is no longer replayed; back again, it starts over too.
+ */
+const resumable = (data: unknown, replaying: readonly string[]): ReplayProgress | undefined => {
+  const stored = data as Partial<ReplayProgress> | undefined;
+  return stored !== undefined && replaying.every((k) => stored.replaying?.includes(k) === true) ? (stored as ReplayProgress) : undefined;
+};
+
+/**
  * Replays the log for `deps.projections` and `deps.reactions` from `range().start` to
- * `range().end`, or from the position stored under `deps.name`, saving it every
- * `checkpointEvery` events. `fresh` runs once before a new replay (not on resume): wiping
- * what will be rebuilt. The stored position is deleted once the replay completes.
+ * `range().end`, or from the position stored under `deps.name` when its runs replayed each of
+ * them (resumable, above), saving it every `checkpointEvery` events. `fresh` runs once before a
+ * new replay (not on resume): wiping what will be rebuilt. The stored position is deleted once
+ * the replay completes.
  */
 export const replayReadModels = async (
   deps: ReadModelReplayDeps,
@@ -84,12 +100,16 @@ export const replayReadModels = async (
     await deps.beforeSave?.();
     await readModels.write(key, { data: progress, versions: {}, gaps: [], gapCount: 0 }, revision++);
   };
-  let progress = stored?.data as ReplayProgress | undefined;
+  const replaying = [
+    ...deps.projections.map((p) => projectionPk(p.name, versionOf(p))),
+    ...deps.reactions.map((r) => reactionCheckpointPk(r.name)),
+  ];
+  let progress = resumable(stored?.data, replaying);
   const resumed = progress !== undefined;
   if (progress === undefined) {
     await fresh();
     const { start, end } = await range();
-    progress = { endOffsets: end, checkpoint: start, eventsRead: 0 };
+    progress = { endOffsets: end, checkpoint: start, eventsRead: 0, replaying };
     await save(progress);
   }
   const { endOffsets } = progress;
@@ -109,6 +129,7 @@ export const replayReadModels = async (
   // A saved position never passes a held record: a resumed replay reads it again.
   const behindHeld = (position: ReplayPosition): ReplayProgress => ({
     endOffsets,
+    replaying,
     checkpoint: holder.behind(position.checkpoint),
     eventsRead: position.eventsRead - holder.held().length,
   });

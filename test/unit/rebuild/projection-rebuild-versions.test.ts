@@ -4,7 +4,11 @@
  * rebuilt the first version of the name the code registers: version 1's rows, dropped at the
  * switch, came back while version 2 served; or version 2's rows, being built, were wiped while
  * the catch-up's markers still vouched for them, and the catch-up went on from those markers
- * over rows missing the events before them (the class of simulator seed 79829).
+ * over rows missing the events before them (the class of simulator seed 79829). And a version
+ * deployed between two runs of the rebuild joined it part-way: resumed, the rebuild halted on
+ * the gaps its position left in the new version's rows, or, the catch-up having started the
+ * build between the runs, vouched for them up to its end, and the catch-up switched reads to
+ * rows missing what the earlier runs replayed (simulator seed 113336). It now starts over.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryReadModels } from '../../../functions/adapters/memory/read-models.ts';
@@ -154,6 +158,45 @@ describe("one projection's rebuild, of a projection with versions", () => {
     expect(rowsOf(readModels, NAME).size).toBe(0);
     expect(rowsOf(readModels, `${NAME}@v2`)).toEqual(v2);
     expect(resumed).toMatchObject({ status: 'complete', resumed: true, versions: [2] });
+  });
+
+  it('starts over when a version was deployed between two of its runs: the new version misses none of the events the earlier runs replayed', async () => {
+    const { sys, readModels, eventLog, trigger } = await system(6);
+    // Two runs of the rebuild stopped at their deadline, while the code registers version 1 alone: two partitions of three replayed.
+    const rebuild = { aggregates, name: NAME, readModels, eventLog, trigger };
+    for (let run = 0; run < 2; run++)
+      expect(
+        await rebuildProjection({ ...rebuild, projections: [accountSummary] }, { deadline: Date.now() - 1, checkpointEvery: 5 }),
+      ).toMatchObject({ status: 'incomplete', versions: [1] });
+
+    // Version 2 deployed: a catch-up run starts its build and stops at its deadline.
+    const projections = [accountSummary, accountSummaryV2];
+    const catchUp = { aggregates, projections, readModels, eventLog };
+    expect((await catchUpVersions(catchUp, { deadline: Date.now() - 1, checkpointEvery: 3 })).status).toBe('incomplete');
+
+    // The rebuild asked again under the new code: it replays version 2 from the start, not from where version 1 stood.
+    const report = await rebuildProjection({ ...rebuild, projections });
+    expect(rowsOf(readModels, NAME)).toEqual(await reference(sys, accountSummary, NAME));
+    const done = await catchUpVersions(catchUp, { deadline: Date.now() + 5_000, passPauseMs: 1 });
+    expect(done).toMatchObject({ status: 'complete', projections: [{ outcome: 'switched' }] });
+    expect(rowsOf(readModels, `${NAME}@v2`)).toEqual(await reference(sys, accountSummaryV2, `${NAME}@v2`));
+    expect(report).toMatchObject({ status: 'complete', resumed: false, versions: [1, 2] });
+  });
+
+  it('starts over when a version was deployed between two of its runs, rather than halt on the gaps its position leaves in the new rows', async () => {
+    const { sys, readModels, trigger } = await system(6);
+    // Fetches of five records: the first run stops inside a partition, after the first events of some accounts.
+    const eventLog = new MemoryTopicLog(sys.cluster, 'events', undefined, 5);
+    const rebuild = { aggregates, name: NAME, readModels, eventLog, trigger };
+    expect(
+      await rebuildProjection({ ...rebuild, projections: [accountSummary] }, { deadline: Date.now() - 1, checkpointEvery: 5 }),
+    ).toMatchObject({ status: 'incomplete', versions: [1] });
+
+    // Version 2 deployed, no catch-up run yet. Resumed, the rebuild met those accounts' later events in version 2's empty rows
+    // and halted there, run after run, the live side held.
+    const projections = [accountSummary, accountSummaryV2];
+    expect(await rebuildProjection({ ...rebuild, projections })).toMatchObject({ status: 'complete', resumed: false, versions: [1, 2] });
+    expect(rowsOf(readModels, `${NAME}@v2`)).toEqual(await reference(sys, accountSummaryV2, `${NAME}@v2`));
   });
 
   it('refuses a name the deployment does not have', async () => {

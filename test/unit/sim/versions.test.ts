@@ -5,8 +5,10 @@
  * writes still pending of a batch that failed on another (seed 517), or a row of version 1
  * comes back after the drop (`dropped-rows-remain`). And the live side's halts
  * (`version-switch-halt`, `never-settled`): a release of parked events that joined a partition
- * (seed 11147), a release landing between a batch's rows and its park index (10965), and a
- * batch the read-models wipe ran through (7223: the wipe's halt, not the switch's).
+ * (seed 11147), a release landing between a batch's rows and its park index (10965), a
+ * batch the read-models wipe ran through (7223: the wipe's halt, not the switch's), and version
+ * 2 deployed between two runs of one projection's rebuild, which resumed with it and vouched for
+ * it without the events its earlier runs had replayed (113336: the rebuild now starts over).
  */
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, planOf, type FaultKind } from '../../../sim/plan.ts';
@@ -34,6 +36,7 @@ const HALTS: readonly { readonly seed: number; readonly steps: readonly number[]
   { seed: 10965, steps: [5, 9, 10, 17, 19, 20, 21, 22, 23, 26, 30, 31, 33] },
   { seed: 7223, steps: [6, 10, 33, 34, 35, 36, 42, 43, 44] },
   { seed: 7223, steps: [5, 6, 10, 24, 25, 31, 33, 34, 37, 38, 39, 40, 43, 44] },
+  { seed: 113336, steps: [3, 4, 5, 9, 10, 11, 18, 20, 34, 37, 39, 42, 46, 47, 51] },
 ];
 
 describe('the simulated projection version switch', () => {
