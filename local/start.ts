@@ -70,7 +70,8 @@ const main = async (): Promise<void> => {
     say(
       'npm start stops, as it cannot go on without it. `npm start` again resumes: the broker keeps its data in .cache/kafka, and tables the emulator lost are rebuilt from the events topic.',
     );
-    setTimeout(() => process.exit(1), 20_000).unref();
+    // Triggers stuck on the part that is gone must not keep the other part running: it is stopped regardless.
+    setTimeout(() => void (system?.stack.stop() ?? Promise.resolve()).finally(() => process.exit(1)), 20_000).unref();
     // During the startup, the startup stops at its next step and main() stops what it started.
     if (system !== undefined) void finish(signalled);
   };
