@@ -3,7 +3,7 @@
  * through tsx). Dispatches to one file per command under local/cli/.
  */
 import type { CliCommand } from './cli/common.ts';
-import { CliError } from './cli/common.ts';
+import { CliError, explain } from './cli/common.ts';
 import { commands } from './cli/commands.ts';
 
 const help = `Usage: kafka-aggregates <command> [arguments] [--help]
@@ -19,7 +19,8 @@ Environment (defaults: the local stack):
   AWS_ENDPOINT_URL           endpoint of every AWS client (DynamoDB, Lambda) that has no
                              variable of its own, e.g. LocalStack's http://localhost:4566
   COMMANDS_TOPIC, EVENTS_TOPIC, RESULTS_TOPIC, DEAD_LETTER_TOPIC, AGGREGATES_TABLE
-                             names, when not the topology's defaults`;
+                             names, when not the topology's defaults
+  KAFKAJS_LOG_LEVEL          kafkajs's own log (error, warn, info, debug); none by default`;
 
 const commandNamed = (name: string): CliCommand => {
   const command = commands.find((c) => c.name === name);
@@ -40,10 +41,16 @@ const main = async (argv: readonly string[]): Promise<number> => {
   return commandNamed(name).run(rest);
 };
 
+// kafkajs logs, as JSON lines, the errors it retries and those that reach the command, which says
+// each in one line of its own: its log is for whoever asks for it.
+process.env.KAFKAJS_LOG_LEVEL ??= 'nothing';
+
 main(process.argv.slice(2)).then(
   // Clients (the AWS SDK's keep-alive sockets) may hold the event loop; the work is done.
   (code) => process.exit(code),
-  (error: unknown) => {
+  (failure: unknown) => {
+    // A broker or DynamoDB that fails a command midway is said as one that cannot be reached at first is.
+    const error = explain(failure);
     if (error instanceof CliError) {
       console.error(`kafka-aggregates: ${error.message}`);
       process.exit(error.exitCode);

@@ -2,18 +2,20 @@
  * `npm start`: the whole system on this machine. Brings up the local stack (or uses the
  * endpoints that KAFKA_BROKERS / AWS_ENDPOINT_URL_DYNAMODB give), provisions the topology,
  * runs every triggered function through the emulated MSK trigger, prints where everything
- * is, then a line per command outcome. Ctrl-C stops what this process started, nothing else.
+ * is, then a line per command outcome. Ctrl-C stops what this process started, nothing else;
+ * so does the end of the broker or emulator it started, as a supervisor would (exit code 1).
  */
 import { commandApiPort, topicName } from '../functions/config.ts';
 import { functions, type FunctionSpec } from '../functions/topology.ts';
 import { namedTables, namedTopics } from './provision.ts';
 import { startLiveView } from './system/live-view.ts';
-import { defaultStatusFile, refuseSecondRunner } from './trigger/status.ts';
+import { claimRunner, defaultStatusFile, removeStatus } from './trigger/status.ts';
 import { startSystem, type RunningSystem } from './system/system.ts';
 import type { Triggers } from './trigger/trigger.ts';
 import type { Watcher } from './client/watch.ts';
 import { PortInUseError, serveHttpFunction, type HttpFunctionServer } from './http/server.ts';
 import { portOpen } from './stack/processes.ts';
+import { describeExit, type ComponentExit } from './stack/stack.ts';
 import { composeRebuild, type Rebuild } from '../functions/compose/rebuild.ts';
 import { startVersionCatchUp, type VersionCatchUp } from './system/versions.ts';
 import { parseScript, scriptOptions } from './script-options.ts';
@@ -42,6 +44,8 @@ const main = async (): Promise<void> => {
   let http: HttpFunctionServer | undefined;
   let versions: { catchUp: VersionCatchUp; rebuild: Rebuild } | undefined;
   let signalled: string | undefined;
+  /** A broker or emulator this process started that ended by itself: it stops too, with exit code 1. */
+  let died: ComponentExit | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (signal: string): Promise<void> =>
     (stopping ??= (async () => {
@@ -54,8 +58,23 @@ const main = async (): Promise<void> => {
         if (system.stack.started.length === 0) say('The local stack was running before npm start (or is external): left running.');
         await system.stop();
       }
+      removeStatus(defaultStatusFile);
       say('Stopped.');
     })());
+  const finish = (why: string): Promise<never> => stop(why).then(() => process.exit(died === undefined ? 0 : 1));
+  const onStackExit = (exit: ComponentExit): void => {
+    if (signalled !== undefined) return;
+    died = exit;
+    signalled = `${exit.title} exited`;
+    say(`\n[stack] ${describeExit(exit)}`);
+    say(
+      'npm start stops, as it cannot go on without it. `npm start` again resumes: the broker keeps its data in .cache/kafka, and tables the emulator lost are rebuilt from the events topic.',
+    );
+    // Triggers stuck on the part that is gone must not keep the other part running: it is stopped regardless.
+    setTimeout(() => void (system?.stack.stop() ?? Promise.resolve()).finally(() => process.exit(1)), 20_000).unref();
+    // During the startup, the startup stops at its next step and main() stops what it started.
+    if (system !== undefined) void finish(signalled);
+  };
   let firstSignalAt = 0;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
@@ -70,21 +89,18 @@ const main = async (): Promise<void> => {
       // A stuck stop must not hold the terminal.
       setTimeout(() => process.exit(1), 20_000).unref();
       // During the startup, the startup stops at its next step and main() stops what it started.
-      if (system !== undefined) void stop(signal).then(() => process.exit(0));
+      if (system !== undefined) void finish(signal);
     });
   }
 
   try {
-    // Before the stack and the triggers: they would join the consumer groups of an npm start that already runs
-    // (its status file names its live pid; while it starts, it already serves the port or will).
-    refuseSecondRunner(defaultStatusFile);
+    // Before the stack and the triggers: they would join the consumer groups of an npm start that already runs.
+    // One claim, made atomically (of two starts in the same instant exactly one goes on), let go at exit.
+    claimRunner(defaultStatusFile);
     const port = commandApiPort();
     if (port !== 0 && (await portOpen(port))) throw new PortInUseError(port);
-    system = await startSystem({ log: say, statusFile: defaultStatusFile, cancelled: () => signalled !== undefined });
-    if (signalled !== undefined || system.triggers === undefined) {
-      await stop(signalled ?? 'SIGINT');
-      process.exit(0);
-    }
+    system = await startSystem({ log: say, statusFile: defaultStatusFile, cancelled: () => signalled !== undefined, onStackExit });
+    if (signalled !== undefined || system.triggers === undefined) return await finish(signalled ?? 'SIGINT');
     const triggers = system.triggers;
     live = await startLiveView(system.kafka, { commands: topicName('commands'), results: topicName('results') }, say);
     http = await serveHttpFunction();

@@ -140,7 +140,9 @@ export const explain = (error: unknown): unknown => {
     });
     return new CliError(`Kafka: ${error.message}: ${each.join('; ')}`, 2, { cause: error });
   }
-  if (/KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)/.test(error.name))
+  // A consumer's crash is a KafkaJSNonRetriableError whose cause is the connection's.
+  const cause = error.cause instanceof Error ? error.cause.name : '';
+  if (/KafkaJS(Connection|NumberOfRetriesExceeded|BrokerNotFound)/.test(`${error.name} ${cause}`))
     return new CliError(`Kafka: ${error.message}: ${BROKER_HINT}.`, 2, { cause: error });
   return error;
 };

@@ -106,19 +106,22 @@ export const tail: CliCommand = {
     const generations = topicGenerations(key).map((g) => g.name);
     const known = registry(aggregates);
     const format = key === 'deadLetter' ? formatDeadLetter : key === 'events' ? (r: WatchedRecord) => formatEvent(r, known) : formatRecord;
+    let crashed: (error: Error) => void = () => undefined;
     const watcher = await watchTopics(createKafka('kafka-aggregates-cli'), generations, (r) => console.log(format(r)), {
       fromBeginning: values['from-beginning'] ?? false,
       groupPrefix: 'kafka-aggregates-tail',
+      onCrash: (error) => crashed(error),
     }).catch((error: unknown) => {
       throw explain(error);
     });
     console.error(`tailing ${generations.join(', ')}${values['from-beginning'] === true ? ' from the beginning' : ''}; Ctrl-C to stop`);
     // `on`, not `once`: Ctrl-C may arrive twice, from the terminal and passed on by bin/kafka-aggregates.js.
-    await new Promise<void>((resolve) => {
+    // A consumer that crashed (the broker went away) ends the tail with its error, said in one line.
+    await new Promise<void>((resolve, reject) => {
       process.on('SIGINT', resolve);
       process.on('SIGTERM', resolve);
-    });
-    await watcher.stop();
+      crashed = reject;
+    }).finally(() => watcher.stop().catch(() => undefined));
     return 0;
   },
 };

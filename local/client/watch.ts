@@ -26,6 +26,8 @@ export interface WatchOptions {
   readonly fromBeginning?: boolean;
   /** Prefix of the throwaway group id. @default 'kafka-aggregates-watch' */
   readonly groupPrefix?: string;
+  /** Told when the consumer crashes (the broker went away, say); kafkajs restarts it when the error is retriable. @default nothing */
+  readonly onCrash?: (error: Error) => void;
 }
 
 /** A running watcher. */
@@ -62,6 +64,8 @@ export const watchTopics = async (
   }
   const consumer = kafka.consumer({ groupId: `${options.groupPrefix ?? 'kafka-aggregates-watch'}-${randomUUID()}`, maxWaitTimeInMs: 100 });
   await consumer.connect();
+  const { onCrash } = options;
+  if (onCrash !== undefined) consumer.on(consumer.events.CRASH, ({ payload }) => onCrash(payload.error));
   try {
     await consumer.subscribe({ topics: [...topics], fromBeginning: options.fromBeginning ?? false });
     await consumer.run({

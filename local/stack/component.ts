@@ -1,4 +1,5 @@
 /** What the stack needs to know of each service it may run. */
+import type { Detached } from './processes.ts';
 
 /** A service of the local stack (the broker, the DynamoDB emulator). */
 export interface Component {
@@ -16,8 +17,8 @@ export interface Component {
   checkTools(): Promise<void>;
   /** Downloads what it needs, the first time only. */
   install(): Promise<void>;
-  /** Starts it detached and waits until it answers. */
-  launch(): Promise<void>;
+  /** Starts it detached and waits until it answers; resolves to the process it started. */
+  launch(): Promise<Detached>;
   /** True while a process that this stack started (per its pid file) is alive. */
   running(): Promise<boolean>;
   /** Waits until it answers, failing with an error naming the log. */

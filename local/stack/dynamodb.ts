@@ -13,7 +13,7 @@ import { dynamoEndpoint, LOCAL_DYNAMODB_ENDPOINT } from '../../functions/config.
 import type { Component } from './component.ts';
 import { MissingToolError, StackError, StartTimeoutError } from './errors.ts';
 import { cacheDir, logFile, projectRoot } from './paths.ts';
-import { capture, isOurs, logTail, readPidFile, run, startDetached, stopRecorded, waitUntil } from './processes.ts';
+import { capture, isOurs, logTail, readPidFile, run, startDetached, stopRecorded, waitUntil, type Detached } from './processes.ts';
 
 const requirements = join(projectRoot, 'local', 'requirements.txt');
 /** The venv of the project's Python tools (moto, cfn-lint). */
@@ -94,9 +94,10 @@ const waitReady = async (): Promise<void> => {
   throw new StartTimeoutError('moto', log, `The local DynamoDB emulator ${why}. Its log is ${log}; last lines:\n${logTail(log)}`);
 };
 
-const launch = async (): Promise<void> => {
-  startDetached('moto', ...motoCommand(endpoint.hostname, endpoint.port), projectRoot);
+const launch = async (): Promise<Detached> => {
+  const started = startDetached('moto', ...motoCommand(endpoint.hostname, endpoint.port), projectRoot);
   await waitReady();
+  return started;
 };
 
 /** Clears all state: moto's reset API, or deleting every table when another emulator answers here. */

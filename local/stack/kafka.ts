@@ -12,7 +12,18 @@ import { kafkaBrokers, LOCAL_KAFKA_BROKERS } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { MissingToolError, StackError, StartTimeoutError } from './errors.ts';
 import { cacheDir, logFile, projectRoot } from './paths.ts';
-import { capture, isOurs, logTail, portOpen, readPidFile, run, startDetached, stopRecorded, waitUntil } from './processes.ts';
+import {
+  capture,
+  isOurs,
+  logTail,
+  portOpen,
+  readPidFile,
+  run,
+  startDetached,
+  stopRecorded,
+  waitUntil,
+  type Detached,
+} from './processes.ts';
 
 const configDir = join(projectRoot, 'local', 'kafka');
 const pom = join(configDir, 'pom.xml');
@@ -196,9 +207,9 @@ const warmUp = async (): Promise<void> => {
   }
 };
 
-const launch = async (): Promise<void> => {
+const launch = async (): Promise<Detached> => {
   await prepare();
-  startDetached(
+  const started = startDetached(
     'kafka',
     java(),
     [
@@ -216,6 +227,7 @@ const launch = async (): Promise<void> => {
   );
   await waitReady();
   await warmUp();
+  return started;
 };
 
 /** Deletes every topic but Kafka's internal ones, and waits until they are gone. */

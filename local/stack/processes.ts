@@ -3,7 +3,19 @@
  * log file, servers started detached with a pid file, and stopped only when the pid is still ours.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
@@ -73,18 +85,31 @@ export interface PidRecord {
   readonly startedAt: string;
 }
 
+/** How a child process ended: its exit code, or the signal that ended it. */
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** A server this process started: its pid record, and its end (seen while this process lives). */
+export interface Detached extends PidRecord {
+  readonly exited: Promise<ChildExit>;
+}
+
 /** Starts a server detached from this process, its output going to `.cache/stack/<name>.log`. */
-export const startDetached = (name: string, command: string, args: readonly string[], cwd: string): PidRecord => {
+export const startDetached = (name: string, command: string, args: readonly string[], cwd: string): Detached => {
   mkdirSync(stackDir, { recursive: true });
   const log = logFile(name);
   const fd = openSync(log, 'w');
   try {
     const child = spawn(command, args, { cwd, detached: true, stdio: ['ignore', fd, fd] });
     if (child.pid === undefined) throw new StackError(`Could not start ${command}`);
+    // Unreferenced, it does not keep this process alive; its 'exit' still comes while this process runs.
     child.unref();
+    const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     const record: PidRecord = { pid: child.pid, command: [command, ...args], log, startedAt: new Date().toISOString() };
     writeFileSync(pidFile(name), JSON.stringify(record, null, 2) + '\n');
-    return record;
+    return { ...record, exited };
   } finally {
     closeSync(fd);
   }
@@ -209,9 +234,74 @@ const exists = (pid: number): boolean => {
   }
 };
 
+/** What a claim file holds (a pid), or undefined when there is no file. */
+const claimOf = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+};
+
 /**
- * Runs `fn` while holding `.cache/stack/<name>.lock`, so that two processes starting the
- * stack at once (a test run and `npm start`, two test runs) do not both install and launch
+ * Removes a dead holder's claim (`stale`, what it held), unless another process has replaced it
+ * since it was read: that live claim is moved aside with it, and put back.
+ */
+const takeOver = (path: string, stale: string): void => {
+  const aside = `${path}.${randomUUID()}.stale`;
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    if (readFileSync(aside, 'utf8') !== stale) linkSync(aside, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    rmSync(aside, { force: true });
+  }
+};
+
+/**
+ * Claims `path` for this process, atomically: a file holding this pid, written whole beside it
+ * and hard-linked into place, so of two claims at once exactly one is made and no one reads a
+ * half-written one. A claim whose holder has died is taken over. Returns undefined once this
+ * process holds it, else the pid of the live process that does (this one too, for a second claim).
+ */
+export const claim = (path: string): number | undefined => {
+  ensureParent(path);
+  const mine = `${path}.${randomUUID()}`;
+  writeFileSync(mine, String(process.pid));
+  try {
+    for (;;) {
+      try {
+        linkSync(mine, path);
+        return undefined;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const held = claimOf(path);
+      if (held === undefined) continue;
+      const holder = Number(held.trim());
+      if (holder > 0 && exists(holder)) return holder;
+      takeOver(path, held);
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
+};
+
+/** Lets go of a claim this process holds; one another process holds is left alone. */
+export const releaseClaim = (path: string): void => {
+  if (claimOf(path)?.trim() === String(process.pid)) rmSync(path, { force: true });
+};
+
+/**
+ * Runs `fn` while holding `.cache/stack/<name>.lock` (a `claim`), so that two processes starting
+ * the stack at once (a test run and `npm start`, two test runs) do not both install and launch
  * it. A lock whose holder has died is taken over.
  */
 export const withLock = async <T>(
@@ -220,23 +310,10 @@ export const withLock = async <T>(
   onWait: (holder: number) => void,
   timeoutMs = 600_000,
 ): Promise<T> => {
-  mkdirSync(stackDir, { recursive: true });
   const path = join(stackDir, `${name}.lock`);
   const deadline = Date.now() + timeoutMs;
   let waited = false;
-  for (;;) {
-    try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number(readFileSync(path, 'utf8').trim());
-    // An empty file is a lock being written right now: wait for it like any other.
-    if (holder > 0 && !exists(holder)) {
-      rmSync(path, { force: true });
-      continue;
-    }
+  for (let holder = claim(path); holder !== undefined; holder = claim(path)) {
     if (Date.now() > deadline) throw new StackError(`Another process (pid ${holder}) has held ${path} for ${timeoutMs / 1000} s`);
     if (!waited) onWait(holder);
     waited = true;
@@ -245,6 +322,6 @@ export const withLock = async <T>(
   try {
     return await fn();
   } finally {
-    rmSync(path, { force: true });
+    releaseClaim(path);
   }
 };

@@ -7,7 +7,7 @@ import { dynamoEndpoint } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { dynamodb } from './dynamodb.ts';
 import { kafka } from './kafka.ts';
-import { withLock } from './processes.ts';
+import { logTail, withLock, type ChildExit } from './processes.ts';
 
 /** Every component, in start order. */
 export const components: readonly Component[] = [kafka, dynamodb];
@@ -22,13 +22,29 @@ export interface StackHandle {
   stop(): Promise<void>;
 }
 
+/** A component that a `startStack` call started and that ended by itself (not through the handle's `stop`). */
+export interface ComponentExit extends ChildExit {
+  readonly title: string;
+  readonly pid: number;
+  readonly log: string;
+}
+
 /** Options of `startStack`. */
 export interface StartOptions {
   /** Where progress lines go. @default console.log */
   readonly log?: (line: string) => void;
   /** The components to start, by name. @default all of them */
   readonly only?: readonly Component['name'][];
+  /** Told, while this process lives, when a component this call started ends by itself. @default nothing */
+  readonly onExit?: (exit: ComponentExit) => void;
+  /** The components. @default {@link components} */
+  readonly components?: readonly Component[];
 }
+
+/** What a component's end says: one line (what, pid, how it ended, its log), then its log's last lines. */
+export const describeExit = (exit: ComponentExit): string =>
+  `${exit.title} (pid ${exit.pid}) exited ${exit.signal === null ? `with exit code ${exit.code}` : `on ${exit.signal}`}; ` +
+  `its log is ${exit.log}, last lines:\n${logTail(exit.log, 5).replace(/^/gm, '    ')}`;
 
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
@@ -45,14 +61,14 @@ export const startStack = async (options: StartOptions = {}): Promise<StackHandl
   const say = options.log ?? ((line: string) => console.log(line));
   return withLock(
     'start',
-    () => start(say, options.only),
+    () => start(say, options),
     (holder) => say(`Waiting for another start of the local stack (pid ${holder}) to finish`),
   );
 };
 
-const start = async (say: (line: string) => void, only?: readonly string[]): Promise<StackHandle> => {
+const start = async (say: (line: string) => void, { only, onExit, components: all = components }: StartOptions): Promise<StackHandle> => {
   const toStart: Component[] = [];
-  for (const c of components.filter((c) => only === undefined || only.includes(c.name))) {
+  for (const c of all.filter((c) => only === undefined || only.includes(c.name))) {
     if (c.external())
       say(
         `${c.title}: not started, using ${c.name === 'kafka' ? `KAFKA_BROKERS=${endpoints().kafka}` : `DynamoDB at ${endpoints().dynamodb}`}`,
@@ -64,8 +80,10 @@ const start = async (say: (line: string) => void, only?: readonly string[]): Pro
     } else toStart.push(c);
   }
   const started: string[] = [];
+  let stopping = false;
   const stop = async (): Promise<void> => {
-    for (const c of components.filter((c) => started.includes(c.name)).reverse()) await c.stop();
+    stopping = true;
+    for (const c of all.filter((c) => started.includes(c.name)).reverse()) await c.stop();
   };
   if (toStart.length > 0) {
     for (const c of toStart) await c.checkTools();
@@ -75,8 +93,11 @@ const start = async (say: (line: string) => void, only?: readonly string[]): Pro
       toStart.map(async (c) => {
         await c.install();
         const launched = Date.now();
-        await c.launch();
+        const child = await c.launch();
         started.push(c.name);
+        void child.exited.then((exit) => {
+          if (!stopping) onExit?.({ ...exit, title: c.title, pid: child.pid, log: child.log });
+        });
         say(`${c.title}: ready at ${c.endpoint} (process up in ${seconds(launched)})`);
       }),
     );

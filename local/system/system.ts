@@ -22,7 +22,7 @@ import { createKafka } from '../../functions/compose/operator.ts';
 import { topicName } from '../../functions/config.ts';
 import { composeRebuild } from '../../functions/compose/rebuild.ts';
 import { provision, type ProvisionResult } from '../provision.ts';
-import { startStack, type StackHandle } from '../stack/stack.ts';
+import { startStack, type ComponentExit, type StackHandle } from '../stack/stack.ts';
 import { mappingsFromTopology, type TriggerMapping } from '../trigger/mappings.ts';
 import { aggregatesReadiness, readModelsReadiness } from './readiness.ts';
 import { catchUp } from './catch-up.ts';
@@ -52,6 +52,8 @@ export interface SystemOptions {
    * back empty). @default true when this system started the emulator
    */
   readonly healMissingTables?: boolean;
+  /** Told when the broker or emulator this system started ends by itself, during the startup or after. @default nothing */
+  readonly onStackExit?: (exit: ComponentExit) => void;
 }
 
 /** The running system. */
@@ -99,7 +101,7 @@ const holdsOf = async (kafka: Kafka, eventSide: TriggerMapping | undefined, on: 
 export const startSystem = async (options: SystemOptions): Promise<RunningSystem> => {
   const { log } = options;
   const cancelled = options.cancelled ?? (() => false);
-  const stack = await startStack({ log: (line) => log(`[stack] ${line}`) });
+  const stack = await startStack({ log: (line) => log(`[stack] ${line}`), onExit: options.onStackExit });
   const kafka = createKafka('kafka-aggregates-start');
   const mappings = options.mappings ?? mappingsFromTopology();
   const rebuild = rebuildOf(kafka, mappings);

@@ -6,10 +6,11 @@
  * one is held or let go, whenever a partition blocks or goes on again, and after invocations
  * (at most once a second).
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KafkaAggregatesError } from '../../functions/core/errors.ts';
 import { cacheDir } from '../stack/paths.ts';
+import { claim, releaseClaim } from '../stack/processes.ts';
 import type { BlockedPartition, RecordAge } from './poller.ts';
 
 /** Where `npm start` keeps its triggers' status. */
@@ -63,14 +64,26 @@ export const readStatus = (file: string = defaultStatusFile): TriggerStatus | un
   return status;
 };
 
-/** Another live process runs the triggers of a status file: a second one would join their consumer groups. */
+/** Removes the file if this process wrote it. */
+export const removeStatus = (file: string = defaultStatusFile): void => {
+  if (readStatus(file)?.pid === process.pid) rmSync(file, { force: true });
+};
+
+/**
+ * Another live process runs the triggers of a status file, or is starting to (`triggers`
+ * undefined): a second one would join their consumer groups.
+ */
 export class TriggersRunningError extends KafkaAggregatesError {
   static override readonly disposition = 'retry-batch';
   override readonly name = 'TriggersRunningError';
-  constructor(readonly status: TriggerStatus) {
-    const triggers = (status.triggers ?? []).map((t) => `${t.functionName} <- ${t.topic}`).join(', ');
+  constructor(
+    readonly pid: number,
+    readonly triggers: readonly RunningTrigger[] | undefined,
+  ) {
+    const what =
+      triggers === undefined ? 'still starting' : `triggers ${triggers.map((t) => `${t.functionName} <- ${t.topic}`).join(', ')}`;
     super(
-      `npm start is already running here (pid ${status.pid}, triggers ${triggers}): ` +
+      `npm start is already running here (pid ${pid}, ${what}): ` +
         'a second one would share its consumer groups; use that one, or stop it first (Ctrl-C where it runs)',
     );
   }
@@ -79,5 +92,30 @@ export class TriggersRunningError extends KafkaAggregatesError {
 /** Throws TriggersRunningError when a live process other than this one runs triggers, per `file` (one that stopped them lists none). */
 export const refuseSecondRunner = (file: string = defaultStatusFile): void => {
   const status = readStatus(file);
-  if (status !== undefined && status.pid !== process.pid && (status.triggers ?? []).length > 0) throw new TriggersRunningError(status);
+  if (status !== undefined && status.pid !== process.pid && (status.triggers ?? []).length > 0)
+    throw new TriggersRunningError(status.pid, status.triggers);
+};
+
+/**
+ * Claims the running of npm start here, before it starts anything: of two starts at once exactly
+ * one wins (a claim file beside `file`, taken over when its holder has died); the other, and a
+ * start beside triggers another process runs per `file` (a test's), get TriggersRunningError.
+ * Returns the release, which this process also does when it exits.
+ */
+export const claimRunner = (file: string = defaultStatusFile): (() => void) => {
+  const lock = join(dirname(file), 'npm-start.lock');
+  const holder = claim(lock);
+  if (holder !== undefined) {
+    const status = readStatus(file);
+    throw new TriggersRunningError(holder, status?.pid === holder && (status.triggers ?? []).length > 0 ? status.triggers : undefined);
+  }
+  const release = (): void => releaseClaim(lock);
+  process.once('exit', release);
+  try {
+    refuseSecondRunner(file);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return release;
 };
