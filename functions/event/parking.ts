@@ -28,8 +28,6 @@ export interface EventParking {
   readonly attempts: number;
   /** Wall clock (ms), for when an aggregate was parked. */
   readonly now?: () => number;
-  /** A replay into wiped rows (a rebuild): the events a release applied already are applied again; the rest stays parked. */
-  readonly replay?: boolean;
 }
 
 interface Owned {
@@ -174,7 +172,7 @@ const appendToSequences = async (
     const mine = pending.filter((o) => keyOf(o) === key);
     const { type, id } = mine[0] as Owned;
     const stored = await parking.store.get(type, id);
-    const first = stored?.firstVersion === undefined ? 0 : stored.firstVersion + (parking.replay === true ? stored.done : 0);
+    const first = stored?.firstVersion ?? 0;
     const b: Bounds = { first, last: stored?.lastVersion };
     bounds.set(key, b);
     const { sequence, behind, next } = place(mine, b);

@@ -16,6 +16,7 @@ import { projectionPk, versionOf } from '../core/projection-versions.ts';
 import type { EventParking } from '../event/parking.ts';
 import type { ReadModels } from '../event/ports.ts';
 import { replayHeld, type EventTriggerPosition } from './held-replay.ts';
+import { restartReleases } from './restart-releases.ts';
 import type { ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
@@ -76,12 +77,14 @@ export const rebuildProjection = async (
   const { done, replayed } = await replayHeld(
     {
       ...deps,
-      ...(deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Infinity, replay: true } }),
+      ...(deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Infinity } }),
       projections: own,
       reactions: [],
       wholeTable: false,
       wipe: async () => {
         for (const p of own) rowsWiped += await readModels.wipe(projectionPk(name, versionOf(p)));
+        // The rows a release applied are gone: it applies its sequence again (restart-releases.ts).
+        if (deps.parking !== undefined) await restartReleases(deps.parking.store);
       },
     },
     options,

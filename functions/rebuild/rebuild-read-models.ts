@@ -14,6 +14,7 @@ import type { EventParking } from '../event/parking.ts';
 import { reactionCheckpointPk, type ReadModels } from '../event/ports.ts';
 import { replayHeld, type EventTriggerPosition } from './held-replay.ts';
 import { liftPartialParks, type PartialPark } from './partial-parks.ts';
+import { restartReleases } from './restart-releases.ts';
 import type { ReadModelReplay } from './read-model-replay.ts';
 import type { Progress } from './replay.ts';
 
@@ -66,9 +67,7 @@ export const rebuildReadModels = async (
   let partialParks: PartialPark[] = [];
   // Under `park` a failing event parks its aggregate at once: a replay fails the same way every time.
   const parking =
-    deps.parking === undefined
-      ? {}
-      : { parking: { ...deps.parking, attempts: Number.isFinite(deps.parking.attempts) ? 1 : Infinity, replay: true } };
+    deps.parking === undefined ? {} : { parking: { ...deps.parking, attempts: Number.isFinite(deps.parking.attempts) ? 1 : Infinity } };
   const { done } = await replayHeld(
     {
       ...deps,
@@ -81,6 +80,8 @@ export const rebuildReadModels = async (
           ...deps.reactions.map((r) => reactionCheckpointPk(r.name)),
         ])
           itemsWiped += await readModels.wipe(pk);
+        // The rows a release applied are gone: it applies its sequence again (restart-releases.ts); first, so the check below reads each sequence whole.
+        if (deps.parking !== undefined) await restartReleases(deps.parking.store);
         // A park the table lost records of is lost with it (partial-parks.ts).
         if (deps.parking !== undefined) partialParks = await liftPartialParks(deps.parking.store);
         for (const park of partialParks)

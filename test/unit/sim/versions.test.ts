@@ -8,7 +8,9 @@
  * (seed 11147), a release landing between a batch's rows and its park index (10965), a
  * batch the read-models wipe ran through (7223: the wipe's halt, not the switch's), and version
  * 2 deployed between two runs of one projection's rebuild, which resumed with it and vouched for
- * it without the events its earlier runs had replayed (113336: the rebuild now starts over).
+ * it without the events its earlier runs had replayed (113336: the rebuild now starts over), and
+ * a release of parked events cut short before a read-models rebuild, whose wipe took what it
+ * had applied (136316: the rebuild now sets the release back to its start).
  */
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, planOf, type FaultKind } from '../../../sim/plan.ts';
@@ -37,6 +39,7 @@ const HALTS: readonly { readonly seed: number; readonly steps: readonly number[]
   { seed: 7223, steps: [6, 10, 33, 34, 35, 36, 42, 43, 44] },
   { seed: 7223, steps: [5, 6, 10, 24, 25, 31, 33, 34, 37, 38, 39, 40, 43, 44] },
   { seed: 113336, steps: [3, 4, 5, 9, 10, 11, 18, 20, 34, 37, 39, 42, 46, 47, 51] },
+  { seed: 136316, steps: [0, 1, 2, 4, 5, 6, 7, 12, 13, 14, 16, 23, 24, 25, 26, 27, 40, 41] },
 ];
 
 describe('the simulated projection version switch', () => {
