@@ -105,7 +105,7 @@ const guarded = (world: World): MemoryReadModels => {
 
 /**
  * Waits until what applies the event side's projections and was in flight at the switch (or
- * the hold of a projection's rebuild, sim/projection-rebuild.ts) has
+ * the hold of a projection's rebuild, sim/projection-rebuild.ts, or of the read-models rebuild) has
  * ended (done or crashed) with no request of it left pending: the invocations of every generation's trigger (an older generation's
  * batch writes version 1 too), and the releases of parked events (each chunk applied as a live
  * batch, which may have read the state before the switch). On AWS the drain is a wait as long

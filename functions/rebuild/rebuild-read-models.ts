@@ -29,6 +29,12 @@ export interface ReadModelsRebuildDeps {
   readonly trigger: EventTriggerPosition;
   /** Wait after holding the event side, for a batch in flight (held-replay.ts). @default 0 */
   readonly drainMs?: number;
+  /**
+   * Waits for that batch instead (the simulator, which knows its invocations in flight), and for
+   * a chunk of a release of parked events in flight (applied as a live batch, it read the control
+   * before the hold): its writes would land after the wipe.
+   */
+  readonly drain?: () => Promise<void>;
   readonly onProgress?: (progress: Progress) => void;
   /**
    * The event side's parks: kept (a parked aggregate's parked events are left to its release,
