@@ -114,14 +114,16 @@ export const tail: CliCommand = {
     }).catch((error: unknown) => {
       throw explain(error);
     });
-    console.error(`tailing ${generations.join(', ')}${values['from-beginning'] === true ? ' from the beginning' : ''}; Ctrl-C to stop`);
     // `on`, not `once`: Ctrl-C may arrive twice, from the terminal and passed on by bin/kafka-aggregates.js.
     // A consumer that crashed (the broker went away) ends the tail with its error, said in one line.
-    await new Promise<void>((resolve, reject) => {
+    // Listening before the line that invites the signal: one sent at once must not meet Node's default (exit 143).
+    const stopped = new Promise<void>((resolve, reject) => {
       process.on('SIGINT', resolve);
       process.on('SIGTERM', resolve);
       crashed = reject;
-    }).finally(() => watcher.stop().catch(() => undefined));
+    });
+    console.error(`tailing ${generations.join(', ')}${values['from-beginning'] === true ? ' from the beginning' : ''}; Ctrl-C to stop`);
+    await stopped.finally(() => watcher.stop().catch(() => undefined));
     return 0;
   },
 };
