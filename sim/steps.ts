@@ -48,11 +48,7 @@ export const startRebuild = (world: World, live: boolean, checkpointEvery: numbe
   );
 };
 
-/**
- * Starts the read-models rebuild as a task, with the event trigger held and drained around it,
- * and, once it holds the event side, what applies events in flight drained (a release's chunk
- * is not a trigger invocation: docs/SIMULATOR.md, seed 6842).
- */
+/** The read-models rebuild as a task: the event trigger held around it, then what applies events in flight drained (a release too: seed 6842). */
 export const startReadModelsRebuild = (world: World): void => {
   const gate = holdTriggers(world.eventTriggers, world.scheduler);
   world.scheduler.spawn(

@@ -7,7 +7,8 @@ import { dynamoEndpoint } from '../../functions/config.ts';
 import type { Component } from './component.ts';
 import { dynamodb } from './dynamodb.ts';
 import { kafka } from './kafka.ts';
-import { logTail, withLock, type ChildExit } from './processes.ts';
+import { withLock } from './claim.ts';
+import { logTail, type ChildExit } from './processes.ts';
 
 /** Every component, in start order. */
 export const components: readonly Component[] = [kafka, dynamodb];

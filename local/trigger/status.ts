@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 import { KafkaAggregatesError } from '../../functions/core/errors.ts';
 import { cacheDir } from '../stack/paths.ts';
-import { claim, releaseClaim } from '../stack/processes.ts';
+import { claim, releaseClaim } from '../stack/claim.ts';
 import type { BlockedPartition, RecordAge } from './poller.ts';
 
 /** Where `npm start` keeps its triggers' status. */
