@@ -101,11 +101,9 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** What is wrong with the command line, and where the usage is (as every script says it: script-options.ts). */
-const usageLine = (message: string): string => `chaos: ${message}\nSee \`npm run chaos -- --help\`.`;
-
+/** What is wrong with the command line, and where the usage is (as every script says it: script-options.ts); exit 2. */
 const usage = (message: string): never => {
-  console.error(usageLine(message));
+  console.error(`chaos: ${message}\nSee \`npm run chaos -- --help\`.`);
   process.exit(2);
 };
 
@@ -190,14 +188,11 @@ const parseRun = () => {
     unknown.length > 0 ||
     !['checkpoint', 'listed'].includes(values['partial-response'])
   ) {
-    console.error(
-      usageLine(
-        `--commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
-          `, --partial-response checkpoint or listed` +
-          `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}`,
-      ),
+    return usage(
+      `--commands, --accounts, --rate, --outage and --seed must be positive whole numbers, --large-every a whole number, --fault-rate in [0, 1]` +
+        `, --partial-response checkpoint or listed` +
+        `${unknown.length > 0 ? `, and --skip names of ${INFRASTRUCTURE_FAULTS.join(', ')} (not ${unknown.join(', ')})` : ''}`,
     );
-    return undefined;
   }
   return { seed, commands, accounts, rate, outage, largeEvery, faultRate, skip };
 };
@@ -240,7 +235,6 @@ const main = async (): Promise<number> => {
     return 0;
   }
   const run = parseRun();
-  if (run === undefined) return 2;
   const { seed, commands, accounts, rate, outage, largeEvery, faultRate, skip } = run;
   const replay = replayLine(run);
   console.log(`chaos: seed ${seed}; replay with: ${replay}`);
